@@ -1,0 +1,1 @@
+"""pytest-infx: LLM-inference benchmarks as pytest items."""
