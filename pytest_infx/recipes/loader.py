@@ -1,0 +1,320 @@
+"""Load a tree of recipe files into validated recipes.
+
+A recipe file may ``extends:`` a base file (files whose name starts with ``_`` are bases, never
+recipes themselves) and may carry ``overrides:`` blocks that apply to the points they match. Both
+are merged on the raw, line-tracked mappings so that any error still names the file and line the
+author wrote. Errors from all files are collected and raised together.
+"""
+
+from __future__ import annotations
+
+import difflib
+import types
+import typing
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from pytest_infx.recipes.errors import Location, RecipeError, RecipeErrors
+from pytest_infx.recipes.schema import POINT_FIELDS, Recipe
+from pytest_infx.recipes.source import LinedDict, LinedList, load_yaml
+
+RECIPE_SUFFIXES = (".yaml", ".yml")
+
+
+@dataclass(frozen=True)
+class Override:
+    """Fields to merge into every point whose coordinates match ``when``."""
+
+    index: int
+    when: dict[str, tuple[Any, ...]]
+    fields: LinedDict
+    location: Location
+
+
+@dataclass(frozen=True)
+class RecipeSource:
+    """A validated recipe with what is needed to expand it into points."""
+
+    recipe: Recipe
+    raw: LinedDict
+    overrides: tuple[Override, ...]
+    path: Path
+    location: Location
+
+
+def recipe_files(root: Path) -> list[Path]:
+    """Recipe files under ``root``, sorted, so every xdist worker sees the same order."""
+    if root.is_file():
+        return [root]
+    files = [
+        p
+        for p in root.rglob("*")
+        if p.suffix in RECIPE_SUFFIXES
+        and not any(part.startswith(("_", ".")) for part in p.relative_to(root).parts)
+        and p.is_file()
+    ]
+    return sorted(files)
+
+
+def deep_merge(base: LinedDict, over: LinedDict) -> LinedDict:
+    """Merge ``over`` into a copy of ``base``; mappings merge, everything else is replaced."""
+    out = LinedDict(base.location)
+    for key, value in base.items():
+        out[key] = value
+        out.key_locations[key] = base.where(key)
+    for key, value in over.items():
+        current = out.get(key)
+        if isinstance(current, LinedDict) and isinstance(value, LinedDict):
+            out[key] = deep_merge(current, value)
+        else:
+            out[key] = value
+        out.key_locations[key] = over.where(key)
+    return out
+
+
+def _read_mapping(path: Path) -> LinedDict:
+    data = load_yaml(path)
+    if not isinstance(data, LinedDict):
+        raise RecipeError(
+            Location(path, 1),
+            None,
+            "a recipe file must hold one mapping",
+            "start the file with 'key: <recipe key>'",
+        )
+    return data
+
+
+def _resolve_extends(path: Path, seen: tuple[Path, ...] = ()) -> LinedDict:
+    raw = _read_mapping(path)
+    parent = raw.pop("extends", None)
+    if parent is None:
+        return raw
+    location = raw.where("extends")
+    if not isinstance(parent, str):
+        raise RecipeError(
+            location,
+            "extends",
+            "must be a path to a base file",
+            "write e.g. 'extends: _base/mimo-b200.yaml'",
+        )
+    parent_path = (path.parent / parent).resolve()
+    if parent_path in seen or parent_path == path.resolve():
+        raise RecipeError(location, "extends", f"circular extends through {parent}")
+    if not parent_path.is_file():
+        raise RecipeError(
+            location,
+            "extends",
+            f"base file {parent} does not exist",
+            "paths are relative to the recipe file",
+        )
+    base = _resolve_extends(parent_path, (*seen, path.resolve()))
+    return deep_merge(base, raw)
+
+
+def _annotation_model(annotation: Any) -> type[BaseModel] | None:
+    """The model class inside an annotation such as ``Foo | None`` or ``tuple[Foo, ...]``."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType, tuple, list):
+        for arg in typing.get_args(annotation):
+            found = _annotation_model(arg)
+            if found is not None:
+                return found
+    return None
+
+
+def _model_at(loc: tuple[int | str, ...]) -> type[BaseModel] | None:
+    model: type[BaseModel] | None = Recipe
+    for part in loc:
+        if model is None:
+            return None
+        if isinstance(part, int):
+            continue
+        field = next(
+            (f for name, f in model.model_fields.items() if f.alias == part or name == part), None
+        )
+        if field is None:
+            return None
+        model = _annotation_model(field.annotation)
+    return model
+
+
+def _allowed(model: type[BaseModel] | None) -> list[str]:
+    if model is None:
+        return []
+    return [f.alias or name for name, f in model.model_fields.items()]
+
+
+def _locate(raw: LinedDict, loc: tuple[int | str, ...]) -> Location:
+    node: Any = raw
+    location = raw.location
+    for part in loc:
+        if isinstance(node, LinedDict) and isinstance(part, str) and part in node:
+            location = node.where(part)
+            node = node[part]
+        elif isinstance(node, LinedList) and isinstance(part, int):
+            location = node.where(part)
+            node = node[part] if part < len(node) else None
+        else:
+            break
+    return location
+
+
+def _field_name(loc: tuple[int | str, ...]) -> str:
+    parts: list[str] = []
+    for part in loc:
+        if isinstance(part, int):
+            parts.append(f"[{part}]")
+        elif parts:
+            parts.append(f".{part}")
+        else:
+            parts.append(part)
+    return "".join(parts) or "<recipe>"
+
+
+def validation_errors(raw: LinedDict, exc: ValidationError) -> list[RecipeError]:
+    """Turn pydantic errors into RecipeErrors that point at the YAML line."""
+    out: list[RecipeError] = []
+    for err in exc.errors():
+        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+        kind = err["type"]
+        field = _field_name(loc)
+        location = _locate(raw, loc)
+        if kind == "extra_forbidden":
+            allowed = _allowed(_model_at(loc[:-1]))
+            close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            out.append(
+                RecipeError(
+                    location, field, "unknown field", f"{hint}allowed here: {', '.join(allowed)}"
+                )
+            )
+        elif kind == "missing":
+            allowed = _allowed(_model_at(loc[:-1]))
+            out.append(
+                RecipeError(
+                    location,
+                    field,
+                    "missing required field",
+                    f"add '{loc[-1]}:' (fields here: {', '.join(allowed)})",
+                )
+            )
+        else:
+            given = err.get("input")
+            shown = repr(given) if not isinstance(given, dict | list) else type(given).__name__
+            out.append(
+                RecipeError(
+                    location,
+                    field,
+                    f"{err['msg']} (got {shown})",
+                    "see the recipe format in the README",
+                )
+            )
+    return out
+
+
+def _parse_overrides(raw: LinedDict) -> tuple[Override, ...]:
+    block = raw.pop("overrides", None)
+    if block is None:
+        return ()
+    if not isinstance(block, LinedList):
+        raise RecipeError(
+            raw.where("overrides"),
+            "overrides",
+            "must be a list of override blocks",
+            "write '- when: {tp: 8}' followed by the fields to change",
+        )
+    result = []
+    for index, entry in enumerate(block):
+        where = block.where(index)
+        if not isinstance(entry, LinedDict) or "when" not in entry:
+            raise RecipeError(
+                where,
+                f"overrides[{index}]",
+                "an override needs a 'when:' mapping",
+                f"match on any of: {', '.join(POINT_FIELDS)}",
+            )
+        when_raw = entry["when"]
+        if not isinstance(when_raw, LinedDict) or not when_raw:
+            raise RecipeError(
+                entry.where("when"),
+                f"overrides[{index}].when",
+                "must be a non-empty mapping",
+                f"match on any of: {', '.join(POINT_FIELDS)}",
+            )
+        when: dict[str, tuple[Any, ...]] = {}
+        for name, value in when_raw.items():
+            if name not in POINT_FIELDS:
+                raise RecipeError(
+                    when_raw.where(name),
+                    f"overrides[{index}].when.{name}",
+                    "unknown point coordinate",
+                    f"match on any of: {', '.join(POINT_FIELDS)}",
+                )
+            when[name] = tuple(value) if isinstance(value, list) else (value,)
+        fields = LinedDict(entry.location)
+        for name, value in entry.items():
+            if name == "when":
+                continue
+            if name in ("key", "extends", "overrides"):
+                raise RecipeError(
+                    entry.where(name),
+                    f"overrides[{index}].{name}",
+                    "cannot be overridden per point",
+                )
+            fields[name] = value
+            fields.key_locations[name] = entry.where(name)
+        result.append(Override(index, when, fields, where))
+    return tuple(result)
+
+
+def load_file(path: Path) -> RecipeSource:
+    raw = _resolve_extends(path)
+    overrides = _parse_overrides(raw)
+    try:
+        recipe = Recipe.model_validate(raw)
+    except ValidationError as exc:
+        raise RecipeErrors(validation_errors(raw, exc)) from None
+    return RecipeSource(recipe, raw, overrides, path, raw.location)
+
+
+def _flatten(errors: Iterable[Exception]) -> Iterator[RecipeError]:
+    for exc in errors:
+        if isinstance(exc, RecipeErrors):
+            yield from exc.errors
+        elif isinstance(exc, RecipeError):
+            yield exc
+
+
+def load_tree(root: Path) -> list[RecipeSource]:
+    """Every recipe under ``root``; all errors of all files are raised together."""
+    sources: list[RecipeSource] = []
+    problems: list[Exception] = []
+    for path in recipe_files(root):
+        try:
+            sources.append(load_file(path))
+        except (RecipeError, RecipeErrors) as exc:
+            problems.append(exc)
+    seen: dict[str, RecipeSource] = {}
+    for source in sources:
+        first = seen.get(source.recipe.key)
+        if first is not None:
+            problems.append(
+                RecipeError(
+                    source.raw.where("key"),
+                    "key",
+                    f"duplicate recipe key '{source.recipe.key}'"
+                    f" (also in {first.raw.where('key')})",
+                    "recipe keys must be unique; rename one of them",
+                )
+            )
+        else:
+            seen[source.recipe.key] = source
+    if problems:
+        raise RecipeErrors(list(_flatten(problems)))
+    return sources

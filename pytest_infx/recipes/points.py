@@ -1,0 +1,203 @@
+"""Expand recipes into points: one benchmark cell, one pytest item.
+
+SPEED-Bench points are draft length x thinking mode; agentic points are TP x concurrency. Each
+point carries the recipe as it applies to that point (overrides merged) and a fingerprint of
+everything that affects its result, so that changed-key detection and caching never depend on
+formatting, comments or on the other points of the recipe.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from pytest_infx.recipes.errors import RecipeError, RecipeErrors
+from pytest_infx.recipes.loader import RecipeSource, deep_merge, validation_errors
+from pytest_infx.recipes.schema import Recipe, ThinkingMode
+
+Kind = Literal["speedbench", "agentic"]
+FINGERPRINT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Point:
+    """One benchmark cell: where it comes from, its coordinates, and its effective recipe."""
+
+    recipe_key: str
+    kind: Kind
+    name: str
+    runner: str
+    tp: int
+    concurrency: int
+    draft_length: int | None
+    thinking: ThinkingMode | None
+    recipe: Recipe = field(repr=False, compare=False)
+    path: Path = field(compare=False)
+    line: int = field(compare=False)
+    fingerprint: str = ""
+
+    @property
+    def id(self) -> str:
+        return f"{self.recipe_key}[{self.name}]"
+
+    def coordinates(self) -> dict[str, Any]:
+        coords: dict[str, Any] = {"tp": self.tp, "concurrency": self.concurrency}
+        if self.draft_length is not None:
+            coords["draft-length"] = self.draft_length
+        if self.thinking is not None:
+            coords["thinking"] = self.thinking
+        return coords
+
+
+def _normalise_thinking(value: Any) -> Any:
+    if value is True or value == "on":
+        return "thinking_on"
+    if value is False or value == "off":
+        return "thinking_off"
+    return value
+
+
+def _matches(when: dict[str, tuple[Any, ...]], coords: dict[str, Any]) -> bool:
+    for name, values in when.items():
+        have = coords.get(name)
+        accepted = tuple(_normalise_thinking(v) for v in values) if name == "thinking" else values
+        if have not in accepted:
+            return False
+    return True
+
+
+class _Effective:
+    """Validated recipes per set of matching overrides (most points share one)."""
+
+    def __init__(self, source: RecipeSource):
+        self.source = source
+        self._cache: dict[tuple[int, ...], tuple[Recipe, dict[str, Any]]] = {
+            (): (source.recipe, source.recipe.model_dump(mode="json", by_alias=True))
+        }
+
+    def for_coords(self, coords: dict[str, Any]) -> tuple[Recipe, dict[str, Any]]:
+        matched = tuple(o.index for o in self.source.overrides if _matches(o.when, coords))
+        cached = self._cache.get(matched)
+        if cached is not None:
+            return cached
+        raw = self.source.raw
+        for override in self.source.overrides:
+            if override.index in matched:
+                raw = deep_merge(raw, override.fields)
+        try:
+            recipe = Recipe.model_validate(raw)
+        except ValidationError as exc:
+            raise RecipeErrors(validation_errors(raw, exc)) from None
+        if recipe.key != self.source.recipe.key:
+            raise AssertionError("overrides cannot change the key")
+        cached = (recipe, recipe.model_dump(mode="json", by_alias=True))
+        self._cache[matched] = cached
+        return cached
+
+
+def _fingerprint(
+    kind: Kind, coords: dict[str, Any], dumped: dict[str, Any], thinking: ThinkingMode | None
+) -> str:
+    """Hash of what affects this point's result: not other points, not gating settings."""
+    material = {k: v for k, v in dumped.items() if k not in ("speedbench", "agentic")}
+    if kind == "speedbench":
+        bench = dict(dumped["speedbench"])
+        modes = bench.pop("thinking-modes")
+        for name in ("draft-lengths", "golden", "tolerance"):
+            bench.pop(name)
+        bench["chat-template-kwargs"] = modes[thinking] if thinking else None
+        material["speedbench"] = bench
+    else:
+        bench = dict(dumped["agentic"])
+        for name in ("points", "failed-request-threshold"):
+            bench.pop(name)
+        material["agentic"] = bench
+    material["tp"] = coords["tp"]
+    payload = json.dumps(
+        {"v": FINGERPRINT_VERSION, "kind": kind, "point": coords, "recipe": material},
+        sort_keys=True,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def _point(
+    source: RecipeSource,
+    eff: _Effective,
+    kind: Kind,
+    name: str,
+    tp: int,
+    concurrency: int,
+    draft_length: int | None,
+    thinking: ThinkingMode | None,
+) -> Point:
+    coords: dict[str, Any] = {"tp": tp, "concurrency": concurrency}
+    if draft_length is not None:
+        coords["draft-length"] = draft_length
+    if thinking is not None:
+        coords["thinking"] = thinking
+    recipe, dumped = eff.for_coords(coords)
+    if kind == "speedbench" and recipe.speedbench is not None:
+        concurrency = recipe.speedbench.concurrency
+        coords["concurrency"] = concurrency
+    return Point(
+        recipe_key=recipe.key,
+        kind=kind,
+        name=name,
+        runner=recipe.runner,
+        tp=tp,
+        concurrency=concurrency,
+        draft_length=draft_length,
+        thinking=thinking,
+        recipe=recipe,
+        path=source.path,
+        line=source.location.line,
+        fingerprint=_fingerprint(kind, coords, dumped, thinking),
+    )
+
+
+def expand(source: RecipeSource) -> list[Point]:
+    """The points of one recipe, in a stable numeric order."""
+    recipe = source.recipe
+    eff = _Effective(source)
+    points: list[Point] = []
+    if recipe.speedbench is not None:
+        bench = recipe.speedbench
+        for k in sorted(set(bench.draft_lengths)):
+            for mode in sorted(bench.thinking_modes, key=lambda m: m != "thinking_off"):
+                points.append(
+                    _point(
+                        source,
+                        eff,
+                        "speedbench",
+                        f"k{k}-{mode}",
+                        recipe.tp,
+                        bench.concurrency,
+                        k,
+                        mode,
+                    )
+                )
+    if recipe.agentic is not None:
+        pairs = sorted({(p.tp, c) for p in recipe.agentic.points for c in p.concurrency})
+        for tp, conc in pairs:
+            points.append(_point(source, eff, "agentic", f"tp{tp}-c{conc}", tp, conc, None, None))
+    return points
+
+
+def expand_all(sources: Iterable[RecipeSource]) -> list[Point]:
+    problems: list[RecipeError] = []
+    points: list[Point] = []
+    for source in sources:
+        try:
+            points.extend(expand(source))
+        except RecipeErrors as exc:
+            problems.extend(exc.errors)
+    if problems:
+        raise RecipeErrors(problems)
+    return points

