@@ -1,0 +1,420 @@
+"""Streaming chat-completions client for one SPEED-Bench pass.
+
+Low overhead is the point: the client must not be the bottleneck nor bias TTFT. Bodies are encoded
+before the clock starts, every raw socket chunk is only stamped and stored while the stream runs,
+and the SSE frames are parsed after the stream ends, each frame carrying the arrival time of the
+chunk that completed it. The chat template stays on the server: `chat_template_kwargs` is sent in
+the body, never rendered here (rendering client-side is how a thinking-on cell measures thinking
+off).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import httpx
+
+from pytest_infx.speedbench.dataset import Prompt
+
+ErrorKind = Literal["http", "stream", "timeout", "connection", "protocol"]
+EXCERPT_CHARS = 500
+
+
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    """`read_s` bounds the gap between two socket reads, `total_s` one whole request."""
+
+    connect_s: float = 10.0
+    read_s: float = 300.0
+    total_s: float = 3600.0
+
+
+@dataclass(frozen=True, slots=True)
+class Sampling:
+    """Only the fields given are sent, so the server's own defaults apply to the rest."""
+
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
+    seed: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ClientConfig:
+    base_url: str
+    model: str
+    max_tokens: int
+    concurrency: int = 1
+    sampling: Sampling = field(default_factory=Sampling)
+    chat_template_kwargs: Mapping[str, Any] | None = None
+    extra_body: Mapping[str, Any] | None = None
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    api_key: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RequestError:
+    kind: ErrorKind
+    message: str
+    status: int | None = None
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True, slots=True)
+class RequestSpecMetrics:
+    """One request's speculative-decoding figures, vLLM's or SGLang's, in one shape.
+
+    `num_steps` is vLLM's `num_spec_steps` or SGLang's `spec_verify_ct`; `num_accepted` excludes
+    the bonus token; `mean_acceptance_length` is the engine's own per-request AL (bonus included).
+    """
+
+    source: Literal["vllm", "sglang"]
+    num_steps: int
+    num_accepted: int
+    num_drafted: int | None
+    mean_acceptance_length: float | None
+    histogram: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RequestRecord:
+    """One request as observed; times are seconds from `sent_at` (a `time.perf_counter` value)."""
+
+    question_id: str
+    content: str
+    reasoning: str
+    completion_tokens: int | None
+    prompt_tokens: int | None
+    ttft_s: float | None
+    latency_s: float | None
+    finish_reason: str | None
+    spec: RequestSpecMetrics | None
+    error: RequestError | None
+    sent_at: float
+    frames: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def first_token_at(self) -> float | None:
+        return None if self.ttft_s is None else self.sent_at + self.ttft_s
+
+
+@dataclass(frozen=True, slots=True)
+class PassResult:
+    """`started` is wall-clock epoch seconds, for reports; `wall_s` is the pass duration."""
+
+    records: tuple[RequestRecord, ...]
+    started: float
+    wall_s: float
+
+    @property
+    def completed(self) -> int:
+        return sum(1 for r in self.records if r.error is None)
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for r in self.records if r.error is not None)
+
+
+def request_body(config: ClientConfig, prompt: Prompt) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "model": config.model,
+        "messages": prompt.messages_json(),
+        "max_tokens": config.max_tokens,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    s = config.sampling
+    for key, value in (
+        ("temperature", s.temperature),
+        ("top_p", s.top_p),
+        ("top_k", s.top_k),
+        ("seed", s.seed),
+    ):
+        if value is not None:
+            body[key] = value
+    if config.chat_template_kwargs is not None:
+        body["chat_template_kwargs"] = dict(config.chat_template_kwargs)
+    if config.extra_body:
+        body.update(config.extra_body)
+    return body
+
+
+def make_http_client(config: ClientConfig) -> httpx.AsyncClient:
+    """One client per pass, its pool as large as the concurrency.
+
+    `trust_env=False` keeps proxy variables from routing loopback traffic through a proxy, and the
+    pool wait is unbounded because the pass never has more requests in flight than connections.
+    """
+    t = config.timeouts
+    headers = {"accept-encoding": "identity", "content-type": "application/json"}
+    if config.api_key:
+        headers["authorization"] = f"Bearer {config.api_key}"
+    return httpx.AsyncClient(
+        base_url=config.base_url.rstrip("/"),
+        headers=headers,
+        limits=httpx.Limits(
+            max_connections=config.concurrency,
+            max_keepalive_connections=config.concurrency,
+        ),
+        timeout=httpx.Timeout(connect=t.connect_s, read=t.read_s, write=t.read_s, pool=None),
+        trust_env=False,
+    )
+
+
+async def run_pass(
+    config: ClientConfig,
+    prompts: Sequence[Prompt],
+    *,
+    client: httpx.AsyncClient | None = None,
+) -> PassResult:
+    """Send every prompt once with at most `config.concurrency` in flight; records keep order."""
+    if config.concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {config.concurrency}")
+    bodies = [json.dumps(request_body(config, p)).encode() for p in prompts]
+    results: list[RequestRecord | None] = [None] * len(prompts)
+    pending: Iterator[int] = iter(range(len(prompts)))
+
+    async def worker(http: httpx.AsyncClient) -> None:
+        for i in pending:
+            results[i] = await _one_request(
+                http, bodies[i], prompts[i].question_id, config.timeouts.total_s
+            )
+
+    started = time.time()
+    t0 = time.perf_counter()
+    if client is not None:
+        await _run_workers(worker, client, config.concurrency)
+    else:
+        async with make_http_client(config) as http:
+            await _run_workers(worker, http, config.concurrency)
+    wall = time.perf_counter() - t0
+    return PassResult(
+        records=tuple(r for r in results if r is not None), started=started, wall_s=wall
+    )
+
+
+def run_pass_sync(
+    config: ClientConfig,
+    prompts: Sequence[Prompt],
+) -> PassResult:
+    """For callers without an event loop (pytest items); not for use inside a running loop."""
+    return asyncio.run(run_pass(config, prompts))
+
+
+async def _run_workers(
+    worker: Callable[[httpx.AsyncClient], Coroutine[Any, Any, None]],
+    http: httpx.AsyncClient,
+    concurrency: int,
+) -> None:
+    """The concurrency limit: `concurrency` workers draining one shared iterator of requests."""
+    async with asyncio.TaskGroup() as group:
+        for _ in range(concurrency):
+            group.create_task(worker(http))
+
+
+async def _one_request(
+    http: httpx.AsyncClient, body: bytes, question_id: str, total_s: float
+) -> RequestRecord:
+    chunks: list[bytes] = []
+    stamps: list[float] = []
+    error: RequestError | None = None
+    perf = time.perf_counter
+    sent = perf()
+    try:
+        async with asyncio.timeout(total_s):
+            async with http.stream("POST", "/v1/chat/completions", content=body) as resp:
+                if resp.status_code != 200:
+                    raw = await resp.aread()
+                    text = raw.decode("utf-8", "replace")[:EXCERPT_CHARS]
+                    error = RequestError(
+                        "http", f"HTTP {resp.status_code}: {text}", status=resp.status_code
+                    )
+                else:
+                    async for chunk in resp.aiter_raw():
+                        stamps.append(perf())
+                        chunks.append(chunk)
+    except TimeoutError:
+        error = RequestError("timeout", f"request exceeded the total timeout of {total_s:g} s")
+    except httpx.TimeoutException as exc:
+        error = RequestError("timeout", f"{type(exc).__name__}: {exc or 'timed out'}")
+    except httpx.TransportError as exc:
+        error = RequestError("connection", f"{type(exc).__name__}: {exc or 'connection failed'}")
+    return _parse_stream(question_id, sent, chunks, stamps, error)
+
+
+@dataclass(slots=True)
+class _StreamState:
+    content: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    first: float | None = None
+    last: float | None = None
+    finish: str | None = None
+    completion_tokens: int | None = None
+    prompt_tokens: int | None = None
+    spec: RequestSpecMetrics | None = None
+    error: RequestError | None = None
+    done: bool = False
+    frames: int = 0
+
+
+def _parse_stream(
+    question_id: str,
+    sent: float,
+    chunks: Sequence[bytes],
+    stamps: Sequence[float],
+    error: RequestError | None,
+) -> RequestRecord:
+    state = _StreamState()
+    event: bytes | None = None
+    for line, stamp in _lines(chunks, stamps):
+        if line.startswith(b"data:"):
+            payload = line[5:].strip()
+            if payload == b"[DONE]":
+                state.done = True
+                continue
+            _frame(state, payload, stamp, is_error_event=event == b"error")
+        elif line.startswith(b"event:"):
+            event = line[6:].strip()
+        elif not line:
+            event = None
+    if error is None:
+        error = state.error
+    if error is None and not state.done:
+        error = RequestError("protocol", "stream ended before 'data: [DONE]'")
+    return RequestRecord(
+        question_id=question_id,
+        content="".join(state.content),
+        reasoning="".join(state.reasoning),
+        completion_tokens=state.completion_tokens,
+        prompt_tokens=state.prompt_tokens,
+        ttft_s=None if state.first is None else state.first - sent,
+        latency_s=None if state.last is None else state.last - sent,
+        finish_reason=state.finish,
+        spec=state.spec,
+        error=error,
+        sent_at=sent,
+        frames=state.frames,
+    )
+
+
+def _lines(chunks: Sequence[bytes], stamps: Sequence[float]) -> Iterator[tuple[bytes, float]]:
+    """Complete lines, each with the arrival time of the chunk that ended it."""
+    rest = b""
+    for chunk, stamp in zip(chunks, stamps, strict=True):
+        parts = (rest + chunk).split(b"\n") if rest else chunk.split(b"\n")
+        rest = parts.pop()
+        for part in parts:
+            yield (part[:-1] if part.endswith(b"\r") else part), stamp
+    if rest:
+        yield rest, stamps[-1]
+
+
+def _frame(state: _StreamState, payload: bytes, stamp: float, *, is_error_event: bool) -> None:
+    state.frames += 1
+    try:
+        obj = json.loads(payload)
+    except ValueError:
+        if state.error is None:
+            excerpt = payload[:EXCERPT_CHARS].decode("utf-8", "replace")
+            state.error = RequestError("protocol", f"unparsable SSE data frame: {excerpt}")
+        return
+    if not isinstance(obj, dict):
+        return
+    if is_error_event or "error" in obj:
+        if state.error is None:
+            state.error = _stream_error(obj)
+        return
+    choices = obj.get("choices")
+    if choices:
+        choice = choices[0]
+        delta = choice.get("delta") or {}
+        text = delta.get("content")
+        thought = delta.get("reasoning") or delta.get("reasoning_content")
+        if text:
+            state.content.append(text)
+        if thought:
+            state.reasoning.append(thought)
+        if text or thought:
+            if state.first is None:
+                state.first = stamp
+            state.last = stamp
+        finish = choice.get("finish_reason")
+        if finish:
+            state.finish = finish
+    usage = obj.get("usage")
+    if isinstance(usage, dict):
+        state.completion_tokens = _int_or_none(usage.get("completion_tokens"))
+        state.prompt_tokens = _int_or_none(usage.get("prompt_tokens"))
+    metrics = obj.get("metrics")
+    if isinstance(metrics, dict) and isinstance(metrics.get("speculative_decoding"), dict):
+        state.spec = _vllm_spec(metrics["speculative_decoding"])
+    sglext = obj.get("sglext")
+    if isinstance(sglext, dict) and isinstance(sglext.get("spec_tokens_details"), dict):
+        state.spec = _sglang_spec(sglext["spec_tokens_details"])
+
+
+def _stream_error(obj: Mapping[str, Any]) -> RequestError:
+    err = obj.get("error", obj)
+    if isinstance(err, dict):
+        message = str(err.get("message") or err)
+        code = _int_or_none(err.get("code"))
+    else:
+        message, code = str(err), None
+    return RequestError("stream", f"error event in stream: {message[:EXCERPT_CHARS]}", code)
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _hist(value: Any) -> tuple[int, ...]:
+    if not isinstance(value, list):
+        return ()
+    return tuple(int(v) for v in value if isinstance(v, int | float) and not isinstance(v, bool))
+
+
+def _vllm_spec(m: Mapping[str, Any]) -> RequestSpecMetrics | None:
+    steps = _int_or_none(m.get("num_spec_steps"))
+    accepted = _int_or_none(m.get("num_accepted_draft_tokens"))
+    if steps is None or accepted is None:
+        return None
+    return RequestSpecMetrics(
+        source="vllm",
+        num_steps=steps,
+        num_accepted=accepted,
+        num_drafted=_int_or_none(m.get("num_draft_tokens")),
+        mean_acceptance_length=_num(m.get("mean_acceptance_length")),
+        histogram=_hist(m.get("acceptance_histogram")),
+    )
+
+
+def _sglang_spec(m: Mapping[str, Any]) -> RequestSpecMetrics | None:
+    steps = _int_or_none(m.get("spec_verify_ct"))
+    accepted = _int_or_none(m.get("spec_num_correct_drafts"))
+    if steps is None or accepted is None:
+        return None
+    return RequestSpecMetrics(
+        source="sglang",
+        num_steps=steps,
+        num_accepted=accepted,
+        num_drafted=_int_or_none(m.get("spec_num_proposed_drafts")),
+        mean_acceptance_length=_num(m.get("spec_accept_length")),
+        histogram=_hist(m.get("spec_correct_drafts_histogram")),
+    )
