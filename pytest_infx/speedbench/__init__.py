@@ -1,0 +1,1 @@
+"""SPEED-Bench primitives: dataset, streaming client, counters and AL, per-cell checks."""
