@@ -291,20 +291,32 @@ def _flatten(errors: Iterable[Exception]) -> Iterator[RecipeError]:
             yield exc
 
 
-def load_tree(root: Path) -> list[RecipeSource]:
-    """Every recipe under ``root``; all errors of all files are raised together."""
+@dataclass(frozen=True)
+class Tree:
+    """The recipes of a folder, and the errors of each file that failed to load."""
+
+    sources: tuple[RecipeSource, ...]
+    errors: dict[Path, tuple[RecipeError, ...]]
+
+
+def read_tree(root: Path) -> Tree:
+    """Load every recipe under ``root``, keeping each file's errors with that file.
+
+    Collection reports a bad file as that file's error and still collects the others.
+    """
     sources: list[RecipeSource] = []
-    problems: list[Exception] = []
+    errors: dict[Path, list[RecipeError]] = {}
     for path in recipe_files(root):
         try:
             sources.append(load_file(path))
         except (RecipeError, RecipeErrors) as exc:
-            problems.append(exc)
+            errors.setdefault(path, []).extend(_flatten([exc]))
     seen: dict[str, RecipeSource] = {}
+    kept: list[RecipeSource] = []
     for source in sources:
         first = seen.get(source.recipe.key)
         if first is not None:
-            problems.append(
+            errors.setdefault(source.path, []).append(
                 RecipeError(
                     source.raw.where("key"),
                     "key",
@@ -315,6 +327,13 @@ def load_tree(root: Path) -> list[RecipeSource]:
             )
         else:
             seen[source.recipe.key] = source
-    if problems:
-        raise RecipeErrors(list(_flatten(problems)))
-    return sources
+            kept.append(source)
+    return Tree(tuple(kept), {path: tuple(errs) for path, errs in errors.items()})
+
+
+def load_tree(root: Path) -> list[RecipeSource]:
+    """Every recipe under ``root``; all errors of all files are raised together."""
+    tree = read_tree(root)
+    if tree.errors:
+        raise RecipeErrors([e for errs in tree.errors.values() for e in errs])
+    return list(tree.sources)

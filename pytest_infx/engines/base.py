@@ -1,0 +1,116 @@
+"""What every engine adapter produces: the launch plan for one point's server.
+
+A plan is a plain value. Two points with equal plans share one server (thinking on and off at
+one draft length, or every concurrency of one TP), so the plan must hold everything that makes a
+server different and nothing that does not (the port is chosen at launch and appears in argv as
+the literal ``{port}``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pytest_infx.recipes.points import Point
+from pytest_infx.recipes.schema import EMBEDDED_PREFIX
+
+PORT_TOKEN = "{port}"
+
+
+class PlanError(ValueError):
+    """A point cannot be turned into a server command; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class ModelPaths:
+    """Where the target and draft checkpoints are, as the server will see them."""
+
+    target: str
+    draft: str | None = None
+
+
+@dataclass(frozen=True)
+class ServerPlan:
+    engine: str
+    argv: tuple[str, ...]
+    env: Mapping[str, str]
+    preferred_port: int
+    health_path: str
+    gpus: int
+    image: str | None
+    ready_timeout_s: float
+    served_model: str
+    label: str
+    key: str = field(default="")
+
+    def with_key(self) -> ServerPlan:
+        material = json.dumps(
+            [self.engine, self.argv, sorted(self.env.items()), self.image, self.gpus],
+            separators=(",", ":"),
+        )
+        digest = hashlib.sha256(material.encode()).hexdigest()[:16]
+        return ServerPlan(**{**self.__dict__, "key": digest})
+
+
+class EngineAdapter(Protocol):
+    name: str
+
+    def plan(self, point: Point, paths: ModelPaths, *, synthetic: Any = None) -> ServerPlan: ...
+
+
+RESERVED_FLAGS = frozenset(
+    {
+        "model",
+        "model-path",
+        "port",
+        "host",
+        "served-model-name",
+        "tensor-parallel-size",
+        "tp-size",
+        "speculative-config",
+    }
+)
+
+
+def flags(args: Mapping[str, Any], *, key: str) -> list[str]:
+    """Recipe ``args`` as argv: ``true`` is a bare flag, mappings and lists become JSON."""
+    out: list[str] = []
+    for name in args:
+        if name.startswith("-"):
+            raise PlanError(f"{key}: engine.args.{name}: write flag names without leading dashes")
+        if name in RESERVED_FLAGS:
+            raise PlanError(
+                f"{key}: engine.args.{name} is set by pytest-infx from the recipe "
+                "(model, tp, port, speculative settings); remove it from args"
+            )
+        value = args[name]
+        if value is None or value is False:
+            continue
+        out.append(f"--{name}")
+        if value is True:
+            continue
+        if isinstance(value, dict | list):
+            out.append(json.dumps(value, separators=(",", ":"), sort_keys=True))
+        else:
+            out.append(str(value))
+    return out
+
+
+def admission_limit(point: Point) -> int | None:
+    """Max running requests for an agentic server: factor x the largest concurrency at its TP.
+
+    One server serves every concurrency of a TP, so it is sized for the largest of them.
+    """
+    agentic = point.recipe.agentic
+    if point.kind != "agentic" or agentic is None:
+        return None
+    top = max(c for p in agentic.points if p.tp == point.tp for c in p.concurrency)
+    return max(1, math.ceil(agentic.admission_factor * top))
+
+
+def is_embedded(path: str | None) -> bool:
+    return path is not None and path.startswith(EMBEDDED_PREFIX)

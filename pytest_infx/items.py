@@ -1,0 +1,19 @@
+"""The test functions behind recipe items.
+
+They are deliberately thin: fixtures give each item its point, its server and its results sink,
+and the benchmark modules do the work, so that every stage can be tested without pytest.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def speedbench_cell(infx_speedbench: Any) -> None:
+    """One SPEED-Bench cell: measure AL against the point's server and check what was served."""
+    infx_speedbench.run()
+
+
+def agentic_point(infx_agentic: Any) -> None:
+    """One AgentX point: replay agentic traces through aiperf and gate on request errors."""
+    infx_agentic.run()

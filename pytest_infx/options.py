@@ -1,0 +1,99 @@
+"""Command-line and ini options, in one place so hooks and fixtures read them the same way."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("infx", "pytest-infx: inference benchmarks")
+    group.addoption(
+        "--gpu",
+        dest="infx_gpu",
+        metavar="NAME",
+        default=None,
+        help="run the points of this runner type (b300, b200, h200, cpu, ...); "
+        "default: cpu when no NVIDIA GPU is visible, else the visible GPU's type",
+    )
+    group.addoption(
+        "--infx-results",
+        dest="infx_results",
+        metavar="DIR",
+        default=None,
+        help="where result files, server logs and measured curves go (default: infx-results/)",
+    )
+    group.addoption(
+        "--infx-plan",
+        dest="infx_plan",
+        action="store_true",
+        default=False,
+        help="print, per item, the server argv and environment, the client settings "
+        "and the golden curve (use with --collect-only to launch nothing)",
+    )
+    group.addoption(
+        "--infx-recipes",
+        dest="infx_recipes",
+        metavar="DIR",
+        default=None,
+        help="recipe folder (default: ini infx_recipes, else recipes/)",
+    )
+    group.addoption(
+        "--infx-gpu-count",
+        dest="infx_gpu_count",
+        type=int,
+        default=None,
+        help="number of GPUs to lease to servers (default: what nvidia-smi shows)",
+    )
+    group.addoption(
+        "--infx-dataset-dir",
+        dest="infx_dataset_dir",
+        metavar="DIR",
+        default=None,
+        help="folder that recipe dataset paths are relative to (default: the rootdir)",
+    )
+    group.addoption(
+        "--changed-since",
+        dest="infx_changed_since",
+        metavar="REF",
+        default=None,
+        help="select only the items of recipe keys whose points changed since REF",
+    )
+    parser.addini("infx_recipes", "recipe folder, relative to the rootdir", default="recipes")
+    parser.addini(
+        "infx_results", "results folder, relative to the invocation dir", default="infx-results"
+    )
+    parser.addini("infx_golden", "golden curve folder, relative to the rootdir", default="golden")
+
+
+@dataclass(frozen=True)
+class Settings:
+    rootdir: Path
+    recipes: Path
+    results: Path
+    golden: Path
+    gpu: str | None
+    plan: bool
+    gpu_count: int | None
+    dataset_dir: Path
+    changed_since: str | None
+
+
+def settings(config: pytest.Config) -> Settings:
+    root = config.rootpath
+    recipes = config.getoption("infx_recipes") or config.getini("infx_recipes")
+    results = config.getoption("infx_results") or config.getini("infx_results")
+    dataset_dir = config.getoption("infx_dataset_dir")
+    return Settings(
+        rootdir=root,
+        recipes=(root / recipes).resolve(),
+        results=Path(results).resolve(),
+        golden=(root / config.getini("infx_golden")).resolve(),
+        gpu=config.getoption("infx_gpu"),
+        plan=config.getoption("infx_plan"),
+        gpu_count=config.getoption("infx_gpu_count"),
+        dataset_dir=Path(dataset_dir).resolve() if dataset_dir else root,
+        changed_since=config.getoption("infx_changed_since"),
+    )
