@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from pytest_infx import collect, hardware, options, plan, selection
+from pytest_infx.recipes import changes
 
 pytest_plugins = ["pytest_infx.fixtures"]
 
@@ -45,13 +46,24 @@ def _runner(config: pytest.Config) -> str:
     return runner
 
 
+def _changed(config: pytest.Config) -> frozenset[str] | None:
+    ref = options.settings(config).changed_since
+    if ref is None:
+        return None
+    recipes = options.settings(config).recipes
+    try:
+        return frozenset(c.key for c in changes.changed_since(config.rootpath, recipes, ref))
+    except changes.GitError as exc:
+        raise pytest.UsageError(f"--changed-since: {exc}") from None
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
     if not any(collect.point_of(item) for item in items):
         return
-    chosen = selection.select(items, collect.point_of, _runner(config))
+    chosen = selection.select(items, collect.point_of, _runner(config), _changed(config))
     if chosen.drop:
         config.hook.pytest_deselected(items=chosen.drop)
     config.stash[REASONS].extend(chosen.reasons)

@@ -1,0 +1,125 @@
+"""Which recipe keys changed since a git ref, by point fingerprint.
+
+The base tree is read straight from git objects into a temporary folder (one ``git cat-file
+--batch`` process for every file), so ``extends`` resolves exactly as it did at the base and no
+checkout is touched. A key changed when a point was added, removed or has a new fingerprint.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_infx.recipes.errors import RecipeErrors
+from pytest_infx.recipes.loader import Tree, read_tree
+from pytest_infx.recipes.points import expand
+
+Fingerprints = dict[str, dict[str, str]]
+
+
+class GitError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class KeyChange:
+    key: str
+    status: str
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    modified: tuple[str, ...] = ()
+    before: int = 0
+    after: int = 0
+
+    def render(self) -> str:
+        if self.status != "modified":
+            return f"{self.key}: {self.status} ({self.before} -> {self.after} points)"
+        return (
+            f"{self.key}: {self.before} -> {self.after} points, {len(self.added)} added, "
+            f"{len(self.removed)} removed, {len(self.modified)} modified"
+        )
+
+
+def fingerprints(tree: Tree) -> Fingerprints:
+    out: Fingerprints = {}
+    for source in tree.sources:
+        try:
+            out[source.recipe.key] = {p.name: p.fingerprint for p in expand(source)}
+        except RecipeErrors:
+            out[source.recipe.key] = {}
+    return out
+
+
+def _git(repo: Path, *args: str, data: bytes | None = None) -> bytes:
+    proc = subprocess.run(
+        ["git", "-C", str(repo), *args], input=data, capture_output=True, check=False
+    )
+    if proc.returncode != 0:
+        raise GitError(
+            f"git {' '.join(args)} failed: {proc.stderr.decode(errors='replace').strip()}"
+        )
+    return proc.stdout
+
+
+def ref_exists(repo: Path, ref: str) -> bool:
+    try:
+        _git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    except GitError:
+        return False
+    return True
+
+
+def tree_at(repo: Path, ref: str, recipes: Path, into: Path) -> Path:
+    """Write the recipe folder as it was at ``ref`` under ``into``; return that folder."""
+    toplevel = Path(_git(repo, "rev-parse", "--show-toplevel").decode().strip())
+    relative = recipes.resolve().relative_to(toplevel.resolve()).as_posix()
+    listing = _git(repo, "ls-tree", "-r", "-z", ref, "--", relative).split(b"\0")
+    entries = []
+    for line in listing:
+        if not line:
+            continue
+        meta, raw_name = line.split(b"\t", 1)
+        _mode, kind, sha = meta.split()
+        if kind == b"blob":
+            entries.append((raw_name.decode(), sha.decode()))
+    batch = _git(repo, "cat-file", "--batch", data="".join(f"{s}\n" for _, s in entries).encode())
+    offset = 0
+    for name, _sha in entries:
+        header_end = batch.index(b"\n", offset)
+        size = int(batch[offset:header_end].split()[2])
+        body = batch[header_end + 1 : header_end + 1 + size]
+        offset = header_end + 1 + size + 1
+        target = into / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(body)
+    return into / relative
+
+
+def compare(before: Fingerprints, after: Fingerprints) -> list[KeyChange]:
+    changes: list[KeyChange] = []
+    for key in sorted(set(before) | set(after)):
+        old, new = before.get(key), after.get(key)
+        if old is None:
+            changes.append(KeyChange(key, "added", tuple(sorted(new or {})), after=len(new or {})))
+        elif new is None:
+            changes.append(KeyChange(key, "removed", removed=tuple(sorted(old)), before=len(old)))
+        else:
+            added = tuple(sorted(set(new) - set(old)))
+            removed = tuple(sorted(set(old) - set(new)))
+            modified = tuple(sorted(n for n in set(old) & set(new) if old[n] != new[n]))
+            if added or removed or modified or (not old and not new):
+                changes.append(
+                    KeyChange(key, "modified", added, removed, modified, len(old), len(new))
+                )
+    return changes
+
+
+def changed_since(repo: Path, recipes: Path, ref: str) -> list[KeyChange]:
+    if not ref_exists(repo, ref):
+        raise GitError(f"base ref '{ref}' does not exist in {repo}; fetch it or name another ref")
+    with tempfile.TemporaryDirectory(prefix="infx-base-") as tmp:
+        base_dir = tree_at(repo, ref, recipes, Path(tmp))
+        before = fingerprints(read_tree(base_dir)) if base_dir.exists() else {}
+    return compare(before, fingerprints(read_tree(recipes)))

@@ -1,0 +1,48 @@
+"""``infx changed`` and ``infx recipes``: the recipe tree from the shell."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from pytest_infx.recipes.changes import GitError, changed_since
+from pytest_infx.recipes.errors import RecipeErrors
+from pytest_infx.recipes.loader import load_tree
+from pytest_infx.recipes.points import expand_all
+
+
+def register(subparsers: Any) -> None:
+    changed = subparsers.add_parser(
+        "changed", help="recipe keys whose points changed since a git ref (by fingerprint)"
+    )
+    changed.add_argument("--base", default="origin/main", help="git ref (default origin/main)")
+    changed.add_argument("--recipes", default="recipes", type=Path, help="recipe folder")
+    changed.set_defaults(func=_changed)
+    listing = subparsers.add_parser("recipes", help="list recipe points and fingerprints")
+    listing.add_argument("--recipes", default="recipes", type=Path, help="recipe folder")
+    listing.set_defaults(func=_list)
+
+
+def _changed(args: argparse.Namespace) -> int:
+    try:
+        changes = changed_since(Path.cwd(), args.recipes, args.base)
+    except GitError as exc:
+        print(f"infx changed: {exc}")
+        return 2
+    for change in changes:
+        print(change.render())
+    total = len(load_tree(args.recipes))
+    print(f"{len(changes)} of {total} config keys changed since {args.base}")
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    try:
+        points = expand_all(load_tree(args.recipes))
+    except RecipeErrors as exc:
+        print(exc)
+        return 2
+    for point in points:
+        print(f"{point.id}\t{point.runner}\t{point.fingerprint}")
+    return 0
