@@ -1,0 +1,366 @@
+"""Comment rules for shell scripts and YAML recipes.
+
+A comment explains one line: the code line it trails, or the single line directly below it.
+Rationale for a whole file, recipe, override or section belongs in the changelog entry or the PR,
+where reviewers read it, not in a banner that drifts from the code. Precisely:
+
+* A *comment line* is a line whose first non-blank character starts a comment (``#`` outside
+  quotes, at the start of a word in bash or after whitespace in YAML). Text inside quoted strings,
+  bash heredocs and YAML block scalars (``|``, ``>``) is never a comment. The ``#!`` shebang on
+  line 1, ``# shellcheck ...`` directives (bash) and ``# yaml-language-server:`` directives (YAML)
+  are not comments for these rules.
+* ``comments-header``: no comment line may come before the first code line of a file.
+* ``comments-broad``: outside the header, a comment line must stand alone (no other comment line
+  directly above or below it; two or more consecutive comment lines form a *block* and fail), and
+  the line directly below it must be a code line that does not open a block. A blank line or the
+  end of the file directly below fails (the comment explains nothing), and so does a line that
+  opens a block: in YAML a mapping key or ``-`` item whose value is a nested block (a recipe, an
+  override, a section), in bash a function definition.
+* Allowed: a trailing comment on a code line, and one comment line directly above a line it
+  explains (a flag, a value, a command).
+* ``comments-describe``: no comment anywhere (trailing ones included) may describe the file,
+  topology or config: "this script", "this file", "this recipe", "this config[uration]", "this
+  collector", "this topology" or "topology:" (any case).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_infx.lint.context import LintContext
+from pytest_infx.lint.findings import Finding, quote_lines, rule
+
+BLANK = "blank"
+CODE = "code"
+COMMENT = "comment"
+DIRECTIVE = "directive"
+
+_YAML_SUFFIXES = frozenset({".yaml", ".yml"})
+_SHELL_DIRECTIVE = re.compile(r"#\s*shellcheck\s")
+_YAML_DIRECTIVE = re.compile(r"#\s*yaml-language-server:")
+_DESCRIBES = re.compile(
+    r"\bthis\s+(?:script|file|recipe|config(?:uration)?|collector|topology)\b|\btopology\s*:",
+    re.IGNORECASE,
+)
+_HEREDOC = re.compile(r"<<(-?)[ \t]*(?:'([^']*)'|\"([^\"]*)\"|\\?([A-Za-z0-9_][A-Za-z0-9_.-]*))")
+_SHELL_WORD_BREAK = frozenset(" \t;&|()<>")
+_SHELL_FUNCTION = re.compile(
+    r"^\s*(?:function\s+[A-Za-z_][\w.:-]*\s*(?:\(\s*\))?|[A-Za-z_][\w.:-]*\s*\(\s*\))\s*\{?\s*$"
+)
+_YAML_TOKEN_START = frozenset(":-[{,?")
+_YAML_BLOCK_SCALAR = re.compile(r"(?:^\s*(?:-\s+)*|:\s+)[|>][0-9+-]*\s*$")
+_YAML_OPENS = re.compile(r"^\s*(?:-\s+)*(?:[^\s#-][^#]*?:|-)(?:\s+[&!]\S+)*\s*$")
+
+
+@dataclass(frozen=True)
+class SourceLine:
+    """One physical line. ``comment`` is the comment text (from ``#``) of a comment line or of a
+    code line's trailing comment; ``opens_block`` marks a line whose body follows below it."""
+
+    number: int
+    text: str
+    kind: str
+    comment: str | None = None
+    opens_block: bool = False
+
+
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip(" "))
+
+
+def _classify(number: int, text: str, comment_at: int | None, directive: re.Pattern[str]) -> str:
+    if comment_at is None:
+        return BLANK if not text.strip() else CODE
+    if text[:comment_at].strip():
+        return CODE
+    if (number == 1 and text.startswith("#!")) or directive.match(text, comment_at):
+        return DIRECTIVE
+    return COMMENT
+
+
+def scan_shell(text: str) -> list[SourceLine]:
+    """Classify the lines of a bash/sh script (quotes and heredocs aware)."""
+    lines: list[SourceLine] = []
+    quote: str | None = None
+    pending: list[tuple[str, bool]] = []
+    heredoc: tuple[str, bool] | None = None
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if heredoc is not None:
+            delimiter, strip_tabs = heredoc
+            if (raw.lstrip("\t") if strip_tabs else raw) == delimiter:
+                heredoc = pending.pop(0) if pending else None
+            lines.append(SourceLine(number, raw, CODE))
+            continue
+        continued = quote is not None
+        comment_at: int | None = None
+        i, size = 0, len(raw)
+        while i < size:
+            char = raw[i]
+            if quote == "'":
+                end = raw.find("'", i)
+                if end < 0:
+                    break
+                quote, i = None, end + 1
+                continue
+            if quote is not None:
+                if char == "\\":
+                    i += 2
+                    continue
+                if char == quote[-1]:
+                    quote = None
+                i += 1
+                continue
+            if char == "\\":
+                i += 2
+            elif char == "$" and raw.startswith("$'", i):
+                quote, i = "$'", i + 2
+            elif char in "'\"":
+                quote, i = char, i + 1
+            elif char == "#" and (i == 0 or raw[i - 1] in _SHELL_WORD_BREAK):
+                comment_at = i
+                break
+            elif char == "<" and raw.startswith("<<", i) and not raw.startswith("<<<", i):
+                match = _HEREDOC.match(raw, i)
+                if match is None:
+                    i += 2
+                    continue
+                word = next(group for group in match.groups()[1:] if group is not None)
+                pending.append((word, match.group(1) == "-"))
+                i = match.end()
+            else:
+                i += 1
+        if pending and heredoc is None and quote is None:
+            heredoc = pending.pop(0)
+        if continued:
+            lines.append(SourceLine(number, raw, CODE))
+            continue
+        kind = _classify(number, raw, comment_at, _SHELL_DIRECTIVE)
+        comment = raw[comment_at:] if comment_at is not None and kind != DIRECTIVE else None
+        opens = kind == CODE and _SHELL_FUNCTION.match(raw) is not None
+        lines.append(SourceLine(number, raw, kind, comment, opens))
+    return lines
+
+
+def scan_yaml(text: str) -> list[SourceLine]:
+    """Classify the lines of a YAML file (quoted scalars and block scalars aware)."""
+    lines: list[SourceLine] = []
+    quote: str | None = None
+    scalar_parent: int | None = None
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if scalar_parent is not None:
+            if not raw.strip() or _indent(raw) > scalar_parent:
+                lines.append(SourceLine(number, raw, CODE if raw.strip() else BLANK))
+                continue
+            scalar_parent = None
+        continued = quote is not None
+        comment_at: int | None = None
+        previous = ""
+        i, size = 0, len(raw)
+        while i < size:
+            char = raw[i]
+            if quote == "'":
+                if char == "'":
+                    if raw.startswith("''", i):
+                        i += 2
+                        continue
+                    quote = None
+            elif quote == '"':
+                if char == "\\":
+                    i += 2
+                    continue
+                if char == '"':
+                    quote = None
+            elif char == "#" and (i == 0 or raw[i - 1] in " \t"):
+                comment_at = i
+                break
+            elif char in "'\"" and (not previous or previous in _YAML_TOKEN_START):
+                quote = char
+            if not char.isspace():
+                previous = char
+            i += 1
+        if continued:
+            lines.append(SourceLine(number, raw, CODE))
+            continue
+        kind = _classify(number, raw, comment_at, _YAML_DIRECTIVE)
+        comment = raw[comment_at:] if comment_at is not None and kind != DIRECTIVE else None
+        code = raw if comment_at is None else raw[:comment_at]
+        if kind == CODE and quote is None and _YAML_BLOCK_SCALAR.search(code):
+            key = re.match(r"\s*(?:-\s+)*", code)
+            scalar_parent = key.end() if key and ":" in code else _indent(code)
+        lines.append(SourceLine(number, raw, kind, comment, False))
+    return _mark_yaml_blocks(lines)
+
+
+def _mark_yaml_blocks(lines: list[SourceLine]) -> list[SourceLine]:
+    """A key (or ``-``) with nothing after it opens a block when the next code line is indented
+    deeper, or is a ``-`` item at the same indentation (YAML allows that for a list value)."""
+    marked = list(lines)
+    code = [n for n, line in enumerate(lines) if line.kind == CODE]
+    for position, index in enumerate(code):
+        line = lines[index]
+        text = line.text if line.comment is None else line.text[: -len(line.comment)]
+        if _YAML_OPENS.match(text) is None or position + 1 == len(code):
+            continue
+        below = lines[code[position + 1]].text
+        depth, below_depth = _indent(text), _indent(below)
+        if below_depth > depth or (below_depth == depth and below.lstrip().startswith("- ")):
+            marked[index] = SourceLine(line.number, line.text, CODE, line.comment, True)
+    return marked
+
+
+def scan_file(path: Path) -> list[SourceLine]:
+    text = path.read_bytes().decode("utf-8", "replace")
+    return scan_yaml(text) if path.suffix in _YAML_SUFFIXES else scan_shell(text)
+
+
+def _header(lines: list[SourceLine]) -> list[SourceLine]:
+    header: list[SourceLine] = []
+    for line in lines:
+        if line.kind == CODE:
+            break
+        if line.kind == COMMENT:
+            header.append(line)
+    return header
+
+
+def _blocks(lines: list[SourceLine]) -> list[list[SourceLine]]:
+    blocks: list[list[SourceLine]] = []
+    for line in lines:
+        if line.kind != COMMENT:
+            continue
+        if blocks and blocks[-1][-1].number == line.number - 1:
+            blocks[-1].append(line)
+        else:
+            blocks.append([line])
+    return blocks
+
+
+def header_findings(path: str, lines: list[SourceLine]) -> list[Finding]:
+    header = _header(lines)
+    if not header:
+        return []
+    span = (
+        f"line {header[0].number}"
+        if len(header) == 1
+        else (f"lines {header[0].number}-{header[-1].number}")
+    )
+    return [
+        Finding(
+            "comments-header",
+            path,
+            header[0].number,
+            None,
+            f"header comment ({span}) before the first line of code.",
+            "Remove it: no header comments, and no description of what the file, topology or"
+            " config is (a shebang and '# shellcheck' directives are fine); put the rationale in"
+            " the changelog entry or the PR.",
+            tuple(q for line in header for q in quote_lines([line.text], line.number)),
+        )
+    ]
+
+
+def broad_findings(path: str, lines: list[SourceLine]) -> list[Finding]:
+    in_header = {line.number for line in _header(lines)}
+    by_number = {line.number: line for line in lines}
+    found: list[Finding] = []
+    for block in _blocks(lines):
+        if block[0].number in in_header:
+            continue
+        first, last = block[0].number, block[-1].number
+        excerpt = quote_lines([line.text for line in block], first)
+        below = by_number.get(last + 1)
+        if len(block) > 1:
+            message = f"comment block of {len(block)} lines (lines {first}-{last})."
+            hint = (
+                "A comment explains only the line it is on or the single line below it: keep one"
+                " line directly above the line it explains and put the rationale in the"
+                " changelog entry or the PR."
+            )
+        elif below is None or below.kind == BLANK:
+            message = "comment followed by a blank line (or the end of the file) explains no line."
+            hint = "Put it directly above the line it explains, or remove it."
+        elif below.opens_block:
+            message = (
+                f"comment directly above '{below.text.strip()}', which opens a block (a recipe,"
+                " override, section or function)."
+            )
+            hint = (
+                "Comment the specific line that needs it, or move the rationale to the changelog"
+                " entry or the PR."
+            )
+            excerpt = (*excerpt, *quote_lines([below.text], below.number))
+        else:
+            continue
+        found.append(Finding("comments-broad", path, first, None, message, hint, excerpt))
+    return found
+
+
+def describe_findings(path: str, lines: list[SourceLine]) -> list[Finding]:
+    found: list[Finding] = []
+    for line in lines:
+        if line.comment is None:
+            continue
+        match = _DESCRIBES.search(line.comment)
+        if match is None:
+            continue
+        found.append(
+            Finding(
+                "comments-describe",
+                path,
+                line.number,
+                None,
+                f"comment describes the file, topology or config ({match.group(0)!r}).",
+                "Remove it; what the file is shows in its name and content, and the why goes in"
+                " the changelog entry or the PR.",
+                quote_lines([line.text], line.number),
+            )
+        )
+    return found
+
+
+def scanned(ctx: LintContext) -> dict[str, list[SourceLine]]:
+    """Every comment-checked file, classified once per context (path relative to the root)."""
+
+    def compute() -> dict[str, list[SourceLine]]:
+        result: dict[str, list[SourceLine]] = {}
+        for path in ctx.comment_files:
+            try:
+                result[ctx.relpath(path)] = scan_file(path)
+            except OSError:
+                continue
+        return result
+
+    return ctx.memo("comments.scanned", compute)
+
+
+def _no_files(ctx: LintContext) -> str | None:
+    return None if ctx.comment_files else "no shell scripts or recipe YAML files to check"
+
+
+@rule(
+    "comments-header",
+    "No header comment at the top of a script or recipe (a shebang is fine).",
+    skip_reason=_no_files,
+)
+def check_header(ctx: LintContext) -> list[Finding]:
+    return [f for path, lines in scanned(ctx).items() for f in header_findings(path, lines)]
+
+
+@rule(
+    "comments-broad",
+    "A comment explains one line: no comment blocks, none above a block, none before a blank.",
+    skip_reason=_no_files,
+)
+def check_broad(ctx: LintContext) -> list[Finding]:
+    return [f for path, lines in scanned(ctx).items() for f in broad_findings(path, lines)]
+
+
+@rule(
+    "comments-describe",
+    "No comment describes the file, topology or config ('This script', 'Topology:').",
+    skip_reason=_no_files,
+)
+def check_describe(ctx: LintContext) -> list[Finding]:
+    return [f for path, lines in scanned(ctx).items() for f in describe_findings(path, lines)]

@@ -1,0 +1,187 @@
+"""What the lint rules look at, gathered once.
+
+The context is a frozen value so rules cannot change what other rules see. Expensive derived data
+(the parsed changelog, the diff against the base) is computed on first use and memoised on the
+context, so running every rule as its own pytest item parses the changelog only once.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar, cast
+
+CHANGELOG_NAME = "perf-changelog.yaml"
+RECIPE_DIRS: tuple[str, ...] = ("recipes",)
+DEFAULT_BASE_REF = "origin/main"
+
+_T = TypeVar("_T")
+_SHELL_SUFFIXES = frozenset({".sh", ".bash"})
+_YAML_SUFFIXES = frozenset({".yaml", ".yml"})
+_SHEBANG = re.compile(rb"^#!\s*\S*/(?:env\s+(?:-\S+\s+)*)?(?:ba)?sh\b")
+_SKIP_DIRS = frozenset({"node_modules", "__pycache__", "build", "dist"})
+
+
+@dataclass(frozen=True)
+class LintContext:
+    """Inputs of the lint rules.
+
+    ``base_changelog`` is the changelog at ``base_ref`` (``b""`` when the ref exists but has no
+    changelog yet, ``None`` when there is no base to compare with). ``recipe_keys`` and
+    ``changed_keys`` come from the recipe loader; ``None`` means unknown, and the rules that need
+    them are skipped rather than passed. ``pr_repo`` is ``org/repo`` for canonical PR links;
+    ``None`` infers it from the base changelog.
+    """
+
+    root: Path
+    changelog_path: Path
+    base_ref: str | None = None
+    base_changelog: bytes | None = None
+    recipe_keys: frozenset[str] | None = None
+    changed_keys: frozenset[str] | None = None
+    comment_files: tuple[Path, ...] = ()
+    pr_repo: str | None = None
+    _memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def memo(self, name: str, compute: Callable[[], _T]) -> _T:
+        """Compute a derived value once per context."""
+        if name not in self._memo:
+            self._memo[name] = compute()
+        return cast(_T, self._memo[name])
+
+    def relpath(self, path: Path) -> str:
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+    @property
+    def changelog_rel(self) -> str:
+        return self.relpath(self.changelog_path)
+
+    def head_changelog(self) -> bytes | None:
+        """The working-tree changelog, or ``None`` when the file does not exist."""
+
+        def read() -> bytes | None:
+            try:
+                return self.changelog_path.read_bytes()
+            except FileNotFoundError:
+                return None
+
+        return self.memo("head_changelog", read)
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        ["git", *args], cwd=root, capture_output=True, check=False, env=_git_env()
+    )
+
+
+def _git_env() -> dict[str, str]:
+    env = dict(os.environ)
+    # A pager or a prompt would hang a lint run.
+    env.update({"GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
+    return env
+
+
+def ref_exists(root: Path, ref: str) -> bool:
+    try:
+        done = _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    except FileNotFoundError:
+        return False
+    return done.returncode == 0
+
+
+def default_base_ref(root: Path) -> str | None:
+    """``origin/main`` when the clone has it, else ``None`` (no base: base-relative rules skip)."""
+    return DEFAULT_BASE_REF if ref_exists(root, DEFAULT_BASE_REF) else None
+
+
+def read_base_file(root: Path, ref: str, path: Path) -> bytes | None:
+    """The bytes of ``path`` at ``ref``: ``None`` if the ref is missing, ``b""`` if the file is."""
+    rel = path.relative_to(root).as_posix() if path.is_absolute() else path.as_posix()
+    try:
+        done = _git(root, "show", f"{ref}:./{rel}")
+    except FileNotFoundError:
+        return None
+    if done.returncode == 0:
+        return done.stdout
+    return b"" if ref_exists(root, ref) else None
+
+
+def _candidate_paths(root: Path) -> Iterable[str]:
+    try:
+        done = _git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    except FileNotFoundError:
+        done = None
+    if done is not None and done.returncode == 0:
+        return sorted({name for name in done.stdout.decode("utf-8", "replace").split("\0") if name})
+    found: list[str] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS)
+        rel = Path(folder).relative_to(root)
+        found.extend((rel / name).as_posix() for name in sorted(files))
+    return found
+
+
+def _has_shell_shebang(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return _SHEBANG.match(handle.read(128)) is not None
+    except OSError:
+        return False
+
+
+def find_comment_files(
+    root: Path, *, recipe_dirs: tuple[str, ...] = RECIPE_DIRS
+) -> tuple[Path, ...]:
+    """Shell scripts anywhere (``*.sh``, ``*.bash``, or no suffix and a bash/sh shebang) and YAML
+    files under the recipe folders. Uses git's file list, so ignored files are never linted."""
+    prefixes = tuple(f"{folder.strip('/')}/" for folder in recipe_dirs)
+    chosen: list[Path] = []
+    for rel in _candidate_paths(root):
+        suffix = Path(rel).suffix
+        path = root / rel
+        if suffix in _SHELL_SUFFIXES or (suffix in _YAML_SUFFIXES and rel.startswith(prefixes)):
+            if path.is_file():
+                chosen.append(path)
+        elif not suffix and _has_shell_shebang(path):
+            chosen.append(path)
+    return tuple(chosen)
+
+
+def build_context(
+    root: Path | str,
+    *,
+    base_ref: str | None = None,
+    recipe_keys: Iterable[str] | None = None,
+    changed_keys: Iterable[str] | None = None,
+    changelog: str = CHANGELOG_NAME,
+    comment_files: Iterable[Path] | None = None,
+    recipe_dirs: tuple[str, ...] = RECIPE_DIRS,
+    pr_repo: str | None = None,
+) -> LintContext:
+    """Gather the context; costs at most three ``git`` calls. Pass ``base_ref`` explicitly (e.g.
+    ``default_base_ref(root)``); ``None`` means no base, so base-relative rules are skipped."""
+    root_path = Path(root).resolve()
+    changelog_path = root_path / changelog
+    base = read_base_file(root_path, base_ref, changelog_path) if base_ref else None
+    files = (
+        find_comment_files(root_path, recipe_dirs=recipe_dirs)
+        if comment_files is None
+        else tuple(Path(p) if Path(p).is_absolute() else root_path / p for p in comment_files)
+    )
+    return LintContext(
+        root=root_path,
+        changelog_path=changelog_path,
+        base_ref=base_ref,
+        base_changelog=base,
+        recipe_keys=None if recipe_keys is None else frozenset(recipe_keys),
+        changed_keys=None if changed_keys is None else frozenset(changed_keys),
+        comment_files=files,
+        pr_repo=pr_repo,
+    )

@@ -1,0 +1,126 @@
+"""Lint findings and the rule registry.
+
+A rule is a plain function from a :class:`~pytest_infx.lint.context.LintContext` to findings, so
+the pytest wiring (one item per rule), the ``infx lint`` command and the tests all call the same
+code. Rule ids are stable: they are pytest item ids (``pytest -m lint -k changelog``) and what a
+reader types to re-run one rule.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pytest_infx.lint.context import LintContext
+
+# Modules whose import registers rules, in the order their rules are reported.
+_RULE_MODULES: tuple[str, ...] = ("pytest_infx.lint.changelog", "pytest_infx.lint.comments")
+
+_EXCERPT_LIMIT = 6
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One violation: where it is, what is wrong and what to do.
+
+    ``line`` is 1-based; ``entry`` is the 0-based index of a changelog entry (its position in the
+    YAML list), so it can be used directly on the parsed list. ``excerpt`` holds the offending
+    source lines, already prefixed with their numbers.
+    """
+
+    rule: str
+    path: str
+    line: int | None
+    entry: int | None
+    message: str
+    hint: str
+    excerpt: tuple[str, ...] = ()
+
+    def location(self) -> str:
+        where = self.path if self.line is None else f"{self.path}:{self.line}"
+        return where if self.entry is None else f"{where} (entry {self.entry})"
+
+    def render(self) -> str:
+        text = f"{self.location()}: {self.message}"
+        if self.hint:
+            text = f"{text} {self.hint}"
+        shown = self.excerpt[:_EXCERPT_LIMIT]
+        lines = [text, *(f"    {quoted}" for quoted in shown)]
+        if len(self.excerpt) > len(shown):
+            lines.append(f"    ... ({len(self.excerpt) - len(shown)} more lines)")
+        return "\n".join(lines)
+
+
+def quote_lines(lines: list[str] | tuple[str, ...], first: int) -> tuple[str, ...]:
+    """Number source lines the way findings show them (``12 | text``)."""
+    width = len(str(first + len(lines) - 1))
+    return tuple(f"{first + offset:>{width}} | {text}" for offset, text in enumerate(lines))
+
+
+Check = Callable[["LintContext"], list[Finding]]
+SkipReason = Callable[["LintContext"], str | None]
+
+
+def _never_skip(ctx: LintContext) -> str | None:
+    return None
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A named check. ``skip_reason`` says why the rule cannot run on this context (no base ref,
+    recipe keys unknown), so the caller can report a skip instead of a silent pass."""
+
+    id: str
+    description: str
+    check: Check
+    skip_reason: SkipReason = _never_skip
+
+    def run(self, ctx: LintContext) -> list[Finding]:
+        if self.skip_reason(ctx) is not None:
+            return []
+        return self.check(ctx)
+
+
+_REGISTRY: dict[str, Rule] = {}
+
+
+def rule(
+    rule_id: str, description: str, *, skip_reason: SkipReason = _never_skip
+) -> Callable[[Check], Check]:
+    """Register ``check`` under ``rule_id``; the id must be unique across the lint suite."""
+
+    def decorate(check: Check) -> Check:
+        if rule_id in _REGISTRY:
+            raise ValueError(f"lint rule id {rule_id!r} is registered twice")
+        _REGISTRY[rule_id] = Rule(rule_id, description, check, skip_reason)
+        return check
+
+    return decorate
+
+
+def all_rules() -> tuple[Rule, ...]:
+    """Every registered rule, in a stable order (by module, then definition)."""
+    for name in _RULE_MODULES:
+        importlib.import_module(name)
+    return tuple(_REGISTRY.values())
+
+
+def get_rule(rule_id: str) -> Rule:
+    rules = {registered.id: registered for registered in all_rules()}
+    try:
+        return rules[rule_id]
+    except KeyError:
+        raise KeyError(
+            f"unknown lint rule {rule_id!r}; known rules: {', '.join(sorted(rules))}"
+        ) from None
+
+
+def run_rules(ctx: LintContext, rules: tuple[Rule, ...] | None = None) -> list[Finding]:
+    """Run ``rules`` (default: all) and return their findings in rule order."""
+    found: list[Finding] = []
+    for selected in all_rules() if rules is None else rules:
+        found.extend(selected.run(ctx))
+    return found
