@@ -1,0 +1,182 @@
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+
+from filelock import lock_descriptor
+
+log = logging.getLogger("pytest_infx.launch")
+
+
+class GpuLeaseTimeout(TimeoutError):
+    """No contiguous set of free GPUs became available before the deadline."""
+
+
+@dataclass(frozen=True)
+class GpuInfo:
+    index: int
+    name: str
+    memory_mib: int
+
+
+def _parse_mib(text: str) -> int:
+    digits = text.strip().split()[0] if text.strip() else "0"
+    return int(digits) if digits.isdigit() else 0
+
+
+def detect_gpus(
+    *, override: int | None = None, nvidia_smi: str = "nvidia-smi"
+) -> tuple[GpuInfo, ...]:
+    """The visible NVIDIA GPUs; `override` (a count from an option) replaces detection.
+
+    A missing nvidia-smi means no GPUs. One that fails is logged and also means none, so a
+    broken driver shows up as "no GPU" in the plan instead of as a crash at collection.
+    """
+    if override is not None:
+        if override < 0:
+            raise ValueError(f"GPU count override must be 0 or more, got {override}")
+        return tuple(GpuInfo(index=i, name="override", memory_mib=0) for i in range(override))
+    exe = shutil.which(nvidia_smi)
+    if exe is None:
+        return ()
+    query = [exe, "--query-gpu=index,name,memory.total", "--format=csv,noheader"]
+    try:
+        out = subprocess.run(query, capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        log.warning("nvidia-smi could not run (%s); assuming no GPUs", exc)
+        return ()
+    if out.returncode != 0:
+        log.warning(
+            "nvidia-smi exited with %d (%s); assuming no GPUs", out.returncode, out.stderr.strip()
+        )
+        return ()
+    gpus = []
+    for line in out.stdout.splitlines():
+        cols = [c.strip() for c in line.split(",")]
+        if len(cols) >= 3 and cols[0].isdigit():
+            gpus.append(GpuInfo(index=int(cols[0]), name=cols[1], memory_mib=_parse_mib(cols[2])))
+    return tuple(gpus)
+
+
+@dataclass
+class Lease:
+    """Kernel locks on a set of GPUs; closing the descriptors frees them.
+
+    The locks are flock()s on open file descriptions, so a process started with `fds` in its
+    pass_fds shares them: the GPUs then stay leased until that process (the engine's guard)
+    is gone as well, whoever closes first, and the kernel frees them if every holder dies.
+    """
+
+    ids: tuple[int, ...]
+    fds: tuple[int, ...] = ()
+    _closed: bool = field(default=False, repr=False)
+
+    @property
+    def cuda_visible_devices(self) -> str:
+        return ",".join(str(i) for i in self.ids)
+
+    def release(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for fd in self.fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def __enter__(self) -> Lease:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.release()
+
+
+class GpuLeaser:
+    """Leases contiguous GPU sets with one kernel file lock per GPU, shared by xdist workers.
+
+    Locks are flock()s taken with filelock's descriptor primitive (the same call UnixFileLock
+    makes, never a soft lock): unlike a lock object, a descriptor can be handed to the engine's
+    guard so the lease lives exactly as long as the server, whichever worker stops it.
+    """
+
+    def __init__(self, lock_dir: Path, total: int, *, poll_s: float = 0.1) -> None:
+        self.lock_dir = Path(lock_dir)
+        self.total = total
+        self.poll_s = poll_s
+
+    def _candidates(self, count: int) -> list[tuple[int, ...]]:
+        starts = list(range(0, self.total - count + 1))
+        aligned = [s for s in starts if s % count == 0]
+        ordered = aligned + [s for s in starts if s % count != 0]
+        return [tuple(range(s, s + count)) for s in ordered]
+
+    def _try_lock(self, index: int) -> int | None:
+        path = self.lock_dir / f"gpu{index}.lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            if lock_descriptor(fd, blocking=False):
+                return fd
+        except OSError:
+            os.close(fd)
+            raise
+        os.close(fd)
+        return None
+
+    def _try_set(self, ids: tuple[int, ...]) -> tuple[int, ...] | None:
+        held: list[int] = []
+        for index in ids:
+            fd = self._try_lock(index)
+            if fd is None:
+                for h in held:
+                    os.close(h)
+                return None
+            held.append(fd)
+        return tuple(held)
+
+    def busy(self) -> list[int]:
+        """GPU indices whose lock is held right now (by anyone, including this process)."""
+        found = []
+        for index in range(self.total):
+            fd = self._try_lock(index)
+            if fd is None:
+                found.append(index)
+            else:
+                os.close(fd)
+        return found
+
+    def lease(self, count: int, deadline: float) -> Lease:
+        """Lease `count` contiguous GPUs, waiting until `deadline` (a time.monotonic() value)."""
+        if count == 0:
+            return Lease(ids=())
+        if count < 0 or count > self.total:
+            raise GpuLeaseTimeout(
+                f"cannot lease {count} GPUs: this machine has {self.total} "
+                "(check the recipe's TP, or the GPU count option)"
+            )
+        self.lock_dir.mkdir(parents=True, exist_ok=True)
+        started = time.monotonic()
+        while True:
+            for ids in self._candidates(count):
+                fds = self._try_set(ids)
+                if fds is not None:
+                    return Lease(ids=ids, fds=fds)
+            now = time.monotonic()
+            if now >= deadline:
+                busy = ",".join(str(i) for i in self.busy()) or "none"
+                raise GpuLeaseTimeout(
+                    f"no {count} contiguous free GPUs of {self.total} after {now - started:.1f} s "
+                    f"(busy now: {busy}); other items hold them - raise the lease timeout or run "
+                    "fewer workers"
+                )
+            time.sleep(min(self.poll_s, max(0.0, deadline - now)))

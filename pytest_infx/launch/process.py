@@ -1,0 +1,316 @@
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import logging
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pytest_infx.launch.gpus import Lease
+from pytest_infx.launch.ports import choose_port
+from pytest_infx.launch.procfs import group_members, is_alive, proc_stat
+from pytest_infx.launch.registry import Registry
+from pytest_infx.launch.spec import ServerSpec
+
+log = logging.getLogger("pytest_infx.launch")
+
+GUARD = Path(__file__).with_name("guard.py")
+TAIL_LINES = 40
+_PORT_IN_USE = re.compile(r"address already in use|EADDRINUSE|\[Errno 98\]", re.IGNORECASE)
+
+
+class ServerStartError(RuntimeError):
+    """A server exited or never became ready; the message carries the command and log tail."""
+
+    def __init__(self, message: str, *, port_in_use: bool = False) -> None:
+        super().__init__(message)
+        self.port_in_use = port_in_use
+
+
+class ServerDiedError(RuntimeError):
+    """A server that was ready has exited while items still use it."""
+
+
+def log_tail(path: Path, lines: int = TAIL_LINES) -> str:
+    """The last lines of a log, read from its end so a multi-gigabyte log costs nothing."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - 256 * 1024))
+            data = f.read()
+    except OSError as exc:
+        return f"(log {path} unreadable: {exc})"
+    text = data.decode(errors="replace").splitlines()
+    return "\n".join(text[-lines:])
+
+
+def describe_status(code: int) -> str:
+    if code > 128 and code - 128 in signal.valid_signals():
+        return f"was killed by {signal.Signals(code - 128).name}"
+    return f"exited with code {code}"
+
+
+def _report(what: str, *, label: str, argv: tuple[str, ...], log_path: Path) -> str:
+    return (
+        f"server {label!r} {what}\n"
+        f"command: {shlex.join(argv)}\n"
+        f"log: {log_path}\n"
+        f"--- last {TAIL_LINES} lines of the log ---\n"
+        f"{log_tail(log_path)}"
+    )
+
+
+@dataclass
+class RunningServer:
+    """One launched server: its guard process is the group leader, so `pid == pgid`."""
+
+    label: str
+    host: str
+    port: int
+    argv: tuple[str, ...]
+    log_path: Path
+    pid: int
+    start_ticks: int
+    gpu_ids: tuple[int, ...]
+    grace_s: float
+    port_note: str | None = None
+    spawned_at: float = 0.0
+    ready_after_s: float | None = None
+    popen: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+
+    @property
+    def pgid(self) -> int:
+        return self.pid
+
+    @property
+    def base_url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    def returncode(self) -> int | None:
+        """The exit status, or None while running; works for servers another process started."""
+        if self.popen is not None:
+            return self.popen.poll()
+        return None if is_alive(self.pid, self.start_ticks) else -1
+
+    def ensure_alive(self) -> None:
+        code = self.returncode()
+        if code is not None:
+            what = describe_status(code) if code >= 0 else "is gone"
+            raise ServerDiedError(
+                _report(
+                    f"{what} while in use", label=self.label, argv=self.argv, log_path=self.log_path
+                )
+            )
+
+    def stop(self) -> None:
+        stop_group(self.pid, start_ticks=self.start_ticks, grace_s=self.grace_s, popen=self.popen)
+
+
+def stop_group(
+    pgid: int,
+    *,
+    start_ticks: int,
+    grace_s: float,
+    popen: subprocess.Popen[bytes] | None = None,
+) -> None:
+    """Stop a server group: TERM, grace, KILL, reap.
+
+    The TERM goes to the guard alone when it lives, since it relays TERM to the group itself
+    and a second TERM makes some servers (uvicorn) skip their graceful shutdown.
+    """
+    if is_alive(pgid, start_ticks):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pgid, signal.SIGTERM)
+    elif group_members(pgid):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s + 2.0
+    while time.monotonic() < deadline:
+        if popen is not None:
+            popen.poll()
+        if not group_members(pgid):
+            break
+        time.sleep(0.02)
+    if group_members(pgid):
+        log.warning("server group %d still alive after %.0f s; sending SIGKILL", pgid, grace_s)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGKILL)
+        for _ in range(250):
+            if not group_members(pgid):
+                break
+            time.sleep(0.02)
+    if popen is not None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            popen.wait(timeout=5)
+
+
+def spawn(
+    spec: ServerSpec,
+    *,
+    port: int,
+    log_path: Path,
+    registry: Registry,
+    lease: Lease | None = None,
+    grace_s: float = 30.0,
+) -> RunningServer:
+    """Start the engine under its guard, in a new session, logging to `log_path`."""
+    gpu_ids = lease.ids if lease else ()
+    fds = lease.fds if lease else ()
+    container = f"infx-{spec.label}-{uuid.uuid4().hex[:12]}"
+    argv, extra_env = spec.command(port=port, gpu_ids=gpu_ids, container_name=container)
+    cleanup = spec.cleanup_argv(container)
+    cmd = [sys.executable, "-I", "-S", str(GUARD), "--grace", f"{grace_s:g}"]
+    cmd += ["--parent-pid", str(os.getpid())]
+    if cleanup:
+        cmd += ["--cleanup", json.dumps(list(cleanup))]
+    if fds:
+        cmd += ["--pass-fds", ",".join(str(fd) for fd in fds)]
+    cmd += ["--", *argv]
+    env = dict(os.environ)
+    env.update(extra_env)
+    cwd = getattr(spec.runtime, "cwd", None)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "wb") as logf:
+        spawned_at = time.monotonic()
+        try:
+            popen = subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=logf,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=cwd,
+                start_new_session=True,
+                pass_fds=fds,
+            )
+        except OSError as exc:
+            raise ServerStartError(
+                f"server {spec.label!r} could not be launched: {exc}\ncommand: {shlex.join(argv)}"
+            ) from exc
+    st = proc_stat(popen.pid)
+    registry.record(pgid=popen.pid, label=spec.label)
+    return RunningServer(
+        label=spec.label,
+        host=spec.host,
+        port=port,
+        argv=argv,
+        log_path=log_path,
+        pid=popen.pid,
+        start_ticks=st.start_ticks if st else -1,
+        gpu_ids=gpu_ids,
+        grace_s=grace_s,
+        spawned_at=spawned_at,
+        popen=popen,
+    )
+
+
+def probe(host: str, port: int, path: str, *, timeout: float) -> int | None:
+    """HTTP status of one GET, or None while nothing answers (refused, reset, timed out)."""
+    conn = http.client.HTTPConnection(host, port, timeout=timeout)
+    try:
+        conn.request("GET", path)
+        resp = conn.getresponse()
+        resp.read()
+        return resp.status
+    except (OSError, http.client.HTTPException):
+        return None
+    finally:
+        conn.close()
+
+
+def wait_ready(server: RunningServer, spec: ServerSpec, *, deadline: float) -> None:
+    """Poll the health endpoint and the process status under one deadline.
+
+    Connection refused and 503 both mean "not yet" (vLLM listens late, SGLang answers 503 while
+    loading); an exit ends the wait at once instead of at the deadline.
+    """
+    interval = 0.02
+    last_status: int | None = None
+    while True:
+        code = server.returncode()
+        if code is not None:
+            elapsed = time.monotonic() - server.spawned_at
+            text = log_tail(server.log_path)
+            raise ServerStartError(
+                _report(
+                    f"{describe_status(code)} during start-up (after {elapsed:.1f} s)",
+                    label=server.label,
+                    argv=server.argv,
+                    log_path=server.log_path,
+                ),
+                port_in_use=bool(_PORT_IN_USE.search(text)),
+            )
+        remaining = deadline - time.monotonic()
+        status = probe(
+            server.host, server.port, spec.health_path, timeout=max(0.05, min(2.0, remaining))
+        )
+        if status is not None:
+            last_status = status
+            if status in spec.ready_statuses:
+                server.ready_after_s = time.monotonic() - server.spawned_at
+                return
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            server.stop()
+            answer = f"last answer HTTP {last_status}" if last_status else "never answered"
+            raise ServerStartError(
+                _report(
+                    f"was not ready after {spec.ready_timeout_s:g} s "
+                    f"({spec.health_path} {answer}); it was stopped",
+                    label=server.label,
+                    argv=server.argv,
+                    log_path=server.log_path,
+                )
+            )
+        time.sleep(min(interval, remaining))
+        interval = min(interval * 1.5, 0.25)
+
+
+def start_server(
+    spec: ServerSpec,
+    *,
+    log_path: Path,
+    registry: Registry,
+    lease: Lease | None = None,
+    grace_s: float = 30.0,
+) -> RunningServer:
+    """Choose a port, launch, wait until ready; retry once on a new port if the chosen one was
+    taken between the bind test and the server's own bind."""
+    lost: set[int] = set()
+    attempt_log = log_path
+    while True:
+        choice = choose_port(spec.host, spec.preferred_port, exclude=lost)
+        server = spawn(
+            spec,
+            port=choice.port,
+            log_path=attempt_log,
+            registry=registry,
+            lease=lease,
+            grace_s=grace_s,
+        )
+        server.port_note = choice.note
+        try:
+            wait_ready(server, spec, deadline=server.spawned_at + spec.ready_timeout_s)
+        except ServerStartError as exc:
+            if exc.port_in_use and not lost:
+                log.warning(
+                    "server %r lost port %d to another process; retrying on a new port",
+                    spec.label,
+                    choice.port,
+                )
+                lost.add(choice.port)
+                attempt_log = log_path.with_name(log_path.stem + ".retry" + log_path.suffix)
+                continue
+            raise
+        return server

@@ -1,0 +1,292 @@
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from filelock import UnixFileLock
+
+from pytest_infx.launch.gpus import GpuLeaser
+from pytest_infx.launch.process import (
+    RunningServer,
+    ServerDiedError,
+    ServerStartError,
+    start_server,
+    stop_group,
+)
+from pytest_infx.launch.procfs import is_alive
+from pytest_infx.launch.registry import Registry
+from pytest_infx.launch.spec import ServerSpec
+
+log = logging.getLogger("pytest_infx.launch")
+
+_KEEP = ("key", "expected", "released")
+
+
+@dataclass(frozen=True)
+class ServerHandle:
+    """What an item needs to talk to a shared server; `pid` is the group leader (its guard)."""
+
+    key: str
+    label: str
+    base_url: str
+    port: int
+    pid: int
+    pgid: int
+    log_path: Path
+    gpu_ids: tuple[int, ...]
+    argv: tuple[str, ...]
+    generation: int
+    start_ticks: int = -1
+    port_note: str | None = None
+
+
+def kernel_lock(path: Path) -> UnixFileLock:
+    """A flock()-based lock that never degrades to a soft lock a dead holder would keep."""
+    return UnixFileLock(str(path), fallback_to_soft=False, preserve_lock_file=True)
+
+
+def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, sort_keys=True)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+class ServerPool:
+    """Servers shared by every process of one pytest run (xdist workers or a single process).
+
+    Per spec key, a JSON state file guarded by a kernel lock holds `{status, port, pid, pgid,
+    users, log, generation}`. The first user starts the server while holding the key's lock, so
+    one configuration is never started twice at once; later users attach; the last `release`
+    stops it. With `expect(key, n)` (the number of collected items that use the key, the same
+    on every worker) the server instead lives until n releases, so a worker that runs its items
+    of a key early does not stop the server before another worker's later items reach it.
+    A start failure is stored, so later items of that key fail at once with the same message
+    instead of spending another start-up timeout each.
+
+    The GPU lease is handed to the server's guard process, so it ends with the server whichever
+    process stops it. A server dies with the process that started it (the guard's parent-death
+    signal), so `close()` in that process waits until other processes have released it.
+    """
+
+    def __init__(
+        self,
+        state_dir: Path,
+        registry: Registry,
+        log_dir: Path,
+        leaser: GpuLeaser | None = None,
+        *,
+        grace_s: float = 30.0,
+        lease_timeout_s: float = 3600.0,
+        close_wait_s: float = 3600.0,
+    ) -> None:
+        self.state_dir = Path(state_dir)
+        self.registry = registry
+        self.log_dir = Path(log_dir)
+        self.leaser = leaser
+        self.grace_s = grace_s
+        self.lease_timeout_s = lease_timeout_s
+        self.close_wait_s = close_wait_s
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        self._holds: dict[str, list[int]] = {}
+        self._started: dict[str, RunningServer] = {}
+
+    def _paths(self, key: str) -> tuple[Path, Path]:
+        digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+        return self.state_dir / f"{digest}.json", self.state_dir / f"{digest}.lock"
+
+    @contextlib.contextmanager
+    def _locked(self, key: str) -> Iterator[tuple[Path, dict[str, Any]]]:
+        state_path, lock_path = self._paths(key)
+        with kernel_lock(lock_path):
+            try:
+                state: dict[str, Any] = json.loads(state_path.read_text())
+            except FileNotFoundError:
+                state = {"key": key, "status": "absent", "generation": 0, "users": 0}
+            state.setdefault("expected", 0)
+            state.setdefault("released", 0)
+            yield state_path, state
+
+    def _handle(self, state: dict[str, Any]) -> ServerHandle:
+        return ServerHandle(
+            key=state["key"],
+            label=state["label"],
+            base_url=state["base_url"],
+            port=state["port"],
+            pid=state["pid"],
+            pgid=state["pgid"],
+            log_path=Path(state["log"]),
+            gpu_ids=tuple(state["gpu_ids"]),
+            argv=tuple(state["argv"]),
+            generation=state["generation"],
+            start_ticks=state["start_ticks"],
+            port_note=state.get("port_note"),
+        )
+
+    def _alive(self, state: dict[str, Any]) -> bool:
+        return is_alive(state["pid"], state["start_ticks"])
+
+    def _start(self, spec: ServerSpec, state_path: Path, state: dict[str, Any]) -> dict[str, Any]:
+        generation = int(state.get("generation", 0)) + 1
+        digest = state_path.stem[:8]
+        log_path = self.log_dir / f"{spec.label}-{digest}-{generation}.log"
+        lease = None
+        try:
+            if spec.gpus:
+                if self.leaser is None:
+                    raise ServerStartError(
+                        f"server {spec.label!r} needs {spec.gpus} GPUs but no GPU leaser was given"
+                    )
+                deadline = time.monotonic() + self.lease_timeout_s
+                try:
+                    lease = self.leaser.lease(spec.gpus, deadline)
+                except TimeoutError as exc:
+                    raise ServerStartError(f"server {spec.label!r}: {exc}") from exc
+            server = start_server(
+                spec, log_path=log_path, registry=self.registry, lease=lease, grace_s=self.grace_s
+            )
+        except ServerStartError as exc:
+            failed = {k: state[k] for k in _KEEP}
+            failed.update(status="failed", message=str(exc), generation=generation, users=0)
+            _write_json_atomic(state_path, failed)
+            raise
+        finally:
+            if lease is not None:
+                lease.release()
+        self._started[spec.key] = server
+        return {
+            **{k: state[k] for k in _KEEP},
+            "label": spec.label,
+            "status": "running",
+            "generation": generation,
+            "users": 0,
+            "base_url": server.base_url,
+            "port": server.port,
+            "pid": server.pid,
+            "pgid": server.pgid,
+            "start_ticks": server.start_ticks,
+            "grace_s": self.grace_s,
+            "log": str(server.log_path),
+            "gpu_ids": list(server.gpu_ids),
+            "argv": list(server.argv),
+            "port_note": server.port_note,
+            "owner_pid": os.getpid(),
+        }
+
+    def expect(self, key: str, uses: int) -> None:
+        """Keep the server of `key` until `uses` releases in total, across all processes."""
+        with self._locked(key) as (state_path, state):
+            if uses > state["expected"]:
+                state["expected"] = uses
+                _write_json_atomic(state_path, state)
+
+    def acquire(self, spec: ServerSpec) -> ServerHandle:
+        """Attach to the server of `spec.key`, starting it if nobody runs it.
+
+        Raises ServerStartError for a start failure, including one remembered from earlier in
+        the run.
+        """
+        with self._locked(spec.key) as (state_path, found):
+            state = found
+            status = state["status"]
+            if status == "failed":
+                raise ServerStartError(
+                    f"{state['message']}\n(start failed earlier in this run; not retried)"
+                )
+            if status == "running" and not self._alive(state):
+                log.warning(
+                    "server %r (pid %d) is gone; starting it again", spec.label, state["pid"]
+                )
+                status = "dead"
+            if status != "running":
+                state = self._start(spec, state_path, state)
+            state["users"] += 1
+            _write_json_atomic(state_path, state)
+            self._holds.setdefault(spec.key, []).append(state["generation"])
+            return self._handle(state)
+
+    def check(self, handle: ServerHandle) -> None:
+        """Raise ServerDiedError if the server behind `handle` has exited."""
+        if not is_alive(handle.pid, handle.start_ticks):
+            own = self._started.get(handle.key)
+            if own is not None and own.pid == handle.pid:
+                own.ensure_alive()
+            raise ServerDiedError(
+                f"server {handle.label!r} (pid {handle.pid}) is gone; see {handle.log_path}"
+            )
+
+    def release(self, spec_key: str) -> None:
+        """Drop one use of the server; the last use stops it."""
+        holds = self._holds.get(spec_key)
+        if not holds:
+            raise KeyError(f"this process holds no server for key {spec_key!r}")
+        generation = holds.pop()
+        with self._locked(spec_key) as (state_path, found):
+            state = found
+            state["released"] += 1
+            if state["status"] == "running" and state["generation"] == generation:
+                state["users"] -= 1
+                if state["users"] <= 0 and state["released"] >= state["expected"]:
+                    state = self._stopped(state)
+            _write_json_atomic(state_path, state)
+        self._reap()
+
+    def _stopped(self, state: dict[str, Any]) -> dict[str, Any]:
+        self._stop(state)
+        stopped = {k: state[k] for k in _KEEP}
+        stopped.update(status="stopped", users=0, generation=state["generation"])
+        return stopped
+
+    def _stop(self, state: dict[str, Any]) -> None:
+        own = self._started.pop(state["key"], None)
+        popen = own.popen if own is not None and own.pid == state["pid"] else None
+        stop_group(
+            state["pgid"], start_ticks=state["start_ticks"], grace_s=state["grace_s"], popen=popen
+        )
+
+    def _reap(self) -> None:
+        for key, server in list(self._started.items()):
+            if server.popen is not None and server.popen.poll() is not None:
+                del self._started[key]
+
+    def close(self) -> None:
+        """Release every use this process still holds, then wait for the servers it started
+        to be released by other processes (they would die with this one) and stop them."""
+        for key, holds in list(self._holds.items()):
+            while holds:
+                self.release(key)
+        deadline = time.monotonic() + self.close_wait_s
+        for key, server in list(self._started.items()):
+            while True:
+                with self._locked(key) as (state_path, state):
+                    mine = state["status"] == "running" and state["pid"] == server.pid
+                    in_use = state["users"] > 0 or state["released"] < state["expected"]
+                    if not mine or not in_use or time.monotonic() >= deadline:
+                        if mine:
+                            if in_use:
+                                log.warning(
+                                    "stopping server %r while other processes may still need it",
+                                    server.label,
+                                )
+                            _write_json_atomic(state_path, self._stopped(state))
+                        break
+                time.sleep(0.2)
+            self._started.pop(key, None)
+            if server.popen is not None:
+                server.popen.poll()

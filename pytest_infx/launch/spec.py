@@ -1,0 +1,128 @@
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+PORT_TOKEN = "{port}"
+_DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
+
+
+class SpecError(ValueError):
+    """A server spec that cannot be launched as written; the message says what to change."""
+
+
+@dataclass(frozen=True)
+class LocalRuntime:
+    """Run the engine argv directly on this host."""
+
+    cwd: str | None = None
+
+
+@dataclass(frozen=True)
+class DockerRuntime:
+    """Run the engine inside a container; the image is pinned so a rerun serves the same bits."""
+
+    image: str
+    mounts: tuple[tuple[str, str], ...] = ()
+    extra_args: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not _DIGEST.search(self.image):
+            raise SpecError(
+                f"docker image {self.image!r} is not pinned by digest: write it as "
+                "'<name>:<tag>@sha256:<64 hex digits>' so every run serves the same engine"
+            )
+
+
+Runtime = LocalRuntime | DockerRuntime
+
+
+def _frozen_env(env: Mapping[str, str]) -> Mapping[str, str]:
+    return MappingProxyType(dict(env))
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    """Everything needed to start one server, as plain values.
+
+    Equal `key`s mean the same server: the pool shares one process between every item whose
+    launch configuration fingerprints to the same key.
+    """
+
+    key: str
+    argv: tuple[str, ...]
+    label: str
+    env: Mapping[str, str] = field(default_factory=lambda: _frozen_env({}), hash=False)
+    preferred_port: int = 8888
+    host: str = "127.0.0.1"
+    health_path: str = "/health"
+    ready_statuses: frozenset[int] = frozenset({200})
+    ready_timeout_s: float = 600.0
+    gpus: int = 0
+    runtime: Runtime = field(default_factory=LocalRuntime)
+
+    def __post_init__(self) -> None:
+        if not self.key:
+            raise SpecError("server spec has an empty key: give every launch configuration a key")
+        if not self.argv or not all(isinstance(a, str) for a in self.argv):
+            raise SpecError(f"server {self.label!r}: argv must be a non-empty tuple of strings")
+        if not re.fullmatch(r"[A-Za-z0-9._-]{1,64}", self.label):
+            raise SpecError(
+                f"server label {self.label!r} must be 1-64 characters of letters, digits, '.', "
+                "'_' or '-' (it names log files)"
+            )
+        if not 0 < self.preferred_port < 65536:
+            raise SpecError(
+                f"server {self.label!r}: preferred_port {self.preferred_port} is not 1..65535"
+            )
+        if not self.health_path.startswith("/"):
+            raise SpecError(
+                f"server {self.label!r}: health_path {self.health_path!r} must start with '/'"
+            )
+        if self.ready_timeout_s <= 0:
+            raise SpecError(f"server {self.label!r}: ready_timeout_s must be positive")
+        if self.gpus < 0:
+            raise SpecError(f"server {self.label!r}: gpus must be 0 or more, got {self.gpus}")
+        object.__setattr__(self, "env", _frozen_env(self.env))
+        object.__setattr__(self, "ready_statuses", frozenset(self.ready_statuses))
+
+    def engine_argv(self, port: int) -> tuple[str, ...]:
+        """The argv with the chosen port substituted, before any runtime wrapping."""
+        return tuple(a.replace(PORT_TOKEN, str(port)) for a in self.argv)
+
+    def command(
+        self, *, port: int, gpu_ids: tuple[int, ...], container_name: str
+    ) -> tuple[tuple[str, ...], dict[str, str]]:
+        """The final argv and the environment additions for the launched process.
+
+        Local runs pass the environment through the process; docker runs pass it with `-e`
+        because the container does not inherit the client's environment.
+        """
+        inner = self.engine_argv(port)
+        env = dict(self.env)
+        runtime = self.runtime
+        if isinstance(runtime, LocalRuntime):
+            if self.gpus:
+                env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in gpu_ids)
+            return inner, env
+        argv: list[str] = ["docker", "run", "--rm", "--init", "--name", container_name]
+        argv += ["--network", "host", "--ipc", "host"]
+        if self.gpus:
+            argv += ["--gpus", '"device=' + ",".join(str(i) for i in gpu_ids) + '"']
+        for src, dst in runtime.mounts:
+            argv += ["-v", f"{src}:{dst}"]
+        for name in sorted(env):
+            argv += ["-e", f"{name}={env[name]}"]
+        argv += list(runtime.extra_args)
+        argv.append(runtime.image)
+        argv += inner
+        return tuple(argv), {}
+
+    def cleanup_argv(self, container_name: str) -> tuple[str, ...]:
+        """What removes the server if its client process is gone (a killed docker client leaves
+        the container running)."""
+        if isinstance(self.runtime, DockerRuntime):
+            return ("docker", "rm", "--force", container_name)
+        return ()
