@@ -924,10 +924,27 @@ def check_config_keys(ctx: LintContext) -> list[Finding]:
 )
 def check_coverage(ctx: LintContext) -> list[Finding]:
     changed = ctx.changed_keys or frozenset()
+    if ctx.recipe_keys is not None:
+        # A removed recipe cannot be listed (config keys must resolve), so it needs no entry.
+        changed = changed & ctx.recipe_keys
     base = ctx.base_ref or "the base"
     path = ctx.changelog_rel
     added = new_entries(ctx)
     found: list[Finding] = []
+    if not changed:
+        for entry in added:
+            if not entry.evals_only:
+                found.append(
+                    Finding(
+                        "changelog-coverage",
+                        path,
+                        entry.line,
+                        entry.index,
+                        f"new entry, but no recipe key changed since {base}.",
+                        "Remove the entry: a change that moves no benchmark point adds none.",
+                    )
+                )
+        return found
     covering: dict[str, list[ChangelogEntry]] = {key: [] for key in changed}
     for entry in added:
         for pattern, line in zip(entry.config_keys, entry.key_lines, strict=True):
@@ -946,20 +963,6 @@ def check_coverage(ctx: LintContext) -> list[Finding]:
                         "List only the keys 'infx changed' reports (evals-only entries excepted).",
                     )
                 )
-    if not changed:
-        for entry in added:
-            if not entry.evals_only:
-                found.append(
-                    Finding(
-                        "changelog-coverage",
-                        path,
-                        entry.line,
-                        entry.index,
-                        f"new entry, but no recipe key changed since {base}.",
-                        "Remove the entry: a change that moves no benchmark point adds none.",
-                    )
-                )
-        return found
     end = (ctx.head_changelog() or b"").count(b"\n") or None
     for key in sorted(changed):
         entries = covering[key]

@@ -26,6 +26,22 @@ def _recipe_keys(root: Path, out: TextIO) -> frozenset[str] | None:
     return frozenset(source.recipe.key for source in tree.sources)
 
 
+def _changed_keys(root: Path, base: str | None, out: TextIO) -> frozenset[str] | None:
+    """Added or modified recipe keys since ``base`` (removed ones cannot be listed in an entry),
+    or ``None`` when they cannot be computed (then the coverage rule is skipped)."""
+    if base is None:
+        return None
+    try:
+        changes: Any = importlib.import_module("pytest_infx.recipes.changes")
+        found = changes.changed_since(root, root / "recipes", base)
+    except (ImportError, AttributeError):
+        return None
+    except Exception as exc:
+        print(f"note: changed recipe keys unknown ({exc}); coverage skipped", file=out)
+        return None
+    return frozenset(change.key for change in found if change.status != "removed")
+
+
 def run(args: argparse.Namespace) -> int:
     root = Path(args.root).resolve()
     out: TextIO = sys.stdout
@@ -33,7 +49,12 @@ def run(args: argparse.Namespace) -> int:
     if args.base is not None and not ref_exists(root, args.base):
         print(f"error: base ref {args.base!r} does not exist in {root}", file=sys.stderr)
         return 2
-    ctx = build_context(root, base_ref=base, recipe_keys=_recipe_keys(root, out))
+    ctx = build_context(
+        root,
+        base_ref=base,
+        recipe_keys=_recipe_keys(root, out),
+        changed_keys=_changed_keys(root, base, out),
+    )
     failed = 0
     for selected in all_rules():
         reason = selected.skip_reason(ctx)

@@ -1,0 +1,17 @@
+"""Repository lint rules (``pytest -m lint``, ``infx lint``): changelog and comment rules."""
+
+from __future__ import annotations
+
+from pytest_infx.lint.context import LintContext, build_context, default_base_ref
+from pytest_infx.lint.findings import Finding, Rule, all_rules, get_rule, run_rules
+
+__all__ = [
+    "Finding",
+    "LintContext",
+    "Rule",
+    "all_rules",
+    "build_context",
+    "default_base_ref",
+    "get_rule",
+    "run_rules",
+]
