@@ -1,0 +1,94 @@
+"""``infx golden list|show|lookup``: the golden curves from a shell, as launch scripts need them."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pytest_infx.golden.io import GoldenFileError, dump_curve
+from pytest_infx.golden.lookup import ENGINES, GoldenLookupError, golden_cell, synthetic_setting
+from pytest_infx.golden.store import GoldenNotFoundError, GoldenStore
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser("golden", help="list, show and look up golden AL curves")
+    parser.add_argument(
+        "--root", type=Path, default=None, help="golden folder (default: golden/ here)"
+    )
+    commands = parser.add_subparsers(dest="golden_command", required=True)
+
+    listing = commands.add_parser("list", help="curve names, one a line")
+    listing.set_defaults(func=_list)
+
+    show = commands.add_parser("show", help="print a curve in golden format")
+    show.add_argument("curve")
+    show.set_defaults(func=_show)
+
+    lookup = commands.add_parser("lookup", help="golden AL of one cell (and an engine's setting)")
+    lookup.add_argument("curve")
+    lookup.add_argument("k", type=int)
+    lookup.add_argument("--thinking", choices=("on", "off"), default=None)
+    lookup.add_argument("--engine", choices=ENGINES, default=None)
+    lookup.add_argument("--json", action="store_true", help="print one JSON object")
+    lookup.set_defaults(func=_lookup)
+
+
+def _store(args: argparse.Namespace) -> GoldenStore:
+    root: Path | None = args.root
+    return GoldenStore(root if root is not None else Path.cwd() / "golden")
+
+
+def _list(args: argparse.Namespace) -> int:
+    store = _store(args)
+    names = store.names()
+    if not names:
+        print(f"infx golden: no curves in {store.root}", file=sys.stderr)
+        return 1
+    for name in names:
+        print(name)
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    try:
+        curve = _store(args).get(args.curve)
+    except (GoldenNotFoundError, GoldenFileError) as exc:
+        print(f"infx golden: {exc}", file=sys.stderr)
+        return 1
+    sys.stdout.write(dump_curve(curve))
+    return 0
+
+
+def _lookup(args: argparse.Namespace) -> int:
+    thinking = None if args.thinking is None else args.thinking == "on"
+    try:
+        mode, al = golden_cell(_store(args), args.curve, args.k, thinking)
+        setting = None if args.engine is None else synthetic_setting(args.engine, al, args.k)
+    except (GoldenNotFoundError, GoldenFileError, GoldenLookupError, ValueError) as exc:
+        print(f"infx golden: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        payload: dict[str, Any] = {"curve": args.curve, "k": args.k, "mode": mode}
+        payload["al"] = al
+        if setting is not None:
+            payload["engine"] = setting.engine
+            payload["spec_config"] = dict(setting.spec_config)
+            payload["env"] = dict(setting.env)
+            payload["argv"] = list(setting.argv)
+            payload["notes"] = list(setting.notes)
+        print(json.dumps(payload))
+        return 0
+    print(f"{al:.2f}")
+    if setting is not None:
+        if setting.spec_config:
+            print(f"speculative-config += {json.dumps(dict(setting.spec_config))}")
+        for key, value in setting.env.items():
+            print(f"env {key}={value}")
+        if setting.argv:
+            print("argv " + " ".join(setting.argv))
+        for note in setting.notes:
+            print(f"note: {note}", file=sys.stderr)
+    return 0

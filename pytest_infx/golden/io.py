@@ -1,0 +1,410 @@
+"""Reading and writing golden curve files.
+
+The body is InferenceX's layout (one model key, ``thinking_on``/``thinking_off``, k -> AL with two
+decimals, ``N/A`` for failed cells) so their readers keep working; provenance lives in comment lines
+those readers skip. The loader works on YAML nodes rather than plain ``safe_load`` so every
+complaint can name the line, and so duplicate keys (which ``safe_load`` silently collapses) are
+caught.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode
+
+from pytest_infx.golden.curve import (
+    CURVE_NAME_RE,
+    MODES,
+    Curve,
+    CurveError,
+    Provenance,
+    Scalar,
+    cell_problem,
+)
+
+RUN_PREFIX: Final = "Source GitHub Actions run:"
+SOURCE_PREFIX: Final = "Source:"
+LEGEND: Final = "key = num_speculative_tokens (draft length); value = golden AL"
+NA: Final = "N/A"
+SAMPLING_KEYS: Final = frozenset(
+    {
+        "temperature",
+        "top_p",
+        "top_k",
+        "min_p",
+        "output_len",
+        "concurrency",
+        "seed",
+        "max_tokens",
+        "repetition_penalty",
+        "presence_penalty",
+        "frequency_penalty",
+    }
+)
+HEADER_KEYS: Final = frozenset(
+    {"dataset", "dataset_sha256", "dataset_n", "model", "image", "engine", "TP"}
+) | frozenset({"tolerance", "reference"})
+_SEGMENT_RE: Final = re.compile(r"([A-Za-z_][\w.-]*): (.*)")
+_KWARGS_RE: Final = re.compile(r"(thinking_on|thinking_off) chat_template_kwargs: (.*)")
+_SPEC_PREFIX: Final = "speculative-config:"
+_INT_RE: Final = re.compile(r"[+-]?\d+")
+_FLOAT_RE: Final = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?")
+
+
+class GoldenFileError(ValueError):
+    """A golden file that cannot be used, with the place and the reason."""
+
+    def __init__(self, path: str | os.PathLike[str], line: int | None, reason: str) -> None:
+        self.path = str(path)
+        self.line = line
+        self.reason = reason
+        where = f"{self.path}:{line}" if line is not None else self.path
+        super().__init__(f"{where}: {reason}")
+
+
+def load_curve(path: str | os.PathLike[str]) -> Curve:
+    """Read and validate one golden file; the curve name is the file stem."""
+    file = Path(path)
+    name = file.name.removesuffix(".yaml")
+    if not CURVE_NAME_RE.fullmatch(name):
+        raise GoldenFileError(
+            file,
+            None,
+            f"curve name {name!r} (the file stem) must match [a-z0-9_.-]+; rename the file",
+        )
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise GoldenFileError(file, None, "no such golden file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise GoldenFileError(file, None, f"cannot read the file: {exc}") from None
+    return loads_curve(text, name=name, source=str(file))
+
+
+def loads_curve(text: str, *, name: str, source: str = "<golden>") -> Curve:
+    """Parse golden-format text; ``source`` is only used to name the place in errors."""
+    header = _parse_header(text, source)
+    model_key, modes = _parse_body(text, source)
+    try:
+        return Curve(name=name, model_key=model_key, modes=modes, header=header)
+    except CurveError as exc:
+        raise GoldenFileError(source, None, str(exc)) from None
+
+
+def dump_curve(curve: Curve) -> str:
+    """Golden-format text: header comments, then the body with two-decimal ALs, in fixed order."""
+    lines = header_lines(curve.header)
+    lines.append(f"{_yaml_key(curve.model_key)}:")
+    for mode in MODES:
+        cells = curve.modes.get(mode)
+        if not cells:
+            continue
+        lines.append(f"  {mode}:")
+        lines.extend(f"    {k}: {format_al(cells[k])}" for k in sorted(cells))
+    return "\n".join(lines) + "\n"
+
+
+def write_curve(curve: Curve, path: str | os.PathLike[str]) -> None:
+    """Write atomically so a reader (or a parallel worker) never sees half a file."""
+    file = Path(path)
+    if file.name.removesuffix(".yaml") != curve.name:
+        raise ValueError(f"curve {curve.name!r} must be written to {curve.name}.yaml, not {file}")
+    atomic_write_text(file, dump_curve(curve))
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def format_al(al: float | None) -> str:
+    return NA if al is None else f"{al:.2f}"
+
+
+def header_lines(header: Provenance) -> list[str]:
+    lines: list[str] = []
+    if header.source:
+        prefix = RUN_PREFIX if header.source_is_run else SOURCE_PREFIX
+        lines.append(f"# {prefix} {header.source}")
+    lines.extend(f"# {note}" if note else "#" for note in header.notes)
+    dataset: list[tuple[str, Scalar]] = []
+    if header.dataset is not None:
+        dataset.append(("dataset", header.dataset))
+    dataset.extend(header.sampling.items())
+    lines.extend(_fields_line(dataset))
+    for mode in MODES:
+        kwargs = header.chat_template_kwargs.get(mode)
+        if kwargs is not None:
+            lines.append(f"# {mode} chat_template_kwargs: {json.dumps(dict(kwargs))}")
+    spec = [("method", header.method), ("draft_model", header.draft_model)]
+    spec_parts = [f"{k}={v}" for k, v in [*spec, *header.speculative.items()] if v is not None]
+    if spec_parts:
+        lines.append(f"# {_SPEC_PREFIX} " + " | ".join(spec_parts))
+    engine: list[tuple[str, Scalar | None]] = [("model", header.model), ("image", header.image)]
+    engine.extend([("engine", header.engine), ("TP", header.tp)])
+    lines.extend(_fields_line(engine))
+    lines.extend(
+        _fields_line([("dataset_sha256", header.dataset_sha256), ("dataset_n", header.dataset_n)])
+    )
+    lines.extend(_fields_line([("tolerance", header.tolerance)]))
+    if header.reference:
+        lines.append("# reference: true")
+    lines.extend(["#", f"# {LEGEND}"])
+    return lines
+
+
+def _fields_line(fields: Sequence[tuple[str, Scalar | None]]) -> list[str]:
+    parts = [f"{key}: {_format_scalar(value)}" for key, value in fields if value is not None]
+    return ["# " + " | ".join(parts)] if parts else []
+
+
+def _format_scalar(value: Scalar) -> str:
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def _yaml_key(key: str) -> str:
+    try:
+        plain = yaml.safe_load(f"{key}: 0")
+    except yaml.YAMLError:
+        plain = None
+    if isinstance(plain, dict) and list(plain) == [key]:
+        return key
+    return json.dumps(key)
+
+
+def _parse_header(text: str, source: str) -> Provenance:
+    fields: dict[str, Any] = {
+        "notes": [],
+        "sampling": {},
+        "chat_template_kwargs": {},
+        "speculative": {},
+    }
+    for number, raw in enumerate(text.splitlines(), start=1):
+        stripped = raw.strip()
+        if not stripped:
+            continue
+        if not stripped.startswith("#"):
+            break
+        _parse_header_line(stripped[1:].strip(), number, source, fields)
+    fields["notes"] = tuple(fields["notes"])
+    return Provenance(**fields)
+
+
+def _parse_header_line(body: str, line: int, source: str, fields: dict[str, Any]) -> None:
+    if not body or body == LEGEND:
+        return
+    for prefix in (RUN_PREFIX, SOURCE_PREFIX):
+        if body.startswith(prefix) and "source" not in fields:
+            fields["source"] = body.removeprefix(prefix).strip()
+            return
+    kwargs = _KWARGS_RE.fullmatch(body)
+    if kwargs:
+        try:
+            value = json.loads(kwargs.group(2))
+        except json.JSONDecodeError as exc:
+            raise GoldenFileError(
+                source, line, f"{kwargs.group(1)} chat_template_kwargs is not JSON: {exc.msg}"
+            ) from None
+        if not isinstance(value, dict):
+            raise GoldenFileError(
+                source, line, f"{kwargs.group(1)} chat_template_kwargs must be a JSON object"
+            )
+        fields["chat_template_kwargs"][kwargs.group(1)] = value
+        return
+    if body.startswith(_SPEC_PREFIX):
+        _parse_spec_line(body.removeprefix(_SPEC_PREFIX), line, source, fields)
+        return
+    segments = [_SEGMENT_RE.fullmatch(part.strip()) for part in body.split(" | ")]
+    keys = [m.group(1) for m in segments if m is not None]
+    structured = len(keys) == len(segments) and (
+        keys[0] == "dataset" or all(k in HEADER_KEYS | SAMPLING_KEYS for k in keys)
+    )
+    if not structured:
+        fields["notes"].append(body)
+        return
+    for match in segments:
+        assert match is not None
+        _set_field(match.group(1), match.group(2).strip(), line, source, fields)
+
+
+def _parse_spec_line(rest: str, line: int, source: str, fields: dict[str, Any]) -> None:
+    for part in rest.split(" | "):
+        key, sep, value = part.strip().partition("=")
+        if not sep or not key:
+            raise GoldenFileError(
+                source, line, f"speculative-config part {part.strip()!r} is not key=value"
+            )
+        if key == "method":
+            fields["method"] = value
+        elif key == "draft_model":
+            fields["draft_model"] = value
+        else:
+            fields["speculative"][key] = value
+
+
+def _set_field(key: str, value: str, line: int, source: str, fields: dict[str, Any]) -> None:
+    if key in ("dataset", "dataset_sha256", "model", "image", "engine"):
+        fields[key] = value
+    elif key in ("dataset_n", "TP"):
+        if not _INT_RE.fullmatch(value):
+            raise GoldenFileError(source, line, f"header {key} {value!r} must be an integer")
+        fields["tp" if key == "TP" else key] = int(value)
+    elif key == "tolerance":
+        if not _FLOAT_RE.fullmatch(value) or not math.isfinite(float(value)) or float(value) < 0:
+            raise GoldenFileError(
+                source, line, f"header tolerance {value!r} must be a non-negative number"
+            )
+        fields["tolerance"] = float(value)
+    elif key == "reference":
+        if value not in ("true", "false"):
+            raise GoldenFileError(source, line, f"header reference {value!r} must be true or false")
+        fields["reference"] = value == "true"
+    else:
+        fields["sampling"][key] = _scalar_value(value)
+
+
+def _scalar_value(value: str) -> Scalar:
+    if _INT_RE.fullmatch(value):
+        return int(value)
+    if _FLOAT_RE.fullmatch(value):
+        return float(value)
+    return value
+
+
+def _parse_body(text: str, source: str) -> tuple[str, dict[str, dict[int, float | None]]]:
+    loader = yaml.SafeLoader(text)
+    try:
+        root = loader.get_single_node()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        raise GoldenFileError(source, line, f"not valid YAML: {exc.problem}") from None
+    except yaml.YAMLError as exc:
+        raise GoldenFileError(source, None, f"not valid YAML: {exc}") from None
+    if root is None:
+        raise GoldenFileError(
+            source, None, "the file has no curve; expected '<model key>:' with thinking modes"
+        )
+    top = _mapping(root, source, "the top level must be a mapping '<model key>: {modes}'")
+    pairs = _unique_pairs(loader, top, source)
+    if len(pairs) != 1:
+        names = ", ".join(repr(key) for key, _, _ in pairs)
+        raise GoldenFileError(
+            source,
+            _line(pairs[1][1]) if len(pairs) > 1 else _line(root),
+            f"expected exactly one model key, found {len(pairs)} ({names}); "
+            "keep one curve per file",
+        )
+    model_key, key_node, modes_node = pairs[0]
+    if not isinstance(model_key, str):
+        raise GoldenFileError(
+            source, _line(key_node), f"model key {model_key!r} must be a string (the model name)"
+        )
+    modes_map = _mapping(
+        modes_node, source, f"{model_key}: expected thinking_on / thinking_off mappings"
+    )
+    modes: dict[str, dict[int, float | None]] = {}
+    for mode, mode_key, cells_node in _unique_pairs(loader, modes_map, source):
+        if mode not in MODES:
+            raise GoldenFileError(
+                source,
+                _line(mode_key),
+                f"unknown mode {mode!r}; the modes are thinking_on and thinking_off",
+            )
+        modes[mode] = _parse_cells(loader, str(mode), cells_node, source)
+    if not modes:
+        raise GoldenFileError(
+            source, _line(modes_node), f"{model_key}: no thinking_on / thinking_off mode"
+        )
+    return model_key, modes
+
+
+def _parse_cells(
+    loader: yaml.SafeLoader, mode: str, node: Node, source: str
+) -> dict[int, float | None]:
+    if isinstance(node, ScalarNode) and node.tag == "tag:yaml.org,2002:null":
+        raise GoldenFileError(
+            source, _line(node), f"mode {mode} is empty; give at least one k: AL or remove it"
+        )
+    cells_map = _mapping(node, source, f"mode {mode} must map draft lengths to AL values")
+    cells: dict[int, float | None] = {}
+    for k, k_node, al_node in _unique_pairs(loader, cells_map, source):
+        if isinstance(k, bool) or not isinstance(k, int):
+            raise GoldenFileError(
+                source, _line(k_node), f"{mode}: draft length {k!r} is not an integer"
+            )
+        al = _al_value(loader, al_node)
+        problem = cell_problem(k, al)
+        if problem:
+            raise GoldenFileError(source, _line(al_node), f"{mode} k={k}: {problem}")
+        assert al is None or isinstance(al, int | float)
+        cells[k] = None if al is None else float(al)
+    if not cells:
+        raise GoldenFileError(
+            source, _line(node), f"mode {mode} is empty; give at least one k: AL or remove it"
+        )
+    return cells
+
+
+def _al_value(loader: yaml.SafeLoader, node: Node) -> object:
+    if not isinstance(node, ScalarNode):
+        return "<a nested block>"
+    value = loader.construct_object(node)
+    if value == NA:
+        return None
+    if value is None:
+        return "<empty>"
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value
+    return str(value) if not isinstance(value, bool) else value
+
+
+def _mapping(node: Node, source: str, reason: str) -> MappingNode:
+    if not isinstance(node, MappingNode):
+        raise GoldenFileError(source, _line(node), reason)
+    return node
+
+
+def _unique_pairs(
+    loader: yaml.SafeLoader, node: MappingNode, source: str
+) -> list[tuple[Any, Node, Node]]:
+    seen: dict[Any, int] = {}
+    pairs: list[tuple[Any, Node, Node]] = []
+    for key_node, value_node in node.value:
+        if not isinstance(key_node, ScalarNode):
+            raise GoldenFileError(source, _line(key_node), "keys must be plain scalars")
+        key = loader.construct_object(key_node)
+        marker = (type(key).__name__, key)
+        if marker in seen:
+            raise GoldenFileError(
+                source,
+                _line(key_node),
+                f"duplicate key {key!r} (first on line {seen[marker]}); keep one",
+            )
+        seen[marker] = _line(key_node)
+        pairs.append((key, key_node, value_node))
+    return pairs
+
+
+def _line(node: Node) -> int:
+    return int(node.start_mark.line) + 1
