@@ -31,7 +31,7 @@ MARKER_NAME = "infx-env.json"
 LOG_NAME = "install.log"
 STEPS_DIR_NAME = "infx-steps"
 PIP_ARGS_VAR = "INFX_PIP_ARGS"
-_DATA_PACKAGE = "pytest_infx.envs.data"
+DATA_PACKAGE = "pytest_infx.envs.data"
 _LOG_TAIL_LINES = 40
 _HEARTBEAT_S = 20.0
 
@@ -42,7 +42,9 @@ class InstallError(RuntimeError):
 
 @dataclass(frozen=True, kw_only=True)
 class ScriptStep:
-    """A python script from ``pytest_infx/envs/data`` run with the env's python after pip.
+    """A python script from a data package (by default ``pytest_infx/envs/data``) run after pip.
+
+    It runs with the env's python, so it may import what pip installed (torch, transformers).
 
     ``args`` may use ``{env}`` (the env folder) and ``{steps}`` (where the script and its
     ``files`` are copied), so a script never needs to know where the cache lives.
@@ -53,6 +55,7 @@ class ScriptStep:
     files: tuple[str, ...] = ()
     args: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
+    package: str = DATA_PACKAGE
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -101,8 +104,24 @@ class ToolEnv:
     def marker_path(self) -> Path:
         return self.env_dir / MARKER_NAME
 
+    @property
+    def lock_path(self) -> Path:
+        return self.env_dir.parent / f"{self.env_dir.name}.lock"
+
     def is_complete(self) -> bool:
         return self.marker_path.is_file()
+
+    def is_being_installed(self) -> bool:
+        """Whether a live process holds the install lock (a dead one releases it)."""
+        if not self.lock_path.exists():
+            return False
+        lock = FileLock(str(self.lock_path))
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            return True
+        lock.release()
+        return False
 
     def record(self) -> dict[str, object]:
         """The marker's content: the spec and how long each install step took."""
@@ -123,13 +142,12 @@ def cache_root(cache_dir: Path | None = None) -> Path:
     return Path.home() / ".cache" / "pytest-infx"
 
 
-def _data_bytes(name: str) -> bytes:
-    resource = resources.files(_DATA_PACKAGE) / name
+def _data_bytes(package: str, name: str) -> bytes:
     try:
-        return resource.read_bytes()
-    except FileNotFoundError:
+        return (resources.files(package) / name).read_bytes()
+    except (FileNotFoundError, ModuleNotFoundError):
         raise InstallError(
-            f"pytest_infx/envs/data/{name} is missing from the installed package; "
+            f"{package.replace('.', '/')}/{name} is missing from the installed package; "
             "reinstall pytest-infx"
         ) from None
 
@@ -142,7 +160,7 @@ def spec_hash(spec: ToolEnvSpec) -> str:
             "args": list(step.args),
             "env": [list(pair) for pair in step.env],
             "content": {
-                name: hashlib.sha256(_data_bytes(name)).hexdigest()
+                name: hashlib.sha256(_data_bytes(step.package, name)).hexdigest()
                 for name in (step.script, *step.files)
             },
         }
@@ -194,7 +212,7 @@ def ensure(
         return env
     report = progress or stderr_progress
     env.env_dir.parent.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(env.env_dir.parent / f"{env.env_dir.name}.lock"))
+    lock = FileLock(str(env.lock_path))
     try:
         lock.acquire(timeout=0)
     except Timeout:
@@ -286,7 +304,7 @@ def _install(env: ToolEnv, report: Progress) -> None:
     for step in spec.scripts:
         steps.begin(step.title)
         for name in (step.script, *step.files):
-            (steps_dir / _script_name(name)).write_bytes(_data_bytes(name))
+            (steps_dir / _script_name(name)).write_bytes(_data_bytes(step.package, name))
         values = {"env": str(env.env_dir), "steps": str(steps_dir)}
         args = [arg.format_map(values) for arg in step.args]
         script = steps_dir / _script_name(step.script)
@@ -389,7 +407,7 @@ def _last_line(log: Path) -> str:
     lines = _read_tail_bytes(log, 0).splitlines()
     for line in reversed(lines):
         text = line.strip()
-        if text:
+        if text and not text.startswith("WARNING: Location"):
             return text[:120]
     return ""
 
@@ -426,7 +444,7 @@ def remove(spec: ToolEnvSpec, *, cache_dir: Path | None = None) -> bool:
     env = locate(spec, cache_dir=cache_dir)
     if not env.env_dir.parent.exists():
         return False
-    with FileLock(str(env.env_dir.parent / f"{env.env_dir.name}.lock")):
+    with FileLock(str(env.lock_path)):
         if not env.env_dir.exists():
             return False
         shutil.rmtree(env.env_dir)

