@@ -482,7 +482,8 @@ def byte_findings(data: bytes, parsed: ParsedChangelog, *, path: str) -> list[Fi
                 quote=False,
             )
     for offset in offsets[1:]:
-        if data[offset - 2 : offset] != b"\n\n":
+        above = data[data.rfind(b"\n", 0, offset - 1) + 1 : offset]
+        if above != b"\n" and above.strip(b" \t\n"):
             add(
                 offset,
                 "entry is not separated from the previous entry by a blank line.",
@@ -781,7 +782,9 @@ def _no_base(ctx: LintContext) -> str | None:
     if ctx.base_changelog is None:
         ref = ctx.base_ref or "origin/main"
         return f"no base to compare with ({ref} not found; pass --base REF)"
-    return _no_changelog(ctx)
+    if ctx.head_changelog() is None and not ctx.base_changelog:
+        return _no_changelog(ctx)
+    return None
 
 
 def _needs_recipe_keys(ctx: LintContext) -> str | None:

@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+import pytest
+
+from pytest_infx.lint.findings import Finding, all_rules, get_rule, quote_lines, rule
+
+
+def test_render_reads_like_path_line_entry_message_hint() -> None:
+    finding = Finding(
+        "changelog-pr-link",
+        "perf-changelog.yaml",
+        812,
+        771,
+        "pr-link 'TBD' is not accepted for a new entry.",
+        "Use 'XXX'.",
+    )
+    assert finding.render() == (
+        "perf-changelog.yaml:812 (entry 771): pr-link 'TBD' is not accepted for a new entry."
+        " Use 'XXX'."
+    )
+
+
+def test_render_without_line_or_entry_and_with_excerpt() -> None:
+    lines = tuple(f"# line {n}" for n in range(10))
+    finding = Finding("comments-header", "a.sh", None, None, "header.", "", quote_lines(lines, 2))
+    text = finding.render().splitlines()
+    assert text[0] == "a.sh: header."
+    assert text[1] == "     2 | # line 0"
+    assert text[-1] == "    ... (4 more lines)"
+
+
+def test_registry_has_stable_unique_ids() -> None:
+    ids = [registered.id for registered in all_rules()]
+    assert len(ids) == len(set(ids))
+    assert {
+        "changelog-schema",
+        "changelog-bytes",
+        "changelog-append-only",
+        "changelog-pr-link",
+        "changelog-config-keys",
+        "changelog-coverage",
+        "comments-header",
+        "comments-broad",
+        "comments-describe",
+    } <= set(ids)
+    assert all(registered.description for registered in all_rules())
+
+
+def test_duplicate_rule_id_is_refused() -> None:
+    with pytest.raises(ValueError, match="registered twice"):
+        rule("changelog-schema", "again")(lambda ctx: [])
+
+
+def test_unknown_rule_names_the_known_ones() -> None:
+    with pytest.raises(KeyError, match="comments-broad"):
+        get_rule("nope")
+    assert get_rule("comments-broad").id == "comments-broad"
