@@ -55,8 +55,10 @@ def log_tail(path: Path, lines: int = TAIL_LINES) -> str:
 
 
 def describe_status(code: int) -> str:
-    if code > 128 and code - 128 in signal.valid_signals():
-        return f"was killed by {signal.Signals(code - 128).name}"
+    """Popen's negative codes and the guard's 128+N both mean death by a signal."""
+    signum = -code if code < 0 else code - 128 if code > 128 else 0
+    if signum in signal.valid_signals():
+        return f"was killed by {signal.Signals(signum).name}"
     return f"exited with code {code}"
 
 
@@ -106,7 +108,7 @@ class RunningServer:
     def ensure_alive(self) -> None:
         code = self.returncode()
         if code is not None:
-            what = describe_status(code) if code >= 0 else "is gone"
+            what = describe_status(code) if self.popen is not None else "is gone"
             raise ServerDiedError(
                 _report(
                     f"{what} while in use", label=self.label, argv=self.argv, log_path=self.log_path

@@ -1,0 +1,134 @@
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pytest_infx.launch.gpus import GpuInfo, GpuLeaser, GpuLeaseTimeout, detect_gpus
+
+HOLDER = """
+import sys, time
+from pathlib import Path
+from pytest_infx.launch.gpus import GpuLeaser
+leaser = GpuLeaser(Path(sys.argv[1]), 8)
+lease = leaser.lease(4, time.monotonic() + float(sys.argv[2]))
+print(lease.cuda_visible_devices, flush=True)
+time.sleep(120)
+"""
+
+
+@pytest.fixture
+def holders(tmp_path: Path) -> Iterator[list[subprocess.Popen[str]]]:
+    started: list[subprocess.Popen[str]] = []
+    yield started
+    for proc in started:
+        proc.kill()
+        proc.wait()
+
+
+def _hold(lock_dir: Path, holders: list[subprocess.Popen[str]], wait_s: float = 10) -> str:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(lock_dir), str(wait_s)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    holders.append(proc)
+    assert proc.stdout is not None
+    return proc.stdout.readline().strip()
+
+
+def test_two_holders_get_disjoint_sets_and_a_third_times_out(
+    tmp_path: Path, holders: list[subprocess.Popen[str]]
+) -> None:
+    first = _hold(tmp_path, holders)
+    second = _hold(tmp_path, holders)
+    assert {first, second} == {"0,1,2,3", "4,5,6,7"}
+    leaser = GpuLeaser(tmp_path, 8, poll_s=0.05)
+    assert leaser.busy() == list(range(8))
+    started = time.monotonic()
+    with pytest.raises(
+        GpuLeaseTimeout,
+        match=r"no 4 contiguous free GPUs of 8 after .* \(busy now: 0,1,2,3,4,5,6,7\)",
+    ):
+        leaser.lease(4, time.monotonic() + 0.5)
+    assert 0.5 <= time.monotonic() - started < 3
+
+
+def test_sigkilled_holder_frees_its_lease(
+    tmp_path: Path, holders: list[subprocess.Popen[str]]
+) -> None:
+    first = _hold(tmp_path, holders)
+    _hold(tmp_path, holders)
+    victim = holders[0]
+    os.kill(victim.pid, signal.SIGKILL)
+    victim.wait()
+    with GpuLeaser(tmp_path, 8).lease(4, time.monotonic() + 5) as lease:
+        assert lease.cuda_visible_devices == first
+
+
+def test_a_waiting_lease_gets_the_set_when_it_is_freed(
+    tmp_path: Path, holders: list[subprocess.Popen[str]]
+) -> None:
+    leaser = GpuLeaser(tmp_path, 8, poll_s=0.05)
+    mine = leaser.lease(8, time.monotonic() + 1)
+    waiter = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(tmp_path), "20"], stdout=subprocess.PIPE, text=True
+    )
+    holders.append(waiter)
+    time.sleep(0.5)
+    assert waiter.poll() is None
+    mine.release()
+    assert waiter.stdout is not None
+    assert waiter.stdout.readline().strip() == "0,1,2,3"
+
+
+def test_leases_within_one_process_do_not_overlap(tmp_path: Path) -> None:
+    leaser = GpuLeaser(tmp_path, 8)
+    deadline = time.monotonic() + 1
+    a = leaser.lease(2, deadline)
+    b = leaser.lease(4, deadline)
+    c = leaser.lease(2, deadline)
+    assert (a.ids, b.ids, c.ids) == ((0, 1), (4, 5, 6, 7), (2, 3))
+    with pytest.raises(GpuLeaseTimeout):
+        leaser.lease(1, time.monotonic() + 0.2)
+    b.release()
+    assert leaser.lease(3, deadline).ids == (4, 5, 6)
+    assert leaser.lease(0, deadline).ids == ()
+
+
+def test_more_gpus_than_the_machine_has_fails_at_once(tmp_path: Path) -> None:
+    with pytest.raises(GpuLeaseTimeout, match="this machine has 8"):
+        GpuLeaser(tmp_path, 8).lease(16, time.monotonic() + 100)
+
+
+def test_detect_gpus_reads_nvidia_smi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = tmp_path / "nvidia-smi"
+    fake.write_text(
+        '#!/bin/sh\necho "0, NVIDIA H200, 143771 MiB"\necho "1, NVIDIA H200, 143771 MiB"\n'
+    )
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    assert detect_gpus() == (
+        GpuInfo(index=0, name="NVIDIA H200", memory_mib=143771),
+        GpuInfo(index=1, name="NVIDIA H200", memory_mib=143771),
+    )
+    assert len(detect_gpus(override=8)) == 8
+    assert detect_gpus(override=0) == ()
+
+
+def test_missing_or_failing_nvidia_smi_means_no_gpus(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert detect_gpus() == ()
+    fake = tmp_path / "nvidia-smi"
+    fake.write_text("#!/bin/sh\necho 'NVIDIA-SMI has failed' >&2\nexit 9\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    assert detect_gpus(nvidia_smi=str(fake)) == ()

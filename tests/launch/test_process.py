@@ -1,0 +1,196 @@
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from pytest_infx.launch import process
+from pytest_infx.launch.ports import PortChoice
+from pytest_infx.launch.procfs import group_members, is_alive
+from pytest_infx.launch.registry import Registry
+from pytest_infx.launch.spec import ServerSpec
+
+from .conftest import read_records, wait_until
+
+MakeSpec = Callable[..., ServerSpec]
+
+
+def _post_chat(port: int) -> int:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+    try:
+        conn.request("POST", "/v1/chat/completions", body=body)
+        resp = conn.getresponse()
+        resp.read()
+        return resp.status
+    except OSError:
+        return -1
+    finally:
+        conn.close()
+
+
+def test_slow_start_becomes_ready(
+    make_spec: MakeSpec, registry: Registry, tmp_path: Path, records: Path
+) -> None:
+    spec = make_spec("--start-delay", "1.0")
+    server = process.start_server(spec, log_path=tmp_path / "s.log", registry=registry, grace_s=5)
+    try:
+        assert server.ready_after_s is not None and server.ready_after_s >= 1.0
+        assert process.probe("127.0.0.1", server.port, "/health", timeout=2) == 200
+        assert _post_chat(server.port) == 200
+        assert [e.pgid for e in registry.entries()] == [server.pgid]
+        engine = int(read_records(records)[0]["pid"])  # type: ignore[call-overload]
+        assert os.getpgid(engine) == server.pgid
+    finally:
+        server.stop()
+    assert not group_members(server.pgid)
+    assert server.popen is not None and server.popen.returncode is not None
+
+
+def test_health_503_while_starting_is_not_ready(
+    make_spec: MakeSpec, registry: Registry, tmp_path: Path
+) -> None:
+    spec = make_spec("--health-503-while-starting", "--start-delay", "1.0")
+    server = process.start_server(spec, log_path=tmp_path / "s.log", registry=registry, grace_s=5)
+    try:
+        assert server.ready_after_s is not None and server.ready_after_s >= 1.0
+        assert '"GET /health HTTP/1.1" 503' in server.log_path.read_text()
+    finally:
+        server.stop()
+
+
+def test_die_during_startup_reports_exit_code_and_log_tail(
+    make_spec: MakeSpec, registry: Registry, tmp_path: Path
+) -> None:
+    spec = make_spec("--die-during-startup", "--start-delay", "0.2", ready_timeout_s=30)
+    started = time.monotonic()
+    with pytest.raises(process.ServerStartError) as info:
+        process.start_server(spec, log_path=tmp_path / "s.log", registry=registry, grace_s=5)
+    message = str(info.value)
+    assert time.monotonic() - started < 10, "an exit must end the wait before the deadline"
+    assert "exited with code 3 during start-up" in message
+    assert "simulated start-up failure (CUDA out of memory)" in message
+    assert "server.py --port" in message
+    assert str(tmp_path / "s.log") in message
+
+
+def test_never_ready_times_out_with_log_tail_and_is_stopped(
+    make_spec: MakeSpec, registry: Registry, tmp_path: Path, records: Path
+) -> None:
+    spec = make_spec("--never-ready", ready_timeout_s=1.5)
+    with pytest.raises(process.ServerStartError) as info:
+        process.start_server(spec, log_path=tmp_path / "s.log", registry=registry, grace_s=5)
+    message = str(info.value)
+    assert "was not ready after 1.5 s (/health last answer HTTP 503)" in message
+    assert "listening at" in message
+    pid = int(read_records(records)[0]["pid"])  # type: ignore[call-overload]
+    assert not is_alive(pid)
+
+
+def test_crash_mid_run_is_detected(make_spec: MakeSpec, registry: Registry, tmp_path: Path) -> None:
+    spec = make_spec("--crash-after-requests", "2")
+    server = process.start_server(spec, log_path=tmp_path / "s.log", registry=registry, grace_s=5)
+    try:
+        server.ensure_alive()
+        assert [_post_chat(server.port) for _ in range(2)] == [200, 200]
+        assert _post_chat(server.port) == -1
+        assert wait_until(lambda: server.returncode() is not None)
+        with pytest.raises(process.ServerDiedError) as info:
+            server.ensure_alive()
+        assert "exited with code 7 while in use" in str(info.value)
+        assert "simulated crash after 2 requests" in str(info.value)
+    finally:
+        server.stop()
+
+
+def test_ignored_sigterm_gets_sigkill_after_grace(
+    make_spec: MakeSpec, registry: Registry, tmp_path: Path, records: Path
+) -> None:
+    spec = make_spec("--ignore-sigterm", "--spawn-child")
+    server = process.start_server(spec, log_path=tmp_path / "s.log", registry=registry, grace_s=1)
+    rec = read_records(records)[0]
+    engine, child = int(rec["pid"]), int(rec["child"])  # type: ignore[call-overload]
+    assert is_alive(engine) and is_alive(child)
+    started = time.monotonic()
+    server.stop()
+    took = time.monotonic() - started
+    assert 1.0 <= took < 8.0
+    assert not is_alive(engine) and not is_alive(child)
+    assert "sending SIGKILL" in server.log_path.read_text()
+
+
+def test_grandchild_is_killed_with_the_group(
+    make_spec: MakeSpec, registry: Registry, tmp_path: Path, records: Path
+) -> None:
+    spec = make_spec("--spawn-child")
+    server = process.start_server(spec, log_path=tmp_path / "s.log", registry=registry, grace_s=5)
+    child = int(read_records(records)[0]["child"])  # type: ignore[call-overload]
+    assert os.getpgid(child) == server.pgid
+    server.stop()
+    assert not is_alive(child)
+
+
+def test_grandchild_dies_when_the_engine_exits_on_its_own(
+    make_spec: MakeSpec, registry: Registry, tmp_path: Path, records: Path
+) -> None:
+    spec = make_spec("--spawn-child", "--crash-after-requests", "0")
+    server = process.start_server(spec, log_path=tmp_path / "s.log", registry=registry, grace_s=5)
+    child = int(read_records(records)[0]["child"])  # type: ignore[call-overload]
+    _post_chat(server.port)
+    assert wait_until(lambda: server.returncode() is not None)
+    assert server.returncode() == 7
+    assert wait_until(lambda: not is_alive(child))
+
+
+def test_port_lost_between_choice_and_bind_is_retried_once(
+    make_spec: MakeSpec,
+    registry: Registry,
+    tmp_path: Path,
+    records: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import socket
+
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen()
+    taken = holder.getsockname()[1]
+    real = process.choose_port
+    calls: list[set[int]] = []
+
+    def racy(host: str, preferred: int, *, exclude: set[int]) -> PortChoice:
+        calls.append(set(exclude))
+        if not exclude:
+            return PortChoice(port=taken, preferred=preferred)
+        return real(host, preferred, exclude=exclude)
+
+    monkeypatch.setattr(process, "choose_port", racy)
+    spec = make_spec()
+    try:
+        server = process.start_server(spec, log_path=tmp_path / "s.log", registry=registry)
+    finally:
+        holder.close()
+    try:
+        assert calls == [set(), {taken}]
+        assert server.port != taken
+        assert "Address already in use" in (tmp_path / "s.log").read_text()
+        assert server.log_path == tmp_path / "s.retry.log"
+        assert [r["port"] for r in read_records(records)] == [taken, server.port]
+    finally:
+        server.stop()
+
+
+def test_sigterm_reaches_the_engine_once(
+    make_spec: MakeSpec, registry: Registry, tmp_path: Path
+) -> None:
+    spec = make_spec()
+    server = process.start_server(spec, log_path=tmp_path / "s.log", registry=registry)
+    server.stop()
+    text = server.log_path.read_text()
+    assert text.count("SIGTERM, exiting") == 1
+    assert server.popen is not None and server.popen.returncode == 0
