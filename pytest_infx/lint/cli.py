@@ -15,6 +15,8 @@ from pytest_infx.lint.findings import all_rules
 def _recipe_keys(root: Path, out: TextIO) -> frozenset[str] | None:
     """The recipe keys from the recipe loader, or ``None`` when it is absent or the recipes do
     not load (then the key rules are skipped, and ``pytest -m lint`` reports the recipe errors)."""
+    if not (root / "recipes").is_dir():
+        return None
     try:
         loader: Any = importlib.import_module("pytest_infx.recipes.loader")
         tree = loader.read_tree(root / "recipes")
@@ -29,7 +31,7 @@ def _recipe_keys(root: Path, out: TextIO) -> frozenset[str] | None:
 def _changed_keys(root: Path, base: str | None, out: TextIO) -> frozenset[str] | None:
     """Added or modified recipe keys since ``base`` (removed ones cannot be listed in an entry),
     or ``None`` when they cannot be computed (then the coverage rule is skipped)."""
-    if base is None:
+    if base is None or not (root / "recipes").is_dir():
         return None
     try:
         changes: Any = importlib.import_module("pytest_infx.recipes.changes")

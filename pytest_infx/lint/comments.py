@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_infx.lint.context import LintContext
-from pytest_infx.lint.findings import Finding, quote_lines, rule
+from pytest_infx.lint.findings import Finding, quote_lines, quote_numbered, rule
 
 BLANK = "blank"
 CODE = "code"
@@ -256,7 +256,7 @@ def header_findings(path: str, lines: list[SourceLine]) -> list[Finding]:
             "Remove it: no header comments, and no description of what the file, topology or"
             " config is (a shebang and '# shellcheck' directives are fine); put the rationale in"
             " the changelog entry or the PR.",
-            tuple(q for line in header for q in quote_lines([line.text], line.number)),
+            quote_numbered([(line.number, line.text) for line in header]),
         )
     ]
 

@@ -9,7 +9,7 @@ reader types to re-run one rule.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -54,10 +54,15 @@ class Finding:
         return "\n".join(lines)
 
 
-def quote_lines(lines: list[str] | tuple[str, ...], first: int) -> tuple[str, ...]:
-    """Number source lines the way findings show them (``12 | text``)."""
-    width = len(str(first + len(lines) - 1))
-    return tuple(f"{first + offset:>{width}} | {text}" for offset, text in enumerate(lines))
+def quote_numbered(numbered: Sequence[tuple[int, str]]) -> tuple[str, ...]:
+    """Quote ``(line number, text)`` pairs the way findings show them (``12 | text``)."""
+    width = max((len(str(number)) for number, _ in numbered), default=1)
+    return tuple(f"{number:>{width}} | {text}" for number, text in numbered)
+
+
+def quote_lines(lines: Sequence[str], first: int) -> tuple[str, ...]:
+    """Quote consecutive source lines starting at line ``first``."""
+    return quote_numbered([(first + offset, text) for offset, text in enumerate(lines)])
 
 
 Check = Callable[["LintContext"], list[Finding]]

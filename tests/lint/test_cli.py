@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pytest_infx.cli import main
+
+from .conftest import MakeRepo
+from .helpers import ENTRY_A, entry, git, join
+
+
+def test_lint_reports_findings_and_exits_1(
+    changelog_repo: MakeRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ctx = changelog_repo(ENTRY_A, join(ENTRY_A, entry("a", pr_link="TBD")))
+    assert main(["lint", "--root", str(ctx.root), "--base", "origin/main"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL changelog-pr-link" in out
+    assert "perf-changelog.yaml:13 (entry 1): pr-link 'TBD' is not accepted" in out
+    assert "ok   changelog-schema" in out
+    assert "1 finding(s)" in out
+
+
+def test_lint_passes_and_uses_origin_main_by_default(
+    changelog_repo: MakeRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ctx = changelog_repo(ENTRY_A, join(ENTRY_A, entry("a")))
+    assert main(["lint", "--root", str(ctx.root)]) == 0
+    out = capsys.readouterr().out
+    assert "ok   changelog-append-only" in out
+    assert "skip changelog-config-keys: recipe keys unknown" in out
+
+
+def test_lint_refuses_a_missing_base(
+    changelog_repo: MakeRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ctx = changelog_repo(ENTRY_A, ENTRY_A)
+    assert main(["lint", "--root", str(ctx.root), "--base", "nope"]) == 2
+    assert "base ref 'nope' does not exist" in capsys.readouterr().err
+
+
+def test_lint_reads_recipe_keys_and_changed_keys(
+    changelog_repo: MakeRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = Path(__file__).resolve().parents[2] / "recipes"
+    ctx = changelog_repo(ENTRY_A, ENTRY_A)
+    git(ctx.root, "rm", "-q", "--cached", "perf-changelog.yaml")
+    git(ctx.root, "commit", "-q", "-m", "no changelog yet")
+    git(ctx.root, "update-ref", "refs/remotes/origin/main", "HEAD")
+    shutil.copytree(source, ctx.root / "recipes")
+    (ctx.root / "perf-changelog.yaml").write_text(
+        entry("smollm2-bf16-cpu-vllm-ngram", "smollm2-bf16-cpu-vllm-nope")
+    )
+    assert main(["lint", "--root", str(ctx.root)]) == 1
+    out = capsys.readouterr().out
+    assert "config key 'smollm2-bf16-cpu-vllm-nope' matches no recipe key" in out
+    assert "recipe key 'smollm2-bf16-cpu-vllm-draft' changed since origin/main but no new" in out
