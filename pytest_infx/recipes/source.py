@@ -46,20 +46,50 @@ class LinedList(list[Any]):
         return self.location
 
 
-def _convert(node: yaml.Node, path: Path) -> Any:
+MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def _scalar(node: yaml.Node, location: Location) -> Any:
+    """Construct one scalar without the constructor's per-node cache, which never empties."""
+    construct = _scalars.yaml_constructors.get(node.tag)
+    if construct is None:
+        raise RecipeError(
+            location,
+            None,
+            f"unsupported YAML tag {node.tag}",
+            "remove the tag; recipes use plain strings, numbers, lists and mappings",
+        )
+    try:
+        return construct(_scalars, node)
+    except (yaml.YAMLError, ValueError) as exc:
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise RecipeError(
+            location,
+            None,
+            f"invalid value {node.value!r}: {problem}",
+            "quote the value to keep it a string",
+        ) from None
+
+
+def _convert(node: yaml.Node, path: Path, parents: frozenset[int] = frozenset()) -> Any:
     location = Location(path, node.start_mark.line + 1)
+    if id(node) in parents:
+        raise RecipeError(
+            location, None, "recursive YAML alias", "write the value out instead of an alias"
+        )
     if isinstance(node, yaml.MappingNode):
+        inner = parents | {id(node)}
         out = LinedDict(location)
         for key_node, value_node in node.value:
-            key = _convert(key_node, path)
             key_location = Location(path, key_node.start_mark.line + 1)
-            if key == "<<":
+            if key_node.tag == MERGE_TAG:
                 raise RecipeError(
                     key_location,
                     "<<",
                     "YAML merge keys are not supported",
                     "use 'extends:' or an 'overrides:' block instead",
                 )
+            key = _convert(key_node, path, inner)
             if not isinstance(key, str):
                 raise RecipeError(key_location, str(key), "keys must be strings", "quote the key")
             if key in out:
@@ -70,16 +100,17 @@ def _convert(node: yaml.Node, path: Path) -> Any:
                     f"duplicate key (first written at line {first.line})",
                     "remove one of the two",
                 )
-            out[key] = _convert(value_node, path)
+            out[key] = _convert(value_node, path, inner)
             out.key_locations[key] = key_location
         return out
     if isinstance(node, yaml.SequenceNode):
+        inner = parents | {id(node)}
         items = LinedList(location)
         for child in node.value:
-            items.append(_convert(child, path))
+            items.append(_convert(child, path, inner))
             items.item_locations.append(Location(path, child.start_mark.line + 1))
         return items
-    return _scalars.construct_object(node)
+    return _scalar(node, location)
 
 
 def load_yaml(path: Path, text: str | None = None) -> Any:
