@@ -1,0 +1,291 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_infx.recipes.errors import RecipeError, RecipeErrors
+from pytest_infx.recipes.loader import load_file, load_tree, read_tree, recipe_files
+from pytest_infx.recipes.points import expand
+
+from .helpers import agentic, changed, dump, line_of, speedbench, write
+
+
+def errors_of(path: Path) -> list[RecipeError]:
+    with pytest.raises((RecipeError, RecipeErrors)) as info:
+        load_file(path)
+    exc = info.value
+    if isinstance(exc, RecipeErrors):
+        return exc.errors
+    assert isinstance(exc, RecipeError)
+    return [exc]
+
+
+def only_error(path: Path, field: str) -> RecipeError:
+    found = [e for e in errors_of(path) if e.field == field]
+    assert len(found) == 1, [str(e) for e in errors_of(path)]
+    return found[0]
+
+
+def assert_points_at(error: RecipeError, path: Path, line: int, field: str) -> None:
+    assert error.location is not None
+    assert (error.location.path, error.location.line) == (path, line)
+    assert str(error).startswith(f"{path}:{line}: {field}: ")
+
+
+def test_misspelled_field_names_file_line_and_suggests_the_right_name(tmp_path: Path) -> None:
+    recipe = speedbench("a-b300")
+    recipe["speedbench"]["sampling"] = {"temprature": 0.5}
+    path = write(tmp_path / "a.yaml", recipe)
+    error = only_error(path, "speedbench.sampling.temprature")
+    assert_points_at(error, path, line_of(dump(recipe), "temprature"), error.field or "")
+    assert "unknown field" in str(error)
+    assert "did you mean 'temperature'?" in str(error)
+    assert "top-p" in error.hint
+
+
+def test_misspelled_top_level_field_also_reports_the_missing_one(tmp_path: Path) -> None:
+    recipe = speedbench("a-b300")
+    recipe["runer"] = recipe.pop("runner")
+    path = write(tmp_path / "a.yaml", recipe)
+    text = dump(recipe)
+    unknown = only_error(path, "runer")
+    assert_points_at(unknown, path, line_of(text, "runer:"), "runer")
+    assert "did you mean 'runner'?" in str(unknown)
+    missing = only_error(path, "runner")
+    assert "missing required field" in str(missing)
+    assert "add 'runner:'" in str(missing)
+
+
+def test_unknown_field_without_a_close_name_lists_what_is_allowed(tmp_path: Path) -> None:
+    recipe = changed(speedbench("a-b300"), "engine.zzz", 1)
+    path = write(tmp_path / "a.yaml", recipe)
+    error = only_error(path, "engine.zzz")
+    assert_points_at(error, path, line_of(dump(recipe), "zzz:"), "engine.zzz")
+    assert "did you mean" not in str(error)
+    assert "allowed here: name, version, image" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("dotted", "value", "needle", "expected"),
+    [
+        ("tp", "4", "tp: '4'", "valid integer"),
+        ("speedbench.output-len", 0, "output-len: 0", "greater than or equal to 1"),
+        ("speedbench.concurrency", 1.5, "concurrency: 1.5", "valid integer"),
+        ("engine.name", "tgi", "name: tgi", "'vllm', 'sglang', 'trtllm' or 'atom'"),
+        ("speedbench.draft-lengths", "1,3", "draft-lengths: 1,3", "valid list"),
+    ],
+)
+def test_wrong_type_or_value_names_field_line_and_given_value(
+    tmp_path: Path, dotted: str, value: object, needle: str, expected: str
+) -> None:
+    recipe = changed(speedbench("a-b300"), dotted, value)
+    path = write(tmp_path / "a.yaml", recipe)
+    error = only_error(path, dotted)
+    assert_points_at(error, path, line_of(dump(recipe), needle), dotted)
+    assert expected in str(error)
+    assert f"(got {value!r})" in str(error)
+
+
+def test_wrong_type_inside_a_list_points_at_the_list_item(tmp_path: Path) -> None:
+    recipe = agentic("a-agentic", points={4: (1, 4), 2: (8, 77)})
+    recipe["agentic"]["points"][1]["concurrency"][1] = "seventy"
+    path = write(tmp_path / "a.yaml", recipe)
+    field = "agentic.points[1].concurrency[1]"
+    error = only_error(path, field)
+    assert_points_at(error, path, line_of(dump(recipe), "seventy"), field)
+
+
+def test_missing_required_field_points_at_the_enclosing_block(tmp_path: Path) -> None:
+    recipe = speedbench("a-b300")
+    del recipe["speedbench"]["output-len"]
+    path = write(tmp_path / "a.yaml", recipe)
+    error = only_error(path, "speedbench.output-len")
+    assert_points_at(error, path, line_of(dump(recipe), "speedbench:"), "speedbench.output-len")
+    assert "missing required field" in str(error)
+    assert "add 'output-len:'" in str(error)
+
+
+def test_all_errors_of_one_file_are_reported_together(tmp_path: Path) -> None:
+    recipe = changed(speedbench("a-b300"), "tp", "four")
+    recipe["speedbench"]["sampling"]["tmp"] = 1
+    del recipe["speedbench"]["golden"]
+    path = write(tmp_path / "a.yaml", recipe)
+    fields = sorted(e.field or "" for e in errors_of(path))
+    assert fields == ["speedbench.golden", "speedbench.sampling.tmp", "tp"]
+
+
+def test_runtime_rule_error_points_at_the_engine_block(tmp_path: Path) -> None:
+    recipe = changed(speedbench("a-b300"), "engine.command", ["vllm", "serve"])
+    path = write(tmp_path / "a.yaml", recipe)
+    error = only_error(path, "engine")
+    assert_points_at(error, path, line_of(dump(recipe), "engine:"), "engine")
+    assert "got image, command" in str(error)
+
+
+def test_duplicate_yaml_key_names_both_lines(tmp_path: Path) -> None:
+    text = dump(speedbench("a-b300"))
+    first = line_of(text, "tp: 4")
+    text = text.replace("tp: 4\n", "tp: 4\ntp: 8\n")
+    path = write(tmp_path / "a.yaml", text)
+    error = only_error(path, "tp")
+    assert_points_at(error, path, first + 1, "tp")
+    assert f"duplicate key (first written at line {first})" in str(error)
+
+
+def test_duplicate_nested_yaml_key(tmp_path: Path) -> None:
+    text = dump(speedbench("a-b300"))
+    line = line_of(text, "reasoning-parser: mimo")
+    doubled = "reasoning-parser: mimo\n    reasoning-parser: x\n"
+    text = text.replace("reasoning-parser: mimo\n", doubled)
+    path = write(tmp_path / "a.yaml", text)
+    error = only_error(path, "reasoning-parser")
+    assert_points_at(error, path, line + 1, "reasoning-parser")
+
+
+def test_yaml_merge_keys_are_refused(tmp_path: Path) -> None:
+    text = "key: a\nbase: &b {tp: 4}\nengine:\n  <<: *b\n"
+    path = write(tmp_path / "a.yaml", text)
+    error = only_error(path, "<<")
+    assert_points_at(error, path, 4, "<<")
+    assert "extends" in error.hint
+
+
+def test_invalid_yaml_names_the_line(tmp_path: Path) -> None:
+    path = write(tmp_path / "a.yaml", "key: a\nmodel: [unclosed\nrunner: b300\n")
+    (error,) = errors_of(path)
+    assert error.location is not None and error.location.path == path
+    assert error.location.line in (2, 3)
+    assert "invalid YAML" in str(error)
+
+
+def test_a_file_that_is_not_a_mapping_says_how_a_recipe_starts(tmp_path: Path) -> None:
+    path = write(tmp_path / "a.yaml", "- key: a\n")
+    (error,) = errors_of(path)
+    assert str(error).startswith(f"{path}:1: a recipe file must hold one mapping")
+    assert "key: <recipe key>" in error.hint
+
+
+def test_duplicate_recipe_key_across_two_files(tmp_path: Path) -> None:
+    first = write(tmp_path / "a.yaml", speedbench("same-key"))
+    second = write(tmp_path / "b.yaml", speedbench("same-key", runner="b200"))
+    tree = read_tree(tmp_path)
+    assert [s.path for s in tree.sources] == [first]
+    assert list(tree.errors) == [second]
+    (error,) = tree.errors[second]
+    key_line = line_of(dump(speedbench("same-key")), "key:")
+    assert_points_at(error, second, key_line, "key")
+    assert f"duplicate recipe key 'same-key' (also in {first}:{key_line})" in str(error)
+    with pytest.raises(RecipeErrors, match="duplicate recipe key"):
+        load_tree(tmp_path)
+
+
+def test_extends_a_missing_base(tmp_path: Path) -> None:
+    recipe = {"key": "a", "extends": "_base/nope.yaml", "runner": "b300"}
+    path = write(tmp_path / "a.yaml", recipe)
+    error = only_error(path, "extends")
+    assert_points_at(error, path, line_of(dump(recipe), "extends:"), "extends")
+    assert "base file _base/nope.yaml does not exist" in str(error)
+    assert "relative to the recipe file" in error.hint
+
+
+def test_extends_that_is_not_a_path(tmp_path: Path) -> None:
+    recipe = {"key": "a", "runner": "b300", "extends": ["_base/a.yaml"]}
+    path = write(tmp_path / "a.yaml", recipe)
+    error = only_error(path, "extends")
+    assert_points_at(error, path, line_of(dump(recipe), "extends:"), "extends")
+    assert "must be a path to a base file" in str(error)
+
+
+def test_circular_extends(tmp_path: Path) -> None:
+    write(tmp_path / "_base" / "one.yaml", {"extends": "two.yaml", "runner": "b300"})
+    write(tmp_path / "_base" / "two.yaml", {"extends": "one.yaml", "tp": 4})
+    path = write(tmp_path / "a.yaml", {"key": "a", "extends": "_base/one.yaml"})
+    (error,) = errors_of(path)
+    assert error.field == "extends"
+    assert "circular extends" in str(error)
+    assert error.location is not None and error.location.path.parent.name == "_base"
+
+
+def test_error_in_a_base_names_the_base_file(tmp_path: Path) -> None:
+    base = speedbench("unused")
+    del base["key"]
+    base["engine"]["porrt"] = 1
+    base_path = write(tmp_path / "_base" / "b300.yaml", base)
+    path = write(tmp_path / "a.yaml", {"key": "a-b300", "extends": "_base/b300.yaml"})
+    error = only_error(path, "engine.porrt")
+    assert_points_at(error, base_path, line_of(dump(base), "porrt"), "engine.porrt")
+    assert "did you mean 'port'?" in str(error)
+
+
+def test_extends_merges_mappings_and_the_child_wins(tmp_path: Path) -> None:
+    base = speedbench("unused")
+    del base["key"]
+    write(tmp_path / "_base" / "b300.yaml", base)
+    child = {
+        "key": "a-b300",
+        "extends": "_base/b300.yaml",
+        "engine": {"args": {"max-num-batched-tokens": 8192}},
+        "speedbench": {"draft-lengths": [2]},
+    }
+    path = write(tmp_path / "a.yaml", child)
+    source = load_file(path)
+    recipe = source.recipe
+    assert recipe.key == "a-b300"
+    assert recipe.engine.args == {"max-num-batched-tokens": 8192, "reasoning-parser": "mimo"}
+    assert recipe.engine.image == base["engine"]["image"]
+    assert recipe.speedbench is not None and recipe.speedbench.draft_lengths == [2]
+    assert recipe.speedbench.output_len == base["speedbench"]["output-len"]
+    assert source.raw.where("key").path == path
+    assert source.raw.where("tp").path == tmp_path / "_base" / "b300.yaml"
+
+
+def test_unknown_override_coordinate(tmp_path: Path) -> None:
+    recipe = speedbench("a-b300")
+    recipe["overrides"] = [{"when": {"gpus": 8}, "tp": 8}]
+    path = write(tmp_path / "a.yaml", recipe)
+    error = only_error(path, "overrides[0].when.gpus")
+    assert_points_at(error, path, line_of(dump(recipe), "gpus: 8"), "overrides[0].when.gpus")
+    assert "unknown point coordinate" in str(error)
+    assert "tp, concurrency, draft-length, thinking" in error.hint
+
+
+@pytest.mark.parametrize(
+    ("override", "field", "needle"),
+    [
+        ({"tp": 8}, "overrides[0]", "- tp: 8"),
+        ({"when": {}, "tp": 8}, "overrides[0].when", "when: {}"),
+        ({"when": {"tp": 4}, "key": "other"}, "overrides[0].key", "key: other"),
+    ],
+)
+def test_malformed_override_blocks(
+    tmp_path: Path, override: dict[str, object], field: str, needle: str
+) -> None:
+    recipe = speedbench("a-b300")
+    recipe["overrides"] = [override]
+    path = write(tmp_path / "a.yaml", recipe)
+    error = only_error(path, field)
+    assert_points_at(error, path, line_of(dump(recipe), needle), field)
+
+
+def test_override_producing_an_invalid_value_names_the_override_line(tmp_path: Path) -> None:
+    recipe = speedbench("a-b300", draft_lengths=(1, 3))
+    recipe["overrides"] = [{"when": {"draft-length": 3}, "engine": {"port": 0}}]
+    path = write(tmp_path / "a.yaml", recipe)
+    source = load_file(path)
+    with pytest.raises(RecipeErrors) as info:
+        expand(source)
+    (error,) = info.value.errors
+    assert_points_at(error, path, line_of(dump(recipe), "port: 0"), "engine.port")
+    assert "greater than or equal to 1" in str(error)
+
+
+def test_read_tree_keeps_errors_with_their_file_and_loads_the_rest(tmp_path: Path) -> None:
+    good = write(tmp_path / "good.yaml", speedbench("good-b300"))
+    bad = write(tmp_path / "sub" / "bad.yaml", changed(speedbench("bad-b300"), "tp", "x"))
+    write(tmp_path / "_base" / "ignored.yaml", {"tp": "not a recipe"})
+    write(tmp_path / ".hidden" / "ignored.yaml", {"tp": "not a recipe"})
+    tree = read_tree(tmp_path)
+    assert [s.recipe.key for s in tree.sources] == ["good-b300"]
+    assert list(tree.errors) == [bad]
+    assert recipe_files(tmp_path) == [good, bad]
