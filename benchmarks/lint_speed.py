@@ -115,6 +115,69 @@ def append_entry(path: Path | str, keys: Sequence[str], pr_link: str = "XXX") ->
     _write_atomic(target, target.read_text(encoding="utf-8") + "\n" + entry)
 
 
+_RECIPE = """\
+key: {key}
+runner: b200
+engine:
+  name: vllm
+  version: v0.31.0
+  image: vllm/vllm-openai:v0.31.0
+  args:
+    # 0.95 leaves room for the decode CUDA graphs at concurrency 64.
+    gpu-memory-utilization: 0.95
+    max-model-len: auto
+    max-num-batched-tokens: 16384
+    reasoning-parser: mimo
+tp: 4
+agentic:
+  points:
+    - tp: 4
+      concurrency: [1, 4, 8, 16, 32, 64]
+    - tp: 2
+      concurrency: [1, 4, 8, 16, 32]
+  admission-factor: 2.0
+  duration: 1800
+  traces: 'semianalysis_cc_traces_weka_062126' # the 256k variant needs TP8
+overrides:
+  - when: {{tp: 2}}
+    engine:
+      args:
+        max-num-batched-tokens: 8192
+"""
+
+_SCRIPT = r"""set -euo pipefail
+check_env_vars MODEL PORT MTP_LIST THINKING_MODES
+cat > "$OUT/plan_{index}.txt" <<'PLAN'
+# not a comment: heredoc body
+PLAN
+for mode in $THINKING_MODES; do
+    for k in $MTP_LIST; do
+        # SGLang counts the bonus token, so draft tokens are k + 1.
+        python3 -m sglang.launch_server --model-path "$MODEL" --port "$PORT" \
+            --speculative-num-draft-tokens $((k + 1)) > "server_${{mode}}_${{k}}.log" 2>&1 &
+        echo "waiting for ${{#MODEL}} chars of model name" # trailing comment
+        acc=$(grep -oP 'spec_accepted\{{[^}}]*\}} \K[0-9.]+' metrics.prom || echo 0)
+        echo "{index} $mode $k $acc"
+    done
+done
+"""
+
+
+def generate_comment_files(repo: Path, keys: Sequence[str], n_scripts: int) -> int:
+    """One recipe per key and ``n_scripts`` collectors, shaped like the real ones and following
+    the comment rules; returns the number of lines written."""
+    total = 0
+    for key in keys:
+        text = _RECIPE.format(key=key)
+        _write_atomic(repo / "recipes" / f"{key}.yaml", text)
+        total += text.count("\n")
+    for index in range(n_scripts):
+        text = "#!/usr/bin/env bash\n" + _SCRIPT.format(index=index) * 5
+        _write_atomic(repo / "benchmarks" / f"collector_{index}.sh", text)
+        total += text.count("\n")
+    return total
+
+
 def _git(repo: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
 
@@ -140,6 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--entries", type=int, default=772)
     parser.add_argument("--keys", type=int, default=208)
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--scripts", type=int, default=150, help="collector scripts to lint")
     args = parser.parse_args(argv)
 
     from pytest_infx.lint.context import build_context, default_base_ref
@@ -150,6 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="infx-lint-bench-") as tmp:
         repo = Path(tmp)
         size, changed = make_repo(repo, args.entries, keys)
+        comment_lines = generate_comment_files(repo, keys, args.scripts)
         totals: list[float] = []
         per_rule: dict[str, list[float]] = {rule.id: [] for rule in rules}
         findings = 0
@@ -167,6 +232,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 per_rule[rule.id].append(time.perf_counter() - began)
             totals.append(time.perf_counter() - start)
     print(f"changelog: {args.entries + 1} entries, {size} bytes; {len(keys)} recipe keys")
+    print(f"comment-checked: {len(keys)} recipes, {args.scripts} scripts, {comment_lines} lines")
     for rule_id, times in per_rule.items():
         print(f"  {rule_id:<24} {statistics.median(times) * 1000:7.1f} ms")
     print(

@@ -26,8 +26,8 @@ where reviewers read it, not in a banner that drifts from the code. Precisely:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from pytest_infx.lint.context import LintContext
 from pytest_infx.lint.findings import Finding, quote_lines, quote_numbered, rule
@@ -54,10 +54,10 @@ _YAML_BLOCK_SCALAR = re.compile(r"(?:^\s*(?:-\s+)*|:\s+)[|>][0-9+-]*\s*$")
 _YAML_OPENS = re.compile(r"^\s*(?:-\s+)*(?:[^\s#-][^#]*?:|-)(?:\s+[&!]\S+)*\s*$")
 
 
-@dataclass(frozen=True)
-class SourceLine:
+class SourceLine(NamedTuple):
     """One physical line. ``comment`` is the comment text (from ``#``) of a comment line or of a
-    code line's trailing comment; ``opens_block`` marks a line whose body follows below it."""
+    code line's trailing comment; ``opens_block`` marks a line whose body follows below it. A
+    named tuple rather than a dataclass: a large repository has tens of thousands of lines."""
 
     number: int
     text: str
@@ -80,6 +80,106 @@ def _classify(number: int, text: str, comment_at: int | None, directive: re.Patt
     return COMMENT
 
 
+_SHELL_SPECIAL = re.compile(r"[\\'\"#<]|\$'")
+_SHELL_IN_DOUBLE = re.compile(r'[\\"]')
+_SHELL_IN_ANSI = re.compile(r"[\\']")
+_YAML_SPECIAL = re.compile(r"[#'\"]")
+_YAML_IN_DOUBLE = re.compile(r'[\\"]')
+
+
+def _is_function(raw: str) -> bool:
+    return _SHELL_FUNCTION.match(raw) is not None
+
+
+def _scan_shell_line(
+    raw: str, quote: str | None, pending: list[tuple[str, bool]]
+) -> tuple[int | None, str | None]:
+    """Find where a comment starts on ``raw`` given the quote open at its start; returns the
+    comment column (or ``None``) and the quote still open at its end. Heredocs opened on the
+    line are appended to ``pending``. Jumps between significant characters (regex search), so a
+    plain line costs one search."""
+    i, size = 0, len(raw)
+    while i < size:
+        if quote == "'":
+            end = raw.find("'", i)
+            if end < 0:
+                return None, quote
+            quote, i = None, end + 1
+            continue
+        if quote is not None:
+            inner = (_SHELL_IN_DOUBLE if quote == '"' else _SHELL_IN_ANSI).search(raw, i)
+            if inner is None:
+                return None, quote
+            if inner.group() == "\\":
+                i = inner.start() + 2
+            else:
+                quote, i = None, inner.end()
+            continue
+        match = _SHELL_SPECIAL.search(raw, i)
+        if match is None:
+            break
+        token, start = match.group(), match.start()
+        if token == "\\":
+            i = start + 2
+        elif token in ("'", '"', "$'"):
+            quote, i = token, match.end()
+        elif token == "#":
+            if start == 0 or raw[start - 1] in _SHELL_WORD_BREAK:
+                return start, None
+            i = start + 1
+        elif raw.startswith("<<", start) and not raw.startswith("<<<", start):
+            heredoc = _HEREDOC.match(raw, start)
+            if heredoc is None:
+                i = start + 2
+                continue
+            word = next(group for group in heredoc.groups()[1:] if group is not None)
+            pending.append((word, heredoc.group(1) == "-"))
+            i = heredoc.end()
+        else:
+            i = start + (3 if raw.startswith("<<<", start) else 1)
+    return None, quote
+
+
+def _scan_yaml_line(raw: str, quote: str | None) -> tuple[int | None, str | None]:
+    """The YAML twin of :func:`_scan_shell_line`: a quote opens a scalar only at the start of a
+    token (after ``:``, ``-``, ``[``, ``{``, ``,``, ``?`` or at the line start), so an apostrophe
+    inside a plain scalar is text."""
+    i, size = 0, len(raw)
+    while i < size:
+        if quote == "'":
+            end = raw.find("'", i)
+            if end < 0:
+                return None, quote
+            if raw.startswith("''", end):
+                i = end + 2
+            else:
+                quote, i = None, end + 1
+            continue
+        if quote == '"':
+            inner = _YAML_IN_DOUBLE.search(raw, i)
+            if inner is None:
+                return None, quote
+            if inner.group() == "\\":
+                i = inner.start() + 2
+            else:
+                quote, i = None, inner.end()
+            continue
+        match = _YAML_SPECIAL.search(raw, i)
+        if match is None:
+            break
+        token, start = match.group(), match.start()
+        if token == "#":
+            if start == 0 or raw[start - 1] in " \t":
+                return start, None
+            i = start + 1
+            continue
+        before = raw[:start].rstrip()
+        if not before or before[-1] in _YAML_TOKEN_START:
+            quote = token
+        i = start + 1
+    return None, quote
+
+
 def scan_shell(text: str) -> list[SourceLine]:
     """Classify the lines of a bash/sh script (quotes and heredocs aware)."""
     lines: list[SourceLine] = []
@@ -93,44 +193,13 @@ def scan_shell(text: str) -> list[SourceLine]:
                 heredoc = pending.pop(0) if pending else None
             lines.append(SourceLine(number, raw, CODE))
             continue
+        if quote is None and _SHELL_SPECIAL.search(raw) is None:
+            opens = "(" in raw or "function" in raw
+            kind = CODE if raw.strip() else BLANK
+            lines.append(SourceLine(number, raw, kind, None, opens and _is_function(raw)))
+            continue
         continued = quote is not None
-        comment_at: int | None = None
-        i, size = 0, len(raw)
-        while i < size:
-            char = raw[i]
-            if quote == "'":
-                end = raw.find("'", i)
-                if end < 0:
-                    break
-                quote, i = None, end + 1
-                continue
-            if quote is not None:
-                if char == "\\":
-                    i += 2
-                    continue
-                if char == quote[-1]:
-                    quote = None
-                i += 1
-                continue
-            if char == "\\":
-                i += 2
-            elif char == "$" and raw.startswith("$'", i):
-                quote, i = "$'", i + 2
-            elif char in "'\"":
-                quote, i = char, i + 1
-            elif char == "#" and (i == 0 or raw[i - 1] in _SHELL_WORD_BREAK):
-                comment_at = i
-                break
-            elif char == "<" and raw.startswith("<<", i) and not raw.startswith("<<<", i):
-                match = _HEREDOC.match(raw, i)
-                if match is None:
-                    i += 2
-                    continue
-                word = next(group for group in match.groups()[1:] if group is not None)
-                pending.append((word, match.group(1) == "-"))
-                i = match.end()
-            else:
-                i += 1
+        comment_at, quote = _scan_shell_line(raw, quote, pending)
         if pending and heredoc is None and quote is None:
             heredoc = pending.pop(0)
         if continued:
@@ -138,7 +207,7 @@ def scan_shell(text: str) -> list[SourceLine]:
             continue
         kind = _classify(number, raw, comment_at, _SHELL_DIRECTIVE)
         comment = raw[comment_at:] if comment_at is not None and kind != DIRECTIVE else None
-        opens = kind == CODE and _SHELL_FUNCTION.match(raw) is not None
+        opens = kind == CODE and _is_function(raw)
         lines.append(SourceLine(number, raw, kind, comment, opens))
     return lines
 
@@ -154,39 +223,23 @@ def scan_yaml(text: str) -> list[SourceLine]:
                 lines.append(SourceLine(number, raw, CODE if raw.strip() else BLANK))
                 continue
             scalar_parent = None
-        continued = quote is not None
-        comment_at: int | None = None
-        previous = ""
-        i, size = 0, len(raw)
-        while i < size:
-            char = raw[i]
-            if quote == "'":
-                if char == "'":
-                    if raw.startswith("''", i):
-                        i += 2
-                        continue
-                    quote = None
-            elif quote == '"':
-                if char == "\\":
-                    i += 2
-                    continue
-                if char == '"':
-                    quote = None
-            elif char == "#" and (i == 0 or raw[i - 1] in " \t"):
-                comment_at = i
-                break
-            elif char in "'\"" and (not previous or previous in _YAML_TOKEN_START):
-                quote = char
-            if not char.isspace():
-                previous = char
-            i += 1
-        if continued:
-            lines.append(SourceLine(number, raw, CODE))
-            continue
+        if quote is None and _YAML_SPECIAL.search(raw) is None:
+            comment_at = None
+        else:
+            continued = quote is not None
+            comment_at, quote = _scan_yaml_line(raw, quote)
+            if continued:
+                lines.append(SourceLine(number, raw, CODE))
+                continue
         kind = _classify(number, raw, comment_at, _YAML_DIRECTIVE)
         comment = raw[comment_at:] if comment_at is not None and kind != DIRECTIVE else None
         code = raw if comment_at is None else raw[:comment_at]
-        if kind == CODE and quote is None and _YAML_BLOCK_SCALAR.search(code):
+        if (
+            kind == CODE
+            and quote is None
+            and ("|" in code or ">" in code)
+            and _YAML_BLOCK_SCALAR.search(code)
+        ):
             key = re.match(r"\s*(?:-\s+)*", code)
             scalar_parent = key.end() if key and ":" in code else _indent(code)
         lines.append(SourceLine(number, raw, kind, comment, False))
@@ -206,7 +259,7 @@ def _mark_yaml_blocks(lines: list[SourceLine]) -> list[SourceLine]:
         below = lines[code[position + 1]].text
         depth, below_depth = _indent(text), _indent(below)
         if below_depth > depth or (below_depth == depth and below.lstrip().startswith("- ")):
-            marked[index] = SourceLine(line.number, line.text, CODE, line.comment, True)
+            marked[index] = line._replace(opens_block=True)
     return marked
 
 
