@@ -72,4 +72,4 @@ def _first_error(result: AgenticResult) -> str:
     top = max(result.errors, key=lambda kind: kind.count)
     code = f"{top.code} " if top.code is not None else ""
     message = top.message if len(top.message) <= 160 else top.message[:157] + "..."
-    return f"; most common error: {code}{top.kind}: {message}"
+    return f"; top error ({top.count}x): {code}{top.kind}: {message}"

@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from pytest_infx.agentic.record import result_record
+from pytest_infx.agentic.results import parse_export
+from pytest_infx.agentic.table import render_tables
+
+
+def _identity(recipe: str, tp: int, concurrency: int) -> dict[str, object]:
+    return {
+        "recipe": recipe,
+        "model": "m",
+        "engine": "vllm",
+        "image": None,
+        "tp": tp,
+        "concurrency": concurrency,
+        "gpu": "cpu",
+    }
+
+
+def test_one_table_per_recipe_rows_by_tp_then_concurrency(data_dir: Path) -> None:
+    ok = parse_export(data_dir / "profile_export_ok.json", gpus=1)
+    bad = parse_export(data_dir / "profile_export_errors11.json", gpus=2)
+    records = [
+        result_record(_identity("b-recipe", 2, 16), bad),
+        result_record(_identity("b-recipe", 4, 1), ok),
+        result_record(_identity("b-recipe", 2, 4), ok),
+        result_record(_identity("a-recipe", 1, 1), ok),
+    ]
+    text = render_tables(records)
+    blocks = text.split("\n\n")
+    assert [block.splitlines()[0] for block in blocks] == ["a-recipe", "b-recipe"]
+    header = blocks[1].splitlines()[1].split()
+    assert header[:3] == ["TP", "conc", "tok/s/GPU"]
+    rows = blocks[1].splitlines()[3:6]
+    assert [row.split()[:2] for row in rows] == [["4", "1"], ["2", "4"], ["2", "16"]]
+    assert "11/100 (11.0%) *" in rows[2]
+    assert f"{bad.output_throughput_per_gpu:,.1f}" in rows[2]
+    assert f"{bad.ttft_ms.p99:,.1f}" in rows[2]  # type: ignore[union-attr]
+    assert blocks[1].splitlines()[-1].startswith("* submission_valid=false")
+
+
+def test_missing_latencies_render_as_dash(data_dir: Path) -> None:
+    record = result_record(
+        _identity("r", 1, 1), parse_export(data_dir / "profile_export_ok.json", gpus=1)
+    )
+    record["latency_ms"]["ttft"] = None
+    record["interactivity_tokens_per_s_per_user"] = None
+    row = render_tables([record]).splitlines()[3].split()
+    assert row[3] == "-" and row[4] == "-" and row[6] == "-"
