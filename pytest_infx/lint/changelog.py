@@ -731,7 +731,7 @@ def _report_modified(old: bytes, new: bytes, index: int, first_line: int, fail: 
         first_line + number,
         "old entry modified; only its pr-link may be corrected.",
         "The changelog is append-only: restore the entry and describe the change in a new entry"
-        " at the end.",
+        " at the end (if the base gained entries since this branch started, rebase onto it).",
         f"base: {before}",
         f"head: {after}",
     )
@@ -794,9 +794,10 @@ def _needs_recipe_keys(ctx: LintContext) -> str | None:
 
 
 def _needs_changed_keys(ctx: LintContext) -> str | None:
-    if ctx.changed_keys is None:
+    no_base = _no_base(ctx)
+    if no_base is None and ctx.changed_keys is None:
         return "changed recipe keys unknown (the recipe diff against the base was not computed)"
-    return _no_base(ctx)
+    return no_base
 
 
 # ---------------------------------------------------------------------------------------------
