@@ -22,7 +22,7 @@ from pytest_infx.recipes.loader import RecipeSource, deep_merge, validation_erro
 from pytest_infx.recipes.schema import Recipe, ThinkingMode
 
 Kind = Literal["speedbench", "agentic"]
-FINGERPRINT_VERSION = 1
+FINGERPRINT_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,8 @@ class _Effective:
 def _fingerprint(
     kind: Kind, coords: dict[str, Any], dumped: dict[str, Any], thinking: ThinkingMode | None
 ) -> str:
-    """Hash of what affects this point's result: not other points, not gating settings."""
+    """Hash of what affects this point's result: not gating settings, and not other points
+    beyond what they share with it (an agentic server is sized for its TP's top concurrency)."""
     material = {k: v for k, v in dumped.items() if k not in ("speedbench", "agentic")}
     if kind == "speedbench":
         bench = dict(dumped["speedbench"])
@@ -115,8 +116,12 @@ def _fingerprint(
         material["speedbench"] = bench
     else:
         bench = dict(dumped["agentic"])
-        for name in ("points", "failed-request-threshold"):
-            bench.pop(name)
+        points = bench.pop("points")
+        bench.pop("failed-request-threshold")
+        # The server at this TP is sized for its largest concurrency (admission limit).
+        bench["top-concurrency"] = max(
+            c for p in points if p["tp"] == coords["tp"] for c in p["concurrency"]
+        )
         material["agentic"] = bench
     material["tp"] = coords["tp"]
     payload = json.dumps(
@@ -144,7 +149,9 @@ def _point(
         coords["thinking"] = thinking
     recipe, dumped = eff.for_coords(coords)
     if kind == "speedbench" and recipe.speedbench is not None:
+        tp = recipe.tp
         concurrency = recipe.speedbench.concurrency
+        coords["tp"] = tp
         coords["concurrency"] = concurrency
     return Point(
         recipe_key=recipe.key,

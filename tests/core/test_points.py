@@ -1,0 +1,267 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from pytest_infx.recipes.errors import RecipeErrors
+from pytest_infx.recipes.loader import load_file, read_tree
+from pytest_infx.recipes.points import Point, expand, expand_all
+
+from .helpers import Recipe, agentic, changed, dump, speedbench, write
+
+
+def points_of(tmp_path: Path, recipe: Recipe | str, name: str = "r.yaml") -> list[Point]:
+    return expand(load_file(write(tmp_path / name, recipe)))
+
+
+def hashes(tmp_path: Path, recipe: Recipe | str, name: str = "r.yaml") -> dict[str, str]:
+    return {p.name: p.fingerprint for p in points_of(tmp_path, recipe, name)}
+
+
+def test_speedbench_points_are_draft_length_by_thinking_mode(tmp_path: Path) -> None:
+    points = points_of(tmp_path, speedbench("a-b300", draft_lengths=(3, 1)))
+    assert [p.id for p in points] == [
+        "a-b300[k1-thinking_off]",
+        "a-b300[k1-thinking_on]",
+        "a-b300[k3-thinking_off]",
+        "a-b300[k3-thinking_on]",
+    ]
+    assert [(p.draft_length, p.thinking) for p in points] == [
+        (1, "thinking_off"),
+        (1, "thinking_on"),
+        (3, "thinking_off"),
+        (3, "thinking_on"),
+    ]
+    assert {(p.kind, p.tp, p.concurrency, p.runner) for p in points} == {
+        ("speedbench", 4, 32, "b300")
+    }
+
+
+def test_draft_lengths_sort_numerically_and_duplicates_collapse(tmp_path: Path) -> None:
+    points = points_of(tmp_path, speedbench("a", draft_lengths=(10, 2, 2), modes=["thinking_on"]))
+    assert [p.name for p in points] == ["k2-thinking_on", "k10-thinking_on"]
+
+
+def test_agentic_points_are_tp_by_concurrency(tmp_path: Path) -> None:
+    points = points_of(tmp_path, agentic("a-agentic", points={4: (32, 1, 8), 2: (16,)}))
+    assert [p.id for p in points] == [
+        "a-agentic[tp2-c16]",
+        "a-agentic[tp4-c1]",
+        "a-agentic[tp4-c8]",
+        "a-agentic[tp4-c32]",
+    ]
+    assert all(p.kind == "agentic" and p.draft_length is None for p in points)
+    assert [(p.tp, p.concurrency) for p in points] == [(2, 16), (4, 1), (4, 8), (4, 32)]
+
+
+def test_a_recipe_with_both_blocks_lists_speedbench_then_agentic(tmp_path: Path) -> None:
+    recipe = speedbench("both", draft_lengths=[2], modes=["thinking_off"])
+    recipe["agentic"] = agentic("x", points={8: [4]})["agentic"]
+    points = points_of(tmp_path, recipe)
+    assert [p.id for p in points] == ["both[k2-thinking_off]", "both[tp8-c4]"]
+
+
+def test_expansion_is_identical_across_loads(tmp_path: Path) -> None:
+    recipe = agentic("a-agentic", points={4: (1, 4, 8), 8: (2, 64), 2: (1,)})
+    first = points_of(tmp_path, recipe)
+    second = points_of(tmp_path, recipe)
+    assert [(p.id, p.fingerprint) for p in first] == [(p.id, p.fingerprint) for p in second]
+
+
+def extended_tree(tmp_path: Path, overrides: list[dict[str, Any]]) -> list[Point]:
+    base = agentic("unused", points={4: (1, 8), 8: (1, 8)})
+    del base["key"]
+    write(tmp_path / "_base" / "b200.yaml", base)
+    child = {"key": "a-agentic", "extends": "_base/b200.yaml", "overrides": overrides}
+    write(tmp_path / "a.yaml", child)
+    tree = read_tree(tmp_path)
+    assert not tree.errors
+    return expand_all(tree.sources)
+
+
+def test_override_on_tp_changes_engine_args_only_for_those_points(tmp_path: Path) -> None:
+    overrides = [{"when": {"tp": 8}, "engine": {"args": {"mem-fraction-static": 0.7}}}]
+    points = extended_tree(tmp_path, overrides)
+    args = {p.name: p.recipe.engine.args for p in points}
+    assert (
+        args["tp8-c1"]
+        == args["tp8-c8"]
+        == {
+            "mem-fraction-static": 0.7,
+            "reasoning-parser": "mimo",
+        }
+    )
+    assert (
+        args["tp4-c1"]
+        == args["tp4-c8"]
+        == {
+            "mem-fraction-static": 0.85,
+            "reasoning-parser": "mimo",
+        }
+    )
+    plain = {p.name: p.fingerprint for p in extended_tree(tmp_path, [])}
+    assert {p.name for p in points if p.fingerprint != plain[p.name]} == {"tp8-c1", "tp8-c8"}
+
+
+def test_overrides_combine_coordinates_and_later_blocks_win(tmp_path: Path) -> None:
+    overrides = [
+        {"when": {"tp": 8}, "engine": {"args": {"a": 1, "b": 1}}},
+        {"when": {"tp": 8, "concurrency": [8, 64]}, "engine": {"args": {"b": 2}}},
+    ]
+    points = {p.name: p.recipe.engine.args for p in extended_tree(tmp_path, overrides)}
+    assert (points["tp8-c1"]["a"], points["tp8-c1"]["b"]) == (1, 1)
+    assert (points["tp8-c8"]["a"], points["tp8-c8"]["b"]) == (1, 2)
+    assert "a" not in points["tp4-c8"]
+
+
+@pytest.mark.parametrize("when", ["thinking_on", "on", True])
+def test_override_on_thinking_mode(tmp_path: Path, when: object) -> None:
+    recipe = speedbench("a-b300", draft_lengths=(1, 3))
+    recipe["overrides"] = [{"when": {"thinking": when}, "speedbench": {"output-len": 8192}}]
+    points = points_of(tmp_path, recipe)
+    lengths = {p.name: p.recipe.speedbench.output_len for p in points if p.recipe.speedbench}
+    assert lengths == {
+        "k1-thinking_off": 4096,
+        "k1-thinking_on": 8192,
+        "k3-thinking_off": 4096,
+        "k3-thinking_on": 8192,
+    }
+
+
+def test_override_on_draft_length_list(tmp_path: Path) -> None:
+    recipe = speedbench("a-b300", draft_lengths=(1, 2, 3), modes=["thinking_off"])
+    recipe["overrides"] = [{"when": {"draft-length": [2, 3]}, "engine": {"env": {"X": "1"}}}]
+    envs = {p.name: p.recipe.engine.env for p in points_of(tmp_path, recipe)}
+    assert envs == {
+        "k1-thinking_off": {"VLLM_USE_V1": "1"},
+        "k2-thinking_off": {"VLLM_USE_V1": "1", "X": "1"},
+        "k3-thinking_off": {"VLLM_USE_V1": "1", "X": "1"},
+    }
+
+
+def test_override_of_speedbench_tp_moves_the_point(tmp_path: Path) -> None:
+    recipe = speedbench("a-b300", draft_lengths=(1, 7), modes=["thinking_off"], tp=4)
+    recipe["overrides"] = [{"when": {"draft-length": 7}, "tp": 8}]
+    points = {p.name: p for p in points_of(tmp_path, recipe)}
+    assert (points["k1-thinking_off"].tp, points["k7-thinking_off"].tp) == (4, 8)
+    assert points["k7-thinking_off"].recipe.tp == 8
+
+
+def test_override_of_speedbench_concurrency_moves_the_point(tmp_path: Path) -> None:
+    recipe = speedbench("a-b300", draft_lengths=(1, 7), modes=["thinking_off"])
+    recipe["overrides"] = [{"when": {"draft-length": 7}, "speedbench": {"concurrency": 4}}]
+    points = {p.name: p.concurrency for p in points_of(tmp_path, recipe)}
+    assert points == {"k1-thinking_off": 32, "k7-thinking_off": 4}
+
+
+def test_invalid_override_is_reported_only_when_it_applies(tmp_path: Path) -> None:
+    recipe = speedbench("a-b300")
+    recipe["overrides"] = [{"when": {"draft-length": 3}, "tp": 0}]
+    with pytest.raises(RecipeErrors, match="tp: Input should be greater than or equal to 1"):
+        points_of(tmp_path, recipe)
+    recipe["overrides"] = [{"when": {"draft-length": 5}, "tp": 0}]
+    assert len(points_of(tmp_path, recipe)) == 4
+
+
+def test_fingerprint_ignores_formatting_comments_and_key_order(tmp_path: Path) -> None:
+    recipe = speedbench("a-b300", draft_lengths=(1, 3, 5))
+    plain = hashes(tmp_path, recipe)
+    assert plain == hashes(tmp_path, recipe)
+    reordered = dict(reversed(list(recipe.items())))
+    flow = yaml.safe_dump(reordered, default_flow_style=True, width=60)
+    commented = "\n".join(f"{line}  # note" for line in dump(recipe).splitlines())
+    assert hashes(tmp_path, flow, "flow.yaml") == plain
+    assert hashes(tmp_path, commented, "commented.yaml") == plain
+    assert len(set(plain.values())) == len(plain)
+
+
+def test_fingerprint_is_the_same_through_extends(tmp_path: Path) -> None:
+    recipe = speedbench("a-b300")
+    inline = hashes(tmp_path, recipe)
+    base = {k: v for k, v in recipe.items() if k not in ("key", "speedbench")}
+    write(tmp_path / "_base" / "b.yaml", base)
+    child = {"key": "a-b300", "extends": "_base/b.yaml", "speedbench": recipe["speedbench"]}
+    assert hashes(tmp_path, child, "child.yaml") == inline
+
+
+@pytest.mark.parametrize(
+    ("dotted", "value"),
+    [
+        ("engine.args.max-num-batched-tokens", 8192),
+        ("engine.args.new-flag", True),
+        ("engine.image", "vllm/vllm-openai:v0.32.0@sha256:" + "d2" * 32),
+        ("engine.version", "v0.32.0"),
+        ("engine.env.VLLM_USE_V1", "0"),
+        ("model.hub-id", "XiaomiMiMo/MiMo-V2.6-Flash"),
+        ("tp", 8),
+        ("speedbench.sampling.temperature", 0.0),
+        ("speedbench.sampling.seed", 1),
+        ("speedbench.output-len", 1024),
+        ("speedbench.concurrency", 16),
+        ("speedbench.dataset.category", "math"),
+        ("speedbench.dataset.num-prompts", 10),
+        ("speedbench.speculative.method", "eagle3"),
+        ("speedbench.speculative.block-size", 16),
+    ],
+)
+def test_fingerprint_changes_with_what_affects_the_result(
+    tmp_path: Path, dotted: str, value: object
+) -> None:
+    recipe = speedbench("a-b300")
+    before = hashes(tmp_path, recipe)
+    after = hashes(tmp_path, changed(recipe, dotted, value))
+    assert before.keys() == after.keys()
+    assert all(before[name] != after[name] for name in before)
+
+
+def test_fingerprint_follows_only_the_points_own_chat_template_kwargs(tmp_path: Path) -> None:
+    recipe = speedbench("a-b300")
+    before = hashes(tmp_path, recipe)
+    kwargs = {"enable_thinking": True, "reasoning_effort": "high"}
+    after = hashes(tmp_path, changed(recipe, "speedbench.thinking-modes.thinking_on", kwargs))
+    differ = {name for name in before if before[name] != after[name]}
+    assert differ == {"k1-thinking_on", "k3-thinking_on"}
+
+
+def test_fingerprint_ignores_gating_settings(tmp_path: Path) -> None:
+    recipe = speedbench("a-b300")
+    before = hashes(tmp_path, recipe)
+    assert hashes(tmp_path, changed(recipe, "speedbench.golden", "other")) == before
+    assert hashes(tmp_path, changed(recipe, "speedbench.tolerance", 0.05)) == before
+
+
+def test_adding_a_draft_length_or_mode_keeps_the_other_hashes(tmp_path: Path) -> None:
+    recipe = speedbench("a-b300", draft_lengths=(1, 3), modes=["thinking_off"])
+    before = hashes(tmp_path, recipe)
+    wider = speedbench("a-b300", draft_lengths=(1, 2, 3), modes=["thinking_off", "thinking_on"])
+    after = hashes(tmp_path, wider)
+    assert len(after) == 6
+    assert {name: after[name] for name in before} == before
+
+
+def test_agentic_fingerprint_per_point(tmp_path: Path) -> None:
+    recipe = agentic("a-agentic", points={4: (1, 8), 2: (1, 4)})
+    before = hashes(tmp_path, recipe)
+    assert len(set(before.values())) == 4
+    after = hashes(tmp_path, changed(recipe, "agentic.duration", 900))
+    assert all(before[name] != after[name] for name in before)
+    threshold = hashes(tmp_path, changed(recipe, "agentic.failed-request-threshold", 0.2))
+    assert threshold == before
+
+
+def test_adding_a_smaller_concurrency_keeps_the_other_hashes(tmp_path: Path) -> None:
+    before = hashes(tmp_path, agentic("a-agentic", points={4: (1, 8), 2: (1, 4)}))
+    after = hashes(tmp_path, agentic("a-agentic", points={4: (1, 2, 8), 2: (1, 4)}))
+    assert set(after) == {*before, "tp4-c2"}
+    assert {name: after[name] for name in before} == before
+
+
+def test_raising_the_top_concurrency_changes_that_tps_server_and_hashes(tmp_path: Path) -> None:
+    before = hashes(tmp_path, agentic("a-agentic", points={4: (1, 8), 2: (1, 4)}))
+    after = hashes(tmp_path, agentic("a-agentic", points={4: (1, 8, 64), 2: (1, 4)}))
+    assert (after["tp2-c1"], after["tp2-c4"]) == (before["tp2-c1"], before["tp2-c4"])
+    assert after["tp4-c1"] != before["tp4-c1"]
+    assert after["tp4-c8"] != before["tp4-c8"]
