@@ -243,12 +243,12 @@ class _Steps:
     def elapsed(self) -> float:
         return time.monotonic() - self._start
 
-    def begin(self, title: str) -> None:
+    def begin(self, title: str, detail: str = "") -> None:
         self._close()
         self._index += 1
         self._current = title
         self._step_start = time.monotonic()
-        self.say(f"step {self._index}/{self._total}: {title}")
+        self.say(f"step {self._index}/{self._total}: {title}{detail}")
 
     def say(self, message: str) -> None:
         self._report(f"{self._prefix} [{self.elapsed():6.1f}s] {message}")
@@ -279,7 +279,7 @@ def _install(env: ToolEnv, report: Progress) -> None:
         shutil.rmtree(env.env_dir)
     env.env_dir.mkdir(parents=True)
     log = env.log_path
-    steps.begin(f"create virtualenv in {env.env_dir}")
+    steps.begin("create virtualenv", f" in {env.env_dir}")
     venv_cmd = [sys.executable, "-m", "venv"]
     if not spec.needs_pip:
         venv_cmd.append("--without-pip")
@@ -381,7 +381,7 @@ def _run(
             raise
     if code != 0:
         tail = _tail(log, start_offset)
-        hints = [hint.advice for hint in env.spec.hints if hint.needle in tail]
+        hints = list(dict.fromkeys(h.advice for h in env.spec.hints if h.needle in tail))
         advice = (
             "\n".join(hints)
             if hints
@@ -429,6 +429,8 @@ def write_atomic(path: Path, text: str) -> None:
     """Write a file so a reader sees either the old content or the whole new one."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        # mkstemp creates 0600; the files we write are meant to be read by others too.
+        os.fchmod(fd, 0o644)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()

@@ -75,6 +75,8 @@ SPEC = ToolEnvSpec(
     hints=(
         FailureHint(needle="satisfies the requirement torch", advice=_TORCH_HINT),
         FailureHint(needle="No matching distribution found for torch", advice=_TORCH_HINT),
+        FailureHint(needle="depends on torch==", advice=_TORCH_HINT),
+        FailureHint(needle="The user requested torch==", advice=_TORCH_HINT),
     ),
 )
 
