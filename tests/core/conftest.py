@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .helpers import agentic, speedbench, write
+
+INI = """
+[pytest]
+addopts = -p no:cacheprovider
+filterwarnings = ignore:Module already imported:pytest.PytestAssertRewriteWarning
+"""
+
+
+@pytest.fixture
+def recipes(pytester: pytest.Pytester) -> Path:
+    """An empty ``recipes/`` folder in a pytester dir that is its own rootdir."""
+    pytester.makeini(INI)
+    folder = pytester.path / "recipes"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def mixed_tree(recipes: Path) -> Path:
+    """Three runners, both kinds: b300 speedbench (4), b200 speedbench (2) and agentic (8),
+    cpu speedbench (2)."""
+    write(recipes / "a-b300.yaml", speedbench("a-b300", draft_lengths=(3, 1)))
+    write(recipes / "b200" / "sb.yaml", speedbench("b-b200", runner="b200", draft_lengths=[2]))
+    write(recipes / "b200" / "agentic.yaml", agentic("b-b200-agentic", runner="b200"))
+    write(recipes / "c-cpu.yaml", speedbench("c-cpu", runner="cpu", draft_lengths=[1]))
+    return recipes
