@@ -1,0 +1,111 @@
+from __future__ import annotations
+
+import json
+import math
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from pytest_infx.recipes.loader import load_file
+from pytest_infx.recipes.points import expand
+
+from .helpers import agentic, changed, speedbench, write
+
+
+def plan_blocks(result: pytest.RunResult) -> dict[str, dict[str, str]]:
+    """Each item's plan lines by item id, keyed by their first word."""
+    lines = result.outlines
+    start = next(n for n, line in enumerate(lines) if "infx plan" in line)
+    blocks: dict[str, dict[str, str]] = {}
+    current: dict[str, str] = {}
+    for line in lines[start + 1 :]:
+        if "  (fingerprint " in line:
+            item_id, rest = line.split("  ", 1)
+            current = {"header": rest}
+            blocks[item_id] = current
+        elif line.startswith(" "):
+            name, _, value = line.strip().partition(" ")
+            current[name.rstrip(":")] = value
+        else:
+            break
+    return blocks
+
+
+def test_plan_shows_argv_env_client_and_golden_per_item_and_launches_nothing(
+    recipes: Path, pytester: pytest.Pytester
+) -> None:
+    marker = pytester.path / "LAUNCHED"
+    source = write(recipes / "mimo.yaml", speedbench("mimo-b300-dflash", draft_lengths=(1, 3)))
+    local = changed(speedbench("local-b300", draft_lengths=[2]), "engine.image", None)
+    local["engine"]["command"] = ["python", "-c", f"open({str(marker)!r}, 'w')"]
+    write(recipes / "local.yaml", local)
+    result = pytester.runpytest("--collect-only", "-q", "--infx-plan", "--gpu", "b300")
+    assert result.ret == 0, result.stdout.str()
+    blocks = plan_blocks(result)
+    points = {p.id: p for p in expand(load_file(source))}
+    assert set(points) <= set(blocks)
+    assert len(blocks) == 6
+    for item_id, point in points.items():
+        block = blocks[item_id]
+        assert block["header"] == f"(fingerprint {point.fingerprint}, {source}:1)"
+        argv = shlex.split(block["argv"])
+        assert argv[:2] == ["vllm", "serve"]
+        assert argv[argv.index("--tensor-parallel-size") + 1] == "4"
+        spec = json.loads(argv[argv.index("--speculative-config") + 1])
+        assert spec["num_speculative_tokens"] == point.draft_length
+        assert spec["method"] == "dflash"
+        assert block["env"] == "VLLM_USE_V1=1"
+        client = json.loads(block["client"])
+        assert client["chat_template_kwargs"] == {
+            "enable_thinking": point.thinking == "thinking_on"
+        }
+        assert (client["max_tokens"], client["concurrency"]) == (4096, 32)
+        assert client["sampling"] == {"temperature": 1.0, "top_p": 0.95}
+        assert block["golden"] == "mimov2.6flash_dflash"
+    local_argv = shlex.split(blocks["local-b300[k2-thinking_on]"]["argv"])
+    assert local_argv[:2] == ["python", "-c"]
+    assert not marker.exists()
+
+
+def test_servers_are_shared_by_thinking_modes_not_by_draft_lengths(
+    recipes: Path, pytester: pytest.Pytester
+) -> None:
+    write(recipes / "a.yaml", speedbench("a-b300", draft_lengths=(1, 3)))
+    blocks = plan_blocks(pytester.runpytest("--collect-only", "--infx-plan", "--gpu", "b300"))
+    servers = {item_id: block["server"].split(" ")[0] for item_id, block in blocks.items()}
+    assert servers["a-b300[k1-thinking_off]"] == servers["a-b300[k1-thinking_on]"]
+    assert servers["a-b300[k3-thinking_off]"] == servers["a-b300[k3-thinking_on]"]
+    assert servers["a-b300[k1-thinking_on]"] != servers["a-b300[k3-thinking_on]"]
+
+
+def test_sglang_plan_maps_draft_length_to_steps(recipes: Path, pytester: pytest.Pytester) -> None:
+    recipe = speedbench(
+        "s-b300-sglang", engine="sglang", draft_lengths=(2, 5), modes=["thinking_on"]
+    )
+    recipe["speedbench"]["speculative"] = {"method": "eagle3", "draft": "org/eagle3-draft"}
+    write(recipes / "s.yaml", recipe)
+    blocks = plan_blocks(pytester.runpytest("--collect-only", "--infx-plan", "--gpu", "b300"))
+    for k in (2, 5):
+        argv = shlex.split(blocks[f"s-b300-sglang[k{k}-thinking_on]"]["argv"])
+        assert argv[argv.index("--speculative-algorithm") + 1] == "EAGLE3"
+        assert argv[argv.index("--speculative-num-steps") + 1] == str(k)
+        assert argv[argv.index("--speculative-num-draft-tokens") + 1] == str(k + 1)
+        assert argv[argv.index("--tp-size") + 1] == "4"
+
+
+def test_agentic_plan_sizes_the_server_for_the_top_concurrency(
+    recipes: Path, pytester: pytest.Pytester
+) -> None:
+    write(recipes / "a.yaml", agentic("a-b200-agentic", points={4: (1, 8, 32), 2: (4,)}))
+    blocks = plan_blocks(pytester.runpytest("--collect-only", "--infx-plan", "--gpu", "b200"))
+    assert len(blocks) == 4
+    for item_id, block in blocks.items():
+        tp, conc = (int(n) for n in re.findall(r"\d+", item_id.split("[")[1]))
+        argv = shlex.split(block["argv"])
+        top = 32 if tp == 4 else 4
+        assert argv[argv.index("--max-running-requests") + 1] == str(math.ceil(2.0 * top))
+        assert argv[argv.index("--tp-size") + 1] == str(tp)
+        assert json.loads(block["client"])["concurrency"] == conc
+        assert "golden" not in block
