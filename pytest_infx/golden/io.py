@@ -353,6 +353,10 @@ def _parse_cells(
             raise GoldenFileError(
                 source, _line(k_node), f"{mode}: draft length {k!r} is not an integer"
             )
+        if isinstance(al_node, ScalarNode) and al_node.tag == "tag:yaml.org,2002:null":
+            raise GoldenFileError(
+                source, _line(k_node), f"{mode} k={k}: the AL is empty; write a number or N/A"
+            )
         al = _al_value(loader, al_node)
         problem = cell_problem(k, al)
         if problem:
@@ -372,8 +376,6 @@ def _al_value(loader: yaml.SafeLoader, node: Node) -> object:
     value = loader.construct_object(node)
     if value == NA:
         return None
-    if value is None:
-        return "<empty>"
     if isinstance(value, int | float) and not isinstance(value, bool):
         return value
     return str(value) if not isinstance(value, bool) else value
