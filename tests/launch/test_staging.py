@@ -84,7 +84,7 @@ def test_download_resumes_a_dropped_transfer(hub: Any, tmp_path: Path) -> None:
 
 def test_failed_download_is_loud_and_a_rerun_resumes(hub: Any, tmp_path: Path) -> None:
     shard = "model-00002-of-00002.safetensors"
-    hub.faults.append(fakehub.Fault(path=shard, status=500, status_times=1))
+    hub.faults.append(fakehub.Fault(path=shard, status=500, status_times=1, delay_s=1.0))
     ckpt = Checkpoint(repo_id=REPO)
     with pytest.raises(StagingError) as info:
         resolve_model(ckpt, staged_root=None, download_root=tmp_path / "dl")
@@ -94,11 +94,12 @@ def test_failed_download_is_loud_and_a_rerun_resumes(hub: Any, tmp_path: Path) -
     assert "rerun to resume" in message
     target = tmp_path / "dl" / "Tiny-Model"
     assert not (target / MARKER).exists()
-    assert (target / "model-00001-of-00002.safetensors").is_file()
-    first_gets = len(hub.gets("model-00001-of-00002.safetensors"))
+    assert not (target / shard).exists()
+    kept = {name: len(hub.gets(name)) for name in hub.files if (target / name).is_file()}
+    assert "model-00001-of-00002.safetensors" in kept and "config.json" in kept
     path = resolve_model(ckpt, staged_root=None, download_root=tmp_path / "dl")
     assert _same(path / shard, hub.files[shard])
-    assert len(hub.gets("model-00001-of-00002.safetensors")) == first_gets
+    assert {name: len(hub.gets(name)) for name in kept} == kept, "finished files were fetched again"
     assert (path / MARKER).is_file()
     requests_before = len(hub.requests)
     assert resolve_model(ckpt, staged_root=None, download_root=tmp_path / "dl") == path

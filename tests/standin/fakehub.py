@@ -3,6 +3,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -13,13 +14,14 @@ COMMIT = "0123456789abcdef0123456789abcdef01234567"
 @dataclass
 class Fault:
     """Break downloads of one file: cut the body after `cut_at` bytes `cuts` times, then answer
-    `status` (e.g. 500) while `status_times` lasts."""
+    `status` (e.g. 500), after `delay_s`, while `status_times` lasts."""
 
     path: str
     cut_at: int = 0
     cuts: int = 0
     status: int = 500
     status_times: int = 0
+    delay_s: float = 0.0
 
 
 @dataclass
@@ -100,6 +102,7 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             fault = next((f for f in hub.faults if f.path == path), None)
             if not head and fault is not None and fault.cuts <= 0 and fault.status_times > 0:
                 fault.status_times -= 1
+                time.sleep(fault.delay_s)
                 self.send_response(fault.status)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
