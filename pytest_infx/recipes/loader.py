@@ -88,7 +88,13 @@ def _read_mapping(path: Path) -> LinedDict:
     return data
 
 
-def _resolve_extends(path: Path, seen: tuple[Path, ...] = ()) -> LinedDict:
+Bases = dict[Path, LinedDict]
+"""Resolved base files by resolved path, shared by the files of one tree and never mutated."""
+
+
+def _resolve_extends(
+    path: Path, seen: tuple[Path, ...] = (), bases: Bases | None = None
+) -> LinedDict:
     raw = _read_mapping(path)
     parent = raw.pop("extends", None)
     if parent is None:
@@ -111,7 +117,11 @@ def _resolve_extends(path: Path, seen: tuple[Path, ...] = ()) -> LinedDict:
             f"base file {parent} does not exist",
             "paths are relative to the recipe file",
         )
-    base = _resolve_extends(parent_path, (*seen, path.resolve()))
+    base = bases.get(parent_path) if bases is not None else None
+    if base is None:
+        base = _resolve_extends(parent_path, (*seen, path.resolve()), bases)
+        if bases is not None:
+            bases[parent_path] = base
     return deep_merge(base, raw)
 
 
@@ -273,8 +283,9 @@ def _parse_overrides(raw: LinedDict) -> tuple[Override, ...]:
     return tuple(result)
 
 
-def load_file(path: Path) -> RecipeSource:
-    raw = _resolve_extends(path)
+def load_file(path: Path, *, bases: Bases | None = None) -> RecipeSource:
+    """One recipe file, validated; ``bases`` lets the files of one tree parse a base once."""
+    raw = _resolve_extends(path, (), bases)
     overrides = _parse_overrides(raw)
     try:
         recipe = Recipe.model_validate(raw)
@@ -306,9 +317,10 @@ def read_tree(root: Path) -> Tree:
     """
     sources: list[RecipeSource] = []
     errors: dict[Path, list[RecipeError]] = {}
+    bases: Bases = {}
     for path in recipe_files(root):
         try:
-            sources.append(load_file(path))
+            sources.append(load_file(path, bases=bases))
         except (RecipeError, RecipeErrors) as exc:
             errors.setdefault(path, []).extend(_flatten([exc]))
     seen: dict[str, RecipeSource] = {}

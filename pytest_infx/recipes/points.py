@@ -73,16 +73,21 @@ def _matches(when: dict[str, tuple[Any, ...]], coords: dict[str, Any]) -> bool:
 
 
 class _Effective:
-    """Validated recipes per set of matching overrides (most points share one)."""
+    """Validated recipes per set of matching overrides (most points share one), and the
+    serialised fingerprint material per server-relevant slice of them, so that a recipe of
+    sixteen points dumps its configuration twice, not sixteen times."""
 
     def __init__(self, source: RecipeSource):
         self.source = source
         self._cache: dict[tuple[int, ...], tuple[Recipe, dict[str, Any]]] = {
             (): (source.recipe, source.recipe.model_dump(mode="json", by_alias=True))
         }
+        self._materials: dict[tuple[tuple[int, ...], Kind, int, ThinkingMode | None], str] = {}
 
-    def for_coords(self, coords: dict[str, Any]) -> tuple[Recipe, dict[str, Any]]:
-        matched = tuple(o.index for o in self.source.overrides if _matches(o.when, coords))
+    def matching(self, coords: dict[str, Any]) -> tuple[int, ...]:
+        return tuple(o.index for o in self.source.overrides if _matches(o.when, coords))
+
+    def for_overrides(self, matched: tuple[int, ...]) -> tuple[Recipe, dict[str, Any]]:
         cached = self._cache.get(matched)
         if cached is not None:
             return cached
@@ -100,12 +105,25 @@ class _Effective:
         self._cache[matched] = cached
         return cached
 
+    def material(
+        self, matched: tuple[int, ...], kind: Kind, tp: int, thinking: ThinkingMode | None
+    ) -> str:
+        key = (matched, kind, tp, thinking)
+        found = self._materials.get(key)
+        if found is None:
+            dumped = self.for_overrides(matched)[1]
+            found = json.dumps(
+                _material(kind, tp, dumped, thinking), sort_keys=True, separators=(",", ":")
+            )
+            self._materials[key] = found
+        return found
 
-def _fingerprint(
-    kind: Kind, coords: dict[str, Any], dumped: dict[str, Any], thinking: ThinkingMode | None
-) -> str:
-    """Hash of what affects this point's result: not gating settings, and not other points
-    beyond what they share with it (an agentic server is sized for its TP's top concurrency)."""
+
+def _material(
+    kind: Kind, tp: int, dumped: dict[str, Any], thinking: ThinkingMode | None
+) -> dict[str, Any]:
+    """What affects a point's result: not gating settings, and not other points beyond what
+    they share with it (an agentic server is sized for its TP's top concurrency)."""
     material = {k: v for k, v in dumped.items() if k not in ("speedbench", "agentic")}
     if kind == "speedbench":
         bench = dict(dumped["speedbench"])
@@ -119,17 +137,19 @@ def _fingerprint(
         points = bench.pop("points")
         bench.pop("failed-request-threshold")
         # The server at this TP is sized for its largest concurrency (admission limit).
-        bench["top-concurrency"] = max(
-            c for p in points if p["tp"] == coords["tp"] for c in p["concurrency"]
-        )
+        bench["top-concurrency"] = max(c for p in points if p["tp"] == tp for c in p["concurrency"])
         material["agentic"] = bench
-    material["tp"] = coords["tp"]
-    payload = json.dumps(
-        {"v": FINGERPRINT_VERSION, "kind": kind, "point": coords, "recipe": material},
+    material["tp"] = tp
+    return material
+
+
+def _fingerprint(kind: Kind, coords: dict[str, Any], material: str) -> str:
+    head = json.dumps(
+        {"v": FINGERPRINT_VERSION, "kind": kind, "point": coords},
         sort_keys=True,
         separators=(",", ":"),
     )
-    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+    return hashlib.sha256(f"{head}\n{material}".encode()).hexdigest()[:16]
 
 
 def _point(
@@ -147,7 +167,8 @@ def _point(
         coords["draft-length"] = draft_length
     if thinking is not None:
         coords["thinking"] = thinking
-    recipe, dumped = eff.for_coords(coords)
+    matched = eff.matching(coords)
+    recipe = eff.for_overrides(matched)[0]
     if kind == "speedbench" and recipe.speedbench is not None:
         tp = recipe.tp
         concurrency = recipe.speedbench.concurrency
@@ -165,7 +186,7 @@ def _point(
         recipe=recipe,
         path=source.path,
         line=source.location.line,
-        fingerprint=_fingerprint(kind, coords, dumped, thinking),
+        fingerprint=_fingerprint(kind, coords, eff.material(matched, kind, tp, thinking)),
     )
 
 

@@ -289,3 +289,33 @@ def test_read_tree_keeps_errors_with_their_file_and_loads_the_rest(tmp_path: Pat
     assert [s.recipe.key for s in tree.sources] == ["good-b300"]
     assert list(tree.errors) == [bad]
     assert recipe_files(tmp_path) == [good, bad]
+
+
+def test_a_shared_base_chain_serves_every_file_of_the_tree(tmp_path: Path) -> None:
+    base = speedbench("unused")
+    del base["key"]
+    write(tmp_path / "_base" / "root.yaml", base)
+    write(tmp_path / "_base" / "tp8.yaml", {"extends": "root.yaml", "tp": 8})
+    for name in ("a", "b"):
+        child = {"key": f"{name}-b300", "extends": "../_base/tp8.yaml"}
+        child["engine"] = {"args": {"name": name}}
+        write(tmp_path / "sub" / f"{name}.yaml", child)
+    tree = read_tree(tmp_path)
+    assert not tree.errors
+    recipes = {s.recipe.key: s.recipe for s in tree.sources}
+    assert {k: (r.tp, r.engine.args["name"]) for k, r in recipes.items()} == {
+        "a-b300": (8, "a"),
+        "b-b300": (8, "b"),
+    }
+    assert all("extends" not in s.raw and "name" in s.raw["engine"]["args"] for s in tree.sources)
+    assert [s.raw.where("tp").path.name for s in tree.sources] == ["tp8.yaml", "tp8.yaml"]
+
+
+def test_an_error_in_a_shared_base_fails_every_file_that_extends_it(tmp_path: Path) -> None:
+    write(tmp_path / "_base" / "bad.yaml", "tp: 4\ntp: 8\n")
+    for name in ("a", "b"):
+        write(tmp_path / f"{name}.yaml", {"key": name, "extends": "_base/bad.yaml"})
+    tree = read_tree(tmp_path)
+    assert sorted(p.name for p in tree.errors) == ["a.yaml", "b.yaml"]
+    for errors in tree.errors.values():
+        assert [str(e).split(": ")[0] for e in errors] == [f"{tmp_path / '_base' / 'bad.yaml'}:2"]
