@@ -297,8 +297,11 @@ def test_a_shared_base_chain_serves_every_file_of_the_tree(tmp_path: Path) -> No
     write(tmp_path / "_base" / "root.yaml", base)
     write(tmp_path / "_base" / "tp8.yaml", {"extends": "root.yaml", "tp": 8})
     for name in ("a", "b"):
-        child = {"key": f"{name}-b300", "extends": "../_base/tp8.yaml"}
-        child["engine"] = {"args": {"name": name}}
+        child = {
+            "key": f"{name}-b300",
+            "extends": "../_base/tp8.yaml",
+            "engine": {"args": {"name": name}},
+        }
         write(tmp_path / "sub" / f"{name}.yaml", child)
     tree = read_tree(tmp_path)
     assert not tree.errors
