@@ -205,7 +205,8 @@ def ensure(
 ) -> ToolEnv:
     """Return the installed env, installing it first when needed.
 
-    The fast path is one ``stat``: an installed env costs nothing, so every fixture can call this.
+    The fast path hashes a few small data files and checks the marker: an installed env costs
+    milliseconds and no heavy import, so every fixture can call this.
     """
     env = locate(spec, cache_dir=cache_dir)
     if env.is_complete() and not force:
