@@ -1,4 +1,5 @@
-"""Repository lint rules (``pytest -m lint``, ``infx lint``): changelog and comment rules."""
+"""Repository lint rules (``pytest -m lint``, ``infx lint``): changelog, comment, recipe and
+golden registry rules."""
 
 from __future__ import annotations
 

@@ -781,21 +781,26 @@ def _no_changelog(ctx: LintContext) -> str | None:
 def _no_base(ctx: LintContext) -> str | None:
     if ctx.base_changelog is None:
         ref = ctx.base_ref or "origin/main"
-        return f"no base to compare with ({ref} not found; pass --base REF)"
+        return (
+            f"no base to compare with ({ref} not found; pass --infx-base REF to pytest,"
+            " --base REF to infx lint)"
+        )
     if ctx.head_changelog() is None and not ctx.base_changelog:
         return _no_changelog(ctx)
     return None
 
 
 def _needs_recipe_keys(ctx: LintContext) -> str | None:
-    if ctx.recipe_keys is None:
+    if ctx.keys() is None:
+        if ctx.tree() is not None:
+            return "recipe keys unknown (some recipe files do not load; see recipes-load)"
         return "recipe keys unknown (the recipe loader was not run)"
     return _no_changelog(ctx)
 
 
 def _needs_changed_keys(ctx: LintContext) -> str | None:
     no_base = _no_base(ctx)
-    if no_base is None and ctx.changed_keys is None:
+    if no_base is None and ctx.changed() is None:
         return "changed recipe keys unknown (the recipe diff against the base was not computed)"
     return no_base
 
@@ -897,7 +902,7 @@ def _matcher(pattern: str, keys: frozenset[str]) -> set[str]:
     skip_reason=_needs_recipe_keys,
 )
 def check_config_keys(ctx: LintContext) -> list[Finding]:
-    keys = ctx.recipe_keys or frozenset()
+    keys = ctx.keys() or frozenset()
     found: list[Finding] = []
     resolved: dict[str, bool] = {}
     for entry in parsed_head(ctx).valid():
@@ -927,10 +932,11 @@ def check_config_keys(ctx: LintContext) -> list[Finding]:
     skip_reason=_needs_changed_keys,
 )
 def check_coverage(ctx: LintContext) -> list[Finding]:
-    changed = ctx.changed_keys or frozenset()
-    if ctx.recipe_keys is not None:
+    changed = ctx.changed() or frozenset()
+    known = ctx.keys()
+    if known is not None:
         # A removed recipe cannot be listed (config keys must resolve), so it needs no entry.
-        changed = changed & ctx.recipe_keys
+        changed = changed & known
     base = ctx.base_ref or "the base"
     path = ctx.changelog_rel
     added = new_entries(ctx)

@@ -13,11 +13,15 @@ import subprocess
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+if TYPE_CHECKING:
+    from pytest_infx.recipes.loader import Tree
 
 CHANGELOG_NAME = "perf-changelog.yaml"
 RECIPE_DIRS: tuple[str, ...] = ("recipes",)
 DEFAULT_BASE_REF = "origin/main"
+GOLDEN_DIR = "golden"
 
 _T = TypeVar("_T")
 _SHELL_SUFFIXES = frozenset({".sh", ".bash"})
@@ -33,8 +37,12 @@ class LintContext:
     ``base_changelog`` is the changelog at ``base_ref`` (``b""`` when the ref exists but has no
     changelog yet, ``None`` when there is no base to compare with). ``recipe_keys`` and
     ``changed_keys`` come from the recipe loader; ``None`` means unknown, and the rules that need
-    them are skipped rather than passed. ``pr_repo`` is ``org/repo`` for canonical PR links;
-    ``None`` infers it from the base changelog.
+    them are skipped rather than passed. When they are not given, :meth:`keys` and
+    :meth:`changed` compute them on first use from ``recipes_dir`` (through ``load_tree`` when
+    the caller already holds the tree) and ``load_changed_keys``, because reading the base's
+    recipes from git costs more than every other rule together and most rules never need it.
+    ``pr_repo`` is ``org/repo`` for canonical PR links; ``None`` infers it from the base
+    changelog.
     """
 
     root: Path
@@ -45,6 +53,12 @@ class LintContext:
     changed_keys: frozenset[str] | None = None
     comment_files: tuple[Path, ...] = ()
     pr_repo: str | None = None
+    recipes_dir: Path | None = None
+    golden_dir: Path | None = None
+    load_tree: Callable[[], Tree] | None = field(default=None, compare=False, repr=False)
+    load_changed_keys: Callable[[LintContext], frozenset[str] | None] | None = field(
+        default=None, compare=False, repr=False
+    )
     _memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def memo(self, name: str, compute: Callable[[], _T]) -> _T:
@@ -58,6 +72,41 @@ class LintContext:
             return path.relative_to(self.root).as_posix()
         except ValueError:
             return path.as_posix()
+
+    def tree(self) -> Tree | None:
+        """The recipe tree under ``recipes_dir``, or ``None`` when there is no such folder."""
+
+        def read() -> Tree | None:
+            if self.load_tree is not None:
+                return self.load_tree()
+            if self.recipes_dir is None or not self.recipes_dir.is_dir():
+                return None
+            from pytest_infx.recipes.loader import read_tree
+
+            return read_tree(self.recipes_dir)
+
+        return self.memo("recipes.tree", read)
+
+    def keys(self) -> frozenset[str] | None:
+        """The recipe keys: given, or from the tree when every recipe file loads (a file that
+        does not load may hold any key, so then they are unknown)."""
+        if self.recipe_keys is not None:
+            return self.recipe_keys
+
+        def compute() -> frozenset[str] | None:
+            tree = self.tree()
+            if tree is None or tree.errors:
+                return None
+            return frozenset(source.recipe.key for source in tree.sources)
+
+        return self.memo("recipes.keys", compute)
+
+    def changed(self) -> frozenset[str] | None:
+        """The recipe keys changed since the base: given, or computed on first use."""
+        if self.changed_keys is not None or self.load_changed_keys is None:
+            return self.changed_keys
+        load = self.load_changed_keys
+        return self.memo("recipes.changed", lambda: load(self))
 
     @property
     def changelog_rel(self) -> str:
@@ -164,6 +213,9 @@ def build_context(
     comment_files: Iterable[Path] | None = None,
     recipe_dirs: tuple[str, ...] = RECIPE_DIRS,
     pr_repo: str | None = None,
+    golden_dir: Path | str | None = GOLDEN_DIR,
+    load_tree: Callable[[], Tree] | None = None,
+    load_changed_keys: Callable[[LintContext], frozenset[str] | None] | None = None,
 ) -> LintContext:
     """Gather the context; costs at most three ``git`` calls. Pass ``base_ref`` explicitly (e.g.
     ``default_base_ref(root)``); ``None`` means no base, so base-relative rules are skipped."""
@@ -184,4 +236,14 @@ def build_context(
         changed_keys=None if changed_keys is None else frozenset(changed_keys),
         comment_files=files,
         pr_repo=pr_repo,
+        recipes_dir=root_path / recipe_dirs[0] if recipe_dirs else None,
+        golden_dir=None if golden_dir is None else root_path / golden_dir,
+        load_tree=load_tree,
+        load_changed_keys=load_changed_keys or _changed_since_base,
     )
+
+
+def _changed_since_base(ctx: LintContext) -> frozenset[str] | None:
+    from pytest_infx.lint.changed import changed_since_base
+
+    return changed_since_base(ctx)

@@ -17,7 +17,12 @@ if TYPE_CHECKING:
     from pytest_infx.lint.context import LintContext
 
 # Modules whose import registers rules, in the order their rules are reported.
-_RULE_MODULES: tuple[str, ...] = ("pytest_infx.lint.changelog", "pytest_infx.lint.comments")
+_RULE_MODULES: tuple[str, ...] = (
+    "pytest_infx.lint.changelog",
+    "pytest_infx.lint.comments",
+    "pytest_infx.lint.recipes",
+    "pytest_infx.lint.golden",
+)
 
 _EXCERPT_LIMIT = 6
 

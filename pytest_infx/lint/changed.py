@@ -1,0 +1,102 @@
+"""The recipe keys changed since a base ref, loading only the recipes whose files changed.
+
+``recipes.changes.changed_since`` fingerprints every point of both trees; on an InferenceX-sized
+repository that costs more than every other lint rule together. A point's fingerprint depends only
+on its recipe file and the files that file ``extends``, so a recipe whose file and bases have the
+base's bytes cannot have changed. Git names the files that differ; only the recipes that touch
+them are loaded, on both sides, and compared with the same fingerprints ``infx changed`` uses.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from pytest_infx.lint.context import LintContext
+from pytest_infx.recipes.changes import GitError, compare, fingerprints, tree_at
+from pytest_infx.recipes.errors import RecipeError, RecipeErrors
+from pytest_infx.recipes.loader import RecipeSource, Tree, load_file, recipe_files
+
+_EXTENDS = re.compile(r"""^extends:[ \t]*["']?([^"'#\n]*?)["']?[ \t]*(?:#.*)?$""", re.MULTILINE)
+
+
+def _git(root: Path, *args: str) -> bytes:
+    done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, check=False)
+    if done.returncode != 0:
+        raise GitError(f"git {' '.join(args)} failed: {done.stderr.decode(errors='replace')}")
+    return done.stdout
+
+
+def changed_paths(root: Path, base: str) -> tuple[Path, set[Path]]:
+    """``(toplevel, paths)``: the files that differ between ``base`` and the working tree
+    (tracked changes, deletions and untracked files), resolved under the repository top."""
+    top = Path(_git(root, "rev-parse", "--show-toplevel").decode().strip()).resolve()
+    diff = _git(root, "diff", "--name-only", "--no-renames", "-z", base, "--")
+    others = _git(root, "ls-files", "--others", "--exclude-standard", "-z", "--full-name")
+    names = {name for name in (diff + b"\0" + others).decode().split("\0") if name}
+    return top, {top / name for name in names}
+
+
+def _chain(path: Path, cache: dict[Path, Path | None]) -> list[Path]:
+    """``path`` and the files it extends, read from the text (no YAML parse)."""
+    chain: list[Path] = []
+    current: Path | None = path
+    while current is not None and current not in chain:
+        chain.append(current)
+        if current not in cache:
+            try:
+                match = _EXTENDS.search(current.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError):
+                match = None
+            cache[current] = (current.parent / match.group(1)).resolve() if match else None
+        current = cache[current]
+    return chain
+
+
+def affected(files: Iterable[Path], changed: set[Path]) -> list[Path]:
+    """The recipe files that are, or extend, a changed file."""
+    cache: dict[Path, Path | None] = {}
+    return [path for path in files if any(p in changed for p in _chain(path.resolve(), cache))]
+
+
+def _load(paths: Iterable[Path]) -> Tree:
+    sources: list[RecipeSource] = []
+    for path in paths:
+        try:
+            sources.append(load_file(path))
+        except (RecipeError, RecipeErrors):
+            continue
+    return Tree(tuple(sources), {})
+
+
+def changed_keys(root: Path, recipes: Path, base: str, head: Tree) -> frozenset[str]:
+    """Added or modified recipe keys since ``base`` (a removed key needs no changelog entry)."""
+    top, changed = changed_paths(root, base)
+    recipes = recipes.resolve()
+    head_files = affected(recipe_files(recipes), changed)
+    touched = {path.resolve() for path in head_files}
+    after = fingerprints(Tree(tuple(s for s in head.sources if s.path.resolve() in touched), {}))
+    if not head_files and not any(path.is_relative_to(recipes) for path in changed):
+        return frozenset()
+    with tempfile.TemporaryDirectory(prefix="infx-lint-base-") as tmp:
+        scratch = Path(tmp).resolve()
+        base_dir = tree_at(root, base, recipes, scratch)
+        moved = {scratch / path.relative_to(top) for path in changed if path.is_relative_to(top)}
+        base_files = affected(recipe_files(base_dir), moved) if base_dir.is_dir() else []
+        before = fingerprints(_load(base_files))
+    return frozenset(c.key for c in compare(before, after) if c.status != "removed")
+
+
+def changed_since_base(ctx: LintContext) -> frozenset[str] | None:
+    """The context's changed keys: ``None`` (coverage skipped) without a base, a recipe folder
+    or git, and when the recipes do not load (a broken file may hold any key)."""
+    tree = ctx.tree()
+    if ctx.base_ref is None or ctx.recipes_dir is None or tree is None or tree.errors:
+        return None
+    try:
+        return changed_keys(ctx.root, ctx.recipes_dir, ctx.base_ref, tree)
+    except (GitError, OSError):
+        return None

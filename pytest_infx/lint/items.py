@@ -1,0 +1,164 @@
+"""``pytest -m lint``: one pytest item per lint rule.
+
+Each rule is an item named by its stable id (``infx-lint::changelog-schema``), so ``-k
+changelog`` selects the changelog rules and a failure report is exactly the rule's findings, with
+no traceback. Items are made in ``pytest_collection_modifyitems`` rather than collected from a
+file: lint reads the repository, not a test module. The context is built on the first item that
+runs, once per process, so ``--collect-only`` and deselected rules cost nothing, and the recipe
+diff against the base is only computed if the coverage rule runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_infx.lint.context import (
+    GOLDEN_DIR,
+    RECIPE_DIRS,
+    LintContext,
+    build_context,
+    default_base_ref,
+    ref_exists,
+)
+from pytest_infx.lint.findings import Rule, all_rules
+
+if TYPE_CHECKING:
+    from _pytest._code.code import TerminalRepr
+
+SUITE_NAME = "infx-lint"
+MARKER = "lint"
+ROOT_OPTION = "infx_lint_root"
+BASE_OPTION = "infx_base"
+
+
+class LintFailed(Exception):
+    """Raised by a lint item; its text is every rendered finding of the rule."""
+
+
+def _ini(config: pytest.Config, name: str) -> str | None:
+    try:
+        value = config.getini(name)
+    except ValueError:
+        return None
+    return str(value) if value else None
+
+
+def _setting(config: pytest.Config, name: str) -> str | None:
+    """The option, else its ini twin; ``None`` when neither is set (or registered yet)."""
+    value = config.getoption(name, default=None)
+    return str(value) if value else _ini(config, name)
+
+
+def lint_root(config: pytest.Config) -> Path:
+    """``--infx-lint-root`` / ini ``infx_lint_root`` (relative to the rootdir), else the
+    rootdir."""
+    given = _setting(config, ROOT_OPTION)
+    return (config.rootpath / given).resolve() if given else config.rootpath
+
+
+def wants_lint(config: pytest.Config) -> bool:
+    """Whether this run asks for lint items: ``-m`` mentions ``lint``, or no path was given."""
+    markexpr = str(config.getoption("markexpr", default="") or "")
+    explicit = config.args_source == pytest.Config.ArgsSource.ARGS
+    return MARKER in markexpr or not explicit
+
+
+class LintSuite(pytest.Collector):
+    """Parent of the lint items (node id ``infx-lint``); owns the one lint context."""
+
+    def __init__(self, *, root: Path, base: str | None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.root = root
+        self.base = base
+        self._context: LintContext | None = None
+
+    def collect(self) -> list[pytest.Item]:
+        return [LintItem.from_parent(self, name=rule.id, rule=rule) for rule in all_rules()]
+
+    def context(self) -> LintContext:
+        if self._context is None:
+            self._context = self._build()
+        return self._context
+
+    def _build(self) -> LintContext:
+        root = self.root
+        recipes = _ini(self.config, "infx_recipes") or RECIPE_DIRS[0]
+        golden = _ini(self.config, "infx_golden") or GOLDEN_DIR
+        base = self.base if self.base is not None else default_base_ref(root)
+        return build_context(
+            root,
+            base_ref=base,
+            recipe_dirs=(recipes,),
+            golden_dir=golden,
+            load_tree=_shared_tree(self.config, root / recipes),
+        )
+
+
+def _shared_tree(config: pytest.Config, recipes: Path) -> Callable[[], Any] | None:
+    """The plugin's own recipe tree when it reads the same folder, so a run that collects
+    recipes and lints them reads every file once."""
+    try:
+        from pytest_infx import collect, options
+
+        same = options.settings(config).recipes == recipes.resolve()
+    except (ImportError, ValueError, AttributeError):
+        return None
+    if not same:
+        return None
+    return lambda: collect.tree(config)
+
+
+class LintItem(pytest.Item):
+    """One lint rule: passes, skips with the rule's reason, or fails with its findings."""
+
+    def __init__(self, *, rule: Rule, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.rule = rule
+        self.add_marker(MARKER)
+
+    @property
+    def suite(self) -> LintSuite:
+        assert isinstance(self.parent, LintSuite)
+        return self.parent
+
+    def runtest(self) -> None:
+        ctx = self.suite.context()
+        reason = self.rule.skip_reason(ctx)
+        if reason is not None:
+            pytest.skip(reason)
+        findings = self.rule.check(ctx)
+        if findings:
+            count = f"{len(findings)} finding{'s' if len(findings) != 1 else ''}"
+            lines = [f"{self.rule.id}: {self.rule.description} ({count})"]
+            lines.extend(finding.render() for finding in findings)
+            raise LintFailed("\n".join(lines))
+
+    def repr_failure(
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
+    ) -> str | TerminalRepr:
+        if isinstance(excinfo.value, LintFailed):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.suite.root, None, f"lint {self.rule.id}"
+
+
+def lint_items(session: pytest.Session) -> list[pytest.Item]:
+    """One item per lint rule under a fresh ``infx-lint`` suite; nothing is read until an
+    item runs. An explicit ``--infx-base`` that does not exist is a usage error, not a skip."""
+    config = session.config
+    root = lint_root(config)
+    if not root.is_dir():
+        raise pytest.UsageError(f"--infx-lint-root: {root} is not a folder")
+    base = _setting(config, BASE_OPTION)
+    if base is not None and not ref_exists(root, base):
+        raise pytest.UsageError(
+            f"--infx-base: git ref {base!r} does not exist in {root}; fetch it or name another"
+        )
+    suite = LintSuite.from_parent(session, name=SUITE_NAME, nodeid=SUITE_NAME, root=root, base=base)
+    return suite.collect()

@@ -1,0 +1,270 @@
+"""Recipe rules: loading, pinned images, draft lengths, thinking kwargs, SGLang attention TP,
+agentic golden curves and hand-written AL literals.
+
+The checks themselves live in :mod:`pytest_infx.recipes.rules`, shared with the SPEED-Bench
+preflight; this module runs them over the tree once and splits the problems by rule. A recipe
+with overrides is checked per *variant* (the points that share one effective recipe), so a field
+an override sets is judged, and located, where the override writes it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_infx.lint.context import LintContext
+from pytest_infx.lint.findings import Finding, rule
+from pytest_infx.recipes.errors import RecipeError, RecipeErrors
+from pytest_infx.recipes.loader import RECIPE_SUFFIXES, RecipeSource
+from pytest_infx.recipes.points import expand
+from pytest_infx.recipes.rules import (
+    GoldenCells,
+    Problem,
+    al_literal_problems,
+    check_cell,
+    check_recipe,
+    point_raw,
+)
+from pytest_infx.recipes.schema import Recipe
+from pytest_infx.recipes.source import LinedDict
+
+_GOLDEN_REF = re.compile(r"""^[ \t-]*golden:[ \t]*["']?([A-Za-z0-9_.-]+)""", re.MULTILINE)
+Cell = tuple[int, str]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """Points of one recipe that share an effective recipe; ``cells`` are its SPEED-Bench
+    (draft length, thinking mode) pairs."""
+
+    source: RecipeSource
+    recipe: Recipe
+    raw: LinedDict
+    cells: tuple[Cell, ...]
+
+
+def _all_cells(recipe: Recipe) -> tuple[Cell, ...]:
+    bench = recipe.speedbench
+    if bench is None:
+        return ()
+    return tuple(
+        (k, mode) for k in sorted(set(bench.draft_lengths)) for mode in bench.thinking_modes
+    )
+
+
+def _variants(source: RecipeSource, errors: list[RecipeError]) -> list[Variant]:
+    plain = Variant(source, source.recipe, source.raw, _all_cells(source.recipe))
+    if not source.overrides:
+        return [plain]
+    try:
+        points = expand(source)
+    except RecipeErrors as exc:
+        errors.extend(exc.errors)
+        return [plain]
+    groups: dict[int, list[Cell]] = {}
+    first: dict[int, Variant] = {}
+    for point in points:
+        ident = id(point.recipe)
+        if ident not in first:
+            first[ident] = Variant(source, point.recipe, point_raw(source, point), ())
+            groups[ident] = []
+        if point.draft_length is not None and point.thinking is not None:
+            groups[ident].append((point.draft_length, point.thinking))
+    return [Variant(v.source, v.recipe, v.raw, tuple(groups[ident])) for ident, v in first.items()]
+
+
+def variants(ctx: LintContext) -> tuple[tuple[Variant, ...], tuple[RecipeError, ...]]:
+    """Every variant of every loaded recipe, and the errors of overrides that do not validate."""
+
+    def compute() -> tuple[tuple[Variant, ...], tuple[RecipeError, ...]]:
+        tree = ctx.tree()
+        errors: list[RecipeError] = []
+        found: list[Variant] = []
+        for source in tree.sources if tree is not None else ():
+            found.extend(_variants(source, errors))
+        return tuple(found), tuple(errors)
+
+    return ctx.memo("recipes.variants", compute)
+
+
+def recipe_texts(ctx: LintContext) -> dict[Path, str]:
+    """Every YAML file under the recipe folder, bases included, as text."""
+
+    def read() -> dict[Path, str]:
+        folder = ctx.recipes_dir
+        if folder is None or not folder.is_dir():
+            return {}
+        texts: dict[Path, str] = {}
+        for path in sorted(folder.rglob("*")):
+            if path.suffix not in RECIPE_SUFFIXES or path.name.startswith("."):
+                continue
+            try:
+                texts[path] = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+        return texts
+
+    return ctx.memo("recipes.texts", read)
+
+
+def golden_refs(ctx: LintContext) -> dict[str, list[tuple[Path, int]]]:
+    """Curve name -> where recipe files name it, from the text, so a recipe that does not load,
+    a base file or an override still counts as a reference."""
+
+    def scan() -> dict[str, list[tuple[Path, int]]]:
+        refs: dict[str, list[tuple[Path, int]]] = {}
+        for path, text in recipe_texts(ctx).items():
+            for match in _GOLDEN_REF.finditer(text):
+                line = text.count("\n", 0, match.start()) + 1
+                refs.setdefault(match.group(1), []).append((path, line))
+        return refs
+
+    return ctx.memo("recipes.golden_refs", scan)
+
+
+def golden_cells(ctx: LintContext, name: str) -> GoldenCells | None:
+    """The cells of a committed curve (``None`` when its file is missing); a file that does
+    not load has no cells, and ``golden-format`` says why."""
+    from pytest_infx.lint.golden import load_curves
+
+    if ctx.golden_dir is None or not (ctx.golden_dir / f"{name}.yaml").is_file():
+        return None
+    curve = load_curves(ctx).get(name)
+    if curve is None or isinstance(curve, Exception):
+        return {}
+    return {
+        mode: frozenset(k for k, al in cells.items() if al is not None)
+        for mode, cells in curve.modes.items()
+    }
+
+
+def _problems(ctx: LintContext) -> dict[str, list[Problem]]:
+    def compute() -> dict[str, list[Problem]]:
+        by_check: dict[str, list[Problem]] = {}
+        seen: set[tuple[str, Path, int | None, str]] = set()
+
+        def keep(problems: list[Problem]) -> None:
+            for problem in problems:
+                key = (problem.check, problem.path, problem.line, problem.message)
+                if key not in seen:
+                    seen.add(key)
+                    by_check.setdefault(problem.check, []).append(problem)
+
+        def lookup(name: str) -> GoldenCells | None:
+            return golden_cells(ctx, name)
+
+        for variant in variants(ctx)[0]:
+            path = variant.source.path
+            keep(check_recipe(variant.recipe, path=path, raw=variant.raw, golden=lookup))
+            for k, mode in variant.cells:
+                keep(
+                    check_cell(
+                        variant.recipe, draft_length=k, thinking=mode, path=path, raw=variant.raw
+                    )
+                )
+        for path, text in recipe_texts(ctx).items():
+            keep(al_literal_problems(path, text))
+        return by_check
+
+    return ctx.memo("recipes.problems", compute)
+
+
+def _findings(ctx: LintContext, rule_id: str, check: str) -> list[Finding]:
+    return [
+        Finding(
+            rule_id,
+            ctx.relpath(problem.path),
+            problem.line,
+            None,
+            f"{problem.field}: {problem.message}{';' if problem.hint else '.'}",
+            problem.hint,
+        )
+        for problem in _problems(ctx).get(check, [])
+    ]
+
+
+def _no_recipes(ctx: LintContext) -> str | None:
+    if ctx.recipes_dir is None or not ctx.recipes_dir.is_dir():
+        return f"no recipe folder ({ctx.recipes_dir or 'recipes/'}) in {ctx.root}"
+    return None
+
+
+def _error_findings(ctx: LintContext, errors: Iterator[RecipeError]) -> list[Finding]:
+    found: list[Finding] = []
+    for error in errors:
+        path = ctx.relpath(error.location.path) if error.location else ctx.relpath(ctx.root)
+        line = error.location.line if error.location else None
+        what = f"{error.field}: {error.problem}" if error.field else error.problem
+        found.append(Finding("recipes-load", path, line, None, f"{what}.", error.hint))
+    return found
+
+
+@rule(
+    "recipes-load",
+    "Every recipe file loads: strict schema, valid extends and overrides, unique keys.",
+    skip_reason=_no_recipes,
+)
+def check_load(ctx: LintContext) -> list[Finding]:
+    tree = ctx.tree()
+    loaded = (e for errs in (tree.errors.values() if tree else ()) for e in errs)
+    found = _error_findings(ctx, loaded)
+    found.extend(_error_findings(ctx, iter(variants(ctx)[1])))
+    return found
+
+
+@rule(
+    "recipes-image-digest",
+    "GPU recipes pin their engine image by digest (image@sha256:...).",
+    skip_reason=_no_recipes,
+)
+def check_image_digest(ctx: LintContext) -> list[Finding]:
+    return _findings(ctx, "recipes-image-digest", "image-digest")
+
+
+@rule(
+    "recipes-draft-length",
+    "Draft lengths are valid for the speculative method (DFlash: 1 to block_size-1).",
+    skip_reason=_no_recipes,
+)
+def check_draft_length(ctx: LintContext) -> list[Finding]:
+    return _findings(ctx, "recipes-draft-length", "draft-length")
+
+
+@rule(
+    "recipes-thinking",
+    "thinking_on chat-template kwargs turn thinking on for the model family; thinking_off"
+    " kwargs do not.",
+    skip_reason=_no_recipes,
+)
+def check_thinking(ctx: LintContext) -> list[Finding]:
+    return _findings(ctx, "recipes-thinking", "thinking")
+
+
+@rule(
+    "recipes-attention-tp",
+    "SGLang attention TP divides the model's KV heads (recorded as model.kv-heads).",
+    skip_reason=_no_recipes,
+)
+def check_attention_tp(ctx: LintContext) -> list[Finding]:
+    return _findings(ctx, "recipes-attention-tp", "attention-tp")
+
+
+@rule(
+    "recipes-agentic-golden",
+    "An agentic point with speculative decoding names a committed golden curve that covers its"
+    " draft length.",
+    skip_reason=_no_recipes,
+)
+def check_agentic_golden(ctx: LintContext) -> list[Finding]:
+    return _findings(ctx, "recipes-agentic-golden", "agentic-golden")
+
+
+@rule(
+    "recipes-al-literals",
+    "No hand-written acceptance-length settings in recipes; ALs come from golden files.",
+    skip_reason=_no_recipes,
+)
+def check_al_literals(ctx: LintContext) -> list[Finding]:
+    return _findings(ctx, "recipes-al-literals", "al-literal")
