@@ -11,15 +11,19 @@ off).
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
+import ssl
+import sys
 import time
-from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import httpx
 
 from pytest_infx.speedbench.dataset import Prompt
+from pytest_infx.speedbench.http1 import Connection, Endpoint, HTTPError, Response
 
 ErrorKind = Literal["http", "stream", "timeout", "connection", "protocol"]
 EXCERPT_CHARS = 500
@@ -55,6 +59,7 @@ class ClientConfig:
     extra_body: Mapping[str, Any] | None = None
     timeouts: Timeouts = field(default_factory=Timeouts)
     api_key: str | None = None
+    transport: Literal["http1", "httpx"] = "http1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,11 +155,16 @@ def request_body(config: ClientConfig, prompt: Prompt) -> dict[str, Any]:
     return body
 
 
-def make_http_client(config: ClientConfig) -> httpx.AsyncClient:
-    """One client per pass, its pool as large as the concurrency.
+def make_http_client(
+    config: ClientConfig,
+    *,
+    connections: int = 1,
+    ssl_context: ssl.SSLContext | None = None,
+) -> httpx.AsyncClient:
+    """An HTTP client whose pool holds `connections` connections.
 
-    `trust_env=False` keeps proxy variables from routing loopback traffic through a proxy, and the
-    pool wait is unbounded because the pass never has more requests in flight than connections.
+    `trust_env=False` keeps proxy variables from routing loopback traffic through a proxy; the
+    pool wait is unbounded because a pass never has more requests in flight than connections.
     """
     t = config.timeouts
     headers = {"accept-encoding": "identity", "content-type": "application/json"}
@@ -163,67 +173,105 @@ def make_http_client(config: ClientConfig) -> httpx.AsyncClient:
     return httpx.AsyncClient(
         base_url=config.base_url.rstrip("/"),
         headers=headers,
-        limits=httpx.Limits(
-            max_connections=config.concurrency,
-            max_keepalive_connections=config.concurrency,
-        ),
+        limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
         timeout=httpx.Timeout(connect=t.connect_s, read=t.read_s, write=t.read_s, pool=None),
+        verify=ssl_context if ssl_context is not None else True,
         trust_env=False,
     )
 
 
-async def run_pass(
-    config: ClientConfig,
-    prompts: Sequence[Prompt],
-    *,
-    client: httpx.AsyncClient | None = None,
-) -> PassResult:
-    """Send every prompt once with at most `config.concurrency` in flight; records keep order."""
+async def run_pass(config: ClientConfig, prompts: Sequence[Prompt]) -> PassResult:
+    """Send every prompt once with at most `config.concurrency` in flight; records keep order.
+
+    The concurrency limit is a fixed set of workers draining one queue of requests, each worker
+    with its own connection. The default transport is `http1` (see that module for why); with
+    `httpx`, each worker still gets its own one-connection client, because httpx's shared pool
+    scans every connection on each request (quadratic in the concurrency; 3x slower at 32).
+    """
     if config.concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {config.concurrency}")
+    _skip_failing_sniffio_import()
     bodies = [json.dumps(request_body(config, p)).encode() for p in prompts]
     results: list[RequestRecord | None] = [None] * len(prompts)
     pending: Iterator[int] = iter(range(len(prompts)))
+    tls = ssl.create_default_context() if config.base_url.startswith("https:") else None
+    total_s = config.timeouts.total_s
+    qids = [p.question_id for p in prompts]
+    endpoint = Endpoint.parse(config.base_url)
+    auth = {"authorization": f"Bearer {config.api_key}"} if config.api_key else None
 
-    async def worker(http: httpx.AsyncClient) -> None:
-        for i in pending:
-            results[i] = await _one_request(
-                http, bodies[i], prompts[i].question_id, config.timeouts.total_s
-            )
+    async def worker() -> None:
+        if config.transport == "httpx":
+            async with make_http_client(config, ssl_context=tls or _PLAIN) as http:
+                for i in pending:
+                    results[i] = await _httpx_request(http, bodies[i], qids[i], total_s)
+            return
+        conn = Connection(
+            endpoint,
+            connect_timeout_s=config.timeouts.connect_s,
+            read_timeout_s=config.timeouts.read_s,
+            ssl_context=tls,
+            extra_headers=auth,
+        )
+        try:
+            for i in pending:
+                results[i] = await _http1_request(conn, bodies[i], qids[i], total_s)
+        finally:
+            conn.close()
 
     started = time.time()
     t0 = time.perf_counter()
-    if client is not None:
-        await _run_workers(worker, client, config.concurrency)
-    else:
-        async with make_http_client(config) as http:
-            await _run_workers(worker, http, config.concurrency)
+    async with asyncio.TaskGroup() as group:
+        for _ in range(min(config.concurrency, len(prompts))):
+            group.create_task(worker())
     wall = time.perf_counter() - t0
     return PassResult(
         records=tuple(r for r in results if r is not None), started=started, wall_s=wall
     )
 
 
-def run_pass_sync(
-    config: ClientConfig,
-    prompts: Sequence[Prompt],
-) -> PassResult:
+def run_pass_sync(config: ClientConfig, prompts: Sequence[Prompt]) -> PassResult:
     """For callers without an event loop (pytest items); not for use inside a running loop."""
     return asyncio.run(run_pass(config, prompts))
 
 
-async def _run_workers(
-    worker: Callable[[httpx.AsyncClient], Coroutine[Any, Any, None]],
-    http: httpx.AsyncClient,
-    concurrency: int,
-) -> None:
-    """The concurrency limit: `concurrency` workers draining one shared iterator of requests."""
-    async with asyncio.TaskGroup() as group:
-        for _ in range(concurrency):
-            group.create_task(worker(http))
+_PLAIN = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
 
 
-async def _one_request(
+def _skip_failing_sniffio_import() -> None:
+    """httpcore imports `sniffio` on every lock use; when it is not installed, each failed import
+    searches sys.path (a third of the client's CPU time). A None entry makes it fail at once."""
+    if "sniffio" not in sys.modules and importlib.util.find_spec("sniffio") is None:
+        sys.modules["sniffio"] = None  # type: ignore[assignment]
+
+
+async def _http1_request(
+    conn: Connection, body: bytes, question_id: str, total_s: float
+) -> RequestRecord:
+    response = Response()
+    error: RequestError | None = None
+    sent = time.perf_counter()
+    try:
+        async with asyncio.timeout(total_s):
+            await conn.request("POST", "/v1/chat/completions", body, response=response)
+    except TimeoutError:
+        conn.close()
+        error = RequestError("timeout", f"request exceeded the total timeout of {total_s:g} s")
+    except HTTPError as exc:
+        error = RequestError("timeout" if exc.kind == "timeout" else "connection", str(exc))
+    if error is None and response.error is not None:
+        kind = response.error.kind
+        error = RequestError("timeout" if kind == "timeout" else "connection", str(response.error))
+    if error is None and response.status != 200:
+        text = response.body.decode("utf-8", "replace")[:EXCERPT_CHARS]
+        status = response.status
+        return _parse_stream(
+            question_id, sent, [], [], RequestError("http", f"HTTP {status}: {text}", status)
+        )
+    return _parse_stream(question_id, sent, response.pieces, response.stamps, error)
+
+
+async def _httpx_request(
     http: httpx.AsyncClient, body: bytes, question_id: str, total_s: float
 ) -> RequestRecord:
     chunks: list[bytes] = []

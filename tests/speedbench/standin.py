@@ -99,6 +99,7 @@ class StandinServer:
         self._writers: set[asyncio.StreamWriter] = set()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self.url = ""
+        self.connections = 0
         self._thread.start()
         if not self._ready.wait(10):
             raise RuntimeError("stand-in server did not start")
@@ -140,6 +141,7 @@ class StandinServer:
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._writers.add(writer)
+        self.connections += 1
         try:
             while True:
                 try:

@@ -3,6 +3,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,15 +27,16 @@ def prompts(*texts: str) -> list[Prompt]:
     return [Prompt(f"q{i}", "coding", (Message("user", t),)) for i, t in enumerate(texts)]
 
 
-def config(server: StandinServer, **kw: Any) -> ClientConfig:
-    base: dict[str, Any] = {
-        "base_url": server.url,
-        "model": "m",
-        "max_tokens": 64,
-        "concurrency": 2,
-    }
+@pytest.fixture(params=["http1", "httpx"])
+def transport(request: pytest.FixtureRequest) -> str:
+    value: str = request.param
+    return value
+
+
+def config(server: StandinServer, transport: str, **kw: Any) -> ClientConfig:
+    base: dict[str, Any] = {"model": "m", "max_tokens": 64, "concurrency": 2}
     base.update(kw)
-    return ClientConfig(**base)
+    return ClientConfig(base_url=server.url, transport=transport, **base)  # type: ignore[arg-type]
 
 
 def sse(obj: object) -> bytes:
@@ -45,8 +47,8 @@ def delta(**d: str) -> dict[str, object]:
     return {"choices": [{"index": 0, "delta": d}]}
 
 
-def test_a_pass_records_text_usage_and_spec_metrics(standin: StandinServer) -> None:
-    result = run_pass_sync(config(standin), prompts("one", "two", "three"))
+def test_a_pass_records_text_usage_and_spec_metrics(standin: StandinServer, transport: str) -> None:
+    result = run_pass_sync(config(standin, transport), prompts("one", "two", "three"))
     assert [r.question_id for r in result.records] == ["q0", "q1", "q2"]
     assert result.completed == 3 and result.failed == 0
     steps = len(TEXT_PIECES)
@@ -70,6 +72,7 @@ def test_a_pass_records_text_usage_and_spec_metrics(standin: StandinServer) -> N
 def test_body_sends_kwargs_to_the_server_unrendered(standin: StandinServer) -> None:
     cfg = config(
         standin,
+        "http1",
         max_tokens=5,
         sampling=Sampling(temperature=0.0, top_k=1),
         chat_template_kwargs={"enable_thinking": False},
@@ -87,23 +90,25 @@ def test_body_sends_kwargs_to_the_server_unrendered(standin: StandinServer) -> N
     assert body["ignore_eos"] is True
 
 
-def test_reasoning_field_is_collected(standin: StandinServer) -> None:
-    cfg = config(standin, chat_template_kwargs={"enable_thinking": True})
+def test_reasoning_field_is_collected(standin: StandinServer, transport: str) -> None:
+    cfg = config(standin, transport, chat_template_kwargs={"enable_thinking": True})
     (r,) = run_pass_sync(cfg, prompts("think")).records
     assert r.reasoning == FULL_TEXT
     assert r.content == ""
     assert r.ttft_s is not None
 
 
-def test_concurrency_is_the_in_flight_limit(standin: StandinServer) -> None:
+def test_concurrency_is_the_in_flight_limit(standin: StandinServer, transport: str) -> None:
     standin.state.chunk_delay_s = 0.01
-    result = run_pass_sync(config(standin, concurrency=3), prompts(*["x"] * 12))
+    result = run_pass_sync(config(standin, transport, concurrency=3), prompts(*["x"] * 12))
     assert result.completed == 12
     assert standin.state.max_inflight == 3
 
 
-def test_failures_are_recorded_per_request(standin: StandinServer) -> None:
-    cfg = config(standin, concurrency=4, timeouts=Timeouts(connect_s=2, read_s=0.5, total_s=30))
+def test_failures_are_recorded_per_request(standin: StandinServer, transport: str) -> None:
+    cfg = config(
+        standin, transport, concurrency=4, timeouts=Timeouts(connect_s=2, read_s=0.5, total_s=30)
+    )
     result = run_pass_sync(
         cfg,
         prompts(
@@ -125,42 +130,51 @@ def test_failures_are_recorded_per_request(standin: StandinServer) -> None:
     assert result.failed == 5
 
 
-def test_total_timeout_ends_a_slow_stream(standin: StandinServer) -> None:
+def test_total_timeout_ends_a_slow_stream(standin: StandinServer, transport: str) -> None:
     standin.state.chunk_delay_s = 0.2
-    cfg = config(standin, timeouts=Timeouts(connect_s=2, read_s=5, total_s=0.3))
+    cfg = config(standin, transport, timeouts=Timeouts(connect_s=2, read_s=5, total_s=0.3))
     (r,) = run_pass_sync(cfg, prompts("slow")).records
     assert r.error is not None and r.error.kind == "timeout"
     assert "total timeout of 0.3 s" in r.error.message
 
 
-def test_empty_output_is_not_an_error(standin: StandinServer) -> None:
-    (r,) = run_pass_sync(config(standin), prompts("[[empty]]")).records
+def test_empty_output_is_not_an_error(standin: StandinServer, transport: str) -> None:
+    (r,) = run_pass_sync(config(standin, transport), prompts("[[empty]]")).records
     assert r.error is None
     assert r.content == "" and r.reasoning == ""
     assert r.completion_tokens == 0
     assert r.ttft_s is None
 
 
-def test_connection_refused_is_a_connection_error() -> None:
+def test_connection_refused_is_a_connection_error(transport: str) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    cfg = ClientConfig(base_url=f"http://127.0.0.1:{port}", model="m", max_tokens=4)
+    cfg = ClientConfig(
+        base_url=f"http://127.0.0.1:{port}",
+        model="m",
+        max_tokens=4,
+        transport=transport,  # type: ignore[arg-type]
+    )
     (r,) = run_pass_sync(cfg, prompts("x")).records
     assert r.error is not None and r.error.kind == "connection"
 
 
-def test_async_entry_point_shares_a_given_client(standin: StandinServer) -> None:
-    from pytest_infx.speedbench.client import make_http_client
-
+def test_async_entry_point_and_connection_reuse(standin: StandinServer, transport: str) -> None:
     async def go() -> int:
-        cfg = config(standin)
-        async with make_http_client(cfg) as http:
-            a = await run_pass(cfg, prompts("a"), client=http)
-            b = await run_pass(cfg, prompts("b"), client=http)
-        return a.completed + b.completed
+        cfg = config(standin, transport, concurrency=1)
+        a = await run_pass(cfg, prompts("a", "b", "c"))
+        return a.completed
 
-    assert asyncio.run(go()) == 2
+    assert asyncio.run(go()) == 3
+    assert standin.connections == 1
+
+
+def test_keep_alive_survives_error_answers(standin: StandinServer, transport: str) -> None:
+    cfg = config(standin, transport, concurrency=1)
+    result = run_pass_sync(cfg, prompts("[[fail:500]]", "ok", "[[fail:400]]", "ok"))
+    assert [r.error is None for r in result.records] == [False, True, False, True]
+    assert [r.error.status for r in result.records if r.error] == [500, 400]
 
 
 def test_ttft_is_the_arrival_of_the_first_text_chunk_not_of_the_role_chunk() -> None:
@@ -217,3 +231,41 @@ def test_stream_without_done_or_with_garbage_is_a_protocol_error() -> None:
     assert cut.content == "a"
     junk = _parse_stream("q", 0.0, [b"data: {nope\n\ndata: [DONE]\n\n"], [1.0], None)
     assert junk.error is not None and "unparsable" in junk.error.message
+
+
+REAL_DATA = Path(__file__).resolve().parent.parent / "envs" / "data"
+REAL_STREAMS = sorted(REAL_DATA.glob("*.sse")) if REAL_DATA.is_dir() else []
+
+
+@pytest.mark.skipif(not REAL_STREAMS, reason="no saved real vLLM stream yet")
+@pytest.mark.parametrize("path", REAL_STREAMS, ids=lambda p: p.stem)
+def test_real_vllm_streams_parse_identically_however_they_are_cut(path: Path) -> None:
+    raw = path.read_bytes()
+    frames = [
+        json.loads(line[len("data: ") :])
+        for line in raw.decode().splitlines()
+        if line.startswith("data: {")
+    ]
+    usage = next(f["usage"] for f in frames if f.get("usage"))
+    spec = next((f["metrics"]["speculative_decoding"] for f in frames if f.get("metrics")), None)
+    texts = [
+        (c["delta"].get("content") or "", c["delta"].get("reasoning") or "")
+        for f in frames
+        for c in f["choices"]
+    ]
+
+    whole = _parse_stream("q", 0.0, [raw], [1.0], None)
+    pieces = [raw[i : i + 97] for i in range(0, len(raw), 97)]
+    cut = _parse_stream("q", 0.0, pieces, [1.0 + i for i in range(len(pieces))], None)
+    for r in (whole, cut):
+        assert r.error is None
+        assert r.content == "".join(t[0] for t in texts)
+        assert r.reasoning == "".join(t[1] for t in texts)
+        assert r.completion_tokens == usage["completion_tokens"]
+        assert r.prompt_tokens == usage["prompt_tokens"]
+        if spec is not None:
+            assert r.spec is not None
+            assert r.spec.num_steps == spec["num_spec_steps"]
+            assert r.spec.num_accepted == spec["num_accepted_draft_tokens"]
+    assert cut.ttft_s is not None and cut.latency_s is not None
+    assert cut.ttft_s < cut.latency_s

@@ -210,3 +210,5 @@ def test_real_vllm_metrics_fixtures_parse() -> None:
         if c.speculating:
             assert c.drafts is not None and c.drafts >= 0
             assert c.accepted is not None and 0 <= c.accepted <= (c.draft_tokens or 0)
+            assert sum(c.accepted_per_pos) == c.accepted
+            assert len(snap.types) > 0

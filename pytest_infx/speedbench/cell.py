@@ -1,0 +1,136 @@
+"""One SPEED-Bench cell, end to end against a live server.
+
+Order matters: the rendered prompt is checked first (it generates nothing), counters are
+scraped right before and right after the pass so the window holds this cell's traffic, and
+every check runs on what the server reported rather than on what the recipe asked for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from pytest_infx.speedbench import al as al_mod
+from pytest_infx.speedbench import checks
+from pytest_infx.speedbench.client import ClientConfig, PassResult, Sampling, Timeouts, run_pass
+from pytest_infx.speedbench.dataset import Dataset
+from pytest_infx.speedbench.metrics import (
+    CounterDelta,
+    Engine,
+    ScrapeError,
+    SpecCounters,
+    delta,
+    scrape,
+    spec_counters,
+)
+from pytest_infx.speedbench.thinking import RenderError, rendered_prompt
+
+
+@dataclass(frozen=True)
+class CellSettings:
+    """What the client sends for one cell (all from the recipe point)."""
+
+    base_url: str
+    model: str
+    engine: str
+    draft_length: int
+    thinking: bool
+    chat_template_kwargs: Mapping[str, Any]
+    max_tokens: int
+    concurrency: int
+    sampling: Sampling
+    request_timeout_s: float
+
+
+@dataclass(frozen=True)
+class CellOutcome:
+    settings: CellSettings
+    dataset: Dataset
+    rendered_prompt: str | None
+    render_error: str | None
+    before: SpecCounters
+    after: SpecCounters
+    counters: CounterDelta
+    result: PassResult
+    summary: al_mod.ALSummary
+    reasons: tuple[checks.Reason, ...]
+
+    @property
+    def al(self) -> float | None:
+        """The cell's AL, or None when any check failed: a failed cell has no trustworthy AL."""
+        return None if self.reasons else self.summary.rounded
+
+
+def _engine_name(engine: str) -> Engine | None:
+    return engine if engine in ("vllm", "sglang", "llamacpp") else None  # type: ignore[return-value]
+
+
+async def _run(settings: CellSettings, dataset: Dataset) -> CellOutcome:
+    config = ClientConfig(
+        base_url=settings.base_url,
+        model=settings.model,
+        max_tokens=settings.max_tokens,
+        concurrency=settings.concurrency,
+        sampling=settings.sampling,
+        chat_template_kwargs=dict(settings.chat_template_kwargs),
+        timeouts=Timeouts(total_s=settings.request_timeout_s),
+    )
+    engine = _engine_name(settings.engine)
+    rendered: str | None = None
+    render_error: str | None = None
+    async with httpx.AsyncClient(trust_env=False, timeout=60.0) as http:
+        if settings.engine == "vllm":
+            try:
+                rendered = await rendered_prompt(
+                    http,
+                    settings.base_url,
+                    model=settings.model,
+                    messages=dataset.rows[0].messages_json(),
+                    chat_template_kwargs=settings.chat_template_kwargs,
+                )
+            except RenderError as exc:
+                render_error = str(exc)
+        before = spec_counters(await scrape(http, settings.base_url), engine)
+        result = await run_pass(config, dataset.rows)
+        after = spec_counters(await scrape(http, settings.base_url), engine)
+    counters = delta(before, after)
+    specs = [r.spec for r in result.records if r.spec is not None]
+    summary = al_mod.summarize(counters, specs)
+    reasons = checks.check_cell(
+        records=result.records,
+        expected=len(dataset.rows),
+        counters=counters,
+        k=settings.draft_length,
+        thinking=settings.thinking,
+        rendered=rendered,
+    )
+    if render_error is not None:
+        reasons.append(
+            checks.Reason("rendered-prompt", f"could not ask the server: {render_error}")
+        )
+    return CellOutcome(
+        settings,
+        dataset,
+        rendered,
+        render_error,
+        before,
+        after,
+        counters,
+        result,
+        summary,
+        tuple(reasons),
+    )
+
+
+def run_cell(settings: CellSettings, dataset: Dataset) -> CellOutcome:
+    """Run one cell; a scrape failure is reported as a reason-carrying ScrapeError."""
+    started = time.monotonic()
+    try:
+        return asyncio.run(_run(settings, dataset))
+    except ScrapeError as exc:
+        raise ScrapeError(f"{exc} (after {time.monotonic() - started:.1f}s)") from None

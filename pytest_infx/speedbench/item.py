@@ -1,0 +1,240 @@
+"""The pytest side of a SPEED-Bench cell: run it, keep its results, gate it.
+
+Results are written before any assertion, so a failed cell still leaves its record (with the
+reasons) for the reviewer; the golden comparison runs only for a cell that passed its checks,
+because a failed cell has no trustworthy AL.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_infx.golden.compare import Comparison
+from pytest_infx.golden.curve import Curve
+from pytest_infx.golden.extension import GoldenDriftError, assert_curve
+from pytest_infx.launch import ServerHandle
+from pytest_infx.recipes.points import Point
+from pytest_infx.report import results
+from pytest_infx.report.summary import CELL_PROPERTY
+from pytest_infx.speedbench.cell import CellOutcome, CellSettings, run_cell
+from pytest_infx.speedbench.client import Sampling
+from pytest_infx.speedbench.metrics import ScrapeError, SpecCounters
+
+if TYPE_CHECKING:
+    from pytest_infx.fixtures import Run
+
+REBASELINE_OPTION = "infx_rebaseline"
+
+
+def engine_info(point: Point, run: Run) -> dict[str, Any]:
+    engine = point.recipe.engine
+    info: dict[str, Any] = {"name": engine.name, "version": engine.version}
+    if engine.image:
+        info["image"] = engine.image
+    elif engine.embedded:
+        info["embedded"] = engine.embedded
+    else:
+        info["command"] = list(engine.command or [])
+    return info
+
+
+def _counters(c: SpecCounters) -> dict[str, Any]:
+    return {
+        "drafts": c.drafts,
+        "draft_tokens": c.draft_tokens,
+        "accepted": c.accepted,
+        "accepted_per_pos": list(c.accepted_per_pos),
+        "generation_tokens": c.generation_tokens,
+    }
+
+
+def cell_record(
+    point: Point,
+    server: ServerHandle,
+    outcome: CellOutcome,
+    engine: dict[str, Any],
+    golden: dict[str, Any] | None,
+) -> dict[str, Any]:
+    records = outcome.result.records
+    summary = outcome.summary
+    empty = sum(1 for r in records if r.ok and not (r.content or r.reasoning))
+    reasons = [str(r) for r in outcome.reasons]
+    if golden is not None and not golden["ok"]:
+        reasons += [f"golden: {line}" for line in golden["lines"]]
+    return {
+        "id": point.id,
+        "recipe": point.recipe_key,
+        "kind": point.kind,
+        "fingerprint": point.fingerprint,
+        "point": {
+            "draft_length": point.draft_length,
+            "thinking": point.thinking,
+            "tp": point.tp,
+            "concurrency": point.concurrency,
+        },
+        "engine": engine,
+        "server": {
+            "argv": list(server.argv),
+            "port": server.port,
+            "log": str(server.log_path),
+            "base_url": server.base_url,
+            "port_note": server.port_note,
+        },
+        "dataset": {
+            "name": outcome.dataset.name,
+            "path": str(outcome.dataset.path),
+            "category": outcome.dataset.category,
+            "sha256": outcome.dataset.sha256,
+            "n": len(outcome.dataset.rows),
+        },
+        "client": {
+            "concurrency": outcome.settings.concurrency,
+            "max_tokens": outcome.settings.max_tokens,
+            "chat_template_kwargs": dict(outcome.settings.chat_template_kwargs),
+        },
+        "requests": {
+            "total": len(records),
+            "completed": outcome.result.completed,
+            "failed": outcome.result.failed,
+            "empty": empty,
+            "completion_tokens": sum(r.completion_tokens or 0 for r in records),
+            "wall_s": round(outcome.result.wall_s, 3),
+        },
+        "rendered_prompt_tail": outcome.rendered_prompt[-200:] if outcome.rendered_prompt else None,
+        "al": outcome.al,
+        "al_raw": summary.al,
+        "al_per_position": list(summary.per_position),
+        "acceptance_rate": summary.acceptance_rate,
+        "al_request_weighted": summary.request_weighted,
+        "al_token_weighted": summary.token_weighted,
+        "al_standard_error": summary.standard_error,
+        "counters": {
+            "before": _counters(outcome.before),
+            "after": _counters(outcome.after),
+            "delta": {
+                "drafts": outcome.counters.drafts,
+                "accepted": outcome.counters.accepted,
+                "draft_tokens": outcome.counters.draft_tokens,
+                "decreased": list(outcome.counters.decreased),
+            },
+        },
+        "golden": golden,
+        "verdict": "fail" if reasons else "pass",
+        "reasons": reasons,
+    }
+
+
+def _golden_summary(curve: str, comparison: Comparison | None) -> dict[str, Any]:
+    if comparison is None:
+        return {"curve": curve, "ok": True, "recorded": True, "lines": []}
+    return {
+        "curve": curve,
+        "ok": comparison.ok,
+        "checked": comparison.checked,
+        "drifted": len(comparison.drifted),
+        "largest_delta": comparison.largest_delta,
+        "tolerance": comparison.tolerance,
+        "lines": comparison.lines(),
+    }
+
+
+@dataclass
+class SpeedbenchCell:
+    point: Point
+    server: ServerHandle
+    run_ctx: Run
+    request: pytest.FixtureRequest
+    snapshot: Any
+
+    def settings(self) -> CellSettings:
+        bench = self.point.recipe.speedbench
+        assert bench is not None and self.point.thinking and self.point.draft_length
+        s = bench.sampling
+        return CellSettings(
+            base_url=self.server.base_url,
+            model=self.point.recipe.model.served_name,
+            engine=self.point.recipe.engine.name,
+            draft_length=self.point.draft_length,
+            thinking=self.point.thinking == "thinking_on",
+            chat_template_kwargs=bench.thinking_modes[self.point.thinking],
+            max_tokens=bench.output_len,
+            concurrency=bench.concurrency,
+            sampling=Sampling(temperature=s.temperature, top_p=s.top_p, top_k=s.top_k, seed=s.seed),
+            request_timeout_s=bench.request_timeout,
+        )
+
+    def run(self) -> None:
+        __tracebackhide__ = True
+        point = self.point
+        bench = point.recipe.speedbench
+        assert bench is not None and point.thinking is not None and point.draft_length
+        dataset = self.run_ctx.datasets.get(point)
+        try:
+            outcome = run_cell(self.settings(), dataset)
+        except ScrapeError as exc:
+            pytest.fail(
+                f"metrics scrape failed: {exc}\nserver log: {self.server.log_path}", pytrace=False
+            )
+        comparison: Comparison | None = None
+        drift: GoldenDriftError | None = None
+        golden: dict[str, Any] | None = None
+        engine = engine_info(point, self.run_ctx)
+        record = cell_record(point, self.server, outcome, engine, None)
+        header = results.provenance(point, record["dataset"], engine)
+        if outcome.al is not None:
+            measured = Curve(
+                name=bench.golden,
+                model_key=results.model_key(point),
+                modes={point.thinking: {point.draft_length: outcome.al}},
+                header=header,
+            )
+            se = outcome.summary.standard_error
+            try:
+                comparison = assert_curve(
+                    self.snapshot,
+                    measured,
+                    tolerance=bench.tolerance,
+                    stderr={(point.thinking, point.draft_length): se} if se else None,
+                    partial=True,
+                    rebaseline=bool(self.request.config.getoption(REBASELINE_OPTION, False)),
+                )
+            except GoldenDriftError as exc:
+                drift, comparison = exc, exc.comparison
+            golden = _golden_summary(bench.golden, comparison)
+            record = cell_record(point, self.server, outcome, engine, golden)
+        results_dir = self.run_ctx.settings.results
+        results.write_cell(results_dir, record)
+        results.write_matrix(results_dir, point, header)
+        for name in ("al", "al_token_weighted", "al_request_weighted", "al_standard_error"):
+            self.request.node.user_properties.append((name, record[name]))
+        requests = record["requests"]
+        self.request.node.user_properties.append(
+            ("requests", f"{requests['completed']}/{requests['total']}")
+        )
+        self.request.node.user_properties.append(
+            (
+                CELL_PROPERTY,
+                {
+                    "recipe": point.recipe_key,
+                    "k": point.draft_length,
+                    "thinking": point.thinking,
+                    "al": record["al"],
+                    "golden": golden,
+                    "completed": requests["completed"],
+                    "total": requests["total"],
+                    "verdict": record["verdict"],
+                },
+            )
+        )
+        if outcome.reasons:
+            pytest.fail(
+                f"{point.id} failed its checks:\n"
+                + "\n".join(f"  - {r}" for r in outcome.reasons)
+                + f"\nserver log: {self.server.log_path}",
+                pytrace=False,
+            )
+        if drift is not None:
+            raise drift
