@@ -47,14 +47,17 @@ class LinedList(list[Any]):
 
 
 MERGE_TAG = "tag:yaml.org,2002:merge"
+STR_TAG = "tag:yaml.org,2002:str"
 
 
-def _scalar(node: yaml.Node, location: Location) -> Any:
+def _scalar(node: yaml.Node, path: Path) -> Any:
     """Construct one scalar without the constructor's per-node cache, which never empties."""
+    if node.tag == STR_TAG:
+        return node.value
     construct = _scalars.yaml_constructors.get(node.tag)
     if construct is None:
         raise RecipeError(
-            location,
+            Location(path, node.start_mark.line + 1),
             None,
             f"unsupported YAML tag {node.tag}",
             "remove the tag; recipes use plain strings, numbers, lists and mappings",
@@ -64,21 +67,24 @@ def _scalar(node: yaml.Node, location: Location) -> Any:
     except (yaml.YAMLError, ValueError) as exc:
         problem = getattr(exc, "problem", None) or str(exc)
         raise RecipeError(
-            location,
+            Location(path, node.start_mark.line + 1),
             None,
             f"invalid value {node.value!r}: {problem}",
             "quote the value to keep it a string",
         ) from None
 
 
-def _convert(node: yaml.Node, path: Path, parents: frozenset[int] = frozenset()) -> Any:
+def _convert(node: yaml.Node, path: Path, open_nodes: set[int]) -> Any:
+    """``open_nodes`` holds the collections being converted, to catch a recursive alias."""
+    if isinstance(node, yaml.ScalarNode):
+        return _scalar(node, path)
     location = Location(path, node.start_mark.line + 1)
-    if id(node) in parents:
+    if id(node) in open_nodes:
         raise RecipeError(
             location, None, "recursive YAML alias", "write the value out instead of an alias"
         )
+    open_nodes.add(id(node))
     if isinstance(node, yaml.MappingNode):
-        inner = parents | {id(node)}
         out = LinedDict(location)
         for key_node, value_node in node.value:
             key_location = Location(path, key_node.start_mark.line + 1)
@@ -89,7 +95,7 @@ def _convert(node: yaml.Node, path: Path, parents: frozenset[int] = frozenset())
                     "YAML merge keys are not supported",
                     "use 'extends:' or an 'overrides:' block instead",
                 )
-            key = _convert(key_node, path, inner)
+            key = _convert(key_node, path, open_nodes)
             if not isinstance(key, str):
                 raise RecipeError(key_location, str(key), "keys must be strings", "quote the key")
             if key in out:
@@ -100,17 +106,16 @@ def _convert(node: yaml.Node, path: Path, parents: frozenset[int] = frozenset())
                     f"duplicate key (first written at line {first.line})",
                     "remove one of the two",
                 )
-            out[key] = _convert(value_node, path, inner)
+            out[key] = _convert(value_node, path, open_nodes)
             out.key_locations[key] = key_location
+        open_nodes.discard(id(node))
         return out
-    if isinstance(node, yaml.SequenceNode):
-        inner = parents | {id(node)}
-        items = LinedList(location)
-        for child in node.value:
-            items.append(_convert(child, path, inner))
-            items.item_locations.append(Location(path, child.start_mark.line + 1))
-        return items
-    return _scalar(node, location)
+    items = LinedList(location)
+    for child in node.value:
+        items.append(_convert(child, path, open_nodes))
+        items.item_locations.append(Location(path, child.start_mark.line + 1))
+    open_nodes.discard(id(node))
+    return items
 
 
 def load_yaml(path: Path, text: str | None = None) -> Any:
@@ -133,4 +138,4 @@ def load_yaml(path: Path, text: str | None = None) -> Any:
         ) from exc
     if node is None:
         return None
-    return _convert(node, path)
+    return _convert(node, path, set())
