@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from pytest_infx.recipes.errors import Location
 from pytest_infx.recipes.loader import Override, RecipeSource, deep_merge
 from pytest_infx.recipes.points import Point
 from pytest_infx.recipes.schema import Recipe, Speculative
@@ -125,22 +126,23 @@ def _switched_on(kwargs: Mapping[str, Any], switch: ThinkingSwitch | None) -> bo
     return False
 
 
-def locate(raw: LinedDict | None, *fields: str | int) -> int | None:
-    """The line of the deepest of ``fields`` written in ``raw`` (``None`` without ``raw``)."""
+def locate(raw: LinedDict | None, *fields: str | int) -> Location | None:
+    """Where the deepest of ``fields`` is written in ``raw``: the recipe file, the base file it
+    extends or an override (``None`` without ``raw``)."""
     if raw is None:
         return None
     node: Any = raw
-    line: int = raw.location.line
+    location: Location = raw.location
     for part in fields:
         if isinstance(node, LinedDict) and isinstance(part, str) and part in node:
-            line = node.where(part).line
+            location = node.where(part)
             node = node[part]
         elif isinstance(node, LinedList) and isinstance(part, int) and 0 <= part < len(node):
-            line = node.where(part).line
+            location = node.where(part)
             node = node[part]
         else:
             break
-    return line
+    return location
 
 
 def _dotted(*fields: str | int) -> str:
@@ -160,8 +162,9 @@ class _Reporter:
         self.found: list[Problem] = []
 
     def add(self, check: str, fields: tuple[str | int, ...], message: str, hint: str) -> None:
-        line = locate(self.raw, *fields) if self.raw is not None else self.line
-        self.found.append(Problem(check, self.path, line, _dotted(*fields), message, hint))
+        where = locate(self.raw, *fields)
+        path, line = (self.path, self.line) if where is None else (where.path, where.line)
+        self.found.append(Problem(check, path, line, _dotted(*fields), message, hint))
 
 
 def draft_length_problem(spec: Speculative, k: int) -> tuple[str, str] | None:

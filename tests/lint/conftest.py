@@ -7,7 +7,7 @@ import pytest
 
 from pytest_infx.lint.context import LintContext, build_context
 
-from .helpers import RECIPE_KEYS, git
+from .helpers import RECIPE_KEYS, git, repo_files, write_files
 
 MakeRepo = Callable[..., LintContext]
 
@@ -61,5 +61,21 @@ def local_context(tmp_path: Path) -> Callable[..., LintContext]:
         path = tmp_path / "perf-changelog.yaml"
         path.write_bytes(head.encode() if isinstance(head, str) else head)
         return build_context(tmp_path, comment_files=(), **kwargs)  # type: ignore[arg-type]
+
+    return make
+
+
+MakeRulesRepo = Callable[..., LintContext]
+
+
+@pytest.fixture
+def rules_repo(tmp_path: Path) -> MakeRulesRepo:
+    """A folder with recipes and golden curves that pass every rule, changed by ``files``
+    (``None`` deletes a file); returns a fresh context on it."""
+
+    def make(changes: dict[str, str | None] | None = None) -> LintContext:
+        root = tmp_path / "repo"
+        write_files(root, {**repo_files(), **(changes or {})})
+        return build_context(root, comment_files=())
 
     return make
