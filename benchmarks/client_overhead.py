@@ -1,0 +1,294 @@
+#!/usr/bin/env python3
+"""Client overhead: request rate and TTFT bias of the SPEED-Bench client against an instant server.
+
+The stand-in runs in its own process and answers every chat request with one pre-encoded write;
+its first content frame carries the server's CLOCK_MONOTONIC send time, so the client's TTFT stamp
+minus that time is the bias the client adds (kernel, event loop, HTTP stack). With
+`--vllm-python`, vLLM's own benchmark client runs against the same stand-in and settings.
+
+    python benchmarks/client_overhead.py [--requests 4000] [--concurrency 32 256]
+        [--vllm-python PY --vllm-tokenizer DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+CONTENT_LENGTH = re.compile(rb"content-length:\s*(\d+)", re.IGNORECASE)
+STAMP = re.compile(r"T=(\d+\.\d+);")
+
+
+def _frame(obj: dict[str, Any]) -> bytes:
+    data = b"data: " + json.dumps(obj, separators=(",", ":")).encode() + b"\n\n"
+    return f"{len(data):x}\r\n".encode() + data + b"\r\n"
+
+
+def _chat_chunk(choices: list[Any], **extra: Any) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-0",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "m",
+        "choices": choices,
+        **extra,
+    }
+
+
+class InstantServer(asyncio.Protocol):
+    """HTTP/1.1 keep-alive, no framework: parse just enough to answer each request at once."""
+
+    head = (
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\n"
+        b"transfer-encoding: chunked\r\n\r\n"
+    )
+    first = _frame(_chat_chunk([{"index": 0, "delta": {"role": "assistant", "content": ""}}]))
+    frames = 16
+
+    @classmethod
+    def tail(cls) -> bytes:
+        out = b"".join(
+            _frame(_chat_chunk([{"index": 0, "delta": {"content": " tok"}}]))
+            for _ in range(cls.frames - 1)
+        )
+        usage = {
+            "prompt_tokens": 8,
+            "completion_tokens": cls.frames,
+            "total_tokens": 8 + cls.frames,
+        }
+        out += _frame(_chat_chunk([{"index": 0, "delta": {}, "finish_reason": "length"}]))
+        out += _frame(_chat_chunk([], usage=usage))
+        done = b"data: [DONE]\n\n"
+        return out + f"{len(done):x}\r\n".encode() + done + b"\r\n0\r\n\r\n"
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self.buf = b""
+
+    def data_received(self, data: bytes) -> None:
+        self.buf = self.buf + data if self.buf else data
+        while True:
+            end = self.buf.find(b"\r\n\r\n")
+            if end < 0:
+                return
+            head = self.buf[:end]
+            m = CONTENT_LENGTH.search(head)
+            size = int(m.group(1)) if m else 0
+            if len(self.buf) < end + 4 + size:
+                return
+            self.buf = self.buf[end + 4 + size :]
+            if head.startswith(b"POST /v1/chat/completions"):
+                stamped = _chat_chunk([{"index": 0, "delta": {"content": "T=%.9f;"}}])
+                frame = json.dumps(stamped, separators=(",", ":")) % time.perf_counter()
+                data_line = b"data: " + frame.encode() + b"\n\n"
+                self.transport.write(
+                    self.head
+                    + self.first
+                    + f"{len(data_line):x}\r\n".encode()
+                    + data_line
+                    + b"\r\n"
+                    + TAIL
+                )
+            else:
+                body = b"" if head.startswith(b"GET /metrics") else b"{}"
+                self.transport.write(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\n"
+                    + f"content-length: {len(body)}\r\n\r\n".encode()
+                    + body
+                )
+
+
+TAIL = InstantServer.tail()
+
+
+def serve() -> None:
+    """Child process: print the port, then serve until the parent closes stdin or kills us."""
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        server = await loop.create_server(InstantServer, "127.0.0.1", 0, backlog=4096)
+        port = server.sockets[0].getsockname()[1]
+        print(port, flush=True)
+        await asyncio.Event().wait()
+
+    asyncio.run(main())
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+
+
+def run_ours(url: str, requests: int, concurrency: int, transport: str) -> dict[str, Any]:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from pytest_infx.speedbench.client import ClientConfig, run_pass_sync
+    from pytest_infx.speedbench.dataset import Message, Prompt
+
+    prompt = (Message("user", "write a function that adds two numbers"),)
+    prompts = [Prompt(str(i), "coding", prompt) for i in range(requests)]
+    cfg = ClientConfig(
+        base_url=url,
+        model="m",
+        max_tokens=16,
+        concurrency=concurrency,
+        transport="httpx" if transport == "httpx" else "http1",
+    )
+    run_pass_sync(cfg, prompts[: min(requests, concurrency * 4)])
+    result = run_pass_sync(cfg, prompts)
+    failed = [r for r in result.records if r.error is not None]
+    if failed:
+        raise SystemExit(f"our client: {len(failed)} requests failed, first: {failed[0].error}")
+    ttft = [r.ttft_s * 1e3 for r in result.records if r.ttft_s is not None]
+    bias: list[float] = []
+    for r in result.records:
+        m = STAMP.match(r.content)
+        if m and r.first_token_at is not None:
+            bias.append((r.first_token_at - float(m.group(1))) * 1e3)
+    return {
+        "req_s": len(result.records) / result.wall_s,
+        "ttft_p50": pct(ttft, 50),
+        "ttft_p99": pct(ttft, 99),
+        "bias_p50": pct(bias, 50),
+        "bias_p99": pct(bias, 99),
+    }
+
+
+VLLM_DRIVER = """
+import argparse, json, sys
+from vllm.benchmarks import serve
+parser = argparse.ArgumentParser()
+serve.add_cli_args(parser)
+args = parser.parse_args(sys.argv[1:])
+result = serve.main(args)
+"""
+
+
+def run_vllm(
+    python: str, tokenizer: str, url: str, requests: int, concurrency: int
+) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as out:
+        argv = [
+            python,
+            "-c",
+            VLLM_DRIVER,
+            "--backend", "openai-chat",
+            "--base-url", url,
+            "--endpoint", "/v1/chat/completions",
+            "--model", "m",
+            "--tokenizer", tokenizer,
+            "--dataset-name", "random",
+            "--random-input-len", "16",
+            "--random-output-len", "16",
+            "--num-prompts", str(requests),
+            "--max-concurrency", str(concurrency),
+            "--percentile-metrics", "ttft",
+            "--metric-percentiles", "50,99",
+            "--save-result",
+            "--save-detailed",
+            "--result-dir", out,
+            "--result-filename", "vllm.json",
+            "--disable-tqdm",
+        ]  # fmt: skip
+        env = {**os.environ, "VLLM_USE_RUST_BENCH": "0", "no_proxy": "*", "NO_PROXY": "*"}
+        proc = subprocess.run(
+            argv, check=False, capture_output=True, text=True, env=env, timeout=900
+        )
+        if proc.returncode != 0:
+            raise SystemExit(f"vLLM client failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+        data = json.loads((Path(out) / "vllm.json").read_text())
+    ttfts = data.get("ttfts", [])
+    ttft = [t * 1e3 for t in ttfts if t]
+    bias: list[float] = []
+    for start, first, text in zip(
+        data.get("start_times", []), ttfts, data.get("generated_texts", []), strict=False
+    ):
+        m = STAMP.match(text or "")
+        if m and first:
+            bias.append((start + first - float(m.group(1))) * 1e3)
+    return {
+        "req_s": data["request_throughput"],
+        "ttft_p50": pct(ttft, 50) if ttft else data.get("p50_ttft_ms", float("nan")),
+        "ttft_p99": pct(ttft, 99) if ttft else data.get("p99_ttft_ms", float("nan")),
+        "bias_p50": pct(bias, 50),
+        "bias_p99": pct(bias, 99),
+        "failed": data.get("failed", 0),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--requests", type=int, default=4000)
+    ap.add_argument("--concurrency", type=int, nargs="+", default=[32, 256])
+    ap.add_argument(
+        "--transports", nargs="+", choices=["http1", "httpx"], default=["http1", "httpx"]
+    )
+    ap.add_argument("--frames", type=int, default=16, help="content frames per response")
+    ap.add_argument("--vllm-python", help="python of an environment with vLLM installed")
+    ap.add_argument("--vllm-tokenizer", help="local tokenizer directory for vLLM's client")
+    ap.add_argument("--json", help="also write the figures to this file")
+    ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.serve:
+        InstantServer.frames = args.frames
+        globals()["TAIL"] = InstantServer.tail()
+        serve()
+        return
+    if args.vllm_python and not args.vllm_tokenizer:
+        ap.error("--vllm-python needs --vllm-tokenizer (vLLM's client tokenizes its prompts)")
+
+    server = subprocess.Popen(
+        [sys.executable, __file__, "--serve", "--frames", str(args.frames)],
+        stdout=subprocess.PIPE,
+        stdin=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert server.stdout is not None
+        url = f"http://127.0.0.1:{server.stdout.readline().strip()}"
+        rows: list[dict[str, Any]] = []
+        for c in args.concurrency:
+            for transport in args.transports:
+                ours = run_ours(url, args.requests, c, transport)
+                rows.append({"client": f"infx-{transport}", "concurrency": c, **ours})
+            if args.vllm_python:
+                theirs = run_vllm(args.vllm_python, args.vllm_tokenizer, url, args.requests, c)
+                rows.append({"client": "vllm", "concurrency": c, **theirs})
+                ours_c = [r for r in rows if r["concurrency"] == c and r["client"] != "vllm"]
+                ratio = ours_c[0]["req_s"] / theirs["req_s"]
+                rows[-1]["ratio_infx_over_vllm"] = ratio
+    finally:
+        server.kill()
+        server.wait()
+
+    print(
+        f"{'client':<11} {'conc':>5} {'req/s':>9} {'ttft p50':>9} {'ttft p99':>9} "
+        f"{'bias p50':>9} {'bias p99':>9}   (ms; {args.requests} requests, {args.frames} frames)"
+    )
+    for r in rows:
+        line = (
+            f"{r['client']:<11} {r['concurrency']:>5} {r['req_s']:>9.0f} {r['ttft_p50']:>9.3f} "
+            f"{r['ttft_p99']:>9.3f} {r['bias_p50']:>9.3f} {r['bias_p99']:>9.3f}"
+        )
+        if "ratio_infx_over_vllm" in r:
+            line += f"   infx/vllm req/s {r['ratio_infx_over_vllm']:.2f}"
+        print(line)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")
+    print(f"cpu cores: {os.cpu_count()}, python {sys.version.split()[0]}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
