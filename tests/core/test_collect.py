@@ -215,3 +215,18 @@ def test_two_xdist_workers_collect_the_same_items_and_run_each_once(
     rows = [json.loads(line) for line in ran.read_text().splitlines()]
     assert sorted(row["id"] for row in rows) == sorted(expected)
     assert {row["worker"] for row in rows} == {"gw0", "gw1"}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="options.settings() resolves the recipe folder but pytest passes the path as given, "
+    "so a rootdir reached through a symlink collects nothing",
+)
+def test_rootdir_reached_through_a_symlink_still_collects(
+    recipes: Path, pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    write(recipes / "a.yaml", speedbench("a-b300", draft_lengths=[1], modes=["thinking_on"]))
+    link = tmp_path / "link"
+    link.symlink_to(pytester.path, target_is_directory=True)
+    result = pytester.runpytest("--collect-only", "-q", "--gpu", "b300", str(link / "recipes"))
+    assert [n.split("::")[1] for n in result.outlines if "::" in n] == ["a-b300[k1-thinking_on]"]
