@@ -118,3 +118,16 @@ def test_items_sharing_a_server_run_next_to_each_other(
         "a-b300[k2-thinking_on]",
         "b-b300[k2-thinking_on]",
     ]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="under xdist only workers run collection_modifyitems; the controller's summary "
+    "has no reasons until workers send them (workeroutput -> pytest_testnodedown)",
+)
+def test_selection_reason_is_shown_under_xdist(mixed_tree: Path, pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess("-n", "2", "--gpu", "h100")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    result.stdout.fnmatch_lines(
+        [SELECTION, "16 points of other runners deselected (runner h100 selected): *"]
+    )
