@@ -129,7 +129,7 @@ class LintItem(pytest.Item):
         ctx = self.suite.context()
         reason = self.rule.skip_reason(ctx)
         if reason is not None:
-            pytest.skip(reason)
+            pytest.skip(f"{self.rule.id}: {reason}")
         findings = self.rule.check(ctx)
         if findings:
             count = f"{len(findings)} finding{'s' if len(findings) != 1 else ''}"
@@ -145,7 +145,7 @@ class LintItem(pytest.Item):
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.suite.root, None, f"lint {self.rule.id}"
+        return self.suite.root, None, self.nodeid
 
 
 def lint_items(session: pytest.Session) -> list[pytest.Item]:

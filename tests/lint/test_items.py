@@ -1,0 +1,139 @@
+from __future__ import annotations
+
+import pytest
+
+from pytest_infx.lint.findings import all_rules
+
+from .helpers import DFLASH_RECIPE, ENTRY_A, git, line_of, repo_files, write_files
+
+pytest_plugins = ["pytester"]
+
+WIRING = """\
+import pytest
+
+from pytest_infx.lint.items import LintItem, lint_items, wants_lint
+
+
+def pytest_addoption(parser):
+    for flag, dest in (("--infx-lint-root", "infx_lint_root"), ("--infx-base", "infx_base")):
+        try:
+            parser.addoption(flag, dest=dest, default=None)
+        except ValueError:
+            pass
+    parser.addini("infx_lint_root", "lint root", default="")
+    parser.addini("infx_base", "lint base", default="")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(session, config, items):
+    if wants_lint(config) and not any(isinstance(item, LintItem) for item in items):
+        items.extend(lint_items(session))
+"""
+DFLASH = "recipes/mimov2.6flash-fp4-b300-vllm-dflash.yaml"
+RECIPE_AND_GOLDEN_RULES = [r.id for r in all_rules() if r.id.startswith(("recipes-", "golden-"))]
+
+
+@pytest.fixture
+def lint_repo(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A pytester folder holding the passing fixture repository and the lint wiring."""
+    write_files(pytester.path, dict(repo_files()))
+    pytester.makeconftest(WIRING)
+    pytester.makeini("[pytest]\n")
+    return pytester
+
+
+def test_every_rule_is_an_item_with_its_id(lint_repo: pytest.Pytester) -> None:
+    result = lint_repo.runpytest("--collect-only", "-q", "-m", "lint", "-p", "no:cacheprovider")
+    ids = [line for line in result.outlines if line.startswith("infx-lint::")]
+    assert ids == [f"infx-lint::{rule.id}" for rule in all_rules()]
+
+
+def test_lint_passes_and_skips_with_reasons(lint_repo: pytest.Pytester) -> None:
+    result = lint_repo.runpytest("-m", "lint", "-rs", "-p", "no:cacheprovider")
+    outcomes = result.parseoutcomes()
+    assert outcomes["passed"] == len(RECIPE_AND_GOLDEN_RULES) + 3
+    assert outcomes["skipped"] == 6
+    result.stdout.fnmatch_lines(["SKIPPED * changelog-schema: no perf-changelog.yaml in *"])
+
+
+def test_a_failure_names_rule_file_line_and_fix_without_traceback(
+    lint_repo: pytest.Pytester,
+) -> None:
+    bad = DFLASH_RECIPE.replace(
+        "thinking_on: {enable_thinking: true}", "thinking_on: {thinking: true}"
+    )
+    write_files(lint_repo.path, {DFLASH: bad})
+    result = lint_repo.runpytest("-m", "lint", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert result.parseoutcomes()["failed"] == 1
+    result.stdout.fnmatch_lines(
+        [
+            "*_ infx-lint::recipes-thinking _*",
+            "recipes-thinking: thinking_on chat-template kwargs turn thinking on * (1 finding)",
+            f"{DFLASH}:{line_of(bad, 'thinking_on:')}: speedbench.thinking-modes.thinking_on:"
+            ' {"thinking": true} does not turn thinking on for mimo models; use'
+            ' {"enable_thinking": true}',
+            "FAILED infx-lint::recipes-thinking - *",
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()
+    assert "LintFailed" not in result.stdout.str()
+
+
+def test_k_selects_rules_by_id(lint_repo: pytest.Pytester) -> None:
+    result = lint_repo.runpytest(
+        "--collect-only", "-q", "-k", "changelog", "-p", "no:cacheprovider"
+    )
+    ids = [line for line in result.outlines if line.startswith("infx-lint::")]
+    assert ids == [f"infx-lint::{r.id}" for r in all_rules() if r.id.startswith("changelog-")]
+
+
+def test_explicit_paths_without_lint_marker_add_no_lint_items(lint_repo: pytest.Pytester) -> None:
+    lint_repo.makepyfile(test_one="def test_one():\n    pass\n")
+    result = lint_repo.runpytest("--collect-only", "-q", "test_one.py", "-p", "no:cacheprovider")
+    assert not [line for line in result.outlines if line.startswith("infx-lint::")]
+    result = lint_repo.runpytest(
+        "--collect-only", "-q", "test_one.py", "-m", "lint", "-p", "no:cacheprovider"
+    )
+    assert len([line for line in result.outlines if line.startswith("infx-lint::")]) == len(
+        all_rules()
+    )
+
+
+def test_lint_root_option_and_ini(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(WIRING)
+    other = pytester.path / "other"
+    write_files(other, dict(repo_files()))
+    bad = DFLASH_RECIPE.replace("block-size: 8", "block-size: 4")
+    write_files(other, {DFLASH: bad})
+    pytester.makeini("[pytest]\n")
+    args = ("-m", "lint", "-k", "draft", "-p", "no:cacheprovider")
+    result = pytester.runpytest("--infx-lint-root", "other", *args)
+    result.stdout.fnmatch_lines(["*draft length 4 is not valid for dflash with block size 4*"])
+    assert result.parseoutcomes()["failed"] == 1
+    pytester.makeini("[pytest]\ninfx_lint_root = other\n")
+    assert pytester.runpytest(*args).parseoutcomes()["failed"] == 1
+    pytester.makeini("[pytest]\n")
+    result = pytester.runpytest("-rs", *args)
+    result.stdout.fnmatch_lines(["SKIPPED * no recipe folder*"])
+
+
+def test_base_option_drives_the_changelog_rules(lint_repo: pytest.Pytester) -> None:
+    root = lint_repo.path
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "t@example.invalid")
+    git(root, "config", "user.name", "t")
+    (root / "perf-changelog.yaml").write_text(ENTRY_A)
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "base")
+    git(root, "tag", "base")
+    (root / "perf-changelog.yaml").write_text(ENTRY_A.replace("pull/2707", "pull/2708"))
+    args = ("-m", "lint", "-k", "append-only", "-rs", "-p", "no:cacheprovider")
+    result = lint_repo.runpytest(*args)
+    result.stdout.fnmatch_lines(["SKIPPED * no base to compare with (origin/main not found*"])
+    result = lint_repo.runpytest("--infx-base", "base", *args)
+    result.stdout.fnmatch_lines(["*pr-link of an old entry changed*"])
+    assert result.parseoutcomes()["failed"] == 1
+    result = lint_repo.runpytest("--infx-base", "nope", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--infx-base: git ref 'nope' does not exist*"])
