@@ -68,7 +68,7 @@ def test_a_committed_change_and_an_agentic_point(recipe_repo: Path) -> None:
     path = recipe_repo / "recipes" / "mimov2.6flash-fp4-b200-vllm-agentic.yaml"
     path.write_text(path.read_text().replace("concurrency: [1, 4]", "concurrency: [1, 4, 8]"))
     git(recipe_repo, "commit", "-q", "-am", "tp8 c8")
-    assert _both(recipe_repo) == ({"mimov2.6flash-fp4-b200-vllm-agentic"},) * 2
+    assert _both(recipe_repo) == (frozenset({"mimov2.6flash-fp4-b200-vllm-agentic"}),) * 2
 
 
 def test_context_computes_changed_keys_only_when_asked(recipe_repo: Path) -> None:
@@ -76,6 +76,6 @@ def test_context_computes_changed_keys_only_when_asked(recipe_repo: Path) -> Non
     path.write_text(path.read_text().replace("concurrency: 32", "concurrency: 16"))
     ctx = build_context(recipe_repo, base_ref="origin/main", comment_files=())
     assert "recipes.changed" not in ctx._memo
-    assert ctx.changed() == {"mimov2.6flash-fp4-b300-vllm-dflash"}
+    assert ctx.changed() == frozenset({"mimov2.6flash-fp4-b300-vllm-dflash"})
     no_base = build_context(recipe_repo, comment_files=())
     assert no_base.changed() is None
