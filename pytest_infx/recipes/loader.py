@@ -228,6 +228,21 @@ def validation_errors(raw: LinedDict, exc: ValidationError) -> list[RecipeError]
     return out
 
 
+_COORDINATE_HINTS = {
+    "tp": "write a positive integer or a list of them, e.g. 'tp: [4, 8]'",
+    "concurrency": "write a positive integer or a list of them, e.g. 'concurrency: [32, 64]'",
+    "draft-length": "write a positive integer or a list of them, e.g. 'draft-length: [7, 8]'",
+    "thinking": "write thinking_on or thinking_off",
+}
+
+
+def _valid_coordinate(name: str, value: Any) -> bool:
+    """A typo in ``when`` would silently match no point, so values are checked like fields."""
+    if name == "thinking":
+        return value in ("thinking_on", "thinking_off", "on", "off") or isinstance(value, bool)
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
 def _parse_overrides(raw: LinedDict) -> tuple[Override, ...]:
     block = raw.pop("overrides", None)
     if block is None:
@@ -266,7 +281,16 @@ def _parse_overrides(raw: LinedDict) -> tuple[Override, ...]:
                     "unknown point coordinate",
                     f"match on any of: {', '.join(POINT_FIELDS)}",
                 )
-            when[name] = tuple(value) if isinstance(value, list) else (value,)
+            values = tuple(value) if isinstance(value, list) else (value,)
+            bad = [v for v in values if not _valid_coordinate(name, v)]
+            if bad or not values:
+                raise RecipeError(
+                    when_raw.where(name),
+                    f"overrides[{index}].when.{name}",
+                    f"cannot match {bad[0]!r}" if bad else "empty list matches no point",
+                    _COORDINATE_HINTS[name],
+                )
+            when[name] = values
         fields = LinedDict(entry.location)
         for name, value in entry.items():
             if name == "when":

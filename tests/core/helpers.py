@@ -108,12 +108,8 @@ def changed(recipe: Recipe, dotted: str, value: Any) -> Recipe:
     return out
 
 
-def line_of(text: str, needle: str, *, after: str | None = None) -> int:
-    """The first 1-based line holding ``needle`` (below the first line holding ``after``)."""
-    lines = text.splitlines()
-    start = 0
-    if after is not None:
-        start = line_of(text, after)
-    found = [n for n, line in enumerate(lines, 1) if n > start and needle in line]
+def line_of(text: str, needle: str) -> int:
+    """The first 1-based line of ``text`` that holds ``needle``."""
+    found = [n for n, line in enumerate(text.splitlines(), 1) if needle in line]
     assert found, f"{needle!r} not in the YAML"
     return found[0]

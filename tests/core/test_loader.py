@@ -322,3 +322,29 @@ def test_an_error_in_a_shared_base_fails_every_file_that_extends_it(tmp_path: Pa
     assert sorted(p.name for p in tree.errors) == ["a.yaml", "b.yaml"]
     for errors in tree.errors.values():
         assert [str(e).split(": ")[0] for e in errors] == [f"{tmp_path / '_base' / 'bad.yaml'}:2"]
+
+
+@pytest.mark.parametrize(
+    ("when", "problem"),
+    [
+        ({"thinking": "thinking_maybe"}, "cannot match 'thinking_maybe'"),
+        ({"tp": "8"}, "cannot match '8'"),
+        ({"draft-length": [3, 0]}, "cannot match 0"),
+        ({"concurrency": True}, "cannot match True"),
+        ({"tp": []}, "empty list matches no point"),
+    ],
+)
+def test_override_coordinate_values_are_checked(
+    tmp_path: Path, when: dict[str, object], problem: str
+) -> None:
+    recipe = speedbench("a-b300")
+    recipe["overrides"] = [{"when": {"concurrency": 32}}, {"when": when, "tp": 8}]
+    path = write(tmp_path / "a.yaml", recipe)
+    (name,) = when
+    field = f"overrides[1].when.{name}"
+    error = only_error(path, field)
+    lines = dump(recipe).splitlines()
+    second_when = [n for n, line in enumerate(lines, 1) if line.startswith("- when:")][1]
+    line = next(n for n, text in enumerate(lines, 1) if n > second_when and f"{name}:" in text)
+    assert_points_at(error, path, line, field)
+    assert problem in str(error)
