@@ -45,35 +45,48 @@ def _chat_chunk(choices: list[Any], **extra: Any) -> dict[str, Any]:
 
 
 class InstantServer(asyncio.Protocol):
-    """HTTP/1.1 keep-alive, no framework: parse just enough to answer each request at once."""
+    """HTTP/1.1 keep-alive, no framework: parse just enough to answer each request.
 
+    With `ttft_s` and `itl_s` at 0 the whole response leaves in one write (the client is then
+    the only bottleneck); otherwise frames are paced like an engine's, so the client is not
+    saturated and the bias shows its own latency rather than its queue.
+    """
+
+    frames = 16
+    ttft_s = 0.0
+    itl_s = 0.0
     head = (
         b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\n"
         b"transfer-encoding: chunked\r\n\r\n"
+    ) + _frame(_chat_chunk([{"index": 0, "delta": {"role": "assistant", "content": ""}}]))
+    token = _frame(_chat_chunk([{"index": 0, "delta": {"content": " tok"}}]))
+    stamped = json.dumps(
+        _chat_chunk([{"index": 0, "delta": {"content": "T=%.9f;"}}]), separators=(",", ":")
     )
-    first = _frame(_chat_chunk([{"index": 0, "delta": {"role": "assistant", "content": ""}}]))
-    frames = 16
+    end = b""
 
     @classmethod
-    def tail(cls) -> bytes:
-        out = b"".join(
-            _frame(_chat_chunk([{"index": 0, "delta": {"content": " tok"}}]))
-            for _ in range(cls.frames - 1)
-        )
-        usage = {
-            "prompt_tokens": 8,
-            "completion_tokens": cls.frames,
-            "total_tokens": 8 + cls.frames,
-        }
-        out += _frame(_chat_chunk([{"index": 0, "delta": {}, "finish_reason": "length"}]))
-        out += _frame(_chat_chunk([], usage=usage))
+    def configure(cls, frames: int, ttft_s: float, itl_s: float) -> None:
+        cls.frames, cls.ttft_s, cls.itl_s = frames, ttft_s, itl_s
+        usage = {"prompt_tokens": 8, "completion_tokens": frames, "total_tokens": 8 + frames}
         done = b"data: [DONE]\n\n"
-        return out + f"{len(done):x}\r\n".encode() + done + b"\r\n0\r\n\r\n"
+        cls.end = (
+            _frame(_chat_chunk([{"index": 0, "delta": {}, "finish_reason": "length"}]))
+            + _frame(_chat_chunk([], usage=usage))
+            + f"{len(done):x}\r\n".encode()
+            + done
+            + b"\r\n0\r\n\r\n"
+        )
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
         self.buf = b""
+        self.loop = asyncio.get_running_loop()
+
+    def stamped_frame(self) -> bytes:
+        line = b"data: " + (self.stamped % time.perf_counter()).encode() + b"\n\n"
+        return f"{len(line):x}\r\n".encode() + line + b"\r\n"
 
     def data_received(self, data: bytes) -> None:
         self.buf = self.buf + data if self.buf else data
@@ -87,28 +100,31 @@ class InstantServer(asyncio.Protocol):
             if len(self.buf) < end + 4 + size:
                 return
             self.buf = self.buf[end + 4 + size :]
-            if head.startswith(b"POST /v1/chat/completions"):
-                stamped = _chat_chunk([{"index": 0, "delta": {"content": "T=%.9f;"}}])
-                frame = json.dumps(stamped, separators=(",", ":")) % time.perf_counter()
-                data_line = b"data: " + frame.encode() + b"\n\n"
-                self.transport.write(
-                    self.head
-                    + self.first
-                    + f"{len(data_line):x}\r\n".encode()
-                    + data_line
-                    + b"\r\n"
-                    + TAIL
-                )
-            else:
+            if not head.startswith(b"POST /v1/chat/completions"):
                 body = b"" if head.startswith(b"GET /metrics") else b"{}"
                 self.transport.write(
                     b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\n"
                     + f"content-length: {len(body)}\r\n\r\n".encode()
                     + body
                 )
+            elif self.ttft_s == 0 and self.itl_s == 0:
+                rest = self.token * (self.frames - 1) + self.end
+                self.transport.write(self.head + self.stamped_frame() + rest)
+            else:
+                self.transport.write(self.head)
+                self.loop.call_later(self.ttft_s, self.paced, 0)
 
-
-TAIL = InstantServer.tail()
+    def paced(self, sent: int) -> None:
+        if self.transport.is_closing():
+            return
+        if sent == 0:
+            self.transport.write(self.stamped_frame())
+        else:
+            self.transport.write(self.token)
+        if sent + 1 >= self.frames:
+            self.transport.write(self.end)
+        else:
+            self.loop.call_later(self.itl_s, self.paced, sent + 1)
 
 
 def serve() -> None:
@@ -235,21 +251,29 @@ def main() -> None:
         "--transports", nargs="+", choices=["http1", "httpx"], default=["http1", "httpx"]
     )
     ap.add_argument("--frames", type=int, default=16, help="content frames per response")
+    ap.add_argument("--ttft-ms", type=float, default=0.0, help="stand-in delay to the 1st frame")
+    ap.add_argument("--itl-ms", type=float, default=0.0, help="stand-in delay between frames")
     ap.add_argument("--vllm-python", help="python of an environment with vLLM installed")
     ap.add_argument("--vllm-tokenizer", help="local tokenizer directory for vLLM's client")
     ap.add_argument("--json", help="also write the figures to this file")
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.serve:
-        InstantServer.frames = args.frames
-        globals()["TAIL"] = InstantServer.tail()
+        InstantServer.configure(args.frames, args.ttft_ms / 1e3, args.itl_ms / 1e3)
         serve()
         return
     if args.vllm_python and not args.vllm_tokenizer:
         ap.error("--vllm-python needs --vllm-tokenizer (vLLM's client tokenizes its prompts)")
 
     server = subprocess.Popen(
-        [sys.executable, __file__, "--serve", "--frames", str(args.frames)],
+        [
+            sys.executable,
+            __file__,
+            "--serve",
+            f"--frames={args.frames}",
+            f"--ttft-ms={args.ttft_ms}",
+            f"--itl-ms={args.itl_ms}",
+        ],
         stdout=subprocess.PIPE,
         stdin=subprocess.PIPE,
         text=True,
@@ -275,7 +299,8 @@ def main() -> None:
 
     print(
         f"{'client':<11} {'conc':>5} {'req/s':>9} {'ttft p50':>9} {'ttft p99':>9} "
-        f"{'bias p50':>9} {'bias p99':>9}   (ms; {args.requests} requests, {args.frames} frames)"
+        f"{'bias p50':>9} {'bias p99':>9}   (ms; {args.requests} requests, "
+        f"{args.frames} frames, server ttft {args.ttft_ms:g} ms, itl {args.itl_ms:g} ms)"
     )
     for r in rows:
         line = (
