@@ -16,9 +16,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from pytest_infx.lint.context import LintContext
-from pytest_infx.recipes.changes import GitError, compare, fingerprints, tree_at
+from pytest_infx.recipes.changes import GitError, compare, fingerprints
 from pytest_infx.recipes.errors import RecipeError, RecipeErrors
-from pytest_infx.recipes.loader import RecipeSource, Tree, load_file, recipe_files
+from pytest_infx.recipes.loader import RECIPE_SUFFIXES, RecipeSource, Tree, load_file, recipe_files
 
 _EXTENDS = re.compile(r"""^extends:[ \t]*["']?([^"'#\n]*?)["']?[ \t]*(?:#.*)?$""", re.MULTILINE)
 
@@ -62,6 +62,70 @@ def affected(files: Iterable[Path], changed: set[Path]) -> list[Path]:
     return [path for path in files if any(p in changed for p in _chain(path.resolve(), cache))]
 
 
+def _base_blobs(root: Path, base: str, rels: list[str]) -> dict[str, bytes]:
+    """The bytes of ``rels`` at ``base`` (paths missing there are left out), in one git call."""
+    if not rels:
+        return {}
+    query = "".join(f"{base}:{rel}\n" for rel in rels).encode()
+    done = subprocess.run(
+        ["git", "-C", str(root), "cat-file", "--batch"],
+        input=query,
+        capture_output=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise GitError(f"git cat-file failed: {done.stderr.decode(errors='replace')}")
+    out = done.stdout
+    blobs: dict[str, bytes] = {}
+    offset = 0
+    for rel in rels:
+        end = out.index(b"\n", offset)
+        header = out[offset:end].split()
+        offset = end + 1
+        if header[-1] == b"missing" or header[1] != b"blob":
+            continue
+        size = int(header[2])
+        blobs[rel] = out[offset : offset + size]
+        offset += size + 1
+    return blobs
+
+
+class _BaseTree:
+    """The base's version of the files recipes need, written on demand under ``scratch``: a
+    changed file from git, any other file from the working tree (its bytes are the base's)."""
+
+    def __init__(self, top: Path, scratch: Path, blobs: dict[str, bytes], changed: set[Path]):
+        self.top = top
+        self.scratch = scratch
+        self.blobs = blobs
+        self.changed = changed
+
+    def write(self, path: Path) -> Path | None:
+        """Write ``path`` (a working-tree path) and its extends chain; return the copy."""
+        target: Path | None = None
+        current: Path | None = path
+        seen: set[Path] = set()
+        while current is not None and current not in seen and current.is_relative_to(self.top):
+            seen.add(current)
+            rel = current.relative_to(self.top).as_posix()
+            if current in self.changed:
+                data = self.blobs.get(rel)
+            else:
+                try:
+                    data = current.read_bytes()
+                except OSError:
+                    data = None
+            if data is None:
+                break
+            copy = self.scratch / rel
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            copy.write_bytes(data)
+            target = target or copy
+            match = _EXTENDS.search(data.decode("utf-8", "replace"))
+            current = (current.parent / match.group(1)).resolve() if match else None
+        return target
+
+
 def _load(paths: Iterable[Path]) -> Tree:
     sources: list[RecipeSource] = []
     for path in paths:
@@ -73,20 +137,32 @@ def _load(paths: Iterable[Path]) -> Tree:
 
 
 def changed_keys(root: Path, recipes: Path, base: str, head: Tree) -> frozenset[str]:
-    """Added or modified recipe keys since ``base`` (a removed key needs no changelog entry)."""
+    """Added or modified recipe keys since ``base`` (a removed key needs no changelog entry).
+
+    An unchanged recipe file reaches a changed file through the same extends lines at the base
+    as in the working tree, so the recipes to compare are the same on both sides: the affected
+    working-tree files, plus changed recipe files that exist only at the base."""
     top, changed = changed_paths(root, base)
     recipes = recipes.resolve()
-    head_files = affected(recipe_files(recipes), changed)
-    touched = {path.resolve() for path in head_files}
+    head_files = [path.resolve() for path in affected(recipe_files(recipes), changed)]
+    touched = set(head_files)
     after = fingerprints(Tree(tuple(s for s in head.sources if s.path.resolve() in touched), {}))
-    if not head_files and not any(path.is_relative_to(recipes) for path in changed):
+    in_recipes = sorted(
+        path
+        for path in changed
+        if path.is_relative_to(recipes)
+        and path.suffix in RECIPE_SUFFIXES
+        and not any(part.startswith(("_", ".")) for part in path.relative_to(recipes).parts)
+    )
+    if not head_files and not in_recipes:
         return frozenset()
+    wanted = sorted({*head_files, *in_recipes})
+    rels = sorted(p.relative_to(top).as_posix() for p in changed if p.is_relative_to(top))
+    blobs = _base_blobs(root, base, rels)
     with tempfile.TemporaryDirectory(prefix="infx-lint-base-") as tmp:
-        scratch = Path(tmp).resolve()
-        base_dir = tree_at(root, base, recipes, scratch)
-        moved = {scratch / path.relative_to(top) for path in changed if path.is_relative_to(top)}
-        base_files = affected(recipe_files(base_dir), moved) if base_dir.is_dir() else []
-        before = fingerprints(_load(base_files))
+        tree = _BaseTree(top, Path(tmp).resolve(), blobs, changed)
+        copies = [copy for path in wanted if (copy := tree.write(path)) is not None]
+        before = fingerprints(_load(copies))
     return frozenset(c.key for c in compare(before, after) if c.status != "removed")
 
 
