@@ -147,7 +147,9 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
 
 
-def run_ours(url: str, requests: int, concurrency: int, transport: str) -> dict[str, Any]:
+def run_ours(
+    url: str, requests: int, concurrency: int, transport: str, *, pause_gc: bool
+) -> dict[str, Any]:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from pytest_infx.speedbench.client import ClientConfig, run_pass_sync
     from pytest_infx.speedbench.dataset import Message, Prompt
@@ -160,6 +162,7 @@ def run_ours(url: str, requests: int, concurrency: int, transport: str) -> dict[
         max_tokens=16,
         concurrency=concurrency,
         transport="httpx" if transport == "httpx" else "http1",
+        pause_gc=pause_gc,
     )
     run_pass_sync(cfg, prompts[: min(requests, concurrency * 4)])
     result = run_pass_sync(cfg, prompts)
@@ -255,6 +258,7 @@ def main() -> None:
     ap.add_argument("--itl-ms", type=float, default=0.0, help="stand-in delay between frames")
     ap.add_argument("--vllm-python", help="python of an environment with vLLM installed")
     ap.add_argument("--vllm-tokenizer", help="local tokenizer directory for vLLM's client")
+    ap.add_argument("--keep-gc", action="store_true", help="leave the GC on during passes")
     ap.add_argument("--json", help="also write the figures to this file")
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -285,7 +289,7 @@ def main() -> None:
         rows: list[dict[str, Any]] = []
         for c in args.concurrency:
             for transport in args.transports:
-                ours = run_ours(url, args.requests, c, transport)
+                ours = run_ours(url, args.requests, c, transport, pause_gc=not args.keep_gc)
                 rows.append({"client": f"infx-{transport}", "concurrency": c, **ours})
             if args.vllm_python:
                 theirs = run_vllm(args.vllm_python, args.vllm_tokenizer, url, args.requests, c)

@@ -19,6 +19,7 @@ usage chunk carries matching `metrics.speculative_decoding`, so the two AL sourc
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import re
 import threading
@@ -49,6 +50,7 @@ class StandinState:
     model: str = "standin-model"
     extra_metrics: str = ""
     bodies: list[dict[str, Any]] = field(default_factory=list)
+    gc_enabled: list[bool] = field(default_factory=list)
     inflight: int = 0
     max_inflight: int = 0
     drafts: int = 0
@@ -181,6 +183,7 @@ class StandinServer:
         if method == "POST" and path == "/v1/chat/completions":
             req = json.loads(body)
             self.state.bodies.append(req)
+            self.state.gc_enabled.append(gc.isenabled())
             self.state.inflight += 1
             self.state.max_inflight = max(self.state.max_inflight, self.state.inflight)
             try:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import socket
 from pathlib import Path
@@ -269,3 +270,11 @@ def test_real_vllm_streams_parse_identically_however_they_are_cut(path: Path) ->
             assert r.spec.num_accepted == spec["num_accepted_draft_tokens"]
     assert cut.ttft_s is not None and cut.latency_s is not None
     assert cut.ttft_s < cut.latency_s
+
+
+@pytest.mark.parametrize("pause_gc", [True, False])
+def test_gc_is_paused_only_during_the_pass(standin: StandinServer, pause_gc: bool) -> None:
+    assert gc.isenabled()
+    run_pass_sync(config(standin, "http1", pause_gc=pause_gc), prompts("a", "b"))
+    assert standin.state.gc_enabled == [not pause_gc] * 2
+    assert gc.isenabled()
