@@ -203,6 +203,8 @@ def _cell_problems(report: _Reporter, recipe: Recipe, k: int | None, mode: str |
     kwargs = bench.thinking_modes[mode]
     switch = thinking_switch(recipe)
     on = _switched_on(kwargs, switch)
+    if on == (mode == "thinking_on"):
+        return
     shown = json.dumps(kwargs)
     family = f"{switch.family} models" if switch else f"model {recipe.model.hub_id}"
     fields = ("speedbench", "thinking-modes", mode)
