@@ -6,7 +6,7 @@ from types import ModuleType
 
 from pytest_infx.lint.changelog import load_changelog
 from pytest_infx.lint.context import build_context, default_base_ref
-from pytest_infx.lint.findings import run_rules
+from pytest_infx.lint.findings import all_rules, run_rules
 
 
 def _bench() -> ModuleType:
@@ -38,3 +38,15 @@ def test_generated_repo_passes_every_rule(tmp_path: Path) -> None:
     )
     assert [f.render() for f in run_rules(ctx)] == []
     assert len(ctx.base_changelog or b"") < (tmp_path / "perf-changelog.yaml").stat().st_size
+
+
+def test_generated_full_repo_passes_every_rule_and_runs_them_all(tmp_path: Path) -> None:
+    bench = _bench()
+    keys = bench.make_keys(40)
+    changed = bench.make_full_repo(tmp_path, 60, keys, 2)
+    ctx = build_context(tmp_path, base_ref=default_base_ref(tmp_path))
+    assert [f.render() for f in run_rules(ctx)] == []
+    skipped = {rule.id: rule.skip_reason(ctx) for rule in all_rules() if rule.skip_reason(ctx)}
+    assert skipped == {}
+    assert ctx.changed() == frozenset({changed})
+    assert len(list((tmp_path / "golden").glob("*.yaml"))) >= 5
