@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 CONTENT_LENGTH = re.compile(rb"content-length:\s*(\d+)", re.IGNORECASE)
 STAMP = re.compile(r"T=(\d+\.\d+);")
@@ -79,8 +79,7 @@ class InstantServer(asyncio.Protocol):
         )
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        self.transport = cast(asyncio.Transport, transport)
         self.buf = b""
         self.loop = asyncio.get_running_loop()
 
@@ -148,7 +147,7 @@ def pct(values: list[float], q: float) -> float:
 
 
 def run_ours(
-    url: str, requests: int, concurrency: int, transport: str, *, pause_gc: bool
+    url: str, requests: int, concurrency: int, transport: str, *, pause_gc: bool, use_uvloop: bool
 ) -> dict[str, Any]:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from pytest_infx.speedbench.client import ClientConfig, run_pass_sync
@@ -164,8 +163,8 @@ def run_ours(
         transport="httpx" if transport == "httpx" else "http1",
         pause_gc=pause_gc,
     )
-    run_pass_sync(cfg, prompts[: min(requests, concurrency * 4)])
-    result = run_pass_sync(cfg, prompts)
+    run_pass_sync(cfg, prompts[: min(requests, concurrency * 4)], uvloop=use_uvloop)
+    result = run_pass_sync(cfg, prompts, uvloop=use_uvloop)
     failed = [r for r in result.records if r.error is not None]
     if failed:
         raise SystemExit(f"our client: {len(failed)} requests failed, first: {failed[0].error}")
@@ -258,6 +257,13 @@ def main() -> None:
     ap.add_argument("--itl-ms", type=float, default=0.0, help="stand-in delay between frames")
     ap.add_argument("--vllm-python", help="python of an environment with vLLM installed")
     ap.add_argument("--vllm-tokenizer", help="local tokenizer directory for vLLM's client")
+    ap.add_argument(
+        "--loops",
+        nargs="+",
+        choices=["asyncio", "uvloop"],
+        default=["asyncio"],
+        help="event loops for our client (uvloop must be installed)",
+    )
     ap.add_argument("--keep-gc", action="store_true", help="leave the GC on during passes")
     ap.add_argument("--json", help="also write the figures to this file")
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
@@ -289,8 +295,17 @@ def main() -> None:
         rows: list[dict[str, Any]] = []
         for c in args.concurrency:
             for transport in args.transports:
-                ours = run_ours(url, args.requests, c, transport, pause_gc=not args.keep_gc)
-                rows.append({"client": f"infx-{transport}", "concurrency": c, **ours})
+                for loop_kind in args.loops:
+                    ours = run_ours(
+                        url,
+                        args.requests,
+                        c,
+                        transport,
+                        pause_gc=not args.keep_gc,
+                        use_uvloop=loop_kind == "uvloop",
+                    )
+                    name = f"infx-{transport}" + ("-uv" if loop_kind == "uvloop" else "")
+                    rows.append({"client": name, "concurrency": c, **ours})
             if args.vllm_python:
                 theirs = run_vllm(args.vllm_python, args.vllm_tokenizer, url, args.requests, c)
                 rows.append({"client": "vllm", "concurrency": c, **theirs})
@@ -302,13 +317,13 @@ def main() -> None:
         server.wait()
 
     print(
-        f"{'client':<11} {'conc':>5} {'req/s':>9} {'ttft p50':>9} {'ttft p99':>9} "
+        f"{'client':<14} {'conc':>5} {'req/s':>9} {'ttft p50':>9} {'ttft p99':>9} "
         f"{'bias p50':>9} {'bias p99':>9}   (ms; {args.requests} requests, "
         f"{args.frames} frames, server ttft {args.ttft_ms:g} ms, itl {args.itl_ms:g} ms)"
     )
     for r in rows:
         line = (
-            f"{r['client']:<11} {r['concurrency']:>5} {r['req_s']:>9.0f} {r['ttft_p50']:>9.3f} "
+            f"{r['client']:<14} {r['concurrency']:>5} {r['req_s']:>9.0f} {r['ttft_p50']:>9.3f} "
             f"{r['ttft_p99']:>9.3f} {r['bias_p50']:>9.3f} {r['bias_p99']:>9.3f}"
         )
         if "ratio_infx_over_vllm" in r:

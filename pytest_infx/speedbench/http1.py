@@ -14,6 +14,7 @@ import asyncio
 import ssl
 import time
 from dataclasses import dataclass, field
+from typing import cast
 from urllib.parse import urlsplit
 
 
@@ -78,8 +79,7 @@ class _Protocol(asyncio.Protocol):
         self._chunk_buf = b""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        self.transport = cast(asyncio.Transport, transport)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True

@@ -278,3 +278,14 @@ def test_gc_is_paused_only_during_the_pass(standin: StandinServer, pause_gc: boo
     run_pass_sync(config(standin, "http1", pause_gc=pause_gc), prompts("a", "b"))
     assert standin.state.gc_enabled == [not pause_gc] * 2
     assert gc.isenabled()
+
+
+@pytest.mark.parametrize("use_uvloop", [False, True])
+def test_either_event_loop_runs_a_pass(standin: StandinServer, use_uvloop: bool) -> None:
+    if use_uvloop:
+        pytest.importorskip("uvloop")
+    result = run_pass_sync(
+        config(standin, "http1"), prompts("a", "[[fail:500]]"), uvloop=use_uvloop
+    )
+    assert [r.error is None for r in result.records] == [True, False]
+    assert result.records[0].content == FULL_TEXT
