@@ -22,8 +22,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast
 
+LoopName = Literal["stamping", "asyncio", "uvloop"]
 CONTENT_LENGTH = re.compile(rb"content-length:\s*(\d+)", re.IGNORECASE)
 STAMP = re.compile(r"T=(\d+\.\d+);")
 
@@ -147,7 +148,7 @@ def pct(values: list[float], q: float) -> float:
 
 
 def run_ours(
-    url: str, requests: int, concurrency: int, transport: str, *, pause_gc: bool, use_uvloop: bool
+    url: str, requests: int, concurrency: int, transport: str, *, pause_gc: bool, loop: LoopName
 ) -> dict[str, Any]:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from pytest_infx.speedbench.client import ClientConfig, run_pass_sync
@@ -163,8 +164,8 @@ def run_ours(
         transport="httpx" if transport == "httpx" else "http1",
         pause_gc=pause_gc,
     )
-    run_pass_sync(cfg, prompts[: min(requests, concurrency * 4)], uvloop=use_uvloop)
-    result = run_pass_sync(cfg, prompts, uvloop=use_uvloop)
+    run_pass_sync(cfg, prompts[: min(requests, concurrency * 4)], loop=loop)
+    result = run_pass_sync(cfg, prompts, loop=loop)
     failed = [r for r in result.records if r.error is not None]
     if failed:
         raise SystemExit(f"our client: {len(failed)} requests failed, first: {failed[0].error}")
@@ -302,9 +303,9 @@ def main() -> None:
                         c,
                         transport,
                         pause_gc=not args.keep_gc,
-                        use_uvloop=loop_kind == "uvloop",
+                        loop=loop_kind,
                     )
-                    name = f"infx-{transport}" + ("-uv" if loop_kind == "uvloop" else "")
+                    name = f"infx-{transport}-{loop_kind[:5]}"
                     rows.append({"client": name, "concurrency": c, **ours})
             if args.vllm_python:
                 theirs = run_vllm(args.vllm_python, args.vllm_tokenizer, url, args.requests, c)
@@ -317,13 +318,13 @@ def main() -> None:
         server.wait()
 
     print(
-        f"{'client':<14} {'conc':>5} {'req/s':>9} {'ttft p50':>9} {'ttft p99':>9} "
+        f"{'client':<17} {'conc':>5} {'req/s':>9} {'ttft p50':>9} {'ttft p99':>9} "
         f"{'bias p50':>9} {'bias p99':>9}   (ms; {args.requests} requests, "
         f"{args.frames} frames, server ttft {args.ttft_ms:g} ms, itl {args.itl_ms:g} ms)"
     )
     for r in rows:
         line = (
-            f"{r['client']:<14} {r['concurrency']:>5} {r['req_s']:>9.0f} {r['ttft_p50']:>9.3f} "
+            f"{r['client']:<17} {r['concurrency']:>5} {r['req_s']:>9.0f} {r['ttft_p50']:>9.3f} "
             f"{r['ttft_p99']:>9.3f} {r['bias_p50']:>9.3f} {r['bias_p99']:>9.3f}"
         )
         if "ratio_infx_over_vllm" in r:

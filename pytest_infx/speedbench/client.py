@@ -24,7 +24,13 @@ from typing import Any, Literal
 import httpx
 
 from pytest_infx.speedbench.dataset import Prompt
-from pytest_infx.speedbench.http1 import Connection, Endpoint, HTTPError, Response
+from pytest_infx.speedbench.http1 import (
+    Connection,
+    Endpoint,
+    HTTPError,
+    Response,
+    stamping_loop,
+)
 
 ErrorKind = Literal["http", "stream", "timeout", "connection", "protocol"]
 EXCERPT_CHARS = 500
@@ -182,7 +188,12 @@ def make_http_client(
     )
 
 
-async def run_pass(config: ClientConfig, prompts: Sequence[Prompt]) -> PassResult:
+async def run_pass(
+    config: ClientConfig,
+    prompts: Sequence[Prompt],
+    *,
+    clock: Callable[[], float] = time.perf_counter,
+) -> PassResult:
     """Send every prompt once with at most `config.concurrency` in flight; records keep order.
 
     The concurrency limit is a fixed set of workers draining one queue of requests, each worker
@@ -216,6 +227,7 @@ async def run_pass(config: ClientConfig, prompts: Sequence[Prompt]) -> PassResul
             read_timeout_s=config.timeouts.read_s,
             ssl_context=tls,
             extra_headers=auth,
+            clock=clock,
         )
         try:
             for i in pending:
@@ -241,19 +253,30 @@ async def run_pass(config: ClientConfig, prompts: Sequence[Prompt]) -> PassResul
     )
 
 
+EventLoop = Literal["stamping", "asyncio", "uvloop"]
+
+
 def run_pass_sync(
-    config: ClientConfig, prompts: Sequence[Prompt], *, uvloop: bool | None = None
+    config: ClientConfig, prompts: Sequence[Prompt], *, loop: EventLoop = "stamping"
 ) -> PassResult:
     """For callers without an event loop (pytest items); not for use inside a running loop.
 
-    uvloop, when installed (or when `uvloop=True`), runs the pass: its C event loop costs a
-    fraction of asyncio's per socket read, which is most of the client's time at high concurrency.
+    `stamping` (asyncio on `http1.StampingSelector`) stamps each read with the time its poll
+    returned, so draining a burst of streams does not delay the later streams' stamps; `uvloop`
+    has the cheapest reads but stamps inside each callback. Both need the `http1` transport
+    for their advantage; `asyncio` is the plain default loop.
     """
-    factory = _uvloop_factory() if uvloop is not False else None
-    if uvloop and factory is None:
-        raise RuntimeError("uvloop=True but the uvloop package is not installed")
-    with asyncio.Runner(loop_factory=factory) as runner:
-        return runner.run(run_pass(config, prompts))
+    if loop == "uvloop":
+        factory = _uvloop_factory()
+        if factory is None:
+            raise RuntimeError("loop='uvloop' but the uvloop package is not installed")
+        with asyncio.Runner(loop_factory=factory) as runner:
+            return runner.run(run_pass(config, prompts))
+    if loop == "stamping":
+        event_loop, clock = stamping_loop()
+        with asyncio.Runner(loop_factory=lambda: event_loop) as runner:
+            return runner.run(run_pass(config, prompts, clock=clock))
+    return asyncio.run(run_pass(config, prompts))
 
 
 def _uvloop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:

@@ -11,8 +11,10 @@ connection, Content-Length or chunked bodies, keep-alive, optional TLS, no redir
 from __future__ import annotations
 
 import asyncio
+import selectors
 import ssl
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import cast
 from urllib.parse import urlsplit
@@ -66,7 +68,8 @@ class Endpoint:
 class _Protocol(asyncio.Protocol):
     """Parses one response at a time as bytes arrive; never wakes the reader before the end."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
+        self.clock = clock
         self.transport: asyncio.Transport | None = None
         self.closed = False
         self.response: Response | None = None
@@ -97,7 +100,7 @@ class _Protocol(asyncio.Protocol):
         self.last_read = time.perf_counter()
 
     def data_received(self, data: bytes) -> None:
-        stamp = time.perf_counter()
+        stamp = self.clock()
         self.last_read = stamp
         if self.response is None:
             return
@@ -208,6 +211,31 @@ class _Protocol(asyncio.Protocol):
             self.transport.close()
 
 
+class StampingSelector(selectors.DefaultSelector):
+    """Remembers when each poll returned: the arrival time of every read it reported.
+
+    A read callback runs after the ones queued before it in the same loop iteration; with 256
+    streams a burst (one decode step of a batched engine) takes milliseconds to drain, and
+    stamping inside each callback would add that queue to the TTFT of the later streams.
+    """
+
+    stamp = 0.0
+
+    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        events = super().select(timeout)
+        self.stamp = time.perf_counter()
+        return events
+
+    def clock(self) -> float:
+        return self.stamp
+
+
+def stamping_loop() -> tuple[asyncio.AbstractEventLoop, Callable[[], float]]:
+    """An asyncio loop on a `StampingSelector`, and the clock that reads its poll times."""
+    selector = StampingSelector()
+    return asyncio.SelectorEventLoop(selector), selector.clock
+
+
 class Connection:
     """One keep-alive connection, reopened on demand after a failure or a server close."""
 
@@ -219,11 +247,13 @@ class Connection:
         read_timeout_s: float,
         ssl_context: ssl.SSLContext | None = None,
         extra_headers: dict[str, str] | None = None,
+        clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self.endpoint = endpoint
         self.connect_timeout_s = connect_timeout_s
         self.read_timeout_s = read_timeout_s
         self.ssl_context = ssl_context
+        self.clock = clock
         self._proto: _Protocol | None = None
         fixed = {"host": endpoint.host_header, "accept-encoding": "identity"}
         fixed.update({k.lower(): v for k, v in (extra_headers or {}).items()})
@@ -238,7 +268,11 @@ class Connection:
         try:
             async with asyncio.timeout(self.connect_timeout_s):
                 _, proto = await loop.create_connection(
-                    _Protocol, ep.host, ep.port, ssl=tls, server_hostname=ep.host if tls else None
+                    lambda: _Protocol(self.clock),
+                    ep.host,
+                    ep.port,
+                    ssl=tls,
+                    server_hostname=ep.host if tls else None,
                 )
         except TimeoutError:
             raise HTTPError(

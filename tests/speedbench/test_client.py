@@ -3,7 +3,9 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import selectors
 import socket
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ from pytest_infx.speedbench.client import (
     run_pass_sync,
 )
 from pytest_infx.speedbench.dataset import Message, Prompt
+from pytest_infx.speedbench.http1 import StampingSelector
 
 from .standin import TEXT_PIECES, StandinServer
 
@@ -280,12 +283,29 @@ def test_gc_is_paused_only_during_the_pass(standin: StandinServer, pause_gc: boo
     assert gc.isenabled()
 
 
-@pytest.mark.parametrize("use_uvloop", [False, True])
-def test_either_event_loop_runs_a_pass(standin: StandinServer, use_uvloop: bool) -> None:
-    if use_uvloop:
+@pytest.mark.parametrize("loop", ["stamping", "asyncio", "uvloop"])
+def test_every_event_loop_runs_a_pass(standin: StandinServer, loop: str) -> None:
+    if loop == "uvloop":
         pytest.importorskip("uvloop")
-    result = run_pass_sync(
-        config(standin, "http1"), prompts("a", "[[fail:500]]"), uvloop=use_uvloop
-    )
+    cfg = config(standin, "http1")
+    result = run_pass_sync(cfg, prompts("a", "[[fail:500]]"), loop=loop)  # type: ignore[arg-type]
     assert [r.error is None for r in result.records] == [True, False]
     assert result.records[0].content == FULL_TEXT
+    assert result.records[0].ttft_s is not None and result.records[0].ttft_s > 0
+
+
+def test_stamping_selector_stamps_the_poll_return() -> None:
+    a, b = socket.socketpair()
+    selector = StampingSelector()
+    try:
+        selector.register(a, selectors.EVENT_READ)
+        b.send(b"x")
+        before = time.perf_counter()
+        events = selector.select(1.0)
+        after = time.perf_counter()
+        assert len(events) == 1
+        assert before <= selector.clock() <= after
+    finally:
+        selector.close()
+        a.close()
+        b.close()
