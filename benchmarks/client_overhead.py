@@ -261,8 +261,8 @@ def main() -> None:
     ap.add_argument(
         "--loops",
         nargs="+",
-        choices=["asyncio", "uvloop"],
-        default=["asyncio"],
+        choices=["stamping", "asyncio", "uvloop"],
+        default=["stamping"],
         help="event loops for our client (uvloop must be installed)",
     )
     ap.add_argument("--keep-gc", action="store_true", help="leave the GC on during passes")
