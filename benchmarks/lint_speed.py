@@ -200,25 +200,6 @@ _METHOD_OF = {
     "mimov2.6flash": "dflash",
 }
 _RUN_URL = "https://github.com/SemiAnalysisAI/InferenceX/actions/runs"
-WIRING = """\
-import pytest
-
-from pytest_infx.lint.items import LintItem, lint_items, wants_lint
-
-
-def pytest_addoption(parser):
-    for flag, dest in (("--infx-lint-root", "infx_lint_root"), ("--infx-base", "infx_base")):
-        try:
-            parser.addoption(flag, dest=dest, default=None)
-        except ValueError:
-            pass
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(session, config, items):
-    if wants_lint(config) and not any(isinstance(item, LintItem) for item in items):
-        items.extend(lint_items(session))
-"""
 
 
 def _served(prefix: str) -> str:
@@ -392,7 +373,6 @@ def make_full_repo(repo: Path, n_entries: int, keys: Sequence[str], n_scripts: i
     generate_recipes(repo, keys)
     generate_scripts(repo, n_scripts)
     (repo / "pytest.ini").write_text("[pytest]\ntestpaths = recipes\n", encoding="utf-8")
-    (repo / "conftest.py").write_text(WIRING, encoding="utf-8")
     _git(repo, "add", ".")
     _git(repo, "commit", "-q", "-m", "base")
     _git(repo, "update-ref", "refs/remotes/origin/main", "HEAD")
@@ -476,10 +456,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"  all rules incl. context: median {statistics.median(totals) * 1000:.1f} ms over"
             f" {args.runs} runs; findings: {findings}"
         )
-        variants = (
-            ("pytest -m lint (plugin collects the recipes too)", []),
-            ("pytest -m lint -p no:infx (lint items only)", ["-p", "no:infx"]),
-        )
+        variants = (("pytest -m lint", []),)
         over = False
         for label, extra in variants:
             median, times, cpu, last = time_pytest(repo, extra, args.runs)

@@ -1,11 +1,112 @@
-"""Fixtures that give recipe items their point, server and results sink."""
+"""Fixtures that give recipe items their point, their server and their results.
+
+The session object (``infx_run``) owns what is shared: the server pool (one per pytest run,
+shared by xdist workers through files and kernel locks), the embedded engine, loaded datasets
+and the results folder. Items only ask for "the server of my point".
+"""
 
 from __future__ import annotations
 
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
 import pytest
 
-from pytest_infx import collect
+from pytest_infx import collect, options, serving
+from pytest_infx.envs.vllm_cpu import VllmCpuEngine, ensure_vllm_cpu
+from pytest_infx.launch import GpuLeaser, Registry, ServerHandle, ServerPool, detect_gpus
+from pytest_infx.launch.process import ServerStartError
+from pytest_infx.plan import server_key
+from pytest_infx.preflight import Datasets
 from pytest_infx.recipes.points import Point
+
+PREFLIGHT = pytest.StashKey[list[str]]()
+CLOSE_WAIT_XDIST_S = 600.0
+
+
+@dataclass
+class Run:
+    """What one pytest process shares between its items."""
+
+    config: pytest.Config
+    settings: options.Settings
+    run_dir: Path
+    datasets: Datasets
+    _pool: ServerPool | None = None
+    _embedded: VllmCpuEngine | None = None
+
+    def say(self, message: str) -> None:
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        capture = self.config.pluginmanager.get_plugin("capturemanager")
+        if reporter is None or capture is None:
+            print(f"infx: {message}", file=sys.stderr, flush=True)
+            return
+        with capture.global_and_fixture_disabled():
+            reporter.write_line(f"infx: {message}")
+
+    @property
+    def pool(self) -> ServerPool:
+        if self._pool is None:
+            gpus = detect_gpus(override=self.settings.gpu_count)
+            leaser = GpuLeaser(self.run_dir / "gpus", len(gpus)) if gpus else None
+            self._pool = ServerPool(
+                self.run_dir / "servers",
+                Registry(self.run_dir / "registry.jsonl"),
+                self.settings.results / "logs",
+                leaser,
+            )
+            for key, uses in self._expected().items():
+                self._pool.expect(key, uses)
+        return self._pool
+
+    def _expected(self) -> Counter[str]:
+        uses: Counter[str] = Counter()
+        for item in self.config.stash.get(SESSION_ITEMS, []):
+            point = collect.point_of(item)
+            if point is not None and not item.stash.get(PREFLIGHT, []):
+                uses[server_key(point)] += 1
+        return uses
+
+    def embedded(self) -> VllmCpuEngine:
+        if self._embedded is None:
+            self._embedded = ensure_vllm_cpu(progress=self.say)
+        return self._embedded
+
+    def acquire(self, point: Point) -> ServerHandle:
+        """The point's server; the pool keeps it up until every item expecting it is done."""
+        key = server_key(point)
+        engine = self.embedded() if point.recipe.engine.embedded else None
+        if engine is not None:
+            paths = serving.embedded_paths(point, engine)
+        else:
+            paths = serving.staged_paths(point, self.settings.roots)
+        plan = serving.plan_for(point, paths, embedded=engine)
+        spec = serving.to_spec(plan, paths, embedded=engine is not None, key=key)
+        return self.pool.acquire(spec)
+
+    def release(self, point: Point) -> None:
+        self.pool.release(server_key(point))
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+
+
+SESSION_ITEMS = pytest.StashKey[list[pytest.Item]]()
+
+
+@pytest.fixture(scope="session")
+def infx_run(pytestconfig: pytest.Config) -> Iterator[Run]:
+    settings = options.settings(pytestconfig)
+    run_dir = serving.run_dir_from_env()
+    assert run_dir is not None, "the pytest-infx plugin sets the run folder at configure time"
+    run = Run(pytestconfig, settings, run_dir, Datasets(settings.dataset_dir))
+    yield run
+    run.close()
 
 
 @pytest.fixture
@@ -14,4 +115,35 @@ def infx_point(request: pytest.FixtureRequest) -> Point:
     point = collect.point_of(request.node)
     if point is None:
         raise pytest.UsageError(f"{request.node.nodeid} is not a pytest-infx recipe item")
+    problems = request.node.stash.get(PREFLIGHT, [])
+    if problems:
+        pytest.fail(
+            "preflight failed (no server was started):\n" + "\n".join(problems), pytrace=False
+        )
     return point
+
+
+@pytest.fixture
+def infx_server(
+    request: pytest.FixtureRequest, infx_point: Point, infx_run: Run
+) -> Iterator[ServerHandle]:
+    """A live server for this point, shared with the items of the same launch configuration."""
+    try:
+        handle = infx_run.acquire(infx_point)
+    except ServerStartError as exc:
+        pytest.fail(f"server for {infx_point.id} did not start:\n{exc}", pytrace=False)
+    yield handle
+    infx_run.release(infx_point)
+
+
+@pytest.fixture
+def infx_speedbench(
+    infx_point: Point,
+    infx_server: ServerHandle,
+    infx_run: Run,
+    request: pytest.FixtureRequest,
+    snapshot: Any,
+) -> Any:
+    from pytest_infx.speedbench.item import SpeedbenchCell
+
+    return SpeedbenchCell(infx_point, infx_server, infx_run, request, snapshot)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,11 +62,71 @@ def add_options(parser: pytest.Parser) -> None:
         default=None,
         help="select only the items of recipe keys whose points changed since REF",
     )
+    group.addoption(
+        "--infx-rebaseline",
+        dest="infx_rebaseline",
+        action="store_true",
+        default=False,
+        help="with --snapshot-update: rewrite every golden cell that "
+        "differs at all, not only the cells out of tolerance",
+    )
+    group.addoption(
+        "--infx-staged-root",
+        dest="infx_staged_root",
+        metavar="DIR",
+        default=None,
+        help="folder of checkpoints staged on this runner (default: ini "
+        "infx_staged_root, else $INFX_STAGED_ROOT)",
+    )
+    group.addoption(
+        "--infx-download-root",
+        dest="infx_download_root",
+        metavar="DIR",
+        default=None,
+        help="where missing checkpoints are downloaded (default: ini "
+        "infx_download_root, else $INFX_DOWNLOAD_ROOT, else ~/.cache/pytest-infx/models)",
+    )
+    group.addoption(
+        "--infx-lint-root",
+        dest="infx_lint_root",
+        metavar="DIR",
+        default=None,
+        help="repository root that pytest -m lint checks (default: ini "
+        "infx_lint_root, else the rootdir)",
+    )
+    group.addoption(
+        "--infx-base",
+        dest="infx_base",
+        metavar="REF",
+        default=None,
+        help="git ref the lint rules compare with (default: ini infx_base, else "
+        "origin/main when it exists)",
+    )
+    parser.addini(
+        "infx_lint_root", "repository root for pytest -m lint, relative to the rootdir", default=""
+    )
+    parser.addini(
+        "infx_lint",
+        "include the lint items in runs given no path (plain pytest)",
+        type="bool",
+        default=False,
+    )
+    parser.addini("infx_base", "git ref the lint rules compare with", default="")
+    parser.addini("infx_staged_root", "folder of checkpoints staged on this runner", default="")
+    parser.addini("infx_download_root", "where missing checkpoints are downloaded", default="")
     parser.addini("infx_recipes", "recipe folder, relative to the rootdir", default="recipes")
     parser.addini(
         "infx_results", "results folder, relative to the invocation dir", default="infx-results"
     )
     parser.addini("infx_golden", "golden curve folder, relative to the rootdir", default="golden")
+
+
+@dataclass(frozen=True)
+class Roots:
+    """Where checkpoints live: a runner's staged copies first, else the download cache."""
+
+    staged: Path | None
+    download: Path
 
 
 @dataclass(frozen=True)
@@ -79,16 +140,43 @@ class Settings:
     gpu_count: int | None
     dataset_dir: Path
     changed_since: str | None
+    roots: Roots
+
+
+def _roots(config: pytest.Config) -> Roots:
+    staged = (
+        config.getoption("infx_staged_root")
+        or config.getini("infx_staged_root")
+        or os.environ.get("INFX_STAGED_ROOT")
+    )
+    download = (
+        config.getoption("infx_download_root")
+        or config.getini("infx_download_root")
+        or os.environ.get("INFX_DOWNLOAD_ROOT")
+        or str(Path.home() / ".cache" / "pytest-infx" / "models")
+    )
+    return Roots(Path(staged) if staged else None, Path(download))
+
+
+SETTINGS = pytest.StashKey[Settings]()
 
 
 def settings(config: pytest.Config) -> Settings:
+    """The options as one value, computed once: collection asks for it for every file."""
+    found = config.stash.get(SETTINGS, None)
+    if found is None:
+        found = config.stash[SETTINGS] = _settings(config)
+    return found
+
+
+def _settings(config: pytest.Config) -> Settings:
     root = config.rootpath
     recipes = config.getoption("infx_recipes") or config.getini("infx_recipes")
     results = config.getoption("infx_results") or config.getini("infx_results")
     dataset_dir = config.getoption("infx_dataset_dir")
     return Settings(
         rootdir=root,
-        recipes=(root / recipes).resolve(),
+        recipes=Path(os.path.normpath(root / recipes)),
         results=Path(results).resolve(),
         golden=(root / config.getini("infx_golden")).resolve(),
         gpu=config.getoption("infx_gpu"),
@@ -96,4 +184,5 @@ def settings(config: pytest.Config) -> Settings:
         gpu_count=config.getoption("infx_gpu_count"),
         dataset_dir=Path(dataset_dir).resolve() if dataset_dir else root,
         changed_since=config.getoption("infx_changed_since"),
+        roots=_roots(config),
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from pathlib import Path
 from typing import Any
 
 from pytest_infx.engines.base import PlanError, ServerPlan
@@ -62,15 +63,18 @@ def golden_of(point: Point) -> str | None:
     return None
 
 
-def render(point: Point) -> list[str]:
-    lines = [f"{point.id}  (fingerprint {point.fingerprint}, {point.path}:{point.line})"]
+def render(point: Point, root: Path | None = None) -> list[str]:
+    where = point.path
+    if root is not None and point.path.is_relative_to(root):
+        where = point.path.relative_to(root)
+    lines = [f"{point.id}  (fingerprint {point.fingerprint}, {where}:{point.line})"]
     try:
         plan = server_plan(point)
     except PlanError as exc:
         return [*lines, f"  server: cannot plan: {exc}"]
-    where = f"image {plan.image}" if plan.image else "local process"
+    runtime = f"image {plan.image}" if plan.image else "local process"
     lines.append(
-        f"  server {plan.key} ({plan.engine}, {where}, {plan.gpus} GPU(s), "
+        f"  server {plan.key} ({plan.engine}, {runtime}, {plan.gpus} GPU(s), "
         f"port {plan.preferred_port} preferred)"
     )
     lines.append(f"    argv: {shlex.join(plan.argv)}")

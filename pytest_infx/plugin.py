@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import gc
+import os
+import shutil
+import tempfile
+from collections.abc import Generator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from pytest_infx import collect, hardware, options, plan, selection
+from pytest_infx import collect, hardware, options, plan, selection, serving
+from pytest_infx.lint import items as lint
 from pytest_infx.recipes import changes
+from pytest_infx.report import summary
 
 pytest_plugins = ["pytest_infx.fixtures"]
 
@@ -18,8 +26,11 @@ MARKERS = {
     "engine": "needs the real embedded CPU engine (installs it on first use)",
 }
 RUNNER = pytest.StashKey[str]()
+SUMMARY = pytest.StashKey[summary.Summary]()
+RUN_DIR = pytest.StashKey[tuple[Path, str | None]]()
 REASONS = pytest.StashKey[list[str]]()
 PLAN = pytest.StashKey[list[str]]()
+WORKER_REASONS = "infx_reasons"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -30,12 +41,52 @@ def pytest_configure(config: pytest.Config) -> None:
     for name, text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
     config.stash[REASONS] = []
+    config.stash[SUMMARY] = summary.Summary()
+    config.pluginmanager.register(
+        summary.SummaryPlugin(config, config.stash[SUMMARY]), "infx-summary"
+    )
+    if not hasattr(config, "workerinput"):
+        run_dir = Path(tempfile.mkdtemp(prefix="infx-run-"))
+        config.stash[RUN_DIR] = (run_dir, os.environ.get(serving.RUN_DIR_VAR))
+        os.environ[serving.RUN_DIR_VAR] = str(run_dir)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    found = config.stash.get(RUN_DIR, None)
+    if found is None:
+        return
+    run_dir, previous = found
+    registry = run_dir / "registry.jsonl"
+    if registry.exists():
+        from pytest_infx.launch import Registry, sweep
+
+        sweep(Registry(registry))
+    shutil.rmtree(run_dir, ignore_errors=True)
+    if previous is None:
+        os.environ.pop(serving.RUN_DIR_VAR, None)
+    else:
+        os.environ[serving.RUN_DIR_VAR] = previous
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_collection(session: pytest.Session) -> Generator[None, object, object]:
+    """Collection builds thousands of long-lived objects and no garbage cycles: keep the cyclic
+    collector off while it runs, then freeze what exists so later collections skip it."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return (yield)
+    finally:
+        if enabled:
+            gc.enable()
+        gc.freeze()
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if collect.is_recipe_file(parent.config, file_path):
-        return collect.RecipeFile.from_parent(parent, path=file_path)
-    return None
+    config = parent.config
+    if lint.only_lint(config) or not collect.is_recipe_file(config, file_path):
+        return None
+    return collect.RecipeFile.from_parent(parent, path=file_path)
 
 
 def _runner(config: pytest.Config) -> str:
@@ -61,30 +112,56 @@ def _changed(config: pytest.Config) -> frozenset[str] | None:
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
-    if not any(collect.point_of(item) for item in items):
-        return
-    chosen = selection.select(items, collect.point_of, _runner(config), _changed(config))
-    if chosen.drop:
-        config.hook.pytest_deselected(items=chosen.drop)
-    config.stash[REASONS].extend(chosen.reasons)
+    if any(collect.point_of(item) for item in items):
+        chosen = selection.select(items, collect.point_of, _runner(config), _changed(config))
+        if chosen.drop:
+            config.hook.pytest_deselected(items=chosen.drop)
+        config.stash[REASONS].extend(chosen.reasons)
 
-    def key(item: pytest.Item) -> str | None:
-        point = collect.point_of(item)
-        return plan.server_key(point) if point else None
+        def key(item: pytest.Item) -> str | None:
+            point = collect.point_of(item)
+            return plan.server_key(point) if point else None
 
-    items[:] = selection.group_by_server(chosen.keep, key)
+        items[:] = selection.group_by_server(chosen.keep, key)
+    if lint.wants_lint(config):
+        items.extend(lint.lint_items(session))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     config = session.config
+    if not config.option.collectonly:
+        from pytest_infx import fixtures, preflight
+
+        config.stash[fixtures.SESSION_ITEMS] = list(session.items)
+        datasets = preflight.Datasets(options.settings(config).dataset_dir)
+        for item in session.items:
+            point = collect.point_of(item)
+            if point is not None:
+                item.stash[fixtures.PREFLIGHT] = preflight.preflight(point, datasets)
     if not options.settings(config).plan or hasattr(config, "workerinput"):
         return
     lines: list[str] = []
     for item in session.items:
         point = collect.point_of(item)
         if point is not None:
-            lines.extend(plan.render(point))
+            lines.extend(plan.render(point, config.rootpath))
     config.stash[PLAN] = lines
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    workeroutput: dict[str, Any] | None = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        reasons: list[str] = session.config.stash[REASONS]
+        workeroutput[WORKER_REASONS] = reasons
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """Workers select the points; the controller shows their one-line reasons once."""
+    config: pytest.Config = node.config
+    reasons = config.stash[REASONS]
+    if not reasons:
+        reasons.extend(getattr(node, "workeroutput", {}).get(WORKER_REASONS, []))
 
 
 def pytest_terminal_summary(

@@ -59,7 +59,14 @@ class ServerPlan:
 class EngineAdapter(Protocol):
     name: str
 
-    def plan(self, point: Point, paths: ModelPaths, *, synthetic: Any = None) -> ServerPlan: ...
+    def plan(
+        self,
+        point: Point,
+        paths: ModelPaths,
+        *,
+        synthetic: Any = None,
+        embedded_python: str | None = None,
+    ) -> ServerPlan: ...
 
 
 RESERVED_FLAGS = frozenset(

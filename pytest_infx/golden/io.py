@@ -13,7 +13,6 @@ import json
 import math
 import os
 import re
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -21,6 +20,7 @@ from typing import Any, Final
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode
 
+from pytest_infx.atomic import atomic_write_text
 from pytest_infx.golden.curve import (
     CURVE_NAME_RE,
     MODES,
@@ -119,20 +119,6 @@ def write_curve(curve: Curve, path: str | os.PathLike[str]) -> None:
     if file.name.removesuffix(".yaml") != curve.name:
         raise ValueError(f"curve {curve.name!r} must be written to {curve.name}.yaml, not {file}")
     atomic_write_text(file, dump_curve(curve))
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def format_al(al: float | None) -> str:

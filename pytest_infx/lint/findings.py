@@ -97,13 +97,19 @@ class Rule:
 _REGISTRY: dict[str, Rule] = {}
 
 
+def _origin(check: Check) -> tuple[str, str]:
+    """Where a check is defined; a module imported again (pytester does that) re-registers it."""
+    return (check.__module__, check.__qualname__)
+
+
 def rule(
     rule_id: str, description: str, *, skip_reason: SkipReason = _never_skip
 ) -> Callable[[Check], Check]:
     """Register ``check`` under ``rule_id``; the id must be unique across the lint suite."""
 
     def decorate(check: Check) -> Check:
-        if rule_id in _REGISTRY:
+        known = _REGISTRY.get(rule_id)
+        if known is not None and _origin(known.check) != _origin(check):
             raise ValueError(f"lint rule id {rule_id!r} is registered twice")
         _REGISTRY[rule_id] = Rule(rule_id, description, check, skip_reason)
         return check

@@ -60,11 +60,22 @@ def lint_root(config: pytest.Config) -> Path:
     return (config.rootpath / given).resolve() if given else config.rootpath
 
 
+def only_lint(config: pytest.Config) -> bool:
+    """``-m lint`` alone: recipe points would only be collected to be deselected."""
+    return str(config.getoption("markexpr", default="") or "").strip() == MARKER
+
+
 def wants_lint(config: pytest.Config) -> bool:
-    """Whether this run asks for lint items: ``-m`` mentions ``lint``, or no path was given."""
+    """Whether this run gets the lint items: never when paths were given (they restrict
+    collection) unless ``--infx-lint-root`` names what to lint; otherwise when ``-m`` mentions
+    ``lint``, or the ini file opts in (``infx_lint = true``) so a repository's plain ``pytest``
+    lints too."""
+    if config.getoption("infx_lint_root", default=None):
+        return True
+    if config.args_source == pytest.Config.ArgsSource.ARGS:
+        return False
     markexpr = str(config.getoption("markexpr", default="") or "")
-    explicit = config.args_source == pytest.Config.ArgsSource.ARGS
-    return MARKER in markexpr or not explicit
+    return MARKER in markexpr or bool(config.getini("infx_lint"))
 
 
 class LintSuite(pytest.Collector):

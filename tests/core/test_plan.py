@@ -49,7 +49,8 @@ def test_plan_shows_argv_env_client_and_golden_per_item_and_launches_nothing(
     assert len(blocks) == 6
     for item_id, point in points.items():
         block = blocks[item_id]
-        assert block["header"] == f"(fingerprint {point.fingerprint}, {source}:1)"
+        shown = source.relative_to(pytester.path)
+        assert block["header"] == f"(fingerprint {point.fingerprint}, {shown}:1)"
         argv = shlex.split(block["argv"])
         assert argv[:2] == ["vllm", "serve"]
         assert argv[argv.index("--tensor-parallel-size") + 1] == "4"

@@ -100,8 +100,9 @@ def test_marker_expression_combines_with_gpu(mixed_tree: Path, pytester: pytest.
         "recipes/b200/sb.yaml::b-b200[k2-thinking_on]",
     ]
     result = pytester.runpytest("--collect-only", "-q", "--gpu", "b200", "-m", "lint")
-    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
-    assert ids(result) == []
+    lint_only = ids(result)
+    assert lint_only
+    assert all(n.startswith("infx-lint::") for n in lint_only)
 
 
 def test_items_sharing_a_server_run_next_to_each_other(
@@ -120,11 +121,6 @@ def test_items_sharing_a_server_run_next_to_each_other(
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="under xdist only workers run collection_modifyitems; the controller's summary "
-    "has no reasons until workers send them (workeroutput -> pytest_testnodedown)",
-)
 def test_selection_reason_is_shown_under_xdist(mixed_tree: Path, pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("-n", "2", "--gpu", "h100")
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED

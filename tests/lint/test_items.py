@@ -8,36 +8,14 @@ from .helpers import DFLASH_RECIPE, ENTRY_A, git, line_of, repo_files, write_fil
 
 pytest_plugins = ["pytester"]
 
-WIRING = """\
-import pytest
-
-from pytest_infx.lint.items import LintItem, lint_items, wants_lint
-
-
-def pytest_addoption(parser):
-    for flag, dest in (("--infx-lint-root", "infx_lint_root"), ("--infx-base", "infx_base")):
-        try:
-            parser.addoption(flag, dest=dest, default=None)
-        except ValueError:
-            pass
-    parser.addini("infx_lint_root", "lint root", default="")
-    parser.addini("infx_base", "lint base", default="")
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(session, config, items):
-    if wants_lint(config) and not any(isinstance(item, LintItem) for item in items):
-        items.extend(lint_items(session))
-"""
 DFLASH = "recipes/mimov2.6flash-fp4-b300-vllm-dflash.yaml"
 RECIPE_AND_GOLDEN_RULES = [r.id for r in all_rules() if r.id.startswith(("recipes-", "golden-"))]
 
 
 @pytest.fixture
 def lint_repo(pytester: pytest.Pytester) -> pytest.Pytester:
-    """A pytester folder holding the passing fixture repository and the lint wiring."""
+    """A pytester folder holding the passing fixture repository."""
     write_files(pytester.path, dict(repo_files()))
-    pytester.makeconftest(WIRING)
     pytester.makeini("[pytest]\n")
     return pytester
 
@@ -82,7 +60,7 @@ def test_a_failure_names_rule_file_line_and_fix_without_traceback(
 
 def test_k_selects_rules_by_id(lint_repo: pytest.Pytester) -> None:
     result = lint_repo.runpytest(
-        "--collect-only", "-q", "-k", "changelog", "-p", "no:cacheprovider"
+        "--collect-only", "-q", "-m", "lint", "-k", "changelog", "-p", "no:cacheprovider"
     )
     ids = [line for line in result.outlines if line.startswith("infx-lint::")]
     assert ids == [f"infx-lint::{r.id}" for r in all_rules() if r.id.startswith("changelog-")]
@@ -95,13 +73,16 @@ def test_explicit_paths_without_lint_marker_add_no_lint_items(lint_repo: pytest.
     result = lint_repo.runpytest(
         "--collect-only", "-q", "test_one.py", "-m", "lint", "-p", "no:cacheprovider"
     )
+    assert not [line for line in result.outlines if line.startswith("infx-lint::")]
+    result = lint_repo.runpytest(
+        "--collect-only", "-q", "test_one.py", "--infx-lint-root", ".", "-p", "no:cacheprovider"
+    )
     assert len([line for line in result.outlines if line.startswith("infx-lint::")]) == len(
         all_rules()
     )
 
 
 def test_lint_root_option_and_ini(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest(WIRING)
     other = pytester.path / "other"
     write_files(other, dict(repo_files()))
     bad = DFLASH_RECIPE.replace("block-size: 8", "block-size: 4")

@@ -1,0 +1,112 @@
+"""Result files: one JSON per cell, and per recipe a measured curve in golden format.
+
+Downstream tools (dashboards, the golden-curve PR reviewer) read these files, so their shape is a
+contract (DESIGN.md); every write is atomic, and the per-recipe matrix is rebuilt from the cell
+files under a lock, so xdist workers finishing cells of one recipe at once never lose a cell.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from filelock import UnixFileLock
+
+from pytest_infx.atomic import atomic_write_json, atomic_write_text
+from pytest_infx.golden.curve import Curve, Provenance
+from pytest_infx.golden.io import dump_curve
+from pytest_infx.recipes.points import Point
+
+CELL_SUFFIX = ".json"
+MATRIX_SUFFIX = ".al.yaml"
+
+
+def cell_path(results: Path, item_id: str) -> Path:
+    return results / "cells" / f"{item_id}{CELL_SUFFIX}"
+
+
+def matrix_path(results: Path, recipe_key: str) -> Path:
+    return results / f"{recipe_key}{MATRIX_SUFFIX}"
+
+
+def write_cell(results: Path, record: Mapping[str, Any]) -> Path:
+    path = cell_path(results, str(record["id"]))
+    atomic_write_json(path, record)
+    return path
+
+
+def read_cells(results: Path, recipe_key: str) -> list[dict[str, Any]]:
+    folder = results / "cells"
+    if not folder.is_dir():
+        return []
+    cells = []
+    for path in sorted(folder.glob(f"{recipe_key}[[]*{CELL_SUFFIX}")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if data.get("recipe") == recipe_key and data.get("kind", "speedbench") == "speedbench":
+            cells.append(data)
+    return cells
+
+
+def model_key(point: Point) -> str:
+    """InferenceX's top-level key: the lowercased basename of the served model."""
+    return posixpath.basename(point.recipe.model.hub_id.rstrip("/")).lower()
+
+
+def source_description() -> str:
+    server, repo, run = (
+        os.environ.get(v) for v in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")
+    )
+    if server and repo and run:
+        return f"{server}/{repo}/actions/runs/{run}"
+    return "pytest-infx run (local)"
+
+
+def provenance(point: Point, dataset: Mapping[str, Any], engine: Mapping[str, Any]) -> Provenance:
+    bench = point.recipe.speedbench
+    assert bench is not None
+    sampling = {k: v for k, v in bench.sampling.model_dump().items() if v is not None}
+    sampling["output_len"] = bench.output_len
+    spec = bench.speculative
+    return Provenance(
+        source=source_description(),
+        dataset=f"{dataset.get('name')}/{dataset.get('category')}",
+        dataset_sha256=dataset.get("sha256"),
+        dataset_n=dataset.get("n"),
+        sampling=sampling,
+        chat_template_kwargs={m: dict(k) for m, k in sorted(bench.thinking_modes.items())},
+        model=point.recipe.model.hub_id,
+        image=engine.get("image") or None,
+        engine=f"{engine.get('name')} {engine.get('version') or ''}".strip(),
+        tp=point.tp,
+        method=spec.method,
+        draft_model=spec.draft_subfolder or spec.draft,
+    )
+
+
+def measured_curve(point: Point, cells: Iterable[Mapping[str, Any]], header: Provenance) -> Curve:
+    bench = point.recipe.speedbench
+    assert bench is not None
+    modes: dict[str, dict[int, float | None]] = {}
+    for cell in cells:
+        coords = cell["point"]
+        modes.setdefault(coords["thinking"], {})[int(coords["draft_length"])] = cell.get("al")
+    return Curve(name=bench.golden, model_key=model_key(point), modes=modes, header=header)
+
+
+def write_matrix(results: Path, point: Point, header: Provenance) -> Path | None:
+    """Rebuild the recipe's measured matrix from its cell files, under a kernel lock."""
+    path = matrix_path(results, point.recipe_key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with UnixFileLock(str(path) + ".lock"):
+        cells = read_cells(results, point.recipe_key)
+        if not cells:
+            return None
+        atomic_write_text(path, dump_curve(measured_curve(point, cells, header)))
+    return path

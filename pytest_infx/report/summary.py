@@ -1,0 +1,135 @@
+"""The end-of-run view: an AL table per recipe and a markdown drift summary.
+
+It is built on the controller from what items attach to their reports, so it works the same
+with and without xdist and never re-reads files another worker may still be writing.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_infx.atomic import atomic_write_text
+
+CELL_PROPERTY = "infx_cell"
+
+
+@dataclass
+class Summary:
+    cells: dict[str, dict[tuple[int, str], Mapping[str, Any]]] = field(default_factory=dict)
+    speedbench_items: int = 0
+
+    def add(self, cell: Mapping[str, Any]) -> None:
+        self.cells.setdefault(str(cell["recipe"]), {})[(int(cell["k"]), str(cell["thinking"]))] = (
+            cell
+        )
+
+    @property
+    def any_al(self) -> bool:
+        return any(c.get("al") is not None for cells in self.cells.values() for c in cells.values())
+
+
+def _fmt(cell: Mapping[str, Any] | None) -> str:
+    if cell is None:
+        return "-"
+    al = cell.get("al")
+    text = "FAIL" if al is None else f"{al:.2f}"
+    golden = cell.get("golden") or {}
+    if golden and not golden.get("ok", True):
+        text += "*"
+    return text
+
+
+def al_tables(summary: Summary) -> list[str]:
+    """One table per recipe: rows are draft lengths, columns thinking modes."""
+    lines: list[str] = []
+    for recipe in sorted(summary.cells):
+        cells = summary.cells[recipe]
+        modes = sorted({m for _, m in cells}, key=lambda m: m != "thinking_off")
+        ks = sorted({k for k, _ in cells})
+        lines.append(f"{recipe}  (AL; * = out of golden tolerance, FAIL = cell failed its checks)")
+        lines.append("  k  " + "".join(f"{m:>14}" for m in modes))
+        for k in ks:
+            lines.append(f"  {k:<3}" + "".join(f"{_fmt(cells.get((k, m))):>14}" for m in modes))
+    return lines
+
+
+def drift_markdown(summary: Summary) -> str:
+    rows = [
+        "| recipe | golden curve | cells checked | cells drifted | largest delta |",
+        "|---|---|---|---|---|",
+    ]
+    details: list[str] = []
+    for recipe in sorted(summary.cells):
+        goldens = [c["golden"] for c in summary.cells[recipe].values() if c.get("golden")]
+        if not goldens:
+            continue
+        checked = sum(int(g.get("checked", 0)) for g in goldens)
+        drifted = [g for g in goldens if not g.get("ok", True)]
+        deltas = [abs(g["largest_delta"]) for g in goldens if g.get("largest_delta") is not None]
+        largest = f"{max(deltas):.2f}" if deltas else "-"
+        rows.append(
+            f"| {recipe} | {goldens[0]['curve']} | {checked} | {len(drifted)} | {largest} |"
+        )
+        details += [f"- {recipe}: {line}" for g in drifted for line in g.get("lines", [])]
+    text = "### Golden AL drift\n\n" + "\n".join(rows) + "\n"
+    if details:
+        text += "\nOut of tolerance:\n\n" + "\n".join(details) + "\n"
+    return text
+
+
+def write_drift(
+    summary: Summary, results: Path, environ: Mapping[str, str] | None = None
+) -> Path | None:
+    if not any(c.get("golden") for cells in summary.cells.values() for c in cells.values()):
+        return None
+    text = drift_markdown(summary)
+    path = results / "drift-summary.md"
+    atomic_write_text(path, text)
+    target = (environ if environ is not None else os.environ).get("GITHUB_STEP_SUMMARY")
+    if target:
+        with open(target, "a", encoding="utf-8") as handle:
+            handle.write(text)
+    return path
+
+
+def cells_from(properties: Iterable[tuple[str, Any]], name: str) -> list[Mapping[str, Any]]:
+    return [value for key, value in properties if key == name and isinstance(value, Mapping)]
+
+
+class SummaryPlugin:
+    """Collects the cells of every report on the controller and gates the sweep as a whole."""
+
+    def __init__(self, config: pytest.Config, summary: Summary) -> None:
+        self.config = config
+        self.summary = summary
+        self.critical: str | None = None
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "call":
+            for cell in cells_from(report.user_properties, CELL_PROPERTY):
+                self.summary.add(cell)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if hasattr(self.config, "workerinput") or not self.summary.cells:
+            return
+        from pytest_infx.options import settings
+
+        write_drift(self.summary, settings(self.config).results)
+        if not self.summary.any_al:
+            self.critical = "CRITICAL: no SPEED-Bench cell produced an AL value; the sweep fails"
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        tables = al_tables(self.summary)
+        if tables:
+            terminalreporter.write_sep("=", "infx acceptance length")
+            for line in tables:
+                terminalreporter.write_line(line)
+        if self.critical:
+            terminalreporter.write_line(self.critical, red=True, bold=True)

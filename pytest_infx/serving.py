@@ -1,0 +1,111 @@
+"""From a point to a running server: model paths, the launch spec, and the shared pool.
+
+This is the seam between the engine adapters (what to run) and the launcher (how to run it
+safely). Checkpoints are resolved here, because the embedded CPU engine ships its own models while
+GPU recipes stage or download theirs, and the adapter should not care which.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from collections.abc import Callable
+from pathlib import Path
+
+from pytest_infx.engines.base import ModelPaths, ServerPlan, is_embedded
+from pytest_infx.engines.registry import adapter_for
+from pytest_infx.engines.vllm import speculation
+from pytest_infx.envs.vllm_cpu import ENGINE_ENV, VllmCpuEngine
+from pytest_infx.launch import DockerRuntime, LocalRuntime, ServerSpec
+from pytest_infx.launch.staging import Checkpoint, resolve_model
+from pytest_infx.options import Roots
+from pytest_infx.recipes.points import Point
+
+RUN_DIR_VAR = "INFX_RUN_DIR"
+
+
+def embedded_paths(point: Point, engine: VllmCpuEngine) -> ModelPaths:
+    named = {"embedded:target": str(engine.model_dir), "embedded:draft": str(engine.draft_dir)}
+    target = named.get(point.recipe.model.path or "embedded:target")
+    if target is None:
+        raise ValueError(
+            f"{point.id}: model.path {point.recipe.model.path!r} is not an embedded model; "
+            "use 'embedded:target'"
+        )
+    spec, _ = speculation(point)
+    draft = None
+    if spec is not None and spec.draft is not None:
+        draft = named.get(spec.draft, spec.draft)
+    return ModelPaths(target, draft)
+
+
+def staged_paths(point: Point, roots: Roots) -> ModelPaths:
+    model = point.recipe.model
+    spec, _ = speculation(point)
+    subfolders = (spec.draft_subfolder,) if spec is not None and spec.draft_subfolder else ()
+    if model.path and not is_embedded(model.path):
+        target = Path(model.path)
+    else:
+        checkpoint = Checkpoint(model.hub_id, subfolders=subfolders)
+        target = resolve_model(checkpoint, staged_root=roots.staged, download_root=roots.download)
+    draft: str | None = None
+    if spec is not None and spec.draft_subfolder:
+        draft = str(target / spec.draft_subfolder)
+    elif spec is not None and spec.draft:
+        if spec.draft.startswith("/"):
+            draft = spec.draft
+        else:
+            draft = str(
+                resolve_model(
+                    Checkpoint(spec.draft), staged_root=roots.staged, download_root=roots.download
+                )
+            )
+    return ModelPaths(str(target), draft)
+
+
+def plan_for(
+    point: Point,
+    paths: ModelPaths,
+    *,
+    synthetic: object = None,
+    embedded: VllmCpuEngine | None = None,
+) -> ServerPlan:
+    adapter = adapter_for(point)
+    python = str(embedded.python) if embedded is not None else None
+    return adapter.plan(point, paths, synthetic=synthetic, embedded_python=python)
+
+
+def to_spec(
+    plan: ServerPlan, paths: ModelPaths, *, embedded: bool, key: str | None = None
+) -> ServerSpec:
+    env = dict(plan.env)
+    if embedded:
+        env = {**ENGINE_ENV, **env}
+    if plan.image is not None:
+        mounts = {posixpath.dirname(paths.target.rstrip("/")) or "/"}
+        if paths.draft and not paths.draft.startswith(paths.target):
+            mounts.add(posixpath.dirname(paths.draft.rstrip("/")))
+        runtime: DockerRuntime | LocalRuntime = DockerRuntime(
+            plan.image, mounts=tuple((m, m) for m in sorted(mounts))
+        )
+    else:
+        runtime = LocalRuntime()
+    return ServerSpec(
+        key=key or plan.key,
+        argv=plan.argv,
+        label=plan.label,
+        env=env,
+        preferred_port=plan.preferred_port,
+        health_path=plan.health_path,
+        ready_timeout_s=plan.ready_timeout_s,
+        gpus=plan.gpus,
+        runtime=runtime,
+    )
+
+
+def run_dir_from_env() -> Path | None:
+    value = os.environ.get(RUN_DIR_VAR)
+    return Path(value) if value else None
+
+
+Progress = Callable[[str], None]
