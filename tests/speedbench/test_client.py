@@ -283,7 +283,7 @@ def test_gc_is_paused_only_during_the_pass(standin: StandinServer, pause_gc: boo
     assert gc.isenabled()
 
 
-@pytest.mark.parametrize("loop", ["stamping", "asyncio", "uvloop"])
+@pytest.mark.parametrize("loop", ["auto", "stamping", "asyncio", "uvloop"])
 def test_every_event_loop_runs_a_pass(standin: StandinServer, loop: str) -> None:
     if loop == "uvloop":
         pytest.importorskip("uvloop")
