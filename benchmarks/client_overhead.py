@@ -330,6 +330,11 @@ def main() -> None:
         if "ratio_infx_over_vllm" in r:
             line += f"   infx/vllm req/s {r['ratio_infx_over_vllm']:.2f}"
         print(line)
+    if any(r["client"] == "vllm" and r["bias_p50"] < 0 for r in rows):
+        print(
+            "note: a negative vLLM bias means its client stamped TTFT at the first chunk, the "
+            "role-only one with empty content, before any text arrived"
+        )
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")
     print(f"cpu cores: {os.cpu_count()}, python {sys.version.split()[0]}", file=sys.stderr)

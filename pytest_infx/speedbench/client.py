@@ -283,8 +283,9 @@ def run_pass_sync(
 
 
 def _uvloop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop is optional, so it is looked up at run time rather than imported statically."""
     try:
-        import uvloop
+        uvloop = importlib.import_module("uvloop")
     except ImportError:
         return None
     factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
