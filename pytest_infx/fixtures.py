@@ -84,9 +84,16 @@ class Run:
             paths = serving.embedded_paths(point, engine)
         else:
             paths = serving.staged_paths(point, self.settings.roots)
-        plan = serving.plan_for(point, paths, embedded=engine)
+        synthetic = serving.synthetic_for(point, self.settings.golden)
+        plan = serving.plan_for(point, paths, synthetic=synthetic, embedded=engine)
         spec = serving.to_spec(plan, paths, embedded=engine is not None, key=key)
         return self.pool.acquire(spec)
+
+    def model_dir(self, point: Point) -> str:
+        """The served checkpoint folder (aiperf reads its tokenizer from there)."""
+        if point.recipe.engine.embedded:
+            return serving.embedded_paths(point, self.embedded()).target
+        return serving.staged_paths(point, self.settings.roots).target
 
     def release(self, point: Point) -> None:
         self.pool.release(server_key(point))
@@ -147,3 +154,12 @@ def infx_speedbench(
     from pytest_infx.speedbench.item import SpeedbenchCell
 
     return SpeedbenchCell(infx_point, infx_server, infx_run, request, snapshot)
+
+
+@pytest.fixture
+def infx_agentic(
+    infx_point: Point, infx_server: ServerHandle, infx_run: Run, request: pytest.FixtureRequest
+) -> Any:
+    from pytest_infx.agentic.item import AgenticPoint
+
+    return AgenticPoint(infx_point, infx_server, infx_run, request)

@@ -48,7 +48,8 @@ def client_settings(point: Point) -> dict[str, Any]:
         "concurrency": point.concurrency,
         "duration_s": agentic.duration,
         "seed": agentic.seed,
-        "warmup_requests_per_lane": agentic.warmup_requests_per_lane,
+        "trajectory_start_ratio": agentic.trajectory_start_ratio,
+        "request_count": agentic.request_count,
         "traces": agentic.traces,
         "failed_request_threshold": agentic.failed_request_threshold,
     }

@@ -133,11 +133,14 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         from pytest_infx import fixtures, preflight
 
         config.stash[fixtures.SESSION_ITEMS] = list(session.items)
-        datasets = preflight.Datasets(options.settings(config).dataset_dir)
+        settings = options.settings(config)
+        datasets = preflight.Datasets(settings.dataset_dir)
         for item in session.items:
             point = collect.point_of(item)
             if point is not None:
-                item.stash[fixtures.PREFLIGHT] = preflight.preflight(point, datasets)
+                item.stash[fixtures.PREFLIGHT] = preflight.preflight(
+                    point, datasets, settings.golden
+                )
     if not options.settings(config).plan or hasattr(config, "workerinput"):
         return
     lines: list[str] = []

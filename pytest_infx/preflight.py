@@ -48,10 +48,17 @@ class Datasets:
         return Dataset(found.name, found.path, found.category, found.sha256, rows)
 
 
-def preflight(point: Point, datasets: Datasets) -> list[str]:
+def preflight(point: Point, datasets: Datasets, golden_root: Path) -> list[str]:
+    from pytest_infx.golden.lookup import GoldenLookupError
+    from pytest_infx.golden.store import GoldenNotFoundError
     from pytest_infx.recipes.rules import check_point
+    from pytest_infx.serving import synthetic_for
 
     problems = [str(p) for p in check_point(point)]
+    try:
+        synthetic_for(point, golden_root)
+    except (GoldenNotFoundError, GoldenLookupError, ValueError) as exc:
+        problems.append(f"{point.id}: synthetic acceptance needs its golden curve: {exc}")
     try:
         server_plan(point)
     except PlanError as exc:

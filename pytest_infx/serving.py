@@ -16,6 +16,8 @@ from pytest_infx.engines.base import ModelPaths, ServerPlan, is_embedded
 from pytest_infx.engines.registry import adapter_for
 from pytest_infx.engines.vllm import speculation
 from pytest_infx.envs.vllm_cpu import ENGINE_ENV, VllmCpuEngine
+from pytest_infx.golden.lookup import SyntheticSetting, golden_al, synthetic_setting
+from pytest_infx.golden.store import GoldenStore
 from pytest_infx.launch import DockerRuntime, LocalRuntime, ServerSpec
 from pytest_infx.launch.staging import Checkpoint, resolve_model
 from pytest_infx.options import Roots
@@ -109,3 +111,19 @@ def run_dir_from_env() -> Path | None:
 
 
 Progress = Callable[[str], None]
+
+
+def synthetic_for(point: Point, golden_root: Path) -> SyntheticSetting | None:
+    """The forced-acceptance setting of a speculative agentic point, from its golden curve.
+
+    AgentX measures throughput at the acceptance the model really achieves; the AL comes from
+    the committed curve, never from a number typed into a recipe.
+    """
+    agentic = point.recipe.agentic
+    if point.kind != "agentic" or agentic is None or agentic.speculative is None:
+        return None
+    spec = agentic.speculative
+    al = golden_al(
+        GoldenStore(golden_root), spec.golden, spec.draft_length, spec.thinking == "thinking_on"
+    )
+    return synthetic_setting(point.recipe.engine.name, al, spec.draft_length)

@@ -120,7 +120,8 @@ class Agentic(Strict):
     admission_factor: float = Field(default=2.0, gt=0)
     speculative: AgenticSpeculative | None = None
     duration: int = Field(default=1800, ge=1)
-    warmup_requests_per_lane: int = Field(default=10, ge=0)
+    trajectory_start_ratio: list[float] | None = Field(default=None, min_length=2, max_length=2)
+    request_count: int | None = Field(default=None, ge=1)
     seed: int = 42
     traces: str = "semianalysis_cc_traces_weka_062126"
     num_dataset_entries: int | None = Field(default=393, ge=1)

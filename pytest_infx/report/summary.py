@@ -17,12 +17,13 @@ import pytest
 from pytest_infx.atomic import atomic_write_text
 
 CELL_PROPERTY = "infx_cell"
+AGENTIC_PROPERTY = "infx_agentic"
 
 
 @dataclass
 class Summary:
     cells: dict[str, dict[tuple[int, str], Mapping[str, Any]]] = field(default_factory=dict)
-    speedbench_items: int = 0
+    agentic: list[Mapping[str, Any]] = field(default_factory=list)
 
     def add(self, cell: Mapping[str, Any]) -> None:
         self.cells.setdefault(str(cell["recipe"]), {})[(int(cell["k"]), str(cell["thinking"]))] = (
@@ -114,6 +115,7 @@ class SummaryPlugin:
         if report.when == "call":
             for cell in cells_from(report.user_properties, CELL_PROPERTY):
                 self.summary.add(cell)
+            self.summary.agentic += cells_from(report.user_properties, AGENTIC_PROPERTY)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if hasattr(self.config, "workerinput") or not self.summary.cells:
@@ -130,6 +132,12 @@ class SummaryPlugin:
         if tables:
             terminalreporter.write_sep("=", "infx acceptance length")
             for line in tables:
+                terminalreporter.write_line(line)
+        if self.summary.agentic:
+            from pytest_infx.agentic.table import render_tables
+
+            terminalreporter.write_sep("=", "infx agentic")
+            for line in render_tables(self.summary.agentic).splitlines():
                 terminalreporter.write_line(line)
         if self.critical:
             terminalreporter.write_line(self.critical, red=True, bold=True)

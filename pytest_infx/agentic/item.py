@@ -1,0 +1,111 @@
+"""The pytest side of an AgentX point: replay traces through aiperf, keep the result, gate it.
+
+The result file is written before the gate runs, so a point that fails its error-rate gate still
+leaves its numbers for the dashboard and the reviewer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_infx.agentic.gate import check_requests
+from pytest_infx.agentic.record import result_record
+from pytest_infx.agentic.runner import AgenticRun, AgenticRunError, run_aiperf
+from pytest_infx.agentic.traces import default_traces_path
+from pytest_infx.atomic import atomic_write_json
+from pytest_infx.envs.aiperf import ensure_aiperf
+from pytest_infx.launch import ServerHandle
+from pytest_infx.recipes.points import Point
+from pytest_infx.report.summary import AGENTIC_PROPERTY
+
+if TYPE_CHECKING:
+    from pytest_infx.fixtures import Run
+
+BUILTIN_TRACES = "builtin"
+
+
+def agentic_path(run: Run, point: Point) -> Any:
+    return run.settings.results / "agentic" / point.id
+
+
+@dataclass
+class AgenticPoint:
+    point: Point
+    server: ServerHandle
+    run_ctx: Run
+    request: pytest.FixtureRequest
+
+    def aiperf_run(self) -> AgenticRun:
+        point = self.point
+        agentic = point.recipe.agentic
+        assert agentic is not None
+        builtin = agentic.traces == BUILTIN_TRACES
+        ratio = agentic.trajectory_start_ratio
+        return AgenticRun(
+            aiperf=ensure_aiperf(progress=self.run_ctx.say).aiperf,
+            url=self.server.base_url,
+            model=point.recipe.model.served_name,
+            tokenizer=self.run_ctx.model_dir(point),
+            concurrency=point.concurrency,
+            duration_s=agentic.duration,
+            artifact_dir=agentic_path(self.run_ctx, point),
+            public_dataset=None if builtin else agentic.traces,
+            traces=default_traces_path() if builtin else None,
+            seed=agentic.seed,
+            gpus=max(1, self.server_gpus()),
+            trajectory_start_ratio=(ratio[0], ratio[1]) if ratio else None,
+            request_count=agentic.request_count,
+            num_dataset_entries=None if builtin else agentic.num_dataset_entries,
+        )
+
+    def server_gpus(self) -> int:
+        return len(self.server.gpu_ids) or self.point.tp
+
+    def identity(self) -> dict[str, Any]:
+        point = self.point
+        engine = point.recipe.engine
+        return {
+            "id": point.id,
+            "recipe": point.recipe_key,
+            "model": point.recipe.model.hub_id,
+            "engine": f"{engine.name} {engine.version or ''}".strip(),
+            "image": engine.image,
+            "tp": point.tp,
+            "concurrency": point.concurrency,
+            "gpu": point.runner,
+        }
+
+    def run(self) -> None:
+        __tracebackhide__ = True
+        agentic = self.point.recipe.agentic
+        assert agentic is not None
+        say = self.run_ctx.say
+        try:
+            result = run_aiperf(self.aiperf_run(), on_line=lambda line: say(f"aiperf: {line}"))
+        except AgenticRunError as exc:
+            pytest.fail(f"aiperf did not finish for {self.point.id}:\n{exc}", pytrace=False)
+        verdict = check_requests(result, threshold=agentic.failed_request_threshold)
+        identity = self.identity()
+        record = result_record(identity, result, verdict=verdict)
+        record["id"] = self.point.id
+        record["fingerprint"] = self.point.fingerprint
+        record["server"] = {
+            "argv": list(self.server.argv),
+            "port": self.server.port,
+            "log": str(self.server.log_path),
+        }
+        atomic_write_json(
+            self.run_ctx.settings.results / "agentic" / f"{self.point.id}.json", record
+        )
+        node = self.request.node
+        node.user_properties.append(("completed", result.completed))
+        node.user_properties.append(("failed", result.failed))
+        node.user_properties.append(
+            ("output_tokens_per_s_per_gpu", result.output_throughput_per_gpu)
+        )
+        node.user_properties.append((AGENTIC_PROPERTY, record))
+        if not verdict.passed:
+            pytest.fail(f"{self.point.id}: {verdict.message}", pytrace=False)
