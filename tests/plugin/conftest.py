@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .helpers import CURVE, golden_text, live_pids, prompts, recipe, write_recipe
+
+INI = """
+[pytest]
+addopts = -p no:cacheprovider
+filterwarnings = ignore:Module already imported:pytest.PytestAssertRewriteWarning
+"""
+
+
+@dataclass
+class Sweep:
+    """A pytester rootdir with recipes/, prompts.jsonl, golden/ and a results folder."""
+
+    pytester: pytest.Pytester
+    root: Path
+    record: Path
+
+    @property
+    def recipes(self) -> Path:
+        return self.root / "recipes"
+
+    @property
+    def results(self) -> Path:
+        return self.root / "results"
+
+    @property
+    def golden(self) -> Path:
+        return self.root / "golden"
+
+    def add(self, key: str, **fields: Any) -> Path:
+        return write_recipe(self.recipes, recipe(key, record=self.record, **fields))
+
+    def commit_golden(self, cells: dict[str, dict[int, float]], name: str = CURVE) -> Path:
+        self.golden.mkdir(exist_ok=True)
+        path = self.golden / f"{name}.yaml"
+        path.write_text(golden_text(cells))
+        return path
+
+    def run(self, *args: str) -> pytest.RunResult:
+        """A separate pytest process: servers, xdist and signals need a real process."""
+        return self.pytester.runpytest_subprocess(
+            "--gpu", "cpu", "--infx-results", str(self.results), "-rA", *args
+        )
+
+    def cell(self, item_id: str) -> dict[str, Any]:
+        import json
+
+        return dict(json.loads((self.results / "cells" / f"{item_id}.json").read_text()))
+
+
+def _wait_gone(record: Path, timeout: float) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while live_pids(record) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return live_pids(record)
+
+
+@pytest.fixture
+def sweep(pytester: pytest.Pytester) -> Iterator[Sweep]:
+    """After the test, every stand-in the run started must be gone (none is killed silently)."""
+    pytester.makeini(INI)
+    (pytester.path / "recipes").mkdir()
+    prompts(pytester.path / "prompts.jsonl")
+    made = Sweep(pytester, pytester.path, pytester.path / "starts.jsonl")
+    yield made
+    left = _wait_gone(made.record, timeout=10.0)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"stand-in processes left behind: {left}"
