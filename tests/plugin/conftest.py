@@ -60,7 +60,7 @@ class Sweep:
         return dict(json.loads((self.results / "cells" / f"{item_id}.json").read_text()))
 
 
-def _wait_gone(record: Path, timeout: float) -> list[int]:
+def wait_gone(record: Path, timeout: float) -> list[int]:
     deadline = time.monotonic() + timeout
     while live_pids(record) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -75,7 +75,7 @@ def sweep(pytester: pytest.Pytester) -> Iterator[Sweep]:
     prompts(pytester.path / "prompts.jsonl")
     made = Sweep(pytester, pytester.path, pytester.path / "starts.jsonl")
     yield made
-    left = _wait_gone(made.record, timeout=10.0)
+    left = wait_gone(made.record, timeout=10.0)
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert not left, f"stand-in processes left behind: {left}"

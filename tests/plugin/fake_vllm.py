@@ -8,7 +8,7 @@ ready, `/health`, `/v1/models`, `/tokenize` + `/detokenize` of a ChatML prompt, 
 `/v1/chat/completions` in vLLM's SSE shape, and Prometheus `/metrics`.
 
 Acceptance is deterministic: step i of every request accepts `min(pattern[i % len], k)` draft
-tokens (`--accept`, default 3,1) and every request runs whole cycles of the pattern, so the AL of
+tokens (`--accept`, default 3,0) and every request runs whole cycles of the pattern, so the AL of
 every request, the token-weighted per-request AL and the counter AL are all
 `1 + mean(min(p, k) for p in pattern)`.
 
@@ -54,7 +54,7 @@ FAULT_NAMES = frozenset(
         "crash-after",
     }
 )
-DEFAULT_PATTERN: tuple[int, ...] = (3, 1)
+DEFAULT_PATTERN: tuple[int, ...] = (3, 0)
 WARMUP_DRAFTS = 1000
 THINK_OPEN = "<think>\n"
 SPEC_PREFIX = "vllm:spec_decode_"

@@ -126,6 +126,11 @@ def golden_text(cells: Mapping[str, Mapping[int, float]], *, model_key: str = MO
     return "\n".join(lines) + "\n"
 
 
+def lit(pattern: str) -> str:
+    """An fnmatch pattern whose `[` are literal (item ids hold brackets); `*` stays a wildcard."""
+    return pattern.replace("[", "[[]")
+
+
 def records(path: Path) -> list[dict[str, Any]]:
     """The stand-in's start lines (one per server start)."""
     if not path.exists():

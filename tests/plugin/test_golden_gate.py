@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+import pytest
+
+from pytest_infx.golden.io import load_curve
+
+from .conftest import Sweep
+from .fake_vllm import DEFAULT_PATTERN, expected_al
+from .helpers import CURVE, MODES, lit
+
+KS = (1, 2)
+KEY = "fake-cpu-vllm"
+
+
+def _measured(k: int) -> float:
+    return round(expected_al(DEFAULT_PATTERN, k), 2)
+
+
+def test_a_cell_off_by_more_than_the_tolerance_fails_with_the_numbers(sweep: Sweep) -> None:
+    sweep.add(KEY, draft_lengths=KS)
+    sweep.commit_golden({m: {1: _measured(1) + 0.3, 2: _measured(2)} for m in MODES})
+    result = sweep.run()
+    result.assert_outcomes(passed=2, failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            f"*golden curve {CURVE} (*{CURVE}.yaml) drifted:",
+            "*1 of 1 compared cells out of tolerance 0.05 AL*",
+            f"*k=1 thinking_off: golden {_measured(1) + 0.3:.2f}, measured {_measured(1):.2f},"
+            " delta -0.30, allowed 0.05",
+        ]
+    )
+    result.stdout.fnmatch_lines([lit(f"FAILED recipes/{KEY}.yaml::{KEY}[k1-thinking_on]*")])
+    result.stdout.fnmatch_lines([f"  1 *{_measured(1):.2f}* *{_measured(1):.2f}*"])
+    cell = sweep.cell(f"{KEY}[k1-thinking_off]")
+    assert cell["verdict"] == "fail" and cell["golden"]["ok"] is False
+    assert cell["golden"]["largest_delta"] == pytest.approx(-0.3)
+
+
+def test_a_cell_within_the_tolerance_passes_and_leaves_the_file_alone(sweep: Sweep) -> None:
+    sweep.add(KEY, draft_lengths=KS)
+    path = sweep.commit_golden({m: {k: _measured(k) + 0.03 for k in KS} for m in MODES})
+    before = path.read_bytes()
+    result = sweep.run()
+    result.assert_outcomes(passed=4)
+    assert path.read_bytes() == before
+    assert sweep.cell(f"{KEY}[k2-thinking_on]")["golden"]["largest_delta"] == pytest.approx(-0.03)
+
+
+def test_snapshot_update_writes_a_missing_curve(sweep: Sweep) -> None:
+    sweep.add(KEY, draft_lengths=KS)
+    missing = sweep.run()
+    missing.assert_outcomes(failed=4)
+    missing.stdout.fnmatch_lines(
+        [f"*golden curve {CURVE} does not exist (*); record it with --snapshot-update"]
+    )
+    assert not (sweep.golden / f"{CURVE}.yaml").exists()
+    sweep.run("--snapshot-update").assert_outcomes(passed=4)
+    curve = load_curve(sweep.golden / f"{CURVE}.yaml")
+    assert {m: dict(curve.modes[m]) for m in MODES} == {
+        m: {k: _measured(k) for k in KS} for m in MODES
+    }
+    assert curve.header.dataset == "prompts/coding" and curve.header.tp == 1
+    sweep.run().assert_outcomes(passed=4)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="pytest_infx/golden/extension.py assert_curve returns the failed comparison of a "
+    "cell that --snapshot-update just recorded into an existing curve, so its result JSON says "
+    "verdict 'fail' ('golden: ... was measured but not in the golden curve') and the AL table "
+    "stars it while the item passes; fix: in assert_curve, when the assertion holds but "
+    "extension.last_comparison is not ok, return None (recorded)",
+)
+def test_snapshot_update_records_every_cell_as_passing(sweep: Sweep) -> None:
+    sweep.add(KEY, draft_lengths=KS)
+    result = sweep.run("--snapshot-update")
+    result.assert_outcomes(passed=4)
+    verdicts = {(k, m): sweep.cell(f"{KEY}[k{k}-{m}]")["verdict"] for k in KS for m in MODES}
+    assert set(verdicts.values()) == {"pass"}, verdicts
+    assert "*" not in result.stdout.str().split("infx acceptance length")[1].split("snapshot")[0]
