@@ -53,11 +53,13 @@ class Run:
         if self._pool is None:
             gpus = detect_gpus(override=self.settings.gpu_count)
             leaser = GpuLeaser(self.run_dir / "gpus", len(gpus)) if gpus else None
+            under_xdist = hasattr(self.config, "workerinput")
             self._pool = ServerPool(
                 self.run_dir / "servers",
                 Registry(self.run_dir / "registry.jsonl"),
                 self.settings.results / "logs",
                 leaser,
+                close_wait_s=CLOSE_WAIT_XDIST_S if under_xdist else 0.0,
             )
             for key, uses in self._expected().items():
                 self._pool.expect(key, uses)
