@@ -21,6 +21,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from pytest_infx.atomic import atomic_write_text
+
 GOAL_S = 1.0
 _MODELS = (
     "dsv4",
@@ -92,24 +94,10 @@ def changelog_text(n_entries: int, keys: Sequence[str], *, seed: int = 1) -> str
     return "\n".join(entries)
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def generate_changelog(path: Path | str, n_entries: int, keys: Sequence[str]) -> int:
     """Write a realistic changelog of ``n_entries`` entries over ``keys``; return its size."""
     text = changelog_text(n_entries, keys)
-    _write_atomic(Path(path), text)
+    atomic_write_text(Path(path), text)
     return len(text.encode())
 
 
@@ -117,7 +105,7 @@ def append_entry(path: Path | str, keys: Sequence[str], pr_link: str = "XXX") ->
     """Append one new entry the way a PR does."""
     target = Path(path)
     entry = render_entry(keys, ["Raise concurrency to 128 on the TP4 arm"], pr_link)
-    _write_atomic(target, target.read_text(encoding="utf-8") + "\n" + entry)
+    atomic_write_text(target, target.read_text(encoding="utf-8") + "\n" + entry)
 
 
 _SCRIPT = r"""set -euo pipefail
@@ -144,7 +132,7 @@ def generate_scripts(repo: Path, n_scripts: int) -> int:
     total = 0
     for index in range(n_scripts):
         text = "#!/usr/bin/env bash\n" + _SCRIPT.format(index=index) * 5
-        _write_atomic(repo / "benchmarks" / f"collector_{index}.sh", text)
+        atomic_write_text(repo / "benchmarks" / f"collector_{index}.sh", text)
         total += text.count("\n")
     return total
 
@@ -340,11 +328,11 @@ def generate_recipes(repo: Path, keys: Sequence[str], *, seed: int = 2) -> tuple
     for key in keys:
         text, curve = _recipe_text(key, rng, bases)
         hardware = key.split("-")[2]
-        _write_atomic(repo / "recipes" / hardware / f"{key}.yaml", text)
+        atomic_write_text(repo / "recipes" / hardware / f"{key}.yaml", text)
         if curve is not None:
             curves[curve] = key.split("-")[0]
     for name, text in bases.items():
-        _write_atomic(repo / "recipes" / "_base" / name, text + "\n")
+        atomic_write_text(repo / "recipes" / "_base" / name, text + "\n")
     rows = [
         "# Golden curves",
         "",
@@ -353,12 +341,12 @@ def generate_recipes(repo: Path, keys: Sequence[str], *, seed: int = 2) -> tuple
     ]
     for number, (name, prefix) in enumerate(sorted(curves.items())):
         run = 27_000_000_000 + number
-        _write_atomic(repo / "golden" / f"{name}.yaml", _curve_text(name, prefix, run))
+        atomic_write_text(repo / "golden" / f"{name}.yaml", _curve_text(name, prefix, run))
         method = name.rsplit("_", 1)[1]
         rows.append(
             f"| {prefix} | {method} | [{name}.yaml]({name}.yaml) | [{run}]({_RUN_URL}/{run}) |"
         )
-    _write_atomic(repo / "golden" / "README.md", "\n".join(rows) + "\n")
+    atomic_write_text(repo / "golden" / "README.md", "\n".join(rows) + "\n")
     return len(keys), len(curves)
 
 
@@ -379,7 +367,7 @@ def make_full_repo(repo: Path, n_entries: int, keys: Sequence[str], n_scripts: i
     changed = next(k for k in keys if "agentic" not in k)
     path = repo / "recipes" / changed.split("-")[2] / f"{changed}.yaml"
     text = path.read_text(encoding="utf-8")
-    _write_atomic(path, text.replace("output-len: 4096", "output-len: 8192", 1))
+    atomic_write_text(path, text.replace("output-len: 4096", "output-len: 8192", 1))
     append_entry(repo / "perf-changelog.yaml", [changed])
     return changed
 
@@ -456,7 +444,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"  all rules incl. context: median {statistics.median(totals) * 1000:.1f} ms over"
             f" {args.runs} runs; findings: {findings}"
         )
-        variants = (("pytest -m lint", []),)
+        variants: tuple[tuple[str, list[str]], ...] = (("pytest -m lint", []),)
         over = False
         for label, extra in variants:
             median, times, cpu, last = time_pytest(repo, extra, args.runs)

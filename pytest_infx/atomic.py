@@ -10,9 +10,11 @@ from typing import Any
 
 
 def atomic_write_text(path: Path, text: str) -> None:
+    """Temp file in the same folder, fsync, rename; readable by others (mkstemp makes 0600)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o644)
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
             handle.flush()

@@ -16,7 +16,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +23,8 @@ from importlib import resources
 from pathlib import Path
 
 from filelock import FileLock, Timeout
+
+from pytest_infx.atomic import atomic_write_text as write_atomic
 
 Progress = Callable[[str], None]
 
@@ -424,22 +425,6 @@ def _read_tail_bytes(log: Path, offset: int) -> str:
     with log.open("rb") as handle:
         handle.seek(start)
         return handle.read().decode("utf-8", errors="replace")
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write a file so a reader sees either the old content or the whole new one."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        # mkstemp creates 0600; the files we write are meant to be read by others too.
-        os.fchmod(fd, 0o644)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def remove(spec: ToolEnvSpec, *, cache_dir: Path | None = None) -> bool:

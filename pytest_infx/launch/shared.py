@@ -5,7 +5,6 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -14,6 +13,7 @@ from typing import Any
 
 from filelock import UnixFileLock
 
+from pytest_infx.atomic import atomic_write_json
 from pytest_infx.launch.gpus import GpuLeaser
 from pytest_infx.launch.process import (
     RunningServer,
@@ -52,20 +52,6 @@ class ServerHandle:
 def kernel_lock(path: Path) -> UnixFileLock:
     """A flock()-based lock that never degrades to a soft lock a dead holder would keep."""
     return UnixFileLock(str(path), fallback_to_soft=False, preserve_lock_file=True)
-
-
-def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, sort_keys=True)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 class ServerPool:
@@ -164,7 +150,7 @@ class ServerPool:
         except ServerStartError as exc:
             failed = {k: state[k] for k in _KEEP}
             failed.update(status="failed", message=str(exc), generation=generation, users=0)
-            _write_json_atomic(state_path, failed)
+            atomic_write_json(state_path, failed)
             raise
         finally:
             if lease is not None:
@@ -194,7 +180,7 @@ class ServerPool:
         with self._locked(key) as (state_path, state):
             if uses > state["expected"]:
                 state["expected"] = uses
-                _write_json_atomic(state_path, state)
+                atomic_write_json(state_path, state)
 
     def acquire(self, spec: ServerSpec) -> ServerHandle:
         """Attach to the server of `spec.key`, starting it if nobody runs it.
@@ -217,7 +203,7 @@ class ServerPool:
             if status != "running":
                 state = self._start(spec, state_path, state)
             state["users"] += 1
-            _write_json_atomic(state_path, state)
+            atomic_write_json(state_path, state)
             self._holds.setdefault(spec.key, []).append(state["generation"])
             return self._handle(state)
 
@@ -244,7 +230,7 @@ class ServerPool:
                 state["users"] -= 1
                 if state["users"] <= 0 and state["released"] >= state["expected"]:
                     state = self._stopped(state)
-            _write_json_atomic(state_path, state)
+            atomic_write_json(state_path, state)
         self._reap()
 
     def _stopped(self, state: dict[str, Any]) -> dict[str, Any]:
@@ -284,7 +270,7 @@ class ServerPool:
                                     "stopping server %r while other processes may still need it",
                                     server.label,
                                 )
-                            _write_json_atomic(state_path, self._stopped(state))
+                            atomic_write_json(state_path, self._stopped(state))
                         break
                 time.sleep(0.2)
             self._started.pop(key, None)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -63,7 +63,8 @@ def _normalise_thinking(value: Any) -> Any:
     return value
 
 
-def _matches(when: dict[str, tuple[Any, ...]], coords: dict[str, Any]) -> bool:
+def matches(when: Mapping[str, tuple[Any, ...]], coords: Mapping[str, Any]) -> bool:
+    """Whether an override's ``when`` selects a point with these coordinates."""
     for name, values in when.items():
         have = coords.get(name)
         accepted = tuple(_normalise_thinking(v) for v in values) if name == "thinking" else values
@@ -85,7 +86,7 @@ class _Effective:
         self._materials: dict[tuple[tuple[int, ...], Kind, int, ThinkingMode | None], str] = {}
 
     def matching(self, coords: dict[str, Any]) -> tuple[int, ...]:
-        return tuple(o.index for o in self.source.overrides if _matches(o.when, coords))
+        return tuple(o.index for o in self.source.overrides if matches(o.when, coords))
 
     def for_overrides(self, matched: tuple[int, ...]) -> tuple[Recipe, dict[str, Any]]:
         cached = self._cache.get(matched)

@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from pytest_infx.recipes.errors import Location
 from pytest_infx.recipes.loader import Override, RecipeSource, deep_merge
-from pytest_infx.recipes.points import Point
+from pytest_infx.recipes.points import Point, matches
 from pytest_infx.recipes.schema import Recipe, Speculative
 from pytest_infx.recipes.source import LinedDict, LinedList
 
@@ -404,25 +404,9 @@ def al_literal_problems(path: Path, text: str) -> list[Problem]:
     return found
 
 
-def _normalise_thinking(value: Any) -> Any:
-    if value is True or value == "on":
-        return "thinking_on"
-    if value is False or value == "off":
-        return "thinking_off"
-    return value
-
-
 def matching_overrides(overrides: Iterable[Override], coords: Mapping[str, Any]) -> list[Override]:
     """The overrides whose ``when`` matches a point's coordinates, in file order."""
-    chosen: list[Override] = []
-    for override in overrides:
-        for name, values in override.when.items():
-            accepted = [_normalise_thinking(v) for v in values] if name == "thinking" else values
-            if coords.get(name) not in accepted:
-                break
-        else:
-            chosen.append(override)
-    return chosen
+    return [override for override in overrides if matches(override.when, coords)]
 
 
 def point_raw(source: RecipeSource, point: Point) -> LinedDict:
