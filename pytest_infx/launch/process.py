@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_infx.launch.gpus import Lease
-from pytest_infx.launch.ports import choose_port
+from pytest_infx.launch.ports import choose_port, port_holder
 from pytest_infx.launch.procfs import group_members, is_alive, proc_stat
 from pytest_infx.launch.registry import Registry
-from pytest_infx.launch.spec import ServerSpec
+from pytest_infx.launch.spec import LocalRuntime, ServerSpec
 
 log = logging.getLogger("pytest_infx.launch")
 
@@ -231,6 +231,21 @@ def probe(host: str, port: int, path: str, *, timeout: float) -> int | None:
         conn.close()
 
 
+def _foreign_listener(server: RunningServer, spec: ServerSpec) -> str | None:
+    """Who else answers on our port: vLLM listens only after loading the model, so another
+    process can bind the chosen port first, and a health probe alone would benchmark it."""
+    if not isinstance(spec.runtime, LocalRuntime):
+        return None
+    holder = port_holder(server.port)
+    if holder is None or holder.pid is None:
+        return None
+    try:
+        group = os.getpgid(holder.pid)
+    except ProcessLookupError:
+        return None
+    return None if group == server.pgid else holder.describe()
+
+
 def wait_ready(server: RunningServer, spec: ServerSpec, *, deadline: float) -> None:
     """Poll the health endpoint and the process status under one deadline.
 
@@ -260,6 +275,19 @@ def wait_ready(server: RunningServer, spec: ServerSpec, *, deadline: float) -> N
         if status is not None:
             last_status = status
             if status in spec.ready_statuses:
+                intruder = _foreign_listener(server, spec)
+                if intruder is not None:
+                    server.stop()
+                    raise ServerStartError(
+                        _report(
+                            f"port {server.port} answered, but from {intruder} (it took the port "
+                            "while the engine was starting); the engine was stopped",
+                            label=server.label,
+                            argv=server.argv,
+                            log_path=server.log_path,
+                        ),
+                        port_in_use=True,
+                    )
                 server.ready_after_s = time.monotonic() - server.spawned_at
                 return
         remaining = deadline - time.monotonic()

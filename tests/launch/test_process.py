@@ -194,3 +194,45 @@ def test_sigterm_reaches_the_engine_once(
     text = server.log_path.read_text()
     assert text.count("SIGTERM, exiting") == 1
     assert server.popen is not None and server.popen.returncode == 0
+
+
+def test_a_foreign_server_on_the_chosen_port_is_not_taken_for_ours(
+    make_spec: MakeSpec,
+    registry: Registry,
+    tmp_path: Path,
+    records: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import http.server
+    import threading
+
+    class Healthy(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    intruder = http.server.HTTPServer(("127.0.0.1", 0), Healthy)
+    taken = intruder.server_address[1]
+    threading.Thread(target=intruder.serve_forever, daemon=True).start()
+    real = process.choose_port
+
+    def racy(host: str, preferred: int, *, exclude: set[int]) -> PortChoice:
+        if not exclude:
+            return PortChoice(port=taken, preferred=preferred)
+        return real(host, preferred, exclude=exclude)
+
+    monkeypatch.setattr(process, "choose_port", racy)
+    spec = make_spec("--start-delay", "1")
+    try:
+        server = process.start_server(spec, log_path=tmp_path / "s.log", registry=registry)
+    finally:
+        intruder.shutdown()
+        intruder.server_close()
+    try:
+        assert server.port != taken
+        assert [r["port"] for r in read_records(records)][-1] == server.port
+    finally:
+        server.stop()
