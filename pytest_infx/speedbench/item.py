@@ -127,17 +127,20 @@ def cell_record(
     }
 
 
-def _golden_summary(curve: str, comparison: Comparison | None) -> dict[str, Any]:
+def _golden_summary(curve: str, comparison: Comparison | None, *, passed: bool) -> dict[str, Any]:
+    """``passed`` is the gate's answer: under ``--snapshot-update`` a comparison that found a
+    missing or drifted cell passes, because the cell was just recorded."""
     if comparison is None:
         return {"curve": curve, "ok": True, "recorded": True, "lines": []}
     return {
         "curve": curve,
-        "ok": comparison.ok,
+        "ok": passed,
+        "recorded": passed and not comparison.ok,
         "checked": comparison.checked,
         "drifted": len(comparison.drifted),
         "largest_delta": comparison.largest_delta,
         "tolerance": comparison.tolerance,
-        "lines": comparison.lines(),
+        "lines": [] if passed else comparison.lines(),
     }
 
 
@@ -203,7 +206,7 @@ class SpeedbenchCell:
                 )
             except GoldenDriftError as exc:
                 drift, comparison = exc, exc.comparison
-            golden = _golden_summary(bench.golden, comparison)
+            golden = _golden_summary(bench.golden, comparison, passed=drift is None)
             record = cell_record(point, self.server, outcome, engine, golden)
         results_dir = self.run_ctx.settings.results
         results.write_cell(results_dir, record)
