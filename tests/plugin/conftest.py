@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from pytest_infx.launch.ports import free_port
+
 from .helpers import CURVE, golden_text, live_pids, prompts, recipe, write_recipe
 
 INI = """
@@ -40,6 +42,9 @@ class Sweep:
         return self.root / "golden"
 
     def add(self, key: str, **fields: Any) -> Path:
+        """A recipe served by fake_vllm; its preferred port is free now, not the shared 8888,
+        so no other engine on this machine answers (or sends) the sweep's traffic."""
+        fields.setdefault("port", free_port("127.0.0.1"))
         return write_recipe(self.recipes, recipe(key, record=self.record, **fields))
 
     def commit_golden(self, cells: dict[str, dict[int, float]], name: str = CURVE) -> Path:
