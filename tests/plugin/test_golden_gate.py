@@ -63,18 +63,14 @@ def test_snapshot_update_writes_a_missing_curve(sweep: Sweep) -> None:
     sweep.run().assert_outcomes(passed=4)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pytest_infx/golden/extension.py assert_curve returns the failed comparison of a "
-    "cell that --snapshot-update just recorded into an existing curve, so its result JSON says "
-    "verdict 'fail' ('golden: ... was measured but not in the golden curve') and the AL table "
-    "stars it while the item passes; fix: in assert_curve, when the assertion holds but "
-    "extension.last_comparison is not ok, return None (recorded)",
-)
 def test_snapshot_update_records_every_cell_as_passing(sweep: Sweep) -> None:
     sweep.add(KEY, draft_lengths=KS)
     result = sweep.run("--snapshot-update")
     result.assert_outcomes(passed=4)
     verdicts = {(k, m): sweep.cell(f"{KEY}[k{k}-{m}]")["verdict"] for k in KS for m in MODES}
     assert set(verdicts.values()) == {"pass"}, verdicts
-    assert "*" not in result.stdout.str().split("infx acceptance length")[1].split("snapshot")[0]
+    golden = sweep.cell(f"{KEY}[k2-thinking_on]")["golden"]
+    assert (golden["ok"], golden["recorded"], golden["lines"]) == (True, True, [])
+    table = result.stdout.str().split("infx acceptance length")[1].split("snapshot report")[0]
+    rows = [line for line in table.splitlines() if line[:3] in ("  1", "  2")]
+    assert len(rows) == len(KS) and not any("*" in row for row in rows), rows
