@@ -140,7 +140,8 @@ def infx_server(
     try:
         handle = infx_run.acquire(infx_point)
     except ServerStartError as exc:
-        pytest.fail(f"server for {infx_point.id} did not start:\n{exc}", pytrace=False)
+        message = f"server for {infx_point.id} did not start:\n{exc}"
+        raise pytest.fail.Exception(message, pytrace=False) from None
     yield handle
     infx_run.release(infx_point)
 

@@ -7,6 +7,7 @@ because a failed cell has no trustworthy AL.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +16,7 @@ import pytest
 from pytest_infx.golden.compare import Comparison
 from pytest_infx.golden.curve import Curve
 from pytest_infx.golden.extension import GoldenDriftError, assert_curve
-from pytest_infx.launch import ServerHandle
+from pytest_infx.launch import ServerDiedError, ServerHandle
 from pytest_infx.recipes.points import Point
 from pytest_infx.report import results
 from pytest_infx.report.summary import CELL_PROPERTY
@@ -152,6 +153,18 @@ class SpeedbenchCell:
     request: pytest.FixtureRequest
     snapshot: Any
 
+    def died(self, wait_s: float = 5.0) -> str | None:
+        """Why the server is gone, if it is: its guard exits a moment after the engine."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                self.run_ctx.pool.check(self.server)
+            except ServerDiedError as exc:
+                return str(exc)
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.2)
+
     def settings(self) -> CellSettings:
         bench = self.point.recipe.speedbench
         assert bench is not None and self.point.thinking and self.point.draft_length
@@ -178,9 +191,9 @@ class SpeedbenchCell:
         try:
             outcome = run_cell(self.settings(), dataset)
         except ScrapeError as exc:
-            pytest.fail(
-                f"metrics scrape failed: {exc}\nserver log: {self.server.log_path}", pytrace=False
-            )
+            why = self.died() or f"server log: {self.server.log_path}"
+            message = f"metrics scrape failed: {exc}\n{why}"
+            raise pytest.fail.Exception(message, pytrace=False) from None
         comparison: Comparison | None = None
         drift: GoldenDriftError | None = None
         golden: dict[str, Any] | None = None

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import pytest
-
 from .conftest import Sweep, wait_gone
 from .helpers import lit, records
 
@@ -45,12 +43,6 @@ def test_a_server_that_never_gets_ready_times_out(sweep: Sweep) -> None:
     assert wait_gone(sweep.record, timeout=5.0) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pytest_infx/fixtures.py infx_server calls pytest.fail() inside `except "
-    "ServerStartError`, so the start-up report is printed twice, joined by 'During handling of "
-    "the above exception'; fix: `raise pytest.fail.Exception(msg, pytrace=False) from None`",
-)
 def test_a_start_failure_is_reported_once(sweep: Sweep) -> None:
     sweep.add("dead-cpu-vllm", faults=["die-at-start"], modes=["thinking_off"])
     result = sweep.run()
@@ -60,14 +52,6 @@ def test_a_start_failure_is_reported_once(sweep: Sweep) -> None:
     assert "During handling of the above exception" not in text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pytest_infx/speedbench/item.py reports a server that died mid-pass as a bare "
-    "'metrics scrape failed' with the log path only, chained to the ScrapeError ('During "
-    "handling...'); fix: on ScrapeError poll self.run_ctx.pool.check(self.server) for up to "
-    "5 s (the guard exits a moment after the engine), append its ServerDiedError (exit status "
-    "and log tail) and raise pytest.fail.Exception(message, pytrace=False) from None",
-)
 def test_a_server_that_crashes_mid_pass_fails_its_cell_with_the_log_tail(sweep: Sweep) -> None:
     sweep.add("crash-cpu-vllm", faults=["crash-after=2"], modes=["thinking_off"])
     result = sweep.run("--snapshot-update")
