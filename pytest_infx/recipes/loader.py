@@ -229,6 +229,7 @@ def validation_errors(raw: LinedDict, exc: ValidationError) -> list[RecipeError]
 
 
 _COORDINATE_HINTS = {
+    "kind": "write speedbench or agentic",
     "tp": "write a positive integer or a list of them, e.g. 'tp: [4, 8]'",
     "concurrency": "write a positive integer or a list of them, e.g. 'concurrency: [32, 64]'",
     "draft-length": "write a positive integer or a list of them, e.g. 'draft-length: [7, 8]'",
@@ -240,6 +241,8 @@ def _valid_coordinate(name: str, value: Any) -> bool:
     """A typo in ``when`` would silently match no point, so values are checked like fields."""
     if name == "thinking":
         return value in ("thinking_on", "thinking_off", "on", "off") or isinstance(value, bool)
+    if name == "kind":
+        return value in ("speedbench", "agentic")
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 

@@ -47,7 +47,11 @@ class Point:
         return f"{self.recipe_key}[{self.name}]"
 
     def coordinates(self) -> dict[str, Any]:
-        coords: dict[str, Any] = {"tp": self.tp, "concurrency": self.concurrency}
+        coords: dict[str, Any] = {
+            "kind": self.kind,
+            "tp": self.tp,
+            "concurrency": self.concurrency,
+        }
         if self.draft_length is not None:
             coords["draft-length"] = self.draft_length
         if self.thinking is not None:
@@ -168,7 +172,7 @@ def _point(
         coords["draft-length"] = draft_length
     if thinking is not None:
         coords["thinking"] = thinking
-    matched = eff.matching(coords)
+    matched = eff.matching({**coords, "kind": kind})
     recipe = eff.for_overrides(matched)[0]
     if kind == "speedbench" and recipe.speedbench is not None:
         tp = recipe.tp

@@ -147,4 +147,4 @@ class Recipe(Strict):
 
 
 RECIPE_CONTROL_FIELDS = ("extends", "overrides", "abstract")
-POINT_FIELDS = ("tp", "concurrency", "draft-length", "thinking")
+POINT_FIELDS = ("kind", "tp", "concurrency", "draft-length", "thinking")

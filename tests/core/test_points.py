@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_infx.recipes.errors import RecipeErrors
+from pytest_infx.recipes.errors import RecipeError, RecipeErrors
 from pytest_infx.recipes.loader import load_file, read_tree
 from pytest_infx.recipes.points import Point, expand, expand_all
 
@@ -265,3 +265,25 @@ def test_raising_the_top_concurrency_changes_that_tps_server_and_hashes(tmp_path
     assert (after["tp2-c1"], after["tp2-c4"]) == (before["tp2-c1"], before["tp2-c4"])
     assert after["tp4-c1"] != before["tp4-c1"]
     assert after["tp4-c8"] != before["tp4-c8"]
+
+
+def test_override_on_kind_applies_to_one_benchmark_kind_only(tmp_path: Path) -> None:
+    recipe = speedbench("a-cpu", draft_lengths=(1,), modes=["thinking_off"])
+    recipe["agentic"] = agentic("a-cpu", points={1: [1, 2]})["agentic"]
+    recipe["overrides"] = [
+        {
+            "when": {"kind": "speedbench"},
+            "engine": {"args": {"per-request-spec-decode-metrics": "summary"}},
+        }
+    ]
+    args = {p.id: p.recipe.engine.args for p in points_of(tmp_path, recipe)}
+    assert args["a-cpu[k1-thinking_off]"].get("per-request-spec-decode-metrics") == "summary"
+    assert "per-request-spec-decode-metrics" not in args["a-cpu[tp1-c1]"]
+    assert "per-request-spec-decode-metrics" not in args["a-cpu[tp1-c2]"]
+
+
+def test_override_on_an_unknown_kind_is_an_error(tmp_path: Path) -> None:
+    recipe = speedbench("a-cpu", draft_lengths=(1,), modes=["thinking_off"])
+    recipe["overrides"] = [{"when": {"kind": "agentx"}, "tp": 2}]
+    with pytest.raises(RecipeError, match=r"overrides\[0\]\.when\.kind: cannot match .agentx."):
+        points_of(tmp_path, recipe)
