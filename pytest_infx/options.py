@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+RUN_DIR_VAR = "INFX_RUN_DIR"
+
 
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("infx", "pytest-infx: inference benchmarks")

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pytest_infx import collect, hardware, options, plan, selection, serving
+from pytest_infx import collect, hardware, options, plan, selection
 from pytest_infx.lint import items as lint
 from pytest_infx.recipes import changes
 from pytest_infx.report import summary
@@ -47,8 +47,8 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     if not hasattr(config, "workerinput"):
         run_dir = Path(tempfile.mkdtemp(prefix="infx-run-"))
-        config.stash[RUN_DIR] = (run_dir, os.environ.get(serving.RUN_DIR_VAR))
-        os.environ[serving.RUN_DIR_VAR] = str(run_dir)
+        config.stash[RUN_DIR] = (run_dir, os.environ.get(options.RUN_DIR_VAR))
+        os.environ[options.RUN_DIR_VAR] = str(run_dir)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -63,9 +63,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         sweep(Registry(registry))
     shutil.rmtree(run_dir, ignore_errors=True)
     if previous is None:
-        os.environ.pop(serving.RUN_DIR_VAR, None)
+        os.environ.pop(options.RUN_DIR_VAR, None)
     else:
-        os.environ[serving.RUN_DIR_VAR] = previous
+        os.environ[options.RUN_DIR_VAR] = previous
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

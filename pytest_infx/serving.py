@@ -20,10 +20,8 @@ from pytest_infx.golden.lookup import SyntheticSetting, golden_al, synthetic_set
 from pytest_infx.golden.store import GoldenStore
 from pytest_infx.launch import DockerRuntime, LocalRuntime, ServerSpec
 from pytest_infx.launch.staging import Checkpoint, resolve_model
-from pytest_infx.options import Roots
+from pytest_infx.options import RUN_DIR_VAR, Roots
 from pytest_infx.recipes.points import Point
-
-RUN_DIR_VAR = "INFX_RUN_DIR"
 
 
 def embedded_paths(point: Point, engine: VllmCpuEngine) -> ModelPaths:
