@@ -83,9 +83,13 @@ def test_the_committed_curves_load_and_match_the_registry_one_row_each() -> None
     by_name = {curve.name: curve for curve in curves}
     for row in rows:
         header = by_name[row.curve].header
-        assert header.source_is_run, row.curve
-        assert row.source_url == header.source, row.curve
-        assert header.source.endswith(f"/runs/{row.source_run}"), row.curve
+        assert header.source, row.curve
+        if header.source_is_run:
+            assert row.source_url == header.source, row.curve
+            assert header.source.endswith(f"/runs/{row.source_run}"), row.curve
+        else:
+            assert row.source_url is None, row.curve
+            assert row.source_run == header.source, row.curve
 
 
 def test_the_committed_mimo_curve_has_the_measured_values_and_provenance() -> None:
