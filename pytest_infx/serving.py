@@ -12,9 +12,8 @@ import posixpath
 from collections.abc import Callable
 from pathlib import Path
 
-from pytest_infx.engines.base import ModelPaths, ServerPlan, is_embedded
+from pytest_infx.engines.base import ModelPaths, ServerPlan, is_embedded, speculation
 from pytest_infx.engines.registry import adapter_for
-from pytest_infx.engines.vllm import speculation
 from pytest_infx.envs.vllm_cpu import ENGINE_ENV, VllmCpuEngine
 from pytest_infx.golden.lookup import SyntheticSetting, golden_al, synthetic_setting
 from pytest_infx.golden.store import GoldenStore

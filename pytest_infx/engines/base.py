@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pytest_infx.recipes.points import Point
-from pytest_infx.recipes.schema import EMBEDDED_PREFIX
+from pytest_infx.recipes.schema import EMBEDDED_PREFIX, Speculative
 
 PORT_TOKEN = "{port}"
 
@@ -121,3 +121,33 @@ def admission_limit(point: Point) -> int | None:
 
 def is_embedded(path: str | None) -> bool:
     return path is not None and path.startswith(EMBEDDED_PREFIX)
+
+
+def speculation(point: Point) -> tuple[Speculative | None, int | None]:
+    """The speculative settings and draft length a point's server runs with, if any."""
+    recipe = point.recipe
+    if point.kind == "speedbench" and recipe.speedbench is not None:
+        return recipe.speedbench.speculative, point.draft_length
+    if point.kind == "agentic" and recipe.agentic is not None and recipe.agentic.speculative:
+        return recipe.agentic.speculative, recipe.agentic.speculative.draft_length
+    return None, None
+
+
+def make_plan(
+    engine: str, point: Point, argv: list[str], env: Mapping[str, str], k: int | None
+) -> ServerPlan:
+    """The plan fields every adapter fills the same way; the adapter owns argv and env."""
+    recipe = point.recipe
+    suffix = f"k{k}" if point.kind == "speedbench" else f"tp{point.tp}"
+    return ServerPlan(
+        engine=engine,
+        argv=tuple(argv),
+        env=dict(env),
+        preferred_port=recipe.engine.port,
+        health_path="/health",
+        gpus=0 if recipe.runner == "cpu" else point.tp,
+        image=recipe.engine.image,
+        ready_timeout_s=recipe.engine.ready_timeout,
+        served_model=recipe.model.served_name,
+        label=f"{point.recipe_key}-{suffix}",
+    ).with_key()

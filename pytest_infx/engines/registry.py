@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import posixpath
 
-from pytest_infx.engines.base import EngineAdapter, ModelPaths, PlanError, is_embedded
+from pytest_infx.engines.base import EngineAdapter, ModelPaths, PlanError, is_embedded, speculation
 from pytest_infx.engines.sglang import SglangAdapter
-from pytest_infx.engines.vllm import VllmAdapter, speculation
+from pytest_infx.engines.vllm import VllmAdapter
 from pytest_infx.recipes.points import Point
 
 ADAPTERS: dict[str, EngineAdapter] = {"vllm": VllmAdapter(), "sglang": SglangAdapter()}

@@ -11,8 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_infx.engines.base import ModelPaths, ServerPlan, admission_limit, flags
-from pytest_infx.engines.vllm import label, speculation
+from pytest_infx.engines.base import (
+    ModelPaths,
+    ServerPlan,
+    admission_limit,
+    flags,
+    make_plan,
+    speculation,
+)
 from pytest_infx.recipes.points import Point
 from pytest_infx.recipes.schema import Speculative
 
@@ -62,15 +68,4 @@ class SglangAdapter:
         limit = admission_limit(point)
         if limit is not None:
             argv += ["--max-running-requests", str(limit), "--cuda-graph-max-bs", str(limit)]
-        return ServerPlan(
-            engine=self.name,
-            argv=tuple(argv),
-            env=env,
-            preferred_port=engine.port,
-            health_path="/health",
-            gpus=0 if recipe.runner == "cpu" else point.tp,
-            image=engine.image,
-            ready_timeout_s=engine.ready_timeout,
-            served_model=recipe.model.served_name,
-            label=label(point, k),
-        ).with_key()
+        return make_plan(self.name, point, argv, env, k)

@@ -10,7 +10,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pytest_infx.engines.base import ModelPaths, PlanError, ServerPlan, admission_limit, flags
+from pytest_infx.engines.base import (
+    ModelPaths,
+    ServerPlan,
+    admission_limit,
+    flags,
+    make_plan,
+    speculation,
+)
 from pytest_infx.recipes.points import Point
 from pytest_infx.recipes.schema import Speculative
 
@@ -57,7 +64,7 @@ class VllmAdapter:
         argv += ["--tensor-parallel-size", str(point.tp)]
         argv += flags(engine.args, key=recipe.key)
         env = dict(engine.env)
-        spec, k = _speculation(point)
+        spec, k = speculation(point)
         if spec is not None and k is not None:
             extra = dict(synthetic.spec_config) if synthetic is not None else None
             if synthetic is not None:
@@ -67,40 +74,4 @@ class VllmAdapter:
         limit = admission_limit(point)
         if limit is not None:
             argv += ["--max-num-seqs", str(limit)]
-        return ServerPlan(
-            engine=self.name,
-            argv=tuple(argv),
-            env=env,
-            preferred_port=engine.port,
-            health_path="/health",
-            gpus=0 if recipe.runner == "cpu" else point.tp,
-            image=engine.image,
-            ready_timeout_s=engine.ready_timeout,
-            served_model=recipe.model.served_name,
-            label=_label(point, k),
-        ).with_key()
-
-
-def _speculation(point: Point) -> tuple[Speculative | None, int | None]:
-    recipe = point.recipe
-    if point.kind == "speedbench" and recipe.speedbench is not None:
-        return recipe.speedbench.speculative, point.draft_length
-    if point.kind == "agentic" and recipe.agentic is not None and recipe.agentic.speculative:
-        return recipe.agentic.speculative, recipe.agentic.speculative.draft_length
-    return None, None
-
-
-def _label(point: Point, k: int | None) -> str:
-    suffix = f"k{k}" if point.kind == "speedbench" else f"tp{point.tp}"
-    return f"{point.recipe_key}-{suffix}"
-
-
-def speculation(point: Point) -> tuple[Speculative | None, int | None]:
-    """The speculative settings and draft length a point's server runs with, if any."""
-    spec, k = _speculation(point)
-    if spec is not None and k is None:
-        raise PlanError(f"{point.id}: speculative decoding without a draft length")
-    return spec, k
-
-
-label = _label
+        return make_plan(self.name, point, argv, env, k)
