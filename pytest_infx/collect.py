@@ -15,8 +15,9 @@ import pytest
 
 from pytest_infx import items as item_functions
 from pytest_infx.options import settings
+from pytest_infx.recipes.cache import cached_tree
 from pytest_infx.recipes.errors import RecipeErrors
-from pytest_infx.recipes.loader import RECIPE_SUFFIXES, Tree, read_tree
+from pytest_infx.recipes.loader import RECIPE_SUFFIXES, Tree
 from pytest_infx.recipes.points import Point, expand
 
 POINT = pytest.StashKey[Point]()
@@ -31,7 +32,7 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
 def tree(config: pytest.Config) -> Tree:
     found = config.stash.get(TREE, None)
     if found is None:
-        found = read_tree(settings(config).recipes)
+        found = cached_tree(settings(config).recipes)
         config.stash[TREE] = found
     return found
 

@@ -12,8 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pytest_infx.cachedir import cache_root
 from pytest_infx.envs import aiperf, vllm_cpu
-from pytest_infx.envs.toolenv import InstallError, ToolEnvSpec, cache_root, ensure, locate
+from pytest_infx.envs.toolenv import InstallError, ToolEnvSpec, ensure, locate
 
 SPECS: dict[str, ToolEnvSpec] = {
     vllm_cpu.SPEC.name: vllm_cpu.SPEC,

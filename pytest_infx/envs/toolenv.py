@@ -25,6 +25,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from pytest_infx.atomic import atomic_write_text as write_atomic
+from pytest_infx.cachedir import cache_root
 
 Progress = Callable[[str], None]
 
@@ -128,19 +129,6 @@ class ToolEnv:
         """The marker's content: the spec and how long each install step took."""
         loaded: dict[str, object] = json.loads(self.marker_path.read_text(encoding="utf-8"))
         return loaded
-
-
-def cache_root(cache_dir: Path | None = None) -> Path:
-    """Where every pytest-infx cache lives for this user."""
-    if cache_dir is not None:
-        return Path(cache_dir)
-    explicit = os.environ.get("INFX_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    if xdg:
-        return Path(xdg) / "pytest-infx"
-    return Path.home() / ".cache" / "pytest-infx"
 
 
 def _data_bytes(package: str, name: str) -> bytes:
