@@ -32,7 +32,9 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
 def tree(config: pytest.Config) -> Tree:
     found = config.stash.get(TREE, None)
     if found is None:
-        found = cached_tree(settings(config).recipes)
+        cache = getattr(config, "cache", None)
+        folder = cache.mkdir("infx-recipes") if cache is not None else None
+        found = cached_tree(settings(config).recipes, folder)
         config.stash[TREE] = found
     return found
 

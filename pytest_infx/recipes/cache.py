@@ -1,10 +1,11 @@
 """A parsed recipe tree, kept between runs while no file it was read from has changed.
 
 Parsing and validating a 200-key tree is most of what ``--collect-only`` costs, and the same
-unchanged tree is collected again on every run and by every xdist worker. The cache is keyed,
-like a ``.pyc``, by the path, size and modification time of every file under the recipe folder
-and of the modules that define the format, so any edit (or a new pytest-infx) misses it. Only a
-tree without errors is cached: an error must be reported from a fresh read.
+unchanged tree is collected again on every run and by every xdist worker. It lives in pytest's
+cache folder (``.pytest_cache``, cleared by ``--cache-clear``), keyed like a ``.pyc`` by the path,
+size and modification time of every file under the recipe folder and of the modules that define
+the format, so any edit (or a new pytest-infx) misses it. Only a tree without errors is cached: an
+error must be reported from a fresh read.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pytest_infx.atomic import atomic_write_bytes
-from pytest_infx.cachedir import cache_root
 from pytest_infx.recipes import loader, points, schema, source
 from pytest_infx.recipes.loader import RECIPE_SUFFIXES, Tree
 
@@ -39,16 +39,19 @@ def signature(root: Path) -> str:
     return digest.hexdigest()
 
 
-def cache_path(root: Path) -> Path:
+def cache_path(root: Path, folder: Path) -> Path:
     name = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16]
-    return cache_root() / "recipes" / f"{name}.pickle"
+    return folder / f"{name}.pickle"
 
 
-def cached_tree(root: Path, read: Callable[[Path], Tree] = loader.read_tree) -> Tree:
-    if os.environ.get(DISABLE_VAR) == "0" or not root.is_dir():
+def cached_tree(
+    root: Path, folder: Path | None, read: Callable[[Path], Tree] = loader.read_tree
+) -> Tree:
+    """The tree under ``root``, from ``folder`` (pytest's cache, per project) when unchanged."""
+    if folder is None or os.environ.get(DISABLE_VAR) == "0" or not root.is_dir():
         return read(root)
     key = signature(root)
-    path = cache_path(root)
+    path = cache_path(root, folder)
     try:
         stored_key, tree = pickle.loads(path.read_bytes())
         if stored_key == key and isinstance(tree, Tree):

@@ -14,7 +14,6 @@ from .helpers import speedbench, write
 
 @pytest.fixture
 def counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
-    monkeypatch.setenv("INFX_CACHE_DIR", str(tmp_path / "cache"))
     return []
 
 
@@ -23,7 +22,7 @@ def _load(root: Path, reads: list[Path]) -> Tree:
         reads.append(folder)
         return read_tree(folder)
 
-    return cache.cached_tree(root, read)
+    return cache.cached_tree(root, root.parent / "cache", read)
 
 
 def test_an_unchanged_tree_is_read_once_and_gives_the_same_points(
