@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 
 _RUNNER = re.compile(r"\b([a-z]{1,2}\d{2,4}[a-z]?)\b")
 
@@ -16,26 +14,11 @@ def runner_from_gpu_name(name: str) -> str | None:
     return match.group(1) if match else None
 
 
-def visible_gpu_names() -> list[str]:
-    """Names from ``nvidia-smi``; none when it is missing or fails (no GPU visible)."""
-    exe = shutil.which("nvidia-smi")
-    if exe is None:
-        return []
-    try:
-        out = subprocess.run(
-            [exe, "--query-gpu=name", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-            timeout=20,
-            check=True,
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        return []
-    return [line.strip() for line in out.splitlines() if line.strip()]
-
-
 def default_runner() -> str:
-    names = visible_gpu_names()
-    if not names:
+    """``cpu`` when no NVIDIA GPU is visible, else the first GPU's type."""
+    from pytest_infx.launch.gpus import detect_gpus
+
+    gpus = detect_gpus()
+    if not gpus:
         return "cpu"
-    return runner_from_gpu_name(names[0]) or "cpu"
+    return runner_from_gpu_name(gpus[0].name) or "cpu"

@@ -62,7 +62,9 @@ def test_no_reason_section_when_nothing_is_deselected(
 def fake_nvidia_smi(folder: Path, gpu_name: str) -> None:
     folder.mkdir()
     script = folder / "nvidia-smi"
-    script.write_text(f"#!/bin/sh\necho '{gpu_name}'\necho '{gpu_name}'\n")
+    script.write_text(
+        f"#!/bin/sh\necho '0, {gpu_name}, 143771 MiB'\necho '1, {gpu_name}, 143771 MiB'\n"
+    )
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
 
 
