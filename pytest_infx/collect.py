@@ -17,11 +17,12 @@ from pytest_infx import items as item_functions
 from pytest_infx.options import settings
 from pytest_infx.recipes.cache import cached_tree
 from pytest_infx.recipes.errors import RecipeErrors
-from pytest_infx.recipes.loader import RECIPE_SUFFIXES, Tree
+from pytest_infx.recipes.loader import RECIPE_SUFFIXES, RecipeSource, Tree
 from pytest_infx.recipes.points import Point, expand
 
 POINT = pytest.StashKey[Point]()
 TREE = pytest.StashKey[Tree]()
+BY_PATH = pytest.StashKey[dict[Path, "RecipeSource"]]()
 
 _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "speedbench": item_functions.speedbench_cell,
@@ -36,6 +37,14 @@ def tree(config: pytest.Config) -> Tree:
         folder = cache.mkdir("infx-recipes") if cache is not None else None
         found = cached_tree(settings(config).recipes, folder)
         config.stash[TREE] = found
+    return found
+
+
+def sources_by_path(config: pytest.Config) -> dict[Path, RecipeSource]:
+    """Each file's recipe, looked up once per file instead of scanning the tree per file."""
+    found = config.stash.get(BY_PATH, None)
+    if found is None:
+        found = config.stash[BY_PATH] = {s.path: s for s in tree(config).sources}
     return found
 
 
@@ -58,7 +67,7 @@ class RecipeFile(pytest.File):
         errors = loaded.errors.get(self.path)
         if errors:
             raise self.CollectError("\n".join(str(e) for e in errors))
-        source = next((s for s in loaded.sources if s.path == self.path), None)
+        source = sources_by_path(self.config).get(self.path)
         if source is None:
             return
         try:
