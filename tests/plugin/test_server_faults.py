@@ -48,7 +48,8 @@ def test_a_start_failure_is_reported_once(sweep: Sweep) -> None:
     result = sweep.run()
     result.assert_outcomes(errors=1)
     text = result.stdout.str()
-    assert text.count("--- last 40 lines of the log ---") == 1
+    errors_section = text.split("short test summary info")[0]
+    assert errors_section.count("--- last 40 lines of the log ---") == 1
     assert "During handling of the above exception" not in text
 
 
