@@ -1,28 +1,34 @@
 """Recipe files as pytest collectors, points as pytest items.
 
 Items are real ``pytest.Function`` objects (so fixtures, ``-k``, syrupy and junit all work) whose
-name is the DESIGN item id ``<recipe key>[<point>]``. The recipe tree is read once per session:
-``extends`` and duplicate-key checks need every file, and a 2,000-point tree must collect fast.
+name is the DESIGN item id ``<recipe key>[<point>]``. Collection works from the catalog (ids,
+runners, fingerprints, server keys) and never validates a recipe when the tree is unchanged; an
+item's full point, with its recipe, is looked up when something needs it (preflight, the plan,
+the fixtures), and must still have the fingerprint it was collected with.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_infx import items as item_functions
+from pytest_infx.catalog import Catalog, PointRef, cached_catalog
 from pytest_infx.options import settings
 from pytest_infx.recipes.cache import cached_tree
-from pytest_infx.recipes.errors import RecipeErrors
-from pytest_infx.recipes.loader import RECIPE_SUFFIXES, RecipeSource, Tree
-from pytest_infx.recipes.points import Point, expand
+from pytest_infx.recipes.layout import RECIPE_SUFFIXES, is_recipe
 
-POINT = pytest.StashKey[Point]()
-TREE = pytest.StashKey[Tree]()
-BY_PATH = pytest.StashKey[dict[Path, "RecipeSource"]]()
+if TYPE_CHECKING:
+    from pytest_infx.recipes.loader import Tree
+    from pytest_infx.recipes.points import Point
+
+REF = pytest.StashKey[PointRef]()
+TREE = pytest.StashKey["Tree"]()
+CATALOG = pytest.StashKey[Catalog]()
+POINTS = pytest.StashKey[dict[str, "Point"]]()
 
 _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "speedbench": item_functions.speedbench_cell,
@@ -30,69 +36,99 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
 }
 
 
+class RecipeChangedError(RuntimeError):
+    """A recipe file changed between collection and the run of one of its items."""
+
+
+def _cache_folder(config: pytest.Config) -> Path | None:
+    cache = getattr(config, "cache", None)
+    return cache.mkdir("infx-recipes") if cache is not None else None
+
+
 def tree(config: pytest.Config) -> Tree:
     found = config.stash.get(TREE, None)
     if found is None:
-        cache = getattr(config, "cache", None)
-        folder = cache.mkdir("infx-recipes") if cache is not None else None
-        found = cached_tree(settings(config).recipes, folder)
+        found = cached_tree(settings(config).recipes, _cache_folder(config))
         config.stash[TREE] = found
     return found
 
 
-def sources_by_path(config: pytest.Config) -> dict[Path, RecipeSource]:
-    """Each file's recipe, looked up once per file instead of scanning the tree per file."""
-    found = config.stash.get(BY_PATH, None)
+def catalog(config: pytest.Config) -> Catalog:
+    found = config.stash.get(CATALOG, None)
     if found is None:
-        found = config.stash[BY_PATH] = {s.path: s for s in tree(config).sources}
+        found = cached_catalog(
+            settings(config).recipes, _cache_folder(config), lambda: tree(config)
+        )
+        config.stash[CATALOG] = found
     return found
 
 
 def is_recipe_file(config: pytest.Config, path: Path) -> bool:
     if path.suffix not in RECIPE_SUFFIXES:
         return False
-    root = settings(config).recipes
     try:
-        relative = path.relative_to(root)
+        relative = path.relative_to(settings(config).recipes)
     except ValueError:
         return False
-    return not any(part.startswith(("_", ".")) for part in relative.parts)
+    return is_recipe(relative)
 
 
 class RecipeFile(pytest.File):
     """One recipe file; its items are the points of its recipe."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        loaded = tree(self.config)
-        errors = loaded.errors.get(self.path)
-        if errors:
-            raise self.CollectError("\n".join(str(e) for e in errors))
-        source = sources_by_path(self.config).get(self.path)
-        if source is None:
-            return
-        try:
-            points = expand(source)
-        except RecipeErrors as exc:
-            raise self.CollectError(str(exc)) from None
+        found = catalog(self.config)
+        error = found.errors.get(self.path)
+        if error:
+            raise self.CollectError(error)
         fixtureinfo: dict[str, Any] = {}
         manager = self.session._fixturemanager
-        for point in points:
-            function = _FUNCTIONS[point.kind]
-            info = fixtureinfo.get(point.kind)
+        for ref in found.points.get(self.path, ()):
+            function = _FUNCTIONS[ref.kind]
+            info = fixtureinfo.get(ref.kind)
             if info is None:
                 info = manager.getfixtureinfo(node=self, func=function, cls=None)  # type: ignore[arg-type]
-                fixtureinfo[point.kind] = info
+                fixtureinfo[ref.kind] = info
             item = pytest.Function.from_parent(
                 self,
-                name=point.id,
+                name=ref.id,
                 callobj=function,
                 fixtureinfo=info,
-                originalname=point.recipe_key,
+                originalname=ref.recipe_key,
             )
-            item.stash[POINT] = point
-            item.add_marker(point.kind)
+            item.stash[REF] = ref
+            item.add_marker(ref.kind)
             yield item
 
 
+def ref_of(item: pytest.Item) -> PointRef | None:
+    return item.stash.get(REF, None)
+
+
 def point_of(item: pytest.Item) -> Point | None:
-    return item.stash.get(POINT, None)
+    """The item's full point, from the tree as it is now."""
+    ref = item.stash.get(REF, None)
+    if ref is None:
+        return None
+    found = _points(item.config).get(ref.id)
+    if found is None or found.fingerprint != ref.fingerprint:
+        raise RecipeChangedError(
+            f"{ref.id}: its recipe changed after collection; run pytest again to collect it anew"
+        )
+    return found
+
+
+def _points(config: pytest.Config) -> dict[str, Point]:
+    found = config.stash.get(POINTS, None)
+    if found is None:
+        from pytest_infx.recipes.errors import RecipeErrors
+        from pytest_infx.recipes.points import expand
+
+        found = {}
+        for source in tree(config).sources:
+            try:
+                found.update((p.id, p) for p in expand(source))
+            except RecipeErrors:
+                continue
+        config.stash[POINTS] = found
+    return found

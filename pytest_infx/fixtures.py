@@ -12,18 +12,17 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_infx import collect, options, serving
-from pytest_infx.envs.vllm_cpu import VllmCpuEngine, ensure_vllm_cpu
-from pytest_infx.launch import GpuLeaser, Registry, ServerHandle, ServerPool, detect_gpus
-from pytest_infx.launch.process import ServerStartError
-from pytest_infx.launch.staging import StagingError
-from pytest_infx.plan import server_key
-from pytest_infx.preflight import Datasets
-from pytest_infx.recipes.points import Point
+from pytest_infx import collect, options
+
+if TYPE_CHECKING:
+    from pytest_infx.envs.vllm_cpu import VllmCpuEngine
+    from pytest_infx.launch import ServerHandle, ServerPool
+    from pytest_infx.preflight import Datasets
+    from pytest_infx.recipes.points import Point
 
 PREFLIGHT = pytest.StashKey[list[str]]()
 CLOSE_WAIT_XDIST_S = 600.0
@@ -52,6 +51,8 @@ class Run:
     @property
     def pool(self) -> ServerPool:
         if self._pool is None:
+            from pytest_infx.launch import GpuLeaser, Registry, ServerPool, detect_gpus
+
             gpus = detect_gpus(override=self.settings.gpu_count)
             leaser = GpuLeaser(self.run_dir / "gpus", len(gpus)) if gpus else None
             under_xdist = hasattr(self.config, "workerinput")
@@ -69,18 +70,23 @@ class Run:
     def _expected(self) -> Counter[str]:
         uses: Counter[str] = Counter()
         for item in self.config.stash.get(SESSION_ITEMS, []):
-            point = collect.point_of(item)
-            if point is not None and not item.stash.get(PREFLIGHT, []):
-                uses[server_key(point)] += 1
+            ref = collect.ref_of(item)
+            if ref is not None and not item.stash.get(PREFLIGHT, []):
+                uses[ref.server] += 1
         return uses
 
     def embedded(self) -> VllmCpuEngine:
         if self._embedded is None:
+            from pytest_infx.envs.vllm_cpu import ensure_vllm_cpu
+
             self._embedded = ensure_vllm_cpu(progress=self.say)
         return self._embedded
 
     def acquire(self, point: Point) -> ServerHandle:
         """The point's server; the pool keeps it up until every item expecting it is done."""
+        from pytest_infx import serving
+        from pytest_infx.plan import server_key
+
         key = server_key(point)
         engine = self.embedded() if point.recipe.engine.embedded else None
         if engine is not None:
@@ -94,11 +100,15 @@ class Run:
 
     def model_dir(self, point: Point) -> str:
         """The served checkpoint folder (aiperf reads its tokenizer from there)."""
+        from pytest_infx import serving
+
         if point.recipe.engine.embedded:
             return serving.embedded_paths(point, self.embedded()).target
         return serving.staged_paths(point, self.settings.roots).target
 
     def release(self, point: Point) -> None:
+        from pytest_infx.plan import server_key
+
         self.pool.release(server_key(point))
 
     def close(self) -> None:
@@ -111,6 +121,9 @@ SESSION_ITEMS = pytest.StashKey[list[pytest.Item]]()
 
 @pytest.fixture(scope="session")
 def infx_run(pytestconfig: pytest.Config) -> Iterator[Run]:
+    from pytest_infx import serving
+    from pytest_infx.preflight import Datasets
+
     settings = options.settings(pytestconfig)
     run_dir = serving.run_dir_from_env()
     assert run_dir is not None, "the pytest-infx plugin sets the run folder at configure time"
@@ -138,6 +151,9 @@ def infx_server(
     request: pytest.FixtureRequest, infx_point: Point, infx_run: Run
 ) -> Iterator[ServerHandle]:
     """A live server for this point, shared with the items of the same launch configuration."""
+    from pytest_infx.launch.process import ServerStartError
+    from pytest_infx.launch.staging import StagingError
+
     try:
         handle = infx_run.acquire(infx_point)
     except (ServerStartError, StagingError) as exc:

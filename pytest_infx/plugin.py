@@ -12,9 +12,8 @@ from typing import Any
 
 import pytest
 
-from pytest_infx import collect, hardware, options, plan, selection
+from pytest_infx import collect, hardware, options, selection
 from pytest_infx.lint import items as lint
-from pytest_infx.recipes import changes
 from pytest_infx.report import summary
 
 pytest_plugins = ["pytest_infx.fixtures"]
@@ -101,6 +100,8 @@ def _changed(config: pytest.Config) -> frozenset[str] | None:
     ref = options.settings(config).changed_since
     if ref is None:
         return None
+    from pytest_infx.recipes import changes
+
     recipes = options.settings(config).recipes
     try:
         return frozenset(c.key for c in changes.changed_since(config.rootpath, recipes, ref))
@@ -112,15 +113,15 @@ def _changed(config: pytest.Config) -> frozenset[str] | None:
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
-    if any(collect.point_of(item) for item in items):
-        chosen = selection.select(items, collect.point_of, _runner(config), _changed(config))
+    if any(collect.ref_of(item) for item in items):
+        chosen = selection.select(items, collect.ref_of, _runner(config), _changed(config))
         if chosen.drop:
             config.hook.pytest_deselected(items=chosen.drop)
         config.stash[REASONS].extend(chosen.reasons)
 
         def key(item: pytest.Item) -> str | None:
-            point = collect.point_of(item)
-            return plan.server_key(point) if point else None
+            ref = collect.ref_of(item)
+            return ref.server if ref else None
 
         items[:] = selection.group_by_server(chosen.keep, key)
     if lint.wants_lint(config):
@@ -143,6 +144,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
                 )
     if not options.settings(config).plan or hasattr(config, "workerinput"):
         return
+    from pytest_infx import plan
+
     lines: list[str] = []
     for item in session.items:
         point = collect.point_of(item)

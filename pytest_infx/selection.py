@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from pytest_infx.recipes.points import Point
+from pytest_infx.catalog import PointRef
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class Selection:
 
 def select(
     items: Sequence[pytest.Item],
-    point_of: Callable[[pytest.Item], Point | None],
+    point_of: Callable[[pytest.Item], PointRef | None],
     runner: str,
     changed: frozenset[str] | None = None,
 ) -> Selection:

@@ -18,7 +18,8 @@ from pathlib import Path
 from pytest_infx.lint.context import LintContext
 from pytest_infx.recipes.changes import GitError, compare, fingerprints
 from pytest_infx.recipes.errors import RecipeError, RecipeErrors
-from pytest_infx.recipes.loader import RECIPE_SUFFIXES, RecipeSource, Tree, load_file, recipe_files
+from pytest_infx.recipes.layout import RECIPE_SUFFIXES
+from pytest_infx.recipes.loader import RecipeSource, Tree, load_file, recipe_files
 
 _EXTENDS = re.compile(r"""^extends:[ \t]*["']?([^"'#\n]*?)["']?[ \t]*(?:#.*)?$""", re.MULTILINE)
 

@@ -19,12 +19,8 @@ from pydantic import ValidationError
 from pytest_infx.lint.context import LintContext
 from pytest_infx.lint.findings import Finding, rule
 from pytest_infx.recipes.errors import RecipeError
-from pytest_infx.recipes.loader import (
-    RECIPE_SUFFIXES,
-    RecipeSource,
-    deep_merge,
-    validation_errors,
-)
+from pytest_infx.recipes.layout import RECIPE_SUFFIXES
+from pytest_infx.recipes.loader import RecipeSource, deep_merge, validation_errors
 from pytest_infx.recipes.rules import (
     GoldenCells,
     Problem,

@@ -19,10 +19,9 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from pytest_infx.recipes.errors import Location, RecipeError, RecipeErrors
+from pytest_infx.recipes.layout import is_recipe
 from pytest_infx.recipes.schema import POINT_FIELDS, Recipe
 from pytest_infx.recipes.source import LinedDict, LinedList, load_yaml
-
-RECIPE_SUFFIXES = (".yaml", ".yml")
 
 
 @dataclass(frozen=True)
@@ -50,13 +49,7 @@ def recipe_files(root: Path) -> list[Path]:
     """Recipe files under ``root``, sorted, so every xdist worker sees the same order."""
     if root.is_file():
         return [root]
-    files = [
-        p
-        for p in root.rglob("*")
-        if p.suffix in RECIPE_SUFFIXES
-        and not any(part.startswith(("_", ".")) for part in p.relative_to(root).parts)
-        and p.is_file()
-    ]
+    files = [p for p in root.rglob("*") if is_recipe(p.relative_to(root)) and p.is_file()]
     return sorted(files)
 
 

@@ -1,0 +1,69 @@
+"""What collection needs of each recipe file, small enough to load without the recipe schema.
+
+Making 3,000 items needs, per point, only its id, kind, runner, fingerprint and the key of the
+server it would share; validating recipes (pydantic) and planning servers (the engine adapters)
+cost more than making the items. The catalog holds just that, per file, and is cached with the
+tree it came from, so an unchanged tree collects without importing the schema, the YAML loader
+or the adapters. The full point (with its recipe) is looked up only when an item runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pytest_infx.recipes.cache import cached
+
+if TYPE_CHECKING:
+    from pytest_infx.recipes.loader import Tree
+
+
+@dataclass(frozen=True, slots=True)
+class PointRef:
+    """One point as collection sees it; ``server`` groups points that share a server."""
+
+    recipe_key: str
+    name: str
+    kind: str
+    runner: str
+    fingerprint: str
+    server: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.recipe_key}[{self.name}]"
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Per recipe file: its points, or the text of its errors."""
+
+    points: dict[Path, tuple[PointRef, ...]]
+    errors: dict[Path, str]
+
+
+def build(tree: Tree) -> Catalog:
+    from pytest_infx.plan import server_key
+    from pytest_infx.recipes.errors import RecipeErrors
+    from pytest_infx.recipes.points import expand
+
+    errors = {path: "\n".join(str(e) for e in errs) for path, errs in tree.errors.items()}
+    points: dict[Path, tuple[PointRef, ...]] = {}
+    for source in tree.sources:
+        try:
+            expanded = expand(source)
+        except RecipeErrors as exc:
+            errors[source.path] = str(exc)
+            continue
+        points[source.path] = tuple(
+            PointRef(p.recipe_key, p.name, p.kind, p.runner, p.fingerprint, server_key(p))
+            for p in expanded
+        )
+    return Catalog(points, errors)
+
+
+def cached_catalog(root: Path, folder: Path | None, tree: Callable[[], Tree]) -> Catalog:
+    """The catalog of ``root``; ``tree`` reads the tree only when the cache misses."""
+    return cached(root, folder, "catalog", Catalog, lambda: build(tree()), lambda c: not c.errors)

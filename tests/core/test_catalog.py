@@ -1,0 +1,89 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_infx import collect
+from pytest_infx.catalog import build
+from pytest_infx.plan import server_key
+from pytest_infx.recipes.loader import read_tree
+from pytest_infx.recipes.points import expand
+
+from .helpers import agentic, speedbench, write
+
+CACHED_INI = """
+[pytest]
+filterwarnings = ignore:Module already imported:pytest.PytestAssertRewriteWarning
+"""
+
+PROBE = """
+import json, sys
+
+def pytest_collection_finish(session):
+    with open("probe.jsonl", "a") as out:
+        out.write(json.dumps({
+            "schema": "pytest_infx.recipes.schema" in sys.modules,
+            "pydantic": "pydantic" in sys.modules,
+            "items": [item.nodeid for item in session.items],
+        }) + "\\n")
+"""
+
+
+def test_the_catalog_holds_what_expansion_and_planning_give(tmp_path: Path) -> None:
+    root = tmp_path / "recipes"
+    write(root / "a.yaml", speedbench("a-b300", draft_lengths=(1, 2)))
+    write(root / "b.yaml", agentic("b-b200-agentic", runner="b200"))
+    tree = read_tree(root)
+    catalog = build(tree)
+    assert catalog.errors == {}
+    for source in tree.sources:
+        expected = [(p.id, p.kind, p.runner, p.fingerprint, server_key(p)) for p in expand(source)]
+        refs = catalog.points[source.path]
+        assert [(r.id, r.kind, r.runner, r.fingerprint, r.server) for r in refs] == expected
+    servers = {r.name: r.server for r in catalog.points[root / "a.yaml"]}
+    assert servers["k1-thinking_off"] == servers["k1-thinking_on"] != servers["k2-thinking_off"]
+
+
+def test_a_file_that_fails_keeps_its_error_text_and_the_others_their_points(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "recipes"
+    write(root / "a.yaml", speedbench("a-b300", draft_lengths=(1,)))
+    write(root / "bad.yaml", "key: bad\nunknown-field: 1\n")
+    catalog = build(read_tree(root))
+    assert list(catalog.points) == [root / "a.yaml"]
+    assert "unknown-field" in catalog.errors[root / "bad.yaml"]
+    assert "bad.yaml:2" in catalog.errors[root / "bad.yaml"]
+
+
+def test_an_unchanged_tree_collects_without_validating_a_recipe(pytester: pytest.Pytester) -> None:
+    pytester.makeini(CACHED_INI)
+    pytester.makeconftest(PROBE)
+    write(pytester.path / "recipes" / "a.yaml", speedbench("a-b300", draft_lengths=(1, 3)))
+    for _ in range(2):
+        result = pytester.runpytest_subprocess("--collect-only", "-q", "--gpu", "b300")
+        assert result.ret == 0, result.stdout.str()
+    first, second = (
+        json.loads(line) for line in (pytester.path / "probe.jsonl").read_text().splitlines()
+    )
+    assert first["schema"] and first["pydantic"]
+    assert not second["schema"] and not second["pydantic"]
+    assert second["items"] == first["items"]
+    assert len(first["items"]) == 4
+
+
+def test_a_recipe_edited_after_collection_is_not_run_with_the_old_point(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeini(CACHED_INI)
+    recipe = write(pytester.path / "recipes" / "a.yaml", speedbench("a-b300", draft_lengths=(1,)))
+    pytester.inline_genitems("--gpu", "b300")
+    items, _ = pytester.inline_genitems("--gpu", "b300")
+    assert [item.name for item in items] == ["a-b300[k1-thinking_off]", "a-b300[k1-thinking_on]"]
+    write(recipe, speedbench("a-b300", draft_lengths=(1,), tp=8))
+    with pytest.raises(
+        collect.RecipeChangedError, match=r"a-b300\[k1-thinking_off\]: its recipe changed"
+    ):
+        collect.point_of(items[0])
