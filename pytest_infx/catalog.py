@@ -57,10 +57,18 @@ def build(tree: Tree) -> Catalog:
         except RecipeErrors as exc:
             errors[source.path] = str(exc)
             continue
-        points[source.path] = tuple(
-            PointRef(p.recipe_key, p.name, p.kind, p.runner, p.fingerprint, server_key(p))
-            for p in expanded
-        )
+        refs = []
+        servers: dict[tuple[int, str, int, int | None], str] = {}
+        for p in expanded:
+            # A server is what the effective recipe (one object per set of matching overrides),
+            # the kind, the TP and the draft length make of it; thinking and concurrency are
+            # the client's, so most points reuse a plan already made.
+            shared = (id(p.recipe), p.kind, p.tp, p.draft_length)
+            server = servers.get(shared)
+            if server is None:
+                server = servers[shared] = server_key(p)
+            refs.append(PointRef(p.recipe_key, p.name, p.kind, p.runner, p.fingerprint, server))
+        points[source.path] = tuple(refs)
     return Catalog(points, errors)
 
 
