@@ -1,11 +1,13 @@
-"""A minimal HTTP/1.1 client connection for streamed POST responses, on an asyncio protocol.
+"""A minimal HTTP/1.1 client on an asyncio protocol, built for streamed POST responses.
 
 httpx moves each HTTP chunk through h11, httpcore and its own stream wrappers: about 2 ms of CPU
-for a 16-frame response (measured with benchmarks/client_overhead.py), which caps a pass at a few
-hundred requests per second and delays first-token stamps behind other streams. Here the socket
-callback stamps and keeps each read, de-chunks in place, and wakes the waiting request once, when
-the response ends. Only what an inference server speaks is supported: one request at a time per
-connection, Content-Length or chunked bodies, keep-alive, optional TLS, no redirects or proxies.
+for a 16-frame response (measured with benchmarks/client_overhead.py while the client still had
+an httpx transport), which caps a pass at a few hundred requests per second and delays
+first-token stamps behind other streams. Here the socket callback stamps and keeps each read,
+de-chunks in place, and wakes the waiting request once, when the response ends. Only what an
+inference server speaks is supported: one request at a time per connection, Content-Length or
+chunked bodies, keep-alive, optional TLS, no redirects or proxies. `fetch` reuses it for the few
+small calls around a pass, so the plugin needs no second HTTP stack.
 """
 
 from __future__ import annotations
@@ -343,3 +345,36 @@ class Connection:
         if self._proto is not None and self._proto.transport is not None:
             self._proto.transport.close()
         self._proto = None
+
+
+async def fetch(
+    base_url: str,
+    method: str,
+    path: str,
+    body: bytes = b"",
+    *,
+    timeout_s: float,
+    content_type: str = "application/json",
+) -> Response:
+    """One small request on a connection of its own, for the calls around a pass (`/metrics`,
+    `/tokenize`): they are seconds apart, so keeping a connection open between them buys nothing.
+
+    `timeout_s` bounds the whole call, connect included. Any answer the server completes is
+    returned whatever its status; a transport failure or the timeout raises `HTTPError`, so
+    callers never get a response cut short.
+    """
+    endpoint = Endpoint.parse(base_url)
+    tls = ssl.create_default_context() if endpoint.tls else None
+    conn = Connection(
+        endpoint, connect_timeout_s=timeout_s, read_timeout_s=timeout_s, ssl_context=tls
+    )
+    try:
+        async with asyncio.timeout(timeout_s):
+            response = await conn.request(method, path, body, content_type=content_type)
+    except TimeoutError:
+        raise HTTPError("timeout", f"no complete answer within {timeout_s:g} s") from None
+    finally:
+        conn.close()
+    if response.error is not None:
+        raise response.error
+    return response
