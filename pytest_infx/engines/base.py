@@ -1,4 +1,5 @@
-"""What every engine adapter produces: the launch plan for one point's server.
+"""What every engine adapter provides: the launch plan for one point's server, and the way (if
+any) to ask that server how it renders a chat request.
 
 A plan is a plain value. Two points with equal plans share one server (thinking on and off at
 one draft length, or every concurrency of one TP), so the plan must hold everything that makes a
@@ -11,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -56,6 +57,10 @@ class ServerPlan:
         return ServerPlan(**{**self.__dict__, "key": digest})
 
 
+class RenderError(RuntimeError):
+    """The server was asked how it renders a chat request and gave no usable answer."""
+
+
 class EngineAdapter(Protocol):
     name: str
 
@@ -67,6 +72,23 @@ class EngineAdapter(Protocol):
         synthetic: Any = None,
         embedded_python: str | None = None,
     ) -> ServerPlan: ...
+
+    async def rendered_prompt(
+        self,
+        base_url: str,
+        *,
+        model: str,
+        messages: Sequence[Mapping[str, str]],
+        chat_template_kwargs: Mapping[str, Any] | None,
+        timeout_s: float = 60.0,
+    ) -> str | None:
+        """The prompt text the server builds from this chat request, or None when the engine
+        has no way to show it (the rendered-prompt check is then skipped).
+
+        A thinking switch lost on the way to the template changes what is measured without any
+        error, and only the server's own rendering shows it. Raises `RenderError` when the
+        server has a way but it failed.
+        """
 
 
 RESERVED_FLAGS = frozenset(

@@ -2,16 +2,20 @@
 
 vLLM refuses connections until it is ready and then answers ``/health`` with 200, so readiness
 is a plain health poll. Speculation is one ``--speculative-config`` JSON whose
-``num_speculative_tokens`` is the point's draft length.
+``num_speculative_tokens`` is the point's draft length. ``/tokenize`` accepts chat messages and
+applies the chat template as a chat request would, so the rendered prompt can be read back
+through ``/detokenize`` without generating anything.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_infx.engines.base import (
     ModelPaths,
+    RenderError,
     ServerPlan,
     admission_limit,
     flags,
@@ -75,3 +79,53 @@ class VllmAdapter:
         if limit is not None:
             argv += ["--max-num-seqs", str(limit)]
         return make_plan(self.name, point, argv, env, k)
+
+    async def rendered_prompt(
+        self,
+        base_url: str,
+        *,
+        model: str,
+        messages: Sequence[Mapping[str, str]],
+        chat_template_kwargs: Mapping[str, Any] | None,
+        timeout_s: float = 60.0,
+    ) -> str:
+        body: dict[str, Any] = {
+            "model": model,
+            "messages": [dict(m) for m in messages],
+            "add_generation_prompt": True,
+        }
+        if chat_template_kwargs is not None:
+            body["chat_template_kwargs"] = dict(chat_template_kwargs)
+        base = base_url.rstrip("/")
+        tokenized = await _post_json(base, "/tokenize", body, timeout_s)
+        tokens = tokenized.get("tokens")
+        if not isinstance(tokens, list):
+            raise RenderError(f"POST {base}/tokenize: response has no 'tokens' list")
+        detok = await _post_json(base, "/detokenize", {"model": model, "tokens": tokens}, timeout_s)
+        prompt = detok.get("prompt")
+        if not isinstance(prompt, str):
+            raise RenderError(f"POST {base}/detokenize: response has no 'prompt' string")
+        return prompt
+
+
+async def _post_json(
+    base: str, path: str, body: Mapping[str, Any], timeout_s: float
+) -> dict[str, Any]:
+    # asyncio and ssl load with the transport; planning a server never needs them
+    from pytest_infx.speedbench.http1 import HTTPError, fetch
+
+    url = base + path
+    try:
+        resp = await fetch(base, "POST", path, json.dumps(body).encode(), timeout_s=timeout_s)
+    except HTTPError as exc:
+        raise RenderError(f"POST {url}: {exc}") from None
+    text = resp.body.decode("utf-8", "replace")
+    if resp.status != 200:
+        raise RenderError(f"POST {url}: HTTP {resp.status}: {text[:300]}")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise RenderError(f"POST {url}: response is not JSON: {text[:300]}") from None
+    if not isinstance(data, dict):
+        raise RenderError(f"POST {url}: expected a JSON object, got {type(data).__name__}")
+    return data

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
-
+from pytest_infx.engines.base import RenderError
+from pytest_infx.engines.registry import ADAPTERS
 from pytest_infx.speedbench import al as al_mod
 from pytest_infx.speedbench import checks
 from pytest_infx.speedbench.client import ClientConfig, PassResult, Sampling, Timeouts, run_pass
@@ -28,7 +28,6 @@ from pytest_infx.speedbench.metrics import (
     scrape,
     spec_counters,
 )
-from pytest_infx.speedbench.thinking import RenderError, rendered_prompt
 
 
 @dataclass(frozen=True)
@@ -83,21 +82,20 @@ async def _run(settings: CellSettings, dataset: Dataset) -> CellOutcome:
     engine = _engine_name(settings.engine)
     rendered: str | None = None
     render_error: str | None = None
-    async with httpx.AsyncClient(trust_env=False, timeout=60.0) as http:
-        if settings.engine == "vllm":
-            try:
-                rendered = await rendered_prompt(
-                    http,
-                    settings.base_url,
-                    model=settings.model,
-                    messages=dataset.rows[0].messages_json(),
-                    chat_template_kwargs=settings.chat_template_kwargs,
-                )
-            except RenderError as exc:
-                render_error = str(exc)
-        before = spec_counters(await scrape(http, settings.base_url), engine)
-        result = await run_pass(config, dataset.rows)
-        after = spec_counters(await scrape(http, settings.base_url), engine)
+    adapter = ADAPTERS.get(settings.engine)
+    if adapter is not None:
+        try:
+            rendered = await adapter.rendered_prompt(
+                settings.base_url,
+                model=settings.model,
+                messages=dataset.rows[0].messages_json(),
+                chat_template_kwargs=settings.chat_template_kwargs,
+            )
+        except RenderError as exc:
+            render_error = str(exc)
+    before = spec_counters(await scrape(settings.base_url), engine)
+    result = await run_pass(config, dataset.rows)
+    after = spec_counters(await scrape(settings.base_url), engine)
     counters = delta(before, after)
     specs = [r.spec for r in result.records if r.spec is not None]
     summary = al_mod.summarize(counters, specs)

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-import httpx
+from pytest_infx.speedbench.http1 import HTTPError, fetch
 
 LabelSet = frozenset[tuple[str, str]]
 SeriesKey = tuple[str, LabelSet]
@@ -351,15 +351,16 @@ def delta(before: SpecCounters, after: SpecCounters, *, strict: bool = False) ->
     return result
 
 
-async def scrape(client: httpx.AsyncClient, base_url: str, *, timeout_s: float = 30.0) -> Snapshot:
+async def scrape(base_url: str, *, timeout_s: float = 30.0) -> Snapshot:
     url = base_url.rstrip("/") + "/metrics"
     try:
-        resp = await client.get(url, timeout=timeout_s)
-    except httpx.HTTPError as exc:
-        raise ScrapeError(f"GET {url}: {type(exc).__name__}: {exc}") from None
-    if resp.status_code != 200:
-        raise ScrapeError(f"GET {url}: HTTP {resp.status_code}: {resp.text[:300]}")
+        resp = await fetch(base_url, "GET", "/metrics", timeout_s=timeout_s)
+    except HTTPError as exc:
+        raise ScrapeError(f"GET {url}: {exc}") from None
+    text = resp.body.decode("utf-8", "replace")
+    if resp.status != 200:
+        raise ScrapeError(f"GET {url}: HTTP {resp.status}: {text[:300]}")
     try:
-        return parse_prometheus(resp.text)
+        return parse_prometheus(text)
     except MetricsParseError as exc:
         raise ScrapeError(f"GET {url}: {exc}") from None

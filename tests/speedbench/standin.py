@@ -49,6 +49,7 @@ class StandinState:
     chunk_delay_s: float = 0.0
     model: str = "standin-model"
     extra_metrics: str = ""
+    tokenize_status: int = 200
     bodies: list[dict[str, Any]] = field(default_factory=list)
     gc_enabled: list[bool] = field(default_factory=list)
     inflight: int = 0
@@ -173,6 +174,9 @@ class StandinServer:
         if method == "GET" and path == "/health":
             return await _send(writer, 200, b"", "text/plain")
         if method == "POST" and path == "/tokenize":
+            if self.state.tokenize_status != 200:
+                err = {"error": {"message": "stand-in tokenize failure"}}
+                return await _send_json(writer, self.state.tokenize_status, err)
             req = json.loads(body)
             text = render_chatml(req["messages"], req.get("chat_template_kwargs") or {})
             tokens = [ord(c) for c in text]

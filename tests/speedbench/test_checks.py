@@ -2,8 +2,7 @@ from __future__ import annotations
 
 import asyncio
 
-import httpx
-
+from pytest_infx.engines.vllm import VllmAdapter
 from pytest_infx.speedbench import checks
 from pytest_infx.speedbench.al import counter_al, token_weighted_al
 from pytest_infx.speedbench.client import (
@@ -15,7 +14,6 @@ from pytest_infx.speedbench.client import (
 )
 from pytest_infx.speedbench.dataset import default_dataset_path, load_dataset
 from pytest_infx.speedbench.metrics import CounterDelta, SpecCounters, delta, scrape, spec_counters
-from pytest_infx.speedbench.thinking import rendered_prompt
 
 from .standin import StandinServer
 
@@ -117,16 +115,14 @@ def test_a_clean_standin_cell_passes_every_check(standin: StandinServer) -> None
     cfg = ClientConfig(standin.url, "m", max_tokens=64, concurrency=4, chat_template_kwargs=kwargs)
 
     async def probe() -> tuple[SpecCounters, str]:
-        async with httpx.AsyncClient(trust_env=False) as http:
-            snap = spec_counters(await scrape(http, standin.url))
-            text = await rendered_prompt(
-                http,
-                standin.url,
-                model="m",
-                messages=ds.rows[0].messages_json(),
-                chat_template_kwargs=kwargs,
-            )
-            return snap, text
+        snap = spec_counters(await scrape(standin.url))
+        text = await VllmAdapter().rendered_prompt(
+            standin.url,
+            model="m",
+            messages=ds.rows[0].messages_json(),
+            chat_template_kwargs=kwargs,
+        )
+        return snap, text
 
     before, rendered = asyncio.run(probe())
     result = run_pass_sync(cfg, ds.rows)
@@ -151,13 +147,9 @@ def test_a_restart_inside_the_window_fails_the_cell(standin: StandinServer) -> N
     cfg = ClientConfig(standin.url, "m", max_tokens=64, concurrency=4)
     run_pass_sync(cfg, ds.rows[:4])
 
-    async def snap() -> SpecCounters:
-        async with httpx.AsyncClient(trust_env=False) as http:
-            return spec_counters(await scrape(http, standin.url))
-
-    before = asyncio.run(snap())
+    before = spec_counters(asyncio.run(scrape(standin.url)))
     standin.state.reset_counters()
     result = run_pass_sync(cfg, ds.rows[:2])
-    d = delta(before, asyncio.run(snap()))
+    d = delta(before, spec_counters(asyncio.run(scrape(standin.url))))
     reasons = checks.check_cell(records=result.records, expected=2, counters=d, k=3)
     assert codes(reasons) == [checks.RESET]

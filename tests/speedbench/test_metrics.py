@@ -3,9 +3,9 @@ from __future__ import annotations
 import asyncio
 import math
 import re
+import socket
 from pathlib import Path
 
-import httpx
 import pytest
 
 from pytest_infx.speedbench.client import ClientConfig, run_pass_sync
@@ -173,13 +173,9 @@ def test_scrape_reads_the_live_counters(standin: StandinServer) -> None:
     cfg = ClientConfig(base_url=standin.url, model="m", max_tokens=64, concurrency=2)
     prompts = [Prompt(f"q{i}", "coding", (Message("user", "x"),)) for i in range(4)]
 
-    async def snap() -> SpecCounters:
-        async with httpx.AsyncClient(trust_env=False) as http:
-            return spec_counters(await scrape(http, standin.url))
-
-    before = asyncio.run(snap())
+    before = spec_counters(asyncio.run(scrape(standin.url)))
     run_pass_sync(cfg, prompts)
-    after = asyncio.run(snap())
+    after = spec_counters(asyncio.run(scrape(standin.url)))
     d = delta(before, after)
     steps = len(prompts) * len(TEXT_PIECES)
     assert d.drafts == steps
@@ -187,15 +183,19 @@ def test_scrape_reads_the_live_counters(standin: StandinServer) -> None:
 
 
 def test_scrape_errors_are_scrape_errors(standin: StandinServer) -> None:
-    async def go(url: str) -> None:
-        async with httpx.AsyncClient(trust_env=False) as http:
-            await scrape(http, url)
-
-    with pytest.raises(ScrapeError, match="HTTP 404"):
-        asyncio.run(go(standin.url + "/nope"))
+    with pytest.raises(ScrapeError, match=r"/nope/metrics: HTTP 404"):
+        asyncio.run(scrape(standin.url + "/nope"))
     standin.state.extra_metrics = "broken{ 1\n"
     with pytest.raises(ScrapeError, match="metrics line"):
-        asyncio.run(go(standin.url))
+        asyncio.run(scrape(standin.url))
+
+
+def test_a_server_that_is_gone_is_a_scrape_error() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(ScrapeError, match=rf"GET http://127.0.0.1:{port}/metrics: connect to"):
+        asyncio.run(scrape(f"http://127.0.0.1:{port}", timeout_s=5))
 
 
 @pytest.mark.skipif(not REAL_DATA.is_dir(), reason="no saved real engine output yet")

@@ -1,18 +1,15 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import socket
 
-import httpx
 import pytest
 
+from pytest_infx.engines.base import RenderError
+from pytest_infx.engines.sglang import SglangAdapter
+from pytest_infx.engines.vllm import VllmAdapter
 from pytest_infx.speedbench.client import RequestRecord
-from pytest_infx.speedbench.thinking import (
-    RenderError,
-    has_reasoning,
-    opens_thinking_block,
-    rendered_prompt,
-)
+from pytest_infx.speedbench.thinking import has_reasoning, opens_thinking_block
 
 from .standin import StandinServer
 
@@ -43,29 +40,43 @@ def test_has_reasoning() -> None:
     assert not has_reasoning(record(content="answer", reasoning="  \n"))
 
 
-@pytest.mark.parametrize("thinking", [True, False])
-def test_rendered_prompt_asks_the_server(standin: StandinServer, thinking: bool) -> None:
-    async def go() -> str:
-        async with httpx.AsyncClient(trust_env=False) as http:
-            return await rendered_prompt(
-                http,
-                standin.url,
-                model="m",
-                messages=[{"role": "user", "content": "hi"}],
-                chat_template_kwargs={"enable_thinking": thinking},
-            )
+def render(url: str, *, thinking: bool | None = None) -> str:
+    kwargs = None if thinking is None else {"enable_thinking": thinking}
+    messages = [{"role": "user", "content": "hi"}]
+    probe = VllmAdapter().rendered_prompt(
+        url, model="m", messages=messages, chat_template_kwargs=kwargs, timeout_s=5
+    )
+    return asyncio.run(probe)
 
-    text = asyncio.run(go())
+
+@pytest.mark.parametrize("thinking", [True, False])
+def test_vllm_renders_through_tokenize_and_detokenize(
+    standin: StandinServer, thinking: bool
+) -> None:
+    text = render(standin.url, thinking=thinking)
     assert text.startswith("<|im_start|>user\nhi<|im_end|>")
     assert opens_thinking_block(text) is thinking
 
 
-def test_render_errors_name_the_endpoint(standin: StandinServer) -> None:
-    async def go(url: str, **kw: Any) -> str:
-        async with httpx.AsyncClient(trust_env=False) as http:
-            return await rendered_prompt(
-                http, url, model="m", messages=[], chat_template_kwargs=None, **kw
-            )
+def test_vllm_render_errors_name_the_endpoint(standin: StandinServer) -> None:
+    with pytest.raises(RenderError, match=r"POST http://[^ ]+/nope/tokenize: HTTP 404"):
+        render(standin.url + "/nope")
+    standin.state.tokenize_status = 500
+    with pytest.raises(RenderError, match=r"/tokenize: HTTP 500: .*stand-in tokenize failure"):
+        render(standin.url)
 
-    with pytest.raises(RenderError, match=r"/nope/tokenize: HTTP 404"):
-        asyncio.run(go(standin.url + "/nope"))
+
+def test_vllm_render_to_a_server_that_is_gone_is_a_render_error() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(RenderError, match=rf"POST http://127.0.0.1:{port}/tokenize: connect to"):
+        render(f"http://127.0.0.1:{port}")
+
+
+def test_sglang_cannot_render_so_it_asks_nothing(standin: StandinServer) -> None:
+    probe = SglangAdapter().rendered_prompt(
+        standin.url, model="m", messages=[], chat_template_kwargs=None
+    )
+    assert asyncio.run(probe) is None
+    assert standin.connections == 0
