@@ -148,7 +148,7 @@ def pct(values: list[float], q: float) -> float:
 
 
 def run_ours(
-    url: str, requests: int, concurrency: int, transport: str, *, pause_gc: bool, loop: LoopName
+    url: str, requests: int, concurrency: int, *, pause_gc: bool, loop: LoopName
 ) -> dict[str, Any]:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from pytest_infx.speedbench.client import ClientConfig, run_pass_sync
@@ -161,7 +161,6 @@ def run_ours(
         model="m",
         max_tokens=16,
         concurrency=concurrency,
-        transport="httpx" if transport == "httpx" else "http1",
         pause_gc=pause_gc,
     )
     run_pass_sync(cfg, prompts[: min(requests, concurrency * 4)], loop=loop)
@@ -250,9 +249,6 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--requests", type=int, default=4000)
     ap.add_argument("--concurrency", type=int, nargs="+", default=[32, 256])
-    ap.add_argument(
-        "--transports", nargs="+", choices=["http1", "httpx"], default=["http1", "httpx"]
-    )
     ap.add_argument("--frames", type=int, default=16, help="content frames per response")
     ap.add_argument("--ttft-ms", type=float, default=0.0, help="stand-in delay to the 1st frame")
     ap.add_argument("--itl-ms", type=float, default=0.0, help="stand-in delay between frames")
@@ -295,18 +291,10 @@ def main() -> None:
         url = f"http://127.0.0.1:{server.stdout.readline().strip()}"
         rows: list[dict[str, Any]] = []
         for c in args.concurrency:
-            for transport in args.transports:
-                for loop_kind in args.loops:
-                    ours = run_ours(
-                        url,
-                        args.requests,
-                        c,
-                        transport,
-                        pause_gc=not args.keep_gc,
-                        loop=loop_kind,
-                    )
-                    name = f"infx-{transport}-{loop_kind[:5]}"
-                    rows.append({"client": name, "concurrency": c, **ours})
+            for loop_kind in args.loops:
+                ours = run_ours(url, args.requests, c, pause_gc=not args.keep_gc, loop=loop_kind)
+                name = f"infx-http1-{loop_kind[:5]}"
+                rows.append({"client": name, "concurrency": c, **ours})
             if args.vllm_python:
                 theirs = run_vllm(args.vllm_python, args.vllm_tokenizer, url, args.requests, c)
                 rows.append({"client": "vllm", "concurrency": c, **theirs})

@@ -12,16 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import importlib.util
+import importlib
 import json
 import ssl
-import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
-
-import httpx
 
 from pytest_infx.speedbench.dataset import Prompt
 from pytest_infx.speedbench.http1 import (
@@ -66,7 +63,6 @@ class ClientConfig:
     extra_body: Mapping[str, Any] | None = None
     timeouts: Timeouts = field(default_factory=Timeouts)
     api_key: str | None = None
-    transport: Literal["http1", "httpx"] = "http1"
     pause_gc: bool = True
 
 
@@ -163,31 +159,6 @@ def request_body(config: ClientConfig, prompt: Prompt) -> dict[str, Any]:
     return body
 
 
-def make_http_client(
-    config: ClientConfig,
-    *,
-    connections: int = 1,
-    ssl_context: ssl.SSLContext | None = None,
-) -> httpx.AsyncClient:
-    """An HTTP client whose pool holds `connections` connections.
-
-    `trust_env=False` keeps proxy variables from routing loopback traffic through a proxy; the
-    pool wait is unbounded because a pass never has more requests in flight than connections.
-    """
-    t = config.timeouts
-    headers = {"accept-encoding": "identity", "content-type": "application/json"}
-    if config.api_key:
-        headers["authorization"] = f"Bearer {config.api_key}"
-    return httpx.AsyncClient(
-        base_url=config.base_url.rstrip("/"),
-        headers=headers,
-        limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
-        timeout=httpx.Timeout(connect=t.connect_s, read=t.read_s, write=t.read_s, pool=None),
-        verify=ssl_context if ssl_context is not None else True,
-        trust_env=False,
-    )
-
-
 async def run_pass(
     config: ClientConfig,
     prompts: Sequence[Prompt],
@@ -197,15 +168,12 @@ async def run_pass(
     """Send every prompt once with at most `config.concurrency` in flight; records keep order.
 
     The concurrency limit is a fixed set of workers draining one queue of requests, each worker
-    with its own connection. The default transport is `http1` (see that module for why); with
-    `httpx`, each worker still gets its own one-connection client, because httpx's shared pool
-    scans every connection on each request (quadratic in the concurrency; 3x slower at 32).
+    with its own `http1` connection (see that module for why), so no request waits for a pool.
     With `pause_gc`, the cyclic garbage collector is off for the pass: a full collection stops
     the event loop for milliseconds, which lands on whichever first tokens arrive meanwhile.
     """
     if config.concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {config.concurrency}")
-    _skip_failing_sniffio_import()
     bodies = [json.dumps(request_body(config, p)).encode() for p in prompts]
     results: list[RequestRecord | None] = [None] * len(prompts)
     pending: Iterator[int] = iter(range(len(prompts)))
@@ -216,11 +184,6 @@ async def run_pass(
     auth = {"authorization": f"Bearer {config.api_key}"} if config.api_key else None
 
     async def worker() -> None:
-        if config.transport == "httpx":
-            async with make_http_client(config, ssl_context=tls or _PLAIN) as http:
-                for i in pending:
-                    results[i] = await _httpx_request(http, bodies[i], qids[i], total_s)
-            return
         conn = Connection(
             endpoint,
             connect_timeout_s=config.timeouts.connect_s,
@@ -292,16 +255,6 @@ def _uvloop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     return factory
 
 
-_PLAIN = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-
-
-def _skip_failing_sniffio_import() -> None:
-    """httpcore imports `sniffio` on every lock use; when it is not installed, each failed import
-    searches sys.path (a third of the client's CPU time). A None entry makes it fail at once."""
-    if "sniffio" not in sys.modules and importlib.util.find_spec("sniffio") is None:
-        sys.modules["sniffio"] = None  # type: ignore[assignment]
-
-
 async def _http1_request(
     conn: Connection, body: bytes, question_id: str, total_s: float
 ) -> RequestRecord:
@@ -326,36 +279,6 @@ async def _http1_request(
             question_id, sent, [], [], RequestError("http", f"HTTP {status}: {text}", status)
         )
     return _parse_stream(question_id, sent, response.pieces, response.stamps, error)
-
-
-async def _httpx_request(
-    http: httpx.AsyncClient, body: bytes, question_id: str, total_s: float
-) -> RequestRecord:
-    chunks: list[bytes] = []
-    stamps: list[float] = []
-    error: RequestError | None = None
-    perf = time.perf_counter
-    sent = perf()
-    try:
-        async with asyncio.timeout(total_s):
-            async with http.stream("POST", "/v1/chat/completions", content=body) as resp:
-                if resp.status_code != 200:
-                    raw = await resp.aread()
-                    text = raw.decode("utf-8", "replace")[:EXCERPT_CHARS]
-                    error = RequestError(
-                        "http", f"HTTP {resp.status_code}: {text}", status=resp.status_code
-                    )
-                else:
-                    async for chunk in resp.aiter_raw():
-                        stamps.append(perf())
-                        chunks.append(chunk)
-    except TimeoutError:
-        error = RequestError("timeout", f"request exceeded the total timeout of {total_s:g} s")
-    except httpx.TimeoutException as exc:
-        error = RequestError("timeout", f"{type(exc).__name__}: {exc or 'timed out'}")
-    except httpx.TransportError as exc:
-        error = RequestError("connection", f"{type(exc).__name__}: {exc or 'connection failed'}")
-    return _parse_stream(question_id, sent, chunks, stamps, error)
 
 
 @dataclass(slots=True)

@@ -31,16 +31,10 @@ def prompts(*texts: str) -> list[Prompt]:
     return [Prompt(f"q{i}", "coding", (Message("user", t),)) for i, t in enumerate(texts)]
 
 
-@pytest.fixture(params=["http1", "httpx"])
-def transport(request: pytest.FixtureRequest) -> str:
-    value: str = request.param
-    return value
-
-
-def config(server: StandinServer, transport: str, **kw: Any) -> ClientConfig:
+def config(server: StandinServer, **kw: Any) -> ClientConfig:
     base: dict[str, Any] = {"model": "m", "max_tokens": 64, "concurrency": 2}
     base.update(kw)
-    return ClientConfig(base_url=server.url, transport=transport, **base)  # type: ignore[arg-type]
+    return ClientConfig(base_url=server.url, **base)
 
 
 def sse(obj: object) -> bytes:
@@ -51,8 +45,8 @@ def delta(**d: str) -> dict[str, object]:
     return {"choices": [{"index": 0, "delta": d}]}
 
 
-def test_a_pass_records_text_usage_and_spec_metrics(standin: StandinServer, transport: str) -> None:
-    result = run_pass_sync(config(standin, transport), prompts("one", "two", "three"))
+def test_a_pass_records_text_usage_and_spec_metrics(standin: StandinServer) -> None:
+    result = run_pass_sync(config(standin), prompts("one", "two", "three"))
     assert [r.question_id for r in result.records] == ["q0", "q1", "q2"]
     assert result.completed == 3 and result.failed == 0
     steps = len(TEXT_PIECES)
@@ -76,7 +70,6 @@ def test_a_pass_records_text_usage_and_spec_metrics(standin: StandinServer, tran
 def test_body_sends_kwargs_to_the_server_unrendered(standin: StandinServer) -> None:
     cfg = config(
         standin,
-        "http1",
         max_tokens=5,
         sampling=Sampling(temperature=0.0, top_k=1),
         chat_template_kwargs={"enable_thinking": False},
@@ -94,25 +87,23 @@ def test_body_sends_kwargs_to_the_server_unrendered(standin: StandinServer) -> N
     assert body["ignore_eos"] is True
 
 
-def test_reasoning_field_is_collected(standin: StandinServer, transport: str) -> None:
-    cfg = config(standin, transport, chat_template_kwargs={"enable_thinking": True})
+def test_reasoning_field_is_collected(standin: StandinServer) -> None:
+    cfg = config(standin, chat_template_kwargs={"enable_thinking": True})
     (r,) = run_pass_sync(cfg, prompts("think")).records
     assert r.reasoning == FULL_TEXT
     assert r.content == ""
     assert r.ttft_s is not None
 
 
-def test_concurrency_is_the_in_flight_limit(standin: StandinServer, transport: str) -> None:
+def test_concurrency_is_the_in_flight_limit(standin: StandinServer) -> None:
     standin.state.chunk_delay_s = 0.01
-    result = run_pass_sync(config(standin, transport, concurrency=3), prompts(*["x"] * 12))
+    result = run_pass_sync(config(standin, concurrency=3), prompts(*["x"] * 12))
     assert result.completed == 12
     assert standin.state.max_inflight == 3
 
 
-def test_failures_are_recorded_per_request(standin: StandinServer, transport: str) -> None:
-    cfg = config(
-        standin, transport, concurrency=4, timeouts=Timeouts(connect_s=2, read_s=0.5, total_s=30)
-    )
+def test_failures_are_recorded_per_request(standin: StandinServer) -> None:
+    cfg = config(standin, concurrency=4, timeouts=Timeouts(connect_s=2, read_s=0.5, total_s=30))
     result = run_pass_sync(
         cfg,
         prompts(
@@ -134,23 +125,23 @@ def test_failures_are_recorded_per_request(standin: StandinServer, transport: st
     assert result.failed == 5
 
 
-def test_total_timeout_ends_a_slow_stream(standin: StandinServer, transport: str) -> None:
+def test_total_timeout_ends_a_slow_stream(standin: StandinServer) -> None:
     standin.state.chunk_delay_s = 0.2
-    cfg = config(standin, transport, timeouts=Timeouts(connect_s=2, read_s=5, total_s=0.3))
+    cfg = config(standin, timeouts=Timeouts(connect_s=2, read_s=5, total_s=0.3))
     (r,) = run_pass_sync(cfg, prompts("slow")).records
     assert r.error is not None and r.error.kind == "timeout"
     assert "total timeout of 0.3 s" in r.error.message
 
 
-def test_empty_output_is_not_an_error(standin: StandinServer, transport: str) -> None:
-    (r,) = run_pass_sync(config(standin, transport), prompts("[[empty]]")).records
+def test_empty_output_is_not_an_error(standin: StandinServer) -> None:
+    (r,) = run_pass_sync(config(standin), prompts("[[empty]]")).records
     assert r.error is None
     assert r.content == "" and r.reasoning == ""
     assert r.completion_tokens == 0
     assert r.ttft_s is None
 
 
-def test_connection_refused_is_a_connection_error(transport: str) -> None:
+def test_connection_refused_is_a_connection_error() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -158,15 +149,14 @@ def test_connection_refused_is_a_connection_error(transport: str) -> None:
         base_url=f"http://127.0.0.1:{port}",
         model="m",
         max_tokens=4,
-        transport=transport,  # type: ignore[arg-type]
     )
     (r,) = run_pass_sync(cfg, prompts("x")).records
     assert r.error is not None and r.error.kind == "connection"
 
 
-def test_async_entry_point_and_connection_reuse(standin: StandinServer, transport: str) -> None:
+def test_async_entry_point_and_connection_reuse(standin: StandinServer) -> None:
     async def go() -> int:
-        cfg = config(standin, transport, concurrency=1)
+        cfg = config(standin, concurrency=1)
         a = await run_pass(cfg, prompts("a", "b", "c"))
         return a.completed
 
@@ -174,8 +164,8 @@ def test_async_entry_point_and_connection_reuse(standin: StandinServer, transpor
     assert standin.connections == 1
 
 
-def test_keep_alive_survives_error_answers(standin: StandinServer, transport: str) -> None:
-    cfg = config(standin, transport, concurrency=1)
+def test_keep_alive_survives_error_answers(standin: StandinServer) -> None:
+    cfg = config(standin, concurrency=1)
     result = run_pass_sync(cfg, prompts("[[fail:500]]", "ok", "[[fail:400]]", "ok"))
     assert [r.error is None for r in result.records] == [False, True, False, True]
     assert [r.error.status for r in result.records if r.error] == [500, 400]
@@ -278,7 +268,7 @@ def test_real_vllm_streams_parse_identically_however_they_are_cut(path: Path) ->
 @pytest.mark.parametrize("pause_gc", [True, False])
 def test_gc_is_paused_only_during_the_pass(standin: StandinServer, pause_gc: bool) -> None:
     assert gc.isenabled()
-    run_pass_sync(config(standin, "http1", pause_gc=pause_gc), prompts("a", "b"))
+    run_pass_sync(config(standin, pause_gc=pause_gc), prompts("a", "b"))
     assert standin.state.gc_enabled == [not pause_gc] * 2
     assert gc.isenabled()
 
@@ -287,7 +277,7 @@ def test_gc_is_paused_only_during_the_pass(standin: StandinServer, pause_gc: boo
 def test_every_event_loop_runs_a_pass(standin: StandinServer, loop: str) -> None:
     if loop == "uvloop":
         pytest.importorskip("uvloop")
-    cfg = config(standin, "http1")
+    cfg = config(standin)
     result = run_pass_sync(cfg, prompts("a", "[[fail:500]]"), loop=loop)  # type: ignore[arg-type]
     assert [r.error is None for r in result.records] == [True, False]
     assert result.records[0].content == FULL_TEXT
