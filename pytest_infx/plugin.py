@@ -130,7 +130,8 @@ def pytest_collection_modifyitems(
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     config = session.config
-    if not config.option.collectonly:
+    recipe_items = any(collect.ref_of(item) for item in session.items)
+    if recipe_items and not config.option.collectonly:
         from pytest_infx import fixtures, preflight
 
         config.stash[fixtures.SESSION_ITEMS] = list(session.items)
@@ -142,7 +143,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
                 item.stash[fixtures.PREFLIGHT] = preflight.preflight(
                     point, datasets, settings.golden
                 )
-    if not options.settings(config).plan or hasattr(config, "workerinput"):
+    if not recipe_items or not options.settings(config).plan or hasattr(config, "workerinput"):
         return
     from pytest_infx import plan
 

@@ -70,6 +70,9 @@ class GoldenFileError(ValueError):
         where = f"{self.path}:{line}" if line is not None else self.path
         super().__init__(f"{where}: {reason}")
 
+    def __reduce__(self) -> tuple[type[GoldenFileError], tuple[str, int | None, str]]:
+        return (GoldenFileError, (self.path, self.line, self.reason))
+
 
 def load_curve(path: str | os.PathLike[str]) -> Curve:
     """Read and validate one golden file; the curve name is the file stem."""

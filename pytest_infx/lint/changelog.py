@@ -23,6 +23,7 @@ import yaml
 
 from pytest_infx.lint.context import LintContext
 from pytest_infx.lint.findings import Finding, quote_lines, rule
+from pytest_infx.lint.store import digest
 
 DEFAULT_PR_REPO = "SemiAnalysisAI/InferenceX"
 PLACEHOLDER = "XXX"
@@ -746,7 +747,9 @@ def parsed_head(ctx: LintContext) -> ParsedChangelog:
         data = ctx.head_changelog()
         return parse_changelog(data or b"", path=ctx.changelog_rel)
 
-    return ctx.memo("changelog.parsed", compute)
+    return ctx.memo(
+        "changelog.parsed", compute, key=lambda: digest(ctx.changelog_rel, ctx.head_changelog())
+    )
 
 
 def changelog_diff(ctx: LintContext) -> ChangelogDiff:
@@ -758,7 +761,13 @@ def changelog_diff(ctx: LintContext) -> ChangelogDiff:
             pr_repo=ctx.pr_repo,
         )
 
-    return ctx.memo("changelog.diff", compute)
+    return ctx.memo(
+        "changelog.diff",
+        compute,
+        key=lambda: digest(
+            ctx.changelog_rel, ctx.base_changelog, ctx.head_changelog(), ctx.pr_repo
+        ),
+    )
 
 
 def new_entries(ctx: LintContext) -> list[ChangelogEntry]:
@@ -825,7 +834,12 @@ def check_schema(ctx: LintContext) -> list[Finding]:
     skip_reason=_no_changelog,
 )
 def check_bytes(ctx: LintContext) -> list[Finding]:
-    return byte_findings(ctx.head_changelog() or b"", parsed_head(ctx), path=ctx.changelog_rel)
+    def compute() -> list[Finding]:
+        return byte_findings(ctx.head_changelog() or b"", parsed_head(ctx), path=ctx.changelog_rel)
+
+    return ctx.memo(
+        "changelog.bytes", compute, key=lambda: digest(ctx.changelog_rel, ctx.head_changelog())
+    )
 
 
 @rule(

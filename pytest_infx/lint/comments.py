@@ -31,6 +31,7 @@ from typing import NamedTuple
 
 from pytest_infx.lint.context import LintContext
 from pytest_infx.lint.findings import Finding, quote_lines, quote_numbered, rule
+from pytest_infx.lint.store import digest
 
 BLANK = "blank"
 CODE = "code"
@@ -373,19 +374,39 @@ def describe_findings(path: str, lines: list[SourceLine]) -> list[Finding]:
     return found
 
 
-def scanned(ctx: LintContext) -> dict[str, list[SourceLine]]:
-    """Every comment-checked file, classified once per context (path relative to the root)."""
+FileFindings = tuple[list[Finding], list[Finding], list[Finding]]
 
-    def compute() -> dict[str, list[SourceLine]]:
-        result: dict[str, list[SourceLine]] = {}
+
+def _file_findings(root: Path, path: Path) -> FileFindings:
+    """The header, broad and describe findings of one file."""
+    try:
+        rel = path.relative_to(root).as_posix()
+    except ValueError:
+        rel = path.as_posix()
+    lines = scan_file(path)
+    return header_findings(rel, lines), broad_findings(rel, lines), describe_findings(rel, lines)
+
+
+def findings_by_file(ctx: LintContext) -> list[FileFindings]:
+    """Every comment-checked file's findings, once per context; with a store, a file is only
+    scanned again when its size or modification time changed."""
+
+    def compute() -> list[FileFindings]:
+        def one(path: Path) -> FileFindings:
+            return _file_findings(ctx.root, path)
+
+        if ctx.store is not None:
+            name = f"comments.{digest(str(ctx.root))[:16]}"
+            return list(ctx.store.per_file(name, ctx.comment_files, one).values())
+        found: list[FileFindings] = []
         for path in ctx.comment_files:
             try:
-                result[ctx.relpath(path)] = scan_file(path)
+                found.append(one(path))
             except OSError:
                 continue
-        return result
+        return found
 
-    return ctx.memo("comments.scanned", compute)
+    return ctx.memo("comments.findings", compute)
 
 
 def _no_files(ctx: LintContext) -> str | None:
@@ -398,7 +419,7 @@ def _no_files(ctx: LintContext) -> str | None:
     skip_reason=_no_files,
 )
 def check_header(ctx: LintContext) -> list[Finding]:
-    return [f for path, lines in scanned(ctx).items() for f in header_findings(path, lines)]
+    return [f for found in findings_by_file(ctx) for f in found[0]]
 
 
 @rule(
@@ -407,7 +428,7 @@ def check_header(ctx: LintContext) -> list[Finding]:
     skip_reason=_no_files,
 )
 def check_broad(ctx: LintContext) -> list[Finding]:
-    return [f for path, lines in scanned(ctx).items() for f in broad_findings(path, lines)]
+    return [f for found in findings_by_file(ctx) for f in found[1]]
 
 
 @rule(
@@ -416,4 +437,4 @@ def check_broad(ctx: LintContext) -> list[Finding]:
     skip_reason=_no_files,
 )
 def check_describe(ctx: LintContext) -> list[Finding]:
-    return [f for path, lines in scanned(ctx).items() for f in describe_findings(path, lines)]
+    return [f for found in findings_by_file(ctx) for f in found[2]]

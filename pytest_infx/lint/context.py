@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 if TYPE_CHECKING:
+    from pytest_infx.lint.store import Store
     from pytest_infx.recipes.loader import Tree
 
 CHANGELOG_NAME = "perf-changelog.yaml"
@@ -59,13 +60,62 @@ class LintContext:
     load_changed_keys: Callable[[LintContext], frozenset[str] | None] | None = field(
         default=None, compare=False, repr=False
     )
+    store: Store | None = field(default=None, compare=False, repr=False)
+    base_sha: str | None = None
     _memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
-    def memo(self, name: str, compute: Callable[[], _T]) -> _T:
-        """Compute a derived value once per context."""
+    def memo(
+        self, name: str, compute: Callable[[], _T], *, key: Callable[[], str] | None = None
+    ) -> _T:
+        """Compute a derived value once per context; with a ``key`` (naming every input of
+        the value) and a store, once per change of those inputs."""
         if name not in self._memo:
-            self._memo[name] = compute()
+            if key is not None and self.store is not None:
+                self._memo[name] = self.store.get(name, key(), compute)
+            else:
+                self._memo[name] = compute()
         return cast(_T, self._memo[name])
+
+    def tree_signature(self) -> str:
+        """Changes with any YAML file under the recipe folder (bases included)."""
+
+        def compute() -> str:
+            from pytest_infx.recipes.cache import signature
+
+            if self.recipes_dir is None or not self.recipes_dir.is_dir():
+                return f"no recipes at {self.recipes_dir}"
+            return signature(self.recipes_dir)
+
+        return self.memo("signature.tree", compute)
+
+    def golden_signature(self) -> str:
+        """Changes with any file in the golden folder (curves and their registry)."""
+
+        def compute() -> str:
+            from pytest_infx.recipes.cache import stat_signature
+
+            folder = self.golden_dir
+            if folder is None or not folder.is_dir():
+                return f"no golden folder at {folder}"
+            return stat_signature(sorted(str(p) for p in folder.iterdir()), str(folder))
+
+        return self.memo("signature.golden", compute)
+
+    def base_commit(self) -> str | None:
+        """The commit ``base_ref`` names now (a moved ref is a new base)."""
+
+        def compute() -> str | None:
+            if self.base_sha is not None or self.base_ref is None:
+                return self.base_sha
+            try:
+                done = _git(
+                    self.root, "rev-parse", "--verify", "--quiet", f"{self.base_ref}^{{commit}}"
+                )
+            except FileNotFoundError:
+                return None
+            return done.stdout.decode().strip() if done.returncode == 0 else None
+
+        return self.memo("signature.base", compute)
 
     def relpath(self, path: Path) -> str:
         try:
@@ -99,14 +149,18 @@ class LintContext:
                 return None
             return frozenset(source.recipe.key for source in tree.sources)
 
-        return self.memo("recipes.keys", compute)
+        return self.memo("recipes.keys", compute, key=self.tree_signature)
 
     def changed(self) -> frozenset[str] | None:
         """The recipe keys changed since the base: given, or computed on first use."""
         if self.changed_keys is not None or self.load_changed_keys is None:
             return self.changed_keys
         load = self.load_changed_keys
-        return self.memo("recipes.changed", lambda: load(self))
+        return self.memo(
+            "recipes.changed",
+            lambda: load(self),
+            key=lambda: f"{self.base_commit()}:{self.tree_signature()}",
+        )
 
     @property
     def changelog_rel(self) -> str:
@@ -150,16 +204,47 @@ def default_base_ref(root: Path) -> str | None:
     return DEFAULT_BASE_REF if ref_exists(root, DEFAULT_BASE_REF) else None
 
 
+def read_base(root: Path, ref: str, path: Path) -> tuple[str | None, bytes | None]:
+    """The commit ``ref`` names and the bytes of ``path`` there, from one ``git cat-file``:
+    ``(None, None)`` if the ref is missing, ``(commit, b"")`` if the file is."""
+    rel = path.relative_to(root).as_posix() if path.is_absolute() else path.as_posix()
+    request = f"{ref}^{{commit}}\n{ref}:./{rel}\n".encode()
+    try:
+        done = subprocess.run(
+            ["git", "cat-file", "--batch"],
+            cwd=root,
+            input=request,
+            capture_output=True,
+            check=False,
+            env=_git_env(),
+        )
+    except FileNotFoundError:
+        return None, None
+    out = done.stdout
+    objects: list[tuple[str, bytes] | None] = []
+    pos = 0
+    for _ in range(2):
+        end = out.find(b"\n", pos)
+        if end < 0:
+            break
+        header = out[pos:end].split()
+        pos = end + 1
+        if len(header) != 3 or not header[2].isdigit():
+            objects.append(None)
+            continue
+        size = int(header[2])
+        objects.append((header[0].decode(), out[pos : pos + size]))
+        pos += size + 1
+    commit = objects[0] if objects else None
+    if done.returncode != 0 or commit is None:
+        return None, None
+    blob = objects[1] if len(objects) > 1 else None
+    return commit[0], blob[1] if blob is not None else b""
+
+
 def read_base_file(root: Path, ref: str, path: Path) -> bytes | None:
     """The bytes of ``path`` at ``ref``: ``None`` if the ref is missing, ``b""`` if the file is."""
-    rel = path.relative_to(root).as_posix() if path.is_absolute() else path.as_posix()
-    try:
-        done = _git(root, "show", f"{ref}:./{rel}")
-    except FileNotFoundError:
-        return None
-    if done.returncode == 0:
-        return done.stdout
-    return b"" if ref_exists(root, ref) else None
+    return read_base(root, ref, path)[1]
 
 
 def _candidate_paths(root: Path) -> Iterable[str]:
@@ -216,12 +301,17 @@ def build_context(
     golden_dir: Path | str | None = GOLDEN_DIR,
     load_tree: Callable[[], Tree] | None = None,
     load_changed_keys: Callable[[LintContext], frozenset[str] | None] | None = None,
+    store: Store | None = None,
+    base_optional: bool = False,
 ) -> LintContext:
-    """Gather the context; costs at most three ``git`` calls. Pass ``base_ref`` explicitly (e.g.
-    ``default_base_ref(root)``); ``None`` means no base, so base-relative rules are skipped."""
+    """Gather the context; costs at most two ``git`` calls. ``base_ref=None`` means no base, so
+    base-relative rules are skipped; with ``base_optional`` a ``base_ref`` that does not exist
+    means the same (the default ``origin/main`` of a clone without it)."""
     root_path = Path(root).resolve()
     changelog_path = root_path / changelog
-    base = read_base_file(root_path, base_ref, changelog_path) if base_ref else None
+    commit, base = read_base(root_path, base_ref, changelog_path) if base_ref else (None, None)
+    if commit is None and base_optional:
+        base_ref = None
     files = (
         find_comment_files(root_path, recipe_dirs=recipe_dirs)
         if comment_files is None
@@ -240,6 +330,8 @@ def build_context(
         golden_dir=None if golden_dir is None else root_path / golden_dir,
         load_tree=load_tree,
         load_changed_keys=load_changed_keys or _changed_since_base,
+        store=store,
+        base_sha=commit,
     )
 
 

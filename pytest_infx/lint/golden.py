@@ -51,7 +51,7 @@ def load_curves(ctx: LintContext) -> dict[str, Curve | GoldenFileError]:
                 loaded[name] = exc
         return loaded
 
-    return ctx.memo("golden.curves", load)
+    return ctx.memo("golden.curves", load, key=ctx.golden_signature)
 
 
 def _texts(ctx: LintContext) -> dict[str, str]:
@@ -262,6 +262,10 @@ def check_names(ctx: LintContext) -> list[Finding]:
 
 def _users(ctx: LintContext) -> dict[str, list[tuple[str, str, frozenset[str]]]]:
     """Curve name -> (recipe file, model prefix, accepted model keys) of the recipes using it."""
+    return ctx.memo("golden.users", lambda: _read_users(ctx), key=ctx.tree_signature)
+
+
+def _read_users(ctx: LintContext) -> dict[str, list[tuple[str, str, frozenset[str]]]]:
     tree = ctx.tree()
     users: dict[str, list[tuple[str, str, frozenset[str]]]] = {}
     seen: set[tuple[str, str]] = set()

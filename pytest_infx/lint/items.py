@@ -17,14 +17,15 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_infx.lint.context import (
+    DEFAULT_BASE_REF,
     GOLDEN_DIR,
     RECIPE_DIRS,
     LintContext,
     build_context,
-    default_base_ref,
     ref_exists,
 )
 from pytest_infx.lint.findings import Rule, all_rules
+from pytest_infx.lint.store import Store
 
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr
@@ -99,13 +100,16 @@ class LintSuite(pytest.Collector):
         root = self.root
         recipes = _ini(self.config, "infx_recipes") or RECIPE_DIRS[0]
         golden = _ini(self.config, "infx_golden") or GOLDEN_DIR
-        base = self.base if self.base is not None else default_base_ref(root)
+        base = self.base if self.base is not None else DEFAULT_BASE_REF
+        cache = getattr(self.config, "cache", None)
         return build_context(
             root,
             base_ref=base,
             recipe_dirs=(recipes,),
             golden_dir=golden,
             load_tree=_shared_tree(self.config, root / recipes),
+            store=Store(cache.mkdir("infx-lint")) if cache is not None else None,
+            base_optional=self.base is None,
         )
 
 

@@ -4,7 +4,8 @@ agentic golden curves and hand-written AL literals.
 The checks themselves live in :mod:`pytest_infx.recipes.rules`, shared with the SPEED-Bench
 preflight; this module runs them over the tree once and splits the problems by rule. A recipe
 with overrides is checked per *variant* (the points that share one effective recipe), so a field
-an override sets is judged, and located, where the override writes it.
+an override sets is judged, and located, where the override writes it. The schema and the
+checks are imported only when the stored problems do not match the tree and the golden folder.
 """
 
 from __future__ import annotations
@@ -13,24 +14,18 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING
 
 from pytest_infx.lint.context import LintContext
 from pytest_infx.lint.findings import Finding, rule
-from pytest_infx.recipes.errors import RecipeError
 from pytest_infx.recipes.layout import RECIPE_SUFFIXES
-from pytest_infx.recipes.loader import RecipeSource, deep_merge, validation_errors
-from pytest_infx.recipes.rules import (
-    GoldenCells,
-    Problem,
-    al_literal_problems,
-    check_cell,
-    check_recipe,
-    matching_overrides,
-)
-from pytest_infx.recipes.schema import Recipe
-from pytest_infx.recipes.source import LinedDict
+
+if TYPE_CHECKING:
+    from pytest_infx.recipes.errors import RecipeError
+    from pytest_infx.recipes.loader import RecipeSource
+    from pytest_infx.recipes.rules import GoldenCells, Problem
+    from pytest_infx.recipes.schema import Recipe
+    from pytest_infx.recipes.source import LinedDict
 
 _GOLDEN_REF = re.compile(r"""^[ \t-]*golden:[ \t]*["']?([A-Za-z0-9_.-]+)""", re.MULTILINE)
 Cell = tuple[int, str]
@@ -73,6 +68,12 @@ def _coordinates(recipe: Recipe) -> list[tuple[dict[str, object], Cell | None]]:
 def _variants(source: RecipeSource, errors: list[RecipeError]) -> list[Variant]:
     """The effective recipes of a file's points, grouped by the overrides that apply; cheaper
     than ``expand`` because nothing is fingerprinted."""
+    from pydantic import ValidationError
+
+    from pytest_infx.recipes.loader import deep_merge, validation_errors
+    from pytest_infx.recipes.rules import matching_overrides
+    from pytest_infx.recipes.schema import Recipe
+
     if not source.overrides:
         return [Variant(source, source.recipe, source.raw, _all_cells(source.recipe))]
     groups: dict[tuple[int, ...], list[Cell]] = {}
@@ -145,7 +146,7 @@ def golden_refs(ctx: LintContext) -> dict[str, list[tuple[Path, int]]]:
                 refs.setdefault(match.group(1), []).append((path, line))
         return refs
 
-    return ctx.memo("recipes.golden_refs", scan)
+    return ctx.memo("recipes.golden_refs", scan, key=ctx.tree_signature)
 
 
 def golden_cells(ctx: LintContext, name: str) -> GoldenCells | None:
@@ -166,6 +167,8 @@ def golden_cells(ctx: LintContext, name: str) -> GoldenCells | None:
 
 def _problems(ctx: LintContext) -> dict[str, list[Problem]]:
     def compute() -> dict[str, list[Problem]]:
+        from pytest_infx.recipes.rules import al_literal_problems, check_cell, check_recipe
+
         by_check: dict[str, list[Problem]] = {}
         seen: set[tuple[str, Path, int | None, str]] = set()
 
@@ -192,7 +195,11 @@ def _problems(ctx: LintContext) -> dict[str, list[Problem]]:
             keep(al_literal_problems(path, text))
         return by_check
 
-    return ctx.memo("recipes.problems", compute)
+    return ctx.memo(
+        "recipes.problems",
+        compute,
+        key=lambda: f"{ctx.tree_signature()}:{ctx.golden_signature()}",
+    )
 
 
 def _findings(ctx: LintContext, rule_id: str, check: str) -> list[Finding]:
@@ -231,11 +238,14 @@ def _error_findings(ctx: LintContext, errors: Iterator[RecipeError]) -> list[Fin
     skip_reason=_no_recipes,
 )
 def check_load(ctx: LintContext) -> list[Finding]:
-    tree = ctx.tree()
-    loaded = (e for errs in (tree.errors.values() if tree else ()) for e in errs)
-    found = _error_findings(ctx, loaded)
-    found.extend(_error_findings(ctx, iter(variants(ctx)[1])))
-    return found
+    def compute() -> list[Finding]:
+        tree = ctx.tree()
+        loaded = (e for errs in (tree.errors.values() if tree else ()) for e in errs)
+        found = _error_findings(ctx, loaded)
+        found.extend(_error_findings(ctx, iter(variants(ctx)[1])))
+        return found
+
+    return ctx.memo("recipes.load", compute, key=ctx.tree_signature)
 
 
 @rule(

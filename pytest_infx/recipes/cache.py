@@ -10,10 +10,11 @@ cached: an error must be reported from a fresh read.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import pickle
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -38,12 +39,26 @@ def _files(root: Path, suffixes: tuple[str, ...]) -> list[str]:
     return found
 
 
-def signature(root: Path) -> str:
-    digest = hashlib.sha256(str(root.resolve()).encode())
-    for path in (*_files(root, RECIPE_SUFFIXES), *_files(_PACKAGE, (".py",))):
-        st = os.stat(path)
-        digest.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+def stat_signature(paths: Iterable[str], salt: str = "") -> str:
+    """A digest of each path's size and modification time (a missing file counts too)."""
+    digest = hashlib.sha256(salt.encode())
+    for path in paths:
+        try:
+            st = os.stat(path)
+            digest.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+        except OSError:
+            digest.update(f"{path}\0missing\n".encode())
     return digest.hexdigest()
+
+
+@functools.cache
+def package_signature() -> str:
+    """Changes whenever any module of pytest-infx does, so no stored value outlives its code."""
+    return stat_signature(_files(_PACKAGE, (".py",)))
+
+
+def signature(root: Path) -> str:
+    return stat_signature(_files(root, RECIPE_SUFFIXES), f"{root.resolve()}\0{package_signature()}")
 
 
 def cache_path(root: Path, folder: Path, name: str = "tree") -> Path:
