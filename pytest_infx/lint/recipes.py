@@ -165,11 +165,17 @@ def golden_cells(ctx: LintContext, name: str) -> GoldenCells | None:
     }
 
 
-def _problems(ctx: LintContext) -> dict[str, list[Problem]]:
-    def compute() -> dict[str, list[Problem]]:
+Reported = tuple[str, int | None, str, str]
+
+
+def _problems(ctx: LintContext) -> dict[str, list[Reported]]:
+    """Per check, its problems as plain (file, line, message, hint) tuples: the stored form
+    must load without the schema and the checks that made it."""
+
+    def compute() -> dict[str, list[Reported]]:
         from pytest_infx.recipes.rules import al_literal_problems, check_cell, check_recipe
 
-        by_check: dict[str, list[Problem]] = {}
+        by_check: dict[str, list[Reported]] = {}
         seen: set[tuple[str, Path, int | None, str]] = set()
 
         def keep(problems: list[Problem]) -> None:
@@ -177,7 +183,14 @@ def _problems(ctx: LintContext) -> dict[str, list[Problem]]:
                 key = (problem.check, problem.path, problem.line, problem.message)
                 if key not in seen:
                     seen.add(key)
-                    by_check.setdefault(problem.check, []).append(problem)
+                    by_check.setdefault(problem.check, []).append(
+                        (
+                            ctx.relpath(problem.path),
+                            problem.line,
+                            f"{problem.field}: {problem.message}{';' if problem.hint else '.'}",
+                            problem.hint,
+                        )
+                    )
 
         def lookup(name: str) -> GoldenCells | None:
             return golden_cells(ctx, name)
@@ -204,15 +217,8 @@ def _problems(ctx: LintContext) -> dict[str, list[Problem]]:
 
 def _findings(ctx: LintContext, rule_id: str, check: str) -> list[Finding]:
     return [
-        Finding(
-            rule_id,
-            ctx.relpath(problem.path),
-            problem.line,
-            None,
-            f"{problem.field}: {problem.message}{';' if problem.hint else '.'}",
-            problem.hint,
-        )
-        for problem in _problems(ctx).get(check, [])
+        Finding(rule_id, path, line, None, message, hint)
+        for path, line, message, hint in _problems(ctx).get(check, [])
     ]
 
 

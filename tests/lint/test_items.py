@@ -66,6 +66,14 @@ def test_k_selects_rules_by_id(lint_repo: pytest.Pytester) -> None:
     assert ids == [f"infx-lint::{r.id}" for r in all_rules() if r.id.startswith("changelog-")]
 
 
+def test_the_header_counts_the_rules_as_collected(lint_repo: pytest.Pytester) -> None:
+    result = lint_repo.runpytest("-m", "lint", "-k", "changelog", "-p", "no:cacheprovider")
+    total, chosen = len(all_rules()), sum(r.id.startswith("changelog-") for r in all_rules())
+    result.stdout.fnmatch_lines(
+        [f"collected {total} items / {total - chosen} deselected / {chosen} selected"]
+    )
+
+
 def test_explicit_paths_without_lint_marker_add_no_lint_items(lint_repo: pytest.Pytester) -> None:
     lint_repo.makepyfile(test_one="def test_one():\n    pass\n")
     result = lint_repo.runpytest("--collect-only", "-q", "test_one.py", "-p", "no:cacheprovider")
