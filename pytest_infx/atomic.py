@@ -17,8 +17,12 @@ def atomic_write_json(path: Path, data: Any) -> None:
     atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Temp file in the same folder, fsync, rename; readable by others (mkstemp makes 0600)."""
+def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Temp file in the same folder, fsync, rename; readable by others (mkstemp makes 0600).
+
+    ``durable=False`` skips the fsync, for caches: a crash may lose the new file (the old one
+    or none is read, and the value is computed again) but never leaves half of it.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -26,7 +30,8 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

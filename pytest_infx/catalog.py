@@ -74,4 +74,6 @@ def build(tree: Tree) -> Catalog:
 
 def cached_catalog(root: Path, folder: Path | None, tree: Callable[[], Tree]) -> Catalog:
     """The catalog of ``root``; ``tree`` reads the tree only when the cache misses."""
-    return cached(root, folder, "catalog", Catalog, lambda: build(tree()), lambda c: not c.errors)
+    return cached(
+        root, folder, "catalog", Catalog, lambda _stale: build(tree()), lambda c: not c.errors
+    )

@@ -63,6 +63,21 @@ def affected(files: Iterable[Path], changed: set[Path]) -> list[Path]:
     return [path for path in files if any(p in changed for p in _chain(path.resolve(), cache))]
 
 
+def _affected_files(head: Tree, recipes: Path, changed: set[Path]) -> list[Path]:
+    """``affected`` for the head tree's files, using the bases each source was read with
+    (its stamps) instead of reading every file's text again."""
+    chains: dict[Path, list[Path]] = {}
+    for source in head.sources:
+        stamp = head.stamps.get(source.path)
+        if stamp is not None:
+            chains[source.path.resolve()] = [Path(p).resolve() for p, _, _ in stamp]
+    files = [path.resolve() for path in recipe_files(recipes)]
+    unknown = set(affected([p for p in files if p not in chains], changed))
+    return [
+        path for path in files if path in unknown or any(p in changed for p in chains.get(path, ()))
+    ]
+
+
 def _base_blobs(root: Path, base: str, rels: list[str]) -> dict[str, bytes]:
     """The bytes of ``rels`` at ``base`` (paths missing there are left out), in one git call."""
     if not rels:
@@ -145,7 +160,7 @@ def changed_keys(root: Path, recipes: Path, base: str, head: Tree) -> frozenset[
     working-tree files, plus changed recipe files that exist only at the base."""
     top, changed = changed_paths(root, base)
     recipes = recipes.resolve()
-    head_files = [path.resolve() for path in affected(recipe_files(recipes), changed)]
+    head_files = _affected_files(head, recipes, changed)
     touched = set(head_files)
     after = fingerprints(Tree(tuple(s for s in head.sources if s.path.resolve() in touched), {}))
     in_recipes = sorted(

@@ -178,6 +178,6 @@ def lint_items(session: pytest.Session) -> list[pytest.Item]:
     suite = LintSuite.from_parent(session, name=SUITE_NAME, nodeid=SUITE_NAME, root=root, base=base)
     items = suite.collect()
     # Reported like a collected file, so "collected N items" counts the rules.
-    report = pytest.CollectReport(suite.nodeid, "passed", None, items)
+    report = pytest.CollectReport(suite.nodeid, "passed", None, list(items))
     session.ihook.pytest_collectreport(report=report)
     return items

@@ -71,27 +71,33 @@ def cached(
     folder: Path | None,
     name: str,
     kind: type[T],
-    build: Callable[[], T],
+    build: Callable[[T | None], T],
     clean: Callable[[T], bool],
 ) -> T:
-    """``build()``, or its stored value from ``folder`` (pytest's cache) when nothing changed.
+    """``build(stale)``, or its stored value from ``folder`` (pytest's cache) when nothing
+    changed; ``stale`` is the value stored for an older state, for builds that can reuse parts.
 
     ``clean`` says whether a value may be stored: values that carry errors never are.
     """
     if folder is None or os.environ.get(DISABLE_VAR) == "0" or not root.is_dir():
-        return build()
+        return build(None)
     key = signature(root)
     path = cache_path(root, folder, name)
+    stale: T | None = None
     try:
         stored_key, value = pickle.loads(path.read_bytes())
-        if stored_key == key and isinstance(value, kind):
-            return value
+        if isinstance(value, kind):
+            if stored_key == key:
+                return value
+            stale = value
     except (OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError):
         pass
-    value = build()
+    value = build(stale)
     if clean(value):
         try:
-            atomic_write_bytes(path, pickle.dumps((key, value), protocol=pickle.HIGHEST_PROTOCOL))
+            atomic_write_bytes(
+                path, pickle.dumps((key, value), protocol=pickle.HIGHEST_PROTOCOL), durable=False
+            )
         except OSError:
             pass
     return value
@@ -100,8 +106,10 @@ def cached(
 def cached_tree(
     root: Path, folder: Path | None, read: Callable[[Path], Tree] | None = None
 ) -> Tree:
-    """The parsed tree under ``root``."""
+    """The parsed tree under ``root``; after an edit only the changed files are parsed again."""
     from pytest_infx.recipes.loader import Tree, read_tree
 
-    reader = read or read_tree
-    return cached(root, folder, "tree", Tree, lambda: reader(root), lambda t: not t.errors)
+    def build(stale: Tree | None) -> Tree:
+        return read(root) if read is not None else read_tree(root, stale)
+
+    return cached(root, folder, "tree", Tree, build, lambda t: not t.errors)

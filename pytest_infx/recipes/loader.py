@@ -9,10 +9,11 @@ author wrote. Errors from all files are collected and raised together.
 from __future__ import annotations
 
 import difflib
+import os
 import types
 import typing
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -81,13 +82,18 @@ def _read_mapping(path: Path) -> LinedDict:
     return data
 
 
-Bases = dict[Path, LinedDict]
-"""Resolved base files by resolved path, shared by the files of one tree and never mutated."""
+Bases = dict[Path, tuple[LinedDict, tuple[Path, ...]]]
+"""Resolved base files by resolved path, with the bases each extends in turn; shared by the
+files of one tree and never mutated."""
 
 
 def _resolve_extends(
-    path: Path, seen: tuple[Path, ...] = (), bases: Bases | None = None
+    path: Path,
+    seen: tuple[Path, ...] = (),
+    bases: Bases | None = None,
+    chain: list[Path] | None = None,
 ) -> LinedDict:
+    """``chain`` collects the base files ``path`` extends, nearest first."""
     raw = _read_mapping(path)
     parent = raw.pop("extends", None)
     if parent is None:
@@ -110,12 +116,16 @@ def _resolve_extends(
             f"base file {parent} does not exist",
             "paths are relative to the recipe file",
         )
-    base = bases.get(parent_path) if bases is not None else None
-    if base is None:
-        base = _resolve_extends(parent_path, (*seen, path.resolve()), bases)
+    resolved = bases.get(parent_path) if bases is not None else None
+    if resolved is None:
+        parents: list[Path] = []
+        base = _resolve_extends(parent_path, (*seen, path.resolve()), bases, parents)
+        resolved = (base, tuple(parents))
         if bases is not None:
-            bases[parent_path] = base
-    return deep_merge(base, raw)
+            bases[parent_path] = resolved
+    if chain is not None:
+        chain.extend((parent_path, *resolved[1]))
+    return deep_merge(resolved[0], raw)
 
 
 def _annotation_model(annotation: Any) -> type[BaseModel] | None:
@@ -303,9 +313,12 @@ def _parse_overrides(raw: LinedDict) -> tuple[Override, ...]:
     return tuple(result)
 
 
-def load_file(path: Path, *, bases: Bases | None = None) -> RecipeSource:
-    """One recipe file, validated; ``bases`` lets the files of one tree parse a base once."""
-    raw = _resolve_extends(path, (), bases)
+def load_file(
+    path: Path, *, bases: Bases | None = None, chain: list[Path] | None = None
+) -> RecipeSource:
+    """One recipe file, validated; ``bases`` lets the files of one tree parse a base once, and
+    ``chain`` collects the base files it extends."""
+    raw = _resolve_extends(path, (), bases, chain)
     overrides = _parse_overrides(raw)
     try:
         recipe = Recipe.model_validate(raw)
@@ -322,27 +335,66 @@ def _flatten(errors: Iterable[Exception]) -> Iterator[RecipeError]:
             yield exc
 
 
+Stamp = tuple[tuple[str, int, int], ...]
+
+
+def _stamp(paths: Iterable[str | Path]) -> Stamp | None:
+    try:
+        return tuple((str(p), (st := os.stat(p)).st_size, st.st_mtime_ns) for p in paths)
+    except OSError:
+        return None
+
+
 @dataclass(frozen=True)
 class Tree:
-    """The recipes of a folder, and the errors of each file that failed to load."""
+    """The recipes of a folder, and the errors of each file that failed to load.
+
+    ``stamps`` holds, per loaded file, the size and modification time of the file and of every
+    base it extends, so that a later read can reuse each source whose files are unchanged.
+    """
 
     sources: tuple[RecipeSource, ...]
     errors: dict[Path, tuple[RecipeError, ...]]
+    stamps: dict[Path, Stamp] = field(default_factory=dict, compare=False, repr=False)
+
+    def unchanged(self) -> dict[Path, tuple[RecipeSource, Stamp]]:
+        """The sources whose file and bases all still have the size and time they were read
+        with, by path."""
+        found: dict[Path, tuple[RecipeSource, Stamp]] = {}
+        for source in self.sources:
+            stamp = self.stamps.get(source.path)
+            if stamp is not None and _stamp(p for p, _, _ in stamp) == stamp:
+                found[source.path] = (source, stamp)
+        return found
 
 
-def read_tree(root: Path) -> Tree:
+def read_tree(root: Path, previous: Tree | None = None) -> Tree:
     """Load every recipe under ``root``, keeping each file's errors with that file.
 
-    Collection reports a bad file as that file's error and still collects the others.
+    Collection reports a bad file as that file's error and still collects the others. With a
+    ``previous`` read, a file whose content (and bases) did not change is not parsed again.
     """
     sources: list[RecipeSource] = []
     errors: dict[Path, list[RecipeError]] = {}
+    stamps: dict[Path, Stamp] = {}
     bases: Bases = {}
+    reusable = previous.unchanged() if previous is not None else {}
     for path in recipe_files(root):
+        reused = reusable.get(path)
+        if reused is not None:
+            sources.append(reused[0])
+            stamps[path] = reused[1]
+            continue
+        chain: list[Path] = []
+        before = _stamp([path])
         try:
-            sources.append(load_file(path, bases=bases))
+            sources.append(load_file(path, bases=bases, chain=chain))
         except (RecipeError, RecipeErrors) as exc:
             errors.setdefault(path, []).extend(_flatten([exc]))
+            continue
+        stamp = _stamp([path, *chain])
+        if stamp is not None and before is not None and stamp[0] == before[0]:
+            stamps[path] = stamp
     seen: dict[str, RecipeSource] = {}
     kept: list[RecipeSource] = []
     for source in sources:
@@ -360,7 +412,7 @@ def read_tree(root: Path) -> Tree:
         else:
             seen[source.recipe.key] = source
             kept.append(source)
-    return Tree(tuple(kept), {path: tuple(errs) for path, errs in errors.items()})
+    return Tree(tuple(kept), {path: tuple(errs) for path, errs in errors.items()}, stamps)
 
 
 def load_tree(root: Path) -> list[RecipeSource]:

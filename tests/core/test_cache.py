@@ -9,7 +9,7 @@ from pytest_infx.recipes import cache
 from pytest_infx.recipes.loader import Tree, read_tree
 from pytest_infx.recipes.points import expand
 
-from .helpers import speedbench, write
+from .helpers import changed, dump, speedbench, write
 
 
 @pytest.fixture
@@ -73,3 +73,58 @@ def test_the_cache_can_be_turned_off(
     _load(root, counted)
     _load(root, counted)
     assert len(counted) == 2
+
+
+def _edit(path: Path, text: str) -> None:
+    write(path, text)
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+
+
+def test_a_second_read_parses_only_files_whose_content_or_bases_changed(tmp_path: Path) -> None:
+    root = tmp_path / "recipes"
+    whole = speedbench("a-b300", draft_lengths=(1,))
+    base = {k: v for k, v in whole.items() if k in ("model", "engine")}
+    write(root / "_base" / "top.yaml", dump(base))
+    write(root / "_base" / "mid.yaml", "extends: top.yaml\nrunner: b300\n")
+    body = {k: v for k, v in whole.items() if k not in ("model", "engine", "runner")}
+    write(root / "chained.yaml", dump({"extends": "_base/mid.yaml", **body, "key": "chained"}))
+    write(root / "plain.yaml", speedbench("plain", draft_lengths=(1,)))
+    write(root / "other.yaml", speedbench("other", draft_lengths=(1,)))
+    first = read_tree(root)
+    assert not first.errors
+
+    def by_key(tree: Tree) -> dict[str, object]:
+        return {s.recipe.key: s for s in tree.sources}
+
+    _edit(root / "plain.yaml", dump(changed(speedbench("plain"), "tp", 8)))
+    second = read_tree(root, first)
+    old, new = by_key(first), by_key(second)
+    assert new["other"] is old["other"] and new["chained"] is old["chained"]
+    assert new["plain"] is not old["plain"]
+    assert second.sources[[s.recipe.key for s in second.sources].index("plain")].recipe.tp == 8
+
+    _edit(root / "_base" / "top.yaml", dump(changed(base, "engine.port", 9000)))
+    third = read_tree(root, second)
+    assert by_key(third)["chained"] is not new["chained"]
+    assert by_key(third)["other"] is new["other"]
+    assert next(s for s in third.sources if s.recipe.key == "chained").recipe.engine.port == 9000
+
+    (root / "other.yaml").unlink()
+    write(root / "broken.yaml", "key: broken\nunknown-field: 1\n")
+    fourth = read_tree(root, third)
+    assert sorted(by_key(fourth)) == ["chained", "plain"]
+    assert list(fourth.errors) == [root / "broken.yaml"]
+
+
+def test_the_cache_reads_an_edited_tree_incrementally(tmp_path: Path) -> None:
+    root = tmp_path / "recipes"
+    write(root / "a.yaml", speedbench("a-b300", draft_lengths=(1,)))
+    write(root / "b.yaml", speedbench("b-b300", draft_lengths=(1,)))
+    folder = tmp_path / "cache"
+    first = cache.cached_tree(root, folder)
+    _edit(root / "b.yaml", dump(changed(speedbench("b-b300", draft_lengths=(1,)), "tp", 2)))
+    second = cache.cached_tree(root, folder)
+    assert [s.recipe.tp for s in second.sources] == [4, 2]
+    assert second.sources[0].raw == first.sources[0].raw
+    assert cache.cached_tree(root, folder).sources[1].recipe.tp == 2
