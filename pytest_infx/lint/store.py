@@ -59,7 +59,7 @@ class Store:
     def save(self, name: str, key: str, value: Any) -> None:
         data = pickle.dumps(((key, package_signature()), value), protocol=pickle.HIGHEST_PROTOCOL)
         try:
-            atomic_write_bytes(self._path(name), data)
+            atomic_write_bytes(self._path(name), data, durable=False)
         except OSError:
             pass
 
