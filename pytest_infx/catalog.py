@@ -10,14 +10,14 @@ or the adapters. The full point (with its recipe) is looked up only when an item
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_infx.recipes.cache import cached
 
 if TYPE_CHECKING:
-    from pytest_infx.recipes.loader import Tree
+    from pytest_infx.recipes.loader import Stamp, Tree
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,9 +42,12 @@ class Catalog:
 
     points: dict[Path, tuple[PointRef, ...]]
     errors: dict[Path, str]
+    stamps: dict[Path, Stamp] = field(default_factory=dict, compare=False, repr=False)
 
 
-def build(tree: Tree) -> Catalog:
+def build(tree: Tree, stale: Catalog | None = None) -> Catalog:
+    """The catalog of ``tree``; a file whose stamp (its and its bases' sizes and times) is the
+    one ``stale`` was built from keeps its points without being expanded again."""
     from pytest_infx.plan import server_key
     from pytest_infx.recipes.errors import RecipeErrors
     from pytest_infx.recipes.points import expand
@@ -52,6 +55,15 @@ def build(tree: Tree) -> Catalog:
     errors = {path: "\n".join(str(e) for e in errs) for path, errs in tree.errors.items()}
     points: dict[Path, tuple[PointRef, ...]] = {}
     for source in tree.sources:
+        stamp = tree.stamps.get(source.path)
+        if (
+            stale is not None
+            and stamp is not None
+            and stale.stamps.get(source.path) == stamp
+            and source.path in stale.points
+        ):
+            points[source.path] = stale.points[source.path]
+            continue
         try:
             expanded = expand(source)
         except RecipeErrors as exc:
@@ -69,11 +81,12 @@ def build(tree: Tree) -> Catalog:
                 server = servers[shared] = server_key(p)
             refs.append(PointRef(p.recipe_key, p.name, p.kind, p.runner, p.fingerprint, server))
         points[source.path] = tuple(refs)
-    return Catalog(points, errors)
+    stamps = {path: tree.stamps[path] for path in points if path in tree.stamps}
+    return Catalog(points, errors, stamps)
 
 
 def cached_catalog(root: Path, folder: Path | None, tree: Callable[[], Tree]) -> Catalog:
     """The catalog of ``root``; ``tree`` reads the tree only when the cache misses."""
     return cached(
-        root, folder, "catalog", Catalog, lambda _stale: build(tree()), lambda c: not c.errors
+        root, folder, "catalog", Catalog, lambda stale: build(tree(), stale), lambda c: not c.errors
     )

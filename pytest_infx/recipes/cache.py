@@ -75,18 +75,20 @@ def cached(
     clean: Callable[[T], bool],
 ) -> T:
     """``build(stale)``, or its stored value from ``folder`` (pytest's cache) when nothing
-    changed; ``stale`` is the value stored for an older state, for builds that can reuse parts.
+    changed; ``stale`` is the value stored for an older state of the files by this same
+    pytest-infx, for builds that can reuse its unchanged parts.
 
     ``clean`` says whether a value may be stored: values that carry errors never are.
     """
     if folder is None or os.environ.get(DISABLE_VAR) == "0" or not root.is_dir():
         return build(None)
+    code = package_signature()
     key = signature(root)
     path = cache_path(root, folder, name)
     stale: T | None = None
     try:
-        stored_key, value = pickle.loads(path.read_bytes())
-        if isinstance(value, kind):
+        stored_code, stored_key, value = pickle.loads(path.read_bytes())
+        if stored_code == code and isinstance(value, kind):
             if stored_key == key:
                 return value
             stale = value
@@ -95,9 +97,8 @@ def cached(
     value = build(stale)
     if clean(value):
         try:
-            atomic_write_bytes(
-                path, pickle.dumps((key, value), protocol=pickle.HIGHEST_PROTOCOL), durable=False
-            )
+            data = pickle.dumps((code, key, value), protocol=pickle.HIGHEST_PROTOCOL)
+            atomic_write_bytes(path, data, durable=False)
         except OSError:
             pass
     return value

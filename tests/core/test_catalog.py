@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -87,3 +88,22 @@ def test_a_recipe_edited_after_collection_is_not_run_with_the_old_point(
         collect.RecipeChangedError, match=r"a-b300\[k1-thinking_off\]: its recipe changed"
     ):
         collect.point_of(items[0])
+
+
+def test_a_rebuilt_catalog_expands_only_edited_files(tmp_path: Path) -> None:
+    root = tmp_path / "recipes"
+    write(root / "a.yaml", speedbench("a-b300", draft_lengths=(1,)))
+    write(root / "b.yaml", speedbench("b-b300", draft_lengths=(1,)))
+    first_tree = read_tree(root)
+    first = build(first_tree)
+    write(root / "b.yaml", speedbench("b-b300", draft_lengths=(1, 2)))
+    stat = (root / "b.yaml").stat()
+    os.utime(root / "b.yaml", ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    second = build(read_tree(root, first_tree), first)
+    assert second.points[root / "a.yaml"] is first.points[root / "a.yaml"]
+    assert [r.name for r in second.points[root / "b.yaml"]] == [
+        "k1-thinking_off",
+        "k1-thinking_on",
+        "k2-thinking_off",
+        "k2-thinking_on",
+    ]
