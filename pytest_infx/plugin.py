@@ -81,9 +81,18 @@ def pytest_collection(session: pytest.Session) -> Generator[None, object, object
         gc.freeze()
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """``-m lint`` alone selects only the lint rules, which come from no file: importing test
+    modules and reading recipes would only feed the deselection."""
+    if lint.only_lint(config) and lint.wants_lint(config) and collection_path != config.rootpath:
+        return True
+    return None
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     config = parent.config
-    if lint.only_lint(config) or not collect.is_recipe_file(config, file_path):
+    if not collect.is_recipe_file(config, file_path):
         return None
     return collect.RecipeFile.from_parent(parent, path=file_path)
 

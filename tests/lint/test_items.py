@@ -126,3 +126,13 @@ def test_base_option_drives_the_changelog_rules(lint_repo: pytest.Pytester) -> N
     result = lint_repo.runpytest("--infx-base", "nope", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--infx-base: git ref 'nope' does not exist*"])
+
+
+def test_lint_alone_imports_no_test_module_and_reads_no_recipe(lint_repo: pytest.Pytester) -> None:
+    lint_repo.makepyfile(test_heavy="raise RuntimeError('imported a test module')\n")
+    (lint_repo.path / "recipes" / "broken.yaml").write_text("key: broken\nunknown-field: 1\n")
+    lint_repo.makeini("[pytest]\ntestpaths = . recipes\n")
+    result = lint_repo.runpytest("-m", "lint", "-k", "golden", "-p", "no:cacheprovider")
+    assert "imported a test module" not in result.stdout.str()
+    chosen = sum("golden" in r.id for r in all_rules())
+    result.assert_outcomes(passed=chosen, deselected=len(all_rules()) - chosen)
