@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -13,12 +14,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
+from pytest_infx.engines.vllm import VllmAdapter
 from pytest_infx.envs import toolenv, vllm_cpu
 from pytest_infx.envs.toolenv import InstallError
 from pytest_infx.envs.vllm_cpu import VllmCpuEngine
+from pytest_infx.speedbench.http1 import HTTPError, Response, fetch
 
 DATA = Path(__file__).parent / "data"
 RECORD = os.environ.get("INFX_RECORD_FIXTURES") == "1"
@@ -28,6 +30,14 @@ PROMPTS = (
     "Explain in two sentences what a hash table is.",
 )
 MAX_TOKENS = 64
+
+
+def _get(url: str, path: str, timeout_s: float) -> Response:
+    return asyncio.run(fetch(url, "GET", path, timeout_s=timeout_s))
+
+
+def _post(url: str, path: str, body: dict[str, Any], timeout_s: float) -> Response:
+    return asyncio.run(fetch(url, "POST", path, json.dumps(body).encode(), timeout_s=timeout_s))
 
 
 def test_spec_pins_and_names_no_registry() -> None:
@@ -236,9 +246,9 @@ def server(
             if time.monotonic() > deadline:
                 pytest.fail(f"vLLM ({method}) not ready after 600 s:\n{_log_tail(log)}")
             try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                if _get(url, "/health", 2).status == 200:
                     break
-            except httpx.TransportError:
+            except HTTPError:
                 pass
             time.sleep(0.5)
         start_seconds = time.monotonic() - started
@@ -266,7 +276,7 @@ def _chat_body(prompt: str, *, thinking: bool, stream: bool = False) -> dict[str
 
 
 def _counters(url: str) -> dict[str, float]:
-    text = httpx.get(f"{url}/metrics", timeout=10).text
+    text = _get(url, "/metrics", 10).body.decode()
     totals: dict[str, float] = {}
     for line in text.splitlines():
         if line.startswith("vllm:spec_decode_num_") and "_created" not in line:
@@ -279,8 +289,8 @@ def _counters(url: str) -> dict[str, float]:
 
 @pytest.mark.engine
 def test_health(server: Server) -> None:
-    assert httpx.get(f"{server.url}/health", timeout=5).status_code == 200
-    models = httpx.get(f"{server.url}/v1/models", timeout=5).json()
+    assert _get(server.url, "/health", 5).status == 200
+    models = json.loads(_get(server.url, "/v1/models", 5).body)
     assert [model["id"] for model in models["data"]] == ["m"]
 
 
@@ -288,21 +298,14 @@ def test_health(server: Server) -> None:
 @pytest.mark.parametrize("thinking", [True, False], ids=["thinking_on", "thinking_off"])
 def test_rendered_prompt_follows_thinking_kwarg(server: Server, thinking: bool) -> None:
     body = _chat_body(PROMPTS[0], thinking=thinking)
-    tokenized = httpx.post(
-        f"{server.url}/tokenize",
-        json={
-            "model": "m",
-            "messages": body["messages"],
-            "add_generation_prompt": True,
-            "chat_template_kwargs": body["chat_template_kwargs"],
-        },
-        timeout=30,
-    ).json()
-    prompt = httpx.post(
-        f"{server.url}/detokenize",
-        json={"model": "m", "tokens": tokenized["tokens"]},
-        timeout=30,
-    ).json()["prompt"]
+    probe = VllmAdapter().rendered_prompt(
+        server.url,
+        model="m",
+        messages=body["messages"],
+        chat_template_kwargs=body["chat_template_kwargs"],
+        timeout_s=30,
+    )
+    prompt = asyncio.run(probe)
     assert PROMPTS[0] in prompt
     if thinking:
         assert prompt.endswith("<|im_start|>assistant\n<think>\n")
@@ -319,13 +322,11 @@ def test_chat_lands_in_reasoning_or_content_and_counts_drafts(
     before = _counters(server.url)
     per_request: list[float] = []
     for prompt in PROMPTS:
-        response = httpx.post(
-            f"{server.url}/v1/chat/completions",
-            json=_chat_body(prompt, thinking=thinking),
-            timeout=300,
+        response = _post(
+            server.url, "/v1/chat/completions", _chat_body(prompt, thinking=thinking), 300
         )
-        assert response.status_code == 200, response.text
-        answer = response.json()
+        assert response.status == 200, response.body
+        answer = json.loads(response.body)
         message = answer["choices"][0]["message"]
         assert answer["usage"]["completion_tokens"] > 1
         if thinking:
@@ -356,7 +357,7 @@ def test_chat_lands_in_reasoning_or_content_and_counts_drafts(
 
 @pytest.mark.engine
 def test_metrics_expose_spec_decode_series(server: Server) -> None:
-    text = httpx.get(f"{server.url}/metrics", timeout=10).text
+    text = _get(server.url, "/metrics", 10).body.decode()
     assert "vllm:spec_decode_num_drafts_total{" in text
     assert 'vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0"' in text
     fixture = DATA / f"metrics_{server.method}.txt"
@@ -377,12 +378,10 @@ def test_metrics_expose_spec_decode_series(server: Server) -> None:
 def test_streamed_chat_is_sse_with_reasoning_deltas(server: Server) -> None:
     body = _chat_body(PROMPTS[0], thinking=True, stream=True)
     body["stream_options"] = {"include_usage": True, "continuous_usage_stats": False}
-    with httpx.stream(
-        "POST", f"{server.url}/v1/chat/completions", json=body, timeout=300
-    ) as response:
-        assert response.status_code == 200
-        assert response.headers["content-type"].startswith("text/event-stream")
-        raw = b"".join(response.iter_raw())
+    response = _post(server.url, "/v1/chat/completions", body, 300)
+    assert response.status == 200
+    assert response.headers["content-type"].startswith("text/event-stream")
+    raw = response.body
     fixture = DATA / f"chat_stream_thinking_{server.method}.sse"
     if RECORD:
         fixture.write_bytes(raw)
