@@ -47,7 +47,12 @@ class Catalog:
 
 def build(tree: Tree, stale: Catalog | None = None) -> Catalog:
     """The catalog of ``tree``; a file whose stamp (its and its bases' sizes and times) is the
-    one ``stale`` was built from keeps its points without being expanded again."""
+    one ``stale`` was built from keeps its points without being expanded again.
+
+    A server is what the effective recipe (one object per set of matching overrides), the kind,
+    the TP and the draft length make of it; thinking and concurrency are the client's, so most
+    points of a file reuse a plan already made.
+    """
     from pytest_infx.plan import server_key
     from pytest_infx.recipes.errors import RecipeErrors
     from pytest_infx.recipes.points import expand
@@ -72,9 +77,6 @@ def build(tree: Tree, stale: Catalog | None = None) -> Catalog:
         refs = []
         servers: dict[tuple[int, str, int, int | None], str] = {}
         for p in expanded:
-            # A server is what the effective recipe (one object per set of matching overrides),
-            # the kind, the TP and the draft length make of it; thinking and concurrency are
-            # the client's, so most points reuse a plan already made.
             shared = (id(p.recipe), p.kind, p.tp, p.draft_length)
             server = servers.get(shared)
             if server is None:

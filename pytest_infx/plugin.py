@@ -166,8 +166,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     if lint.only_lint(session.config):
-        # A lint run made no garbage worth finding: spare pytest's closing full collection
-        # the walk over the parsed recipe tree and changelog.
+        # spares pytest's closing full collection a walk over the parsed tree and changelog
         gc.freeze()
     workeroutput: dict[str, Any] | None = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:
