@@ -377,12 +377,8 @@ def describe_findings(path: str, lines: list[SourceLine]) -> list[Finding]:
 FileFindings = tuple[list[Finding], list[Finding], list[Finding]]
 
 
-def _file_findings(root: Path, path: Path) -> FileFindings:
-    """The header, broad and describe findings of one file."""
-    try:
-        rel = path.relative_to(root).as_posix()
-    except ValueError:
-        rel = path.as_posix()
+def _file_findings(rel: str, path: Path) -> FileFindings:
+    """The header, broad and describe findings of one file, reported as ``rel``."""
     lines = scan_file(path)
     return header_findings(rel, lines), broad_findings(rel, lines), describe_findings(rel, lines)
 
@@ -393,7 +389,7 @@ def findings_by_file(ctx: LintContext) -> list[FileFindings]:
 
     def compute() -> list[FileFindings]:
         def one(path: Path) -> FileFindings:
-            return _file_findings(ctx.root, path)
+            return _file_findings(ctx.relpath(path), path)
 
         if ctx.store is not None:
             name = f"comments.{digest(str(ctx.root))[:16]}"
