@@ -23,7 +23,7 @@ import yaml
 
 from pytest_infx.lint.context import LintContext
 from pytest_infx.lint.findings import Finding, quote_lines, rule
-from pytest_infx.lint.store import digest
+from pytest_infx.store import digest
 
 DEFAULT_PR_REPO = "SemiAnalysisAI/InferenceX"
 PLACEHOLDER = "XXX"

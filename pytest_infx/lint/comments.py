@@ -31,7 +31,7 @@ from typing import NamedTuple
 
 from pytest_infx.lint.context import LintContext
 from pytest_infx.lint.findings import Finding, quote_lines, quote_numbered, rule
-from pytest_infx.lint.store import digest
+from pytest_infx.store import digest
 
 BLANK = "blank"
 CODE = "code"

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 if TYPE_CHECKING:
-    from pytest_infx.lint.store import Store
     from pytest_infx.recipes.loader import Tree
+    from pytest_infx.store import Store
 
 CHANGELOG_NAME = "perf-changelog.yaml"
 RECIPE_DIRS: tuple[str, ...] = ("recipes",)
@@ -92,7 +92,7 @@ class LintContext:
         """Changes with any file in the golden folder (curves and their registry)."""
 
         def compute() -> str:
-            from pytest_infx.recipes.cache import stat_signature
+            from pytest_infx.store import stat_signature
 
             folder = self.golden_dir
             if folder is None or not folder.is_dir():

@@ -25,7 +25,7 @@ from pytest_infx.lint.context import (
     ref_exists,
 )
 from pytest_infx.lint.findings import Rule, all_rules
-from pytest_infx.lint.store import Store
+from pytest_infx.store import Store
 
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr
