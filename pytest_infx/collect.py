@@ -22,13 +22,14 @@ from pytest_infx.recipes.cache import cached_tree
 from pytest_infx.recipes.layout import RECIPE_SUFFIXES, is_recipe
 
 if TYPE_CHECKING:
-    from pytest_infx.recipes.loader import Tree
+    from pytest_infx.recipes.loader import RecipeSource, Tree
     from pytest_infx.recipes.points import Point
 
 REF = pytest.StashKey[PointRef]()
 TREE = pytest.StashKey["Tree"]()
 CATALOG = pytest.StashKey[Catalog]()
-POINTS = pytest.StashKey[dict[str, "Point"]]()
+SOURCES = pytest.StashKey[dict[Path, "RecipeSource"]]()
+POINTS = pytest.StashKey[dict[Path, dict[str, "Point"]]]()
 
 _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "speedbench": item_functions.speedbench_cell,
@@ -106,11 +107,12 @@ def ref_of(item: pytest.Item) -> PointRef | None:
 
 
 def point_of(item: pytest.Item) -> Point | None:
-    """The item's full point, from the tree as it is now."""
+    """The item's full point, from the tree as it is now; only the item's own file is
+    expanded, so a run of ten cells does not expand the whole tree."""
     ref = item.stash.get(REF, None)
     if ref is None:
         return None
-    found = _points(item.config).get(ref.id)
+    found = _points(item.config, item.path).get(ref.id)
     if found is None or found.fingerprint != ref.fingerprint:
         raise RecipeChangedError(
             f"{ref.id}: its recipe changed after collection; run pytest again to collect it anew"
@@ -118,17 +120,21 @@ def point_of(item: pytest.Item) -> Point | None:
     return found
 
 
-def _points(config: pytest.Config) -> dict[str, Point]:
-    found = config.stash.get(POINTS, None)
+def _points(config: pytest.Config, path: Path) -> dict[str, Point]:
+    """The points of one recipe file by id, expanded on first use."""
+    by_file = config.stash.setdefault(POINTS, {})
+    found = by_file.get(path)
     if found is None:
         from pytest_infx.recipes.errors import RecipeErrors
         from pytest_infx.recipes.points import expand
 
-        found = {}
-        for source in tree(config).sources:
-            try:
-                found.update((p.id, p) for p in expand(source))
-            except RecipeErrors:
-                continue
-        config.stash[POINTS] = found
+        sources = config.stash.get(SOURCES, None)
+        if sources is None:
+            sources = config.stash[SOURCES] = {s.path: s for s in tree(config).sources}
+        source = sources.get(path)
+        try:
+            found = {p.id: p for p in expand(source)} if source is not None else {}
+        except RecipeErrors:
+            found = {}
+        by_file[path] = found
     return found
