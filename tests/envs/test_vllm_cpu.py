@@ -20,6 +20,7 @@ from pytest_infx.engines.vllm import VllmAdapter
 from pytest_infx.envs import toolenv, vllm_cpu
 from pytest_infx.envs.toolenv import InstallError
 from pytest_infx.envs.vllm_cpu import VllmCpuEngine
+from pytest_infx.launch.process import GUARD
 from pytest_infx.speedbench.http1 import HTTPError, Response, fetch
 
 DATA = Path(__file__).parent / "data"
@@ -229,8 +230,10 @@ def server(
     ]
     started = time.monotonic()
     with log.open("wb") as sink:
+        # under the launcher's guard, so a killed test run cannot leave the engine running
+        guarded = [sys.executable, "-I", "-S", str(GUARD), "--parent-pid", str(os.getpid()), "--"]
         proc = subprocess.Popen(
-            argv,
+            [*guarded, *argv],
             stdout=sink,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
