@@ -7,6 +7,7 @@ and the results folder. Items only ask for "the server of my point".
 
 from __future__ import annotations
 
+import os
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -52,10 +53,16 @@ class Run:
     def pool(self) -> ServerPool:
         if self._pool is None:
             from pytest_infx.launch import GpuLeaser, Registry, ServerPool, detect_gpus
+            from pytest_infx.launch.slurm import in_job, job_gpus
 
-            gpus = detect_gpus(override=self.settings.gpu_count)
-            leaser = GpuLeaser(self.run_dir / "gpus", len(gpus)) if gpus else None
-            under_xdist = hasattr(self.config, "workerinput")
+            devices = job_gpus(os.environ) if self.settings.gpu_count is None else None
+            if devices is None:
+                devices = tuple(g.index for g in detect_gpus(override=self.settings.gpu_count))
+            leaser = None
+            if devices:
+                leaser = GpuLeaser(self.run_dir / "gpus", len(devices), devices=devices)
+            # a Slurm job's run folder is its own: no other process can be using its servers
+            under_xdist = hasattr(self.config, "workerinput") and not in_job(os.environ)
             self._pool = ServerPool(
                 self.run_dir / "servers",
                 Registry(self.run_dir / "registry.jsonl"),

@@ -104,6 +104,7 @@ def add_options(parser: pytest.Parser) -> None:
         help="git ref the lint rules compare with (default: ini infx_base, else "
         "origin/main when it exists)",
     )
+    add_slurm_options(group, parser)
     parser.addini(
         "infx_lint_root", "repository root for pytest -m lint, relative to the rootdir", default=""
     )
@@ -121,6 +122,22 @@ def add_options(parser: pytest.Parser) -> None:
         "infx_results", "results folder, relative to the invocation dir", default="infx-results"
     )
     parser.addini("infx_golden", "golden curve folder, relative to the rootdir", default="golden")
+
+
+def add_slurm_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
+    """Options of a sweep whose xdist workers are Slurm jobs (see pytest_infx.launch.slurm)."""
+    slurm = {
+        "infx_slurm": ("N", "run on Slurm: N xdist workers, each one srun job of one task"),
+        "infx_slurm_partition": ("NAME", "Slurm partition of the worker jobs"),
+        "infx_slurm_gpus": ("G", "GPUs per worker job (--gres=gpu:G); servers lease from them"),
+        "infx_slurm_time": ("TIME", "time limit per worker job, in srun's --time format"),
+        "infx_slurm_account": ("NAME", "Slurm account charged for the worker jobs"),
+        "infx_slurm_args": ("ARGS", "extra srun arguments for every worker job, shell-quoted"),
+    }
+    for dest, (metavar, text) in slurm.items():
+        flag = "--" + dest.replace("_", "-")
+        group.addoption(flag, dest=dest, metavar=metavar, default=None, help=text)
+        parser.addini(dest, text, default="")
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     options.add_options(parser)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """``--infx-slurm N`` becomes xdist's worker specs here, before xdist reads them."""
+    if not hasattr(config, "workerinput"):
+        from pytest_infx.launch import slurm
+
+        slurm.configure_controller(config)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     for name, text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
@@ -48,6 +57,13 @@ def pytest_configure(config: pytest.Config) -> None:
         run_dir = Path(tempfile.mkdtemp(prefix="infx-run-"))
         config.stash[RUN_DIR] = (run_dir, os.environ.get(options.RUN_DIR_VAR))
         os.environ[options.RUN_DIR_VAR] = str(run_dir)
+    elif os.environ.get("SLURM_JOB_ID"):
+        from pytest_infx.launch import slurm
+
+        node_dir = slurm.configure_worker(config, os.environ)
+        if node_dir is not None:
+            config.stash[RUN_DIR] = (node_dir, os.environ.get(options.RUN_DIR_VAR))
+            os.environ[options.RUN_DIR_VAR] = str(node_dir)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -133,6 +149,8 @@ def pytest_collection_modifyitems(
             return ref.server if ref else None
 
         items[:] = selection.group_by_server(chosen.keep, key)
+        if getattr(config.option, "loadgroup", False):
+            selection.mark_server_groups(items, key)
     if lint.wants_lint(config):
         items.extend(lint.lint_items(session))
 

@@ -72,3 +72,17 @@ def group_by_server(
         order.append((rank, index, item))
     order.sort(key=lambda t: (t[0], t[1]))
     return [item for _, _, item in order]
+
+
+def mark_server_groups(
+    items: list[pytest.Item], server_key: Callable[[pytest.Item], str | None]
+) -> None:
+    """Under ``--dist loadgroup``, every item of one server goes to one worker: workers on other
+    nodes cannot attach to a server, so splitting its items would start it once per node."""
+    import hashlib
+
+    for item in items:
+        key = server_key(item)
+        if key is not None:
+            group = "infx-" + hashlib.sha256(key.encode()).hexdigest()[:12]
+            item.add_marker(pytest.mark.xdist_group(group))

@@ -110,16 +110,26 @@ class GpuLeaser:
     guard so the lease lives exactly as long as the server, whichever worker stops it.
     """
 
-    def __init__(self, lock_dir: Path, total: int, *, poll_s: float = 0.1) -> None:
+    def __init__(
+        self,
+        lock_dir: Path,
+        total: int,
+        *,
+        poll_s: float = 0.1,
+        devices: tuple[int, ...] | None = None,
+    ) -> None:
+        """`devices` are the GPU indices to lease (default 0..total-1); a Slurm job passes the
+        node's indices it was given, so the engine's CUDA_VISIBLE_DEVICES names those."""
         self.lock_dir = Path(lock_dir)
-        self.total = total
+        self.devices = devices if devices is not None else tuple(range(total))
+        self.total = len(self.devices)
         self.poll_s = poll_s
 
     def _candidates(self, count: int) -> list[tuple[int, ...]]:
         starts = list(range(0, self.total - count + 1))
         aligned = [s for s in starts if s % count == 0]
         ordered = aligned + [s for s in starts if s % count != 0]
-        return [tuple(range(s, s + count)) for s in ordered]
+        return [self.devices[s : s + count] for s in ordered]
 
     def _try_lock(self, index: int) -> int | None:
         path = self.lock_dir / f"gpu{index}.lock"
@@ -147,7 +157,7 @@ class GpuLeaser:
     def busy(self) -> list[int]:
         """GPU indices whose lock is held right now (by anyone, including this process)."""
         found = []
-        for index in range(self.total):
+        for index in self.devices:
             fd = self._try_lock(index)
             if fd is None:
                 found.append(index)

@@ -521,6 +521,8 @@ def record_start(options: Options, argv: Sequence[str]) -> None:
         "faults": dict(options.faults),
         "argv": list(argv),
         "started": STARTED,
+        "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+        "slurm_job_id": os.environ.get("SLURM_JOB_ID"),
     }
     fd = os.open(options.record, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:

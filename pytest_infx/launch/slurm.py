@@ -1,0 +1,313 @@
+"""xdist workers as Slurm jobs: one ``srun`` allocation per worker, started by the controller.
+
+The user asks for N workers; each becomes an execnet ``popen`` spec whose interpreter is
+``srun ... python``, so xdist talks to a worker running inside a Slurm job over srun's stdio
+exactly as it would to a local subprocess. Items that share a server are one xdist group
+(``--dist loadgroup``), so a server is never started twice on two nodes. Each job's name is
+unique to the run and the worker slot; the controller uses it to explain a worker that died
+(cancelled, out of time, node failure) and to cancel every job of the run when it stops.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+JOB_PREFIX = "infx-"
+SPEC_SEPARATOR = "//"
+TERMINAL_WAIT_S = 10.0
+CANCEL_WAIT_S = 30.0
+ENDS = {
+    "CANCELLED": "was cancelled (scancel, or an administrator)",
+    "TIMEOUT": "hit its time limit",
+    "DEADLINE": "hit its deadline",
+    "NODE_FAIL": "lost its node (node failure)",
+    "BOOT_FAIL": "could not boot its node",
+    "PREEMPTED": "was preempted",
+    "OUT_OF_MEMORY": "ran out of memory",
+    "FAILED": "failed",
+    "COMPLETED": "ended",
+}
+GROUPS_KEY = "infx_server_groups"
+LIVE_STATES = ("PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "RESIZING")
+
+
+class SlurmError(RuntimeError):
+    """A Slurm command failed or was missing."""
+
+
+@dataclass(frozen=True)
+class SlurmSettings:
+    """What the user asked of the cluster; `extra` are srun arguments passed as they are."""
+
+    workers: int
+    partition: str | None = None
+    gpus: int | None = None
+    time: str | None = None
+    account: str | None = None
+    extra: tuple[str, ...] = ()
+
+    def srun_argv(self, job_name: str) -> list[str]:
+        """`-n1 --unbuffered` matter: without them the worker never answers xdist's handshake."""
+        argv = ["srun", f"--job-name={job_name}", "-N1", "-n1", "--unbuffered"]
+        if self.partition:
+            argv.append(f"--partition={self.partition}")
+        if self.gpus:
+            argv.append(f"--gres=gpu:{self.gpus}")
+        if self.time:
+            argv.append(f"--time={self.time}")
+        if self.account:
+            argv.append(f"--account={self.account}")
+        return [*argv, *self.extra]
+
+
+def _text(config: pytest.Config, option: str) -> str | None:
+    value = config.getoption(option)
+    if value is None or value == "":
+        value = config.getini(option)
+    text = str(value).strip() if value is not None else ""
+    return text or None
+
+
+def _count(config: pytest.Config, option: str, flag: str, minimum: int) -> int | None:
+    text = _text(config, option)
+    if text is None:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        value = minimum - 1
+    if value < minimum:
+        raise pytest.UsageError(f"{flag}: expected a whole number >= {minimum}, got {text!r}")
+    return value
+
+
+def settings_from(config: pytest.Config) -> SlurmSettings | None:
+    """The Slurm settings from options or their ini twins; None when no workers were asked."""
+    workers = _count(config, "infx_slurm", "--infx-slurm", 0)
+    if not workers:
+        return None
+    extra_text = _text(config, "infx_slurm_args") or ""
+    try:
+        extra = tuple(shlex.split(extra_text))
+    except ValueError as exc:
+        raise pytest.UsageError(f"--infx-slurm-args: {exc} in {extra_text!r}") from None
+    found = SlurmSettings(
+        workers=workers,
+        partition=_text(config, "infx_slurm_partition"),
+        gpus=_count(config, "infx_slurm_gpus", "--infx-slurm-gpus", 0),
+        time=_text(config, "infx_slurm_time"),
+        account=_text(config, "infx_slurm_account"),
+        extra=extra,
+    )
+    for word in [*found.srun_argv("x")[1:], sys.executable]:
+        if " " in word or SPEC_SEPARATOR in word or not word:
+            raise pytest.UsageError(
+                f"--infx-slurm: {word!r} cannot be passed to srun through an xdist spec "
+                "(no spaces or '//' inside one argument); use a path or value without them"
+            )
+    return found
+
+
+def job_name(tag: str, slot: int) -> str:
+    return f"{JOB_PREFIX}{tag}-w{slot}"
+
+
+def tx_specs(settings: SlurmSettings, tag: str, python: str = sys.executable) -> list[str]:
+    """One execnet spec per worker slot, each naming its own job."""
+    return [
+        "popen//python=" + " ".join([*settings.srun_argv(job_name(tag, slot)), python])
+        for slot in range(settings.workers)
+    ]
+
+
+def job_name_of_spec(python: str) -> str | None:
+    for word in python.split():
+        if word.startswith("--job-name="):
+            return word.split("=", 1)[1]
+    return None
+
+
+def in_job(environ: Mapping[str, str]) -> bool:
+    return bool(environ.get("SLURM_JOB_ID"))
+
+
+def job_gpus(environ: Mapping[str, str]) -> tuple[int, ...] | None:
+    """The GPUs Slurm gave this job (None outside a job): CUDA_VISIBLE_DEVICES as Slurm set it,
+    which names the node's devices, so leases and lock files use the same numbers."""
+    if not in_job(environ):
+        return None
+    text = environ.get("CUDA_VISIBLE_DEVICES") or environ.get("SLURM_STEP_GPUS") or ""
+    ids = [part.strip() for part in text.split(",") if part.strip()]
+    if not all(part.isdigit() for part in ids):
+        raise SlurmError(
+            f"CUDA_VISIBLE_DEVICES={text!r} in Slurm job {environ['SLURM_JOB_ID']} is not a "
+            "list of GPU indices; configure gres.conf with device files so Slurm sets indices"
+        )
+    return tuple(int(part) for part in ids)
+
+
+def node_run_dir(environ: Mapping[str, str], testrunuid: str) -> Path:
+    """A run folder on the node's own disk (TMPDIR, else /tmp), one per job: GPU locks are
+    kernel locks, which a shared filesystem does not honour across nodes."""
+    folder = Path(tempfile.gettempdir()) / f"infx-run-{testrunuid[:12]}-{environ['SLURM_JOB_ID']}"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@dataclass(frozen=True)
+class Job:
+    id: int
+    name: str
+    state: str
+    node: str
+
+
+def _command(argv: Sequence[str], timeout: float = 30.0) -> str:
+    try:
+        done = subprocess.run(
+            list(argv), capture_output=True, text=True, timeout=timeout, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SlurmError(f"{argv[0]} failed: {exc}") from None
+    if done.returncode != 0:
+        raise SlurmError(f"{' '.join(argv)} exited with {done.returncode}: {done.stderr.strip()}")
+    return done.stdout
+
+
+def jobs(names: Sequence[str], *, every_state: bool = False) -> list[Job]:
+    """The jobs of these names that slurmctld still knows (finished ones only with
+    `every_state`, for as long as its MinJobAge keeps them)."""
+    if not names:
+        return []
+    argv = ["squeue", "-h", "-o", "%i|%j|%T|%N", f"--name={','.join(names)}"]
+    if every_state:
+        argv += ["-t", "all"]
+    found = []
+    for line in _command(argv).splitlines():
+        parts = line.split("|")
+        if len(parts) == 4 and parts[0].strip().isdigit():
+            found.append(Job(int(parts[0]), parts[1], parts[2].strip(), parts[3].strip()))
+    return found
+
+
+def why_ended(name: str, *, wait_s: float = TERMINAL_WAIT_S, time_limit: str | None = None) -> str:
+    """One sentence on how the newest job of `name` ended, waiting briefly for Slurm to record
+    the end (srun can exit a moment before the job leaves RUNNING or COMPLETING)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            found = jobs([name], every_state=True)
+        except SlurmError as exc:
+            return f"the worker's Slurm job {name} ended; its state is unknown ({exc})"
+        newest = max(found, key=lambda job: job.id) if found else None
+        if newest is not None and (newest.state not in LIVE_STATES or time.monotonic() >= deadline):
+            break
+        if newest is None and time.monotonic() >= deadline:
+            return f"the worker's Slurm job {name} is gone and Slurm no longer lists it"
+        time.sleep(0.2)
+    where = f" on {newest.node}" if newest.node else ""
+    if newest.state in LIVE_STATES:
+        return f"Slurm job {newest.id}{where} is still {newest.state} but its worker died"
+    how = ENDS.get(newest.state, f"ended in state {newest.state}")
+    if newest.state == "TIMEOUT" and time_limit:
+        how += f" ({time_limit}, --infx-slurm-time)"
+    return f"Slurm job {newest.id}{where} {how}"
+
+
+def cancel(names: Sequence[str], *, wait_s: float = CANCEL_WAIT_S) -> list[Job]:
+    """Cancel every live job of these names and wait until none is queued or running; returns
+    the jobs still live at the deadline."""
+    try:
+        live = jobs(names)
+    except SlurmError:
+        return []
+    if live:
+        try:
+            _command(["scancel", *(str(job.id) for job in live)])
+        except SlurmError:
+            pass
+    deadline = time.monotonic() + wait_s
+    while live and time.monotonic() < deadline:
+        time.sleep(0.2)
+        try:
+            live = jobs(names)
+        except SlurmError:
+            return live
+    return live
+
+
+class Controller:
+    """Controller-side hooks of a Slurm run: crash reasons and cancelling the run's jobs."""
+
+    def __init__(self, settings: SlurmSettings, names: Sequence[str]) -> None:
+        self.settings = settings
+        self.names = tuple(names)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """Workers parse the command line again and see ``--dist no``; this tells them to
+        group items by server, which xdist's worker then writes into the node ids."""
+        node.workerinput[GROUPS_KEY] = True
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport) -> None:
+        node: Any = getattr(report, "node", None)
+        python = str(getattr(getattr(getattr(node, "gateway", None), "spec", None), "python", ""))
+        name = job_name_of_spec(python)
+        if name is None:
+            return
+        reason = why_ended(name, time_limit=self.settings.time)
+        report.longrepr = (
+            f"{reason} while {crashitem} ran; the job's remaining items go to a new job\n"
+            f"{report.longrepr}"
+        )
+
+    def pytest_unconfigure(self) -> None:
+        left = cancel(self.names)
+        if left:
+            ids = " ".join(str(job.id) for job in left)
+            print(f"infx: Slurm jobs still live after scancel: {ids}", file=sys.stderr)
+
+
+def configure_controller(config: pytest.Config) -> None:
+    """Turn ``--infx-slurm N`` into xdist's `--tx`/`--dist` before xdist reads them."""
+    found = settings_from(config)
+    if found is None or config.getoption("collectonly"):
+        return
+    if not config.pluginmanager.hasplugin("xdist"):
+        raise pytest.UsageError("--infx-slurm needs pytest-xdist; it is disabled (-p no:xdist?)")
+    if config.getoption("numprocesses", None) or config.getoption("tx", None):
+        raise pytest.UsageError("--infx-slurm starts its own workers; drop -n/--tx")
+    if shutil.which("srun") is None:
+        raise pytest.UsageError(
+            "--infx-slurm: srun is not on PATH; run pytest on a Slurm login node"
+        )
+    tag = uuid.uuid4().hex[:10]
+    config.option.tx = tx_specs(found, tag)
+    config.option.dist = "loadgroup"
+    if config.getoption("maxworkerrestart", None) is None:
+        config.option.maxworkerrestart = str(4 * found.workers)
+    names = [job_name(tag, slot) for slot in range(found.workers)]
+    config.pluginmanager.register(Controller(found, names), "infx-slurm")
+
+
+def configure_worker(config: pytest.Config, environ: Mapping[str, str]) -> Path | None:
+    """In a worker inside a Slurm job: the node-local run folder (None elsewhere)."""
+    workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
+    if workerinput is None or not in_job(environ):
+        return None
+    if workerinput.get(GROUPS_KEY):
+        config.option.loadgroup = True
+    return node_run_dir(environ, str(workerinput["testrunuid"]))

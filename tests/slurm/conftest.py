@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from plugin.conftest import INI, Sweep, wait_gone
+from plugin.helpers import prompts
+
+from .cluster import Cluster, Unavailable, ensure
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster() -> Cluster:
+    """The local cluster, installed and started on first use; skipped (with the reason) only
+    where it cannot run."""
+    try:
+        return ensure()
+    except Unavailable as exc:
+        pytest.skip(f"no local Slurm cluster: {exc}")
+
+
+def run_jobs() -> list[tuple[int, str, str]]:
+    """Every job of a pytest-infx run that Slurm still has queued or running."""
+    out = subprocess.run(
+        ["squeue", "-h", "-o", "%i|%j|%T"], capture_output=True, text=True, check=True
+    ).stdout
+    found = []
+    for line in out.splitlines():
+        job, name, state = line.split("|")
+        if name.startswith("infx-"):
+            found.append((int(job), name, state))
+    return found
+
+
+def processes_in(folder: Path) -> list[int]:
+    """Processes whose working directory is inside `folder` (workers, srun, engines)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cwd = Path(os.readlink(entry / "cwd"))
+        except OSError:
+            continue
+        if cwd == folder or folder in cwd.parents:
+            found.append(int(entry.name))
+    return found
+
+
+def wait_until(predicate: object, timeout: float) -> bool:
+    assert callable(predicate)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return bool(predicate())
+
+
+@pytest.fixture
+def slurm_sweep(pytester: pytest.Pytester, slurm_cluster: Cluster) -> Iterator[Sweep]:
+    """A stand-in sweep folder; afterwards no job of the run may be queued or running and no
+    process may still work inside the folder."""
+    pytester.makeini(INI)
+    (pytester.path / "recipes").mkdir()
+    prompts(pytester.path / "prompts.jsonl")
+    made = Sweep(pytester, pytester.path, pytester.path / "starts.jsonl")
+    yield made
+    jobs = run_jobs()
+    if jobs:
+        subprocess.run(["scancel", *(str(job) for job, _, _ in jobs)], check=False)
+    wait_until(lambda: not processes_in(made.root), timeout=10.0)
+    left = processes_in(made.root)
+    stand_ins = wait_gone(made.record, timeout=5.0)
+    assert not jobs, f"Slurm jobs left queued or running: {jobs}"
+    assert not left and not stand_ins, f"processes left behind: {left} {stand_ins}"

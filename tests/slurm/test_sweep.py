@@ -1,0 +1,126 @@
+"""Stand-in sweeps through a real local Slurm: two worker jobs of four fake GPUs each."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from plugin.conftest import Sweep, wait_gone
+from plugin.helpers import live_pids, recipe, records, write_recipe
+
+from pytest_infx.launch.ports import free_port
+
+from .conftest import processes_in, run_jobs, wait_until
+
+DRAFT_LENGTHS = (1, 2, 3, 4)
+MODES = ("thinking_off", "thinking_on")
+SLURM = ("--gpu", "h200", "--infx-slurm", "2", "--infx-slurm-gpus", "4", "--snapshot-update")
+
+
+def _gpu_recipes(sweep: Sweep, *extra: str) -> list[str]:
+    """One two-GPU server per draft length, each with its own preferred port (the two jobs run
+    on one host here, where a shared port would only test the launcher's port retry)."""
+    ids = []
+    for k in DRAFT_LENGTHS:
+        data = recipe(
+            f"fake-h200-k{k}",
+            record=sweep.record,
+            extra=extra,
+            draft_lengths=(k,),
+            port=free_port("127.0.0.1"),
+            golden=f"smollm2_fake_k{k}",
+        )
+        data["runner"] = "h200"
+        data["tp"] = 2
+        write_recipe(sweep.recipes, data)
+        ids += [f"fake-h200-k{k}[k{k}-{mode}]" for mode in MODES]
+    return ids
+
+
+def _devices(start: dict[str, Any]) -> set[int]:
+    return {int(i) for i in str(start["cuda_visible_devices"]).split(",")}
+
+
+def test_two_jobs_run_every_item_with_one_job_per_server(slurm_sweep: Sweep) -> None:
+    ids = _gpu_recipes(slurm_sweep)
+    slurm_sweep.run(*SLURM).assert_outcomes(passed=len(ids))
+    starts = records(slurm_sweep.record)
+    assert sorted(s["k"] for s in starts) == list(DRAFT_LENGTHS), json.dumps(starts, indent=1)
+    job_of_port = {s["port"]: s["slurm_job_id"] for s in starts}
+    for k in DRAFT_LENGTHS:
+        jobs = {
+            job_of_port[slurm_sweep.cell(f"fake-h200-k{k}[k{k}-{m}]")["server"]["port"]]
+            for m in MODES
+        }
+        assert len(jobs) == 1 and None not in jobs, (k, jobs)
+    by_job: dict[str, set[int]] = {}
+    for start in starts:
+        assert len(_devices(start)) == 2, start
+        by_job.setdefault(start["slurm_job_id"], set()).update(_devices(start))
+    assert len(by_job) == 2, by_job
+    first, second = by_job.values()
+    assert not first & second, by_job
+    assert all(gpus <= {0, 1, 2, 3} or gpus <= {4, 5, 6, 7} for gpus in by_job.values())
+    cells = sorted(p.stem for p in (slurm_sweep.results / "cells").glob("*.json"))
+    assert cells == sorted(ids)
+    assert list((slurm_sweep.results / "logs").glob("*.log"))
+    assert slurm_sweep.golden.joinpath("smollm2_fake_k3.yaml").exists()
+
+
+def _controller(sweep: Sweep) -> subprocess.Popen[bytes]:
+    argv = [sys.executable, "-m", "pytest", "--infx-results", str(sweep.results), "-rA", *SLURM]
+    return sweep.pytester.popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+    )
+
+
+def _finish(proc: subprocess.Popen[bytes], timeout: float) -> str:
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return out.decode(errors="replace")
+
+
+def _job_ids(record: Path) -> set[str]:
+    return {str(s["slurm_job_id"]) for s in records(record)}
+
+
+def test_scancel_of_one_job_fails_only_the_item_it_ran(slurm_sweep: Sweep) -> None:
+    ids = _gpu_recipes(slurm_sweep, "--step-delay", "0.5")
+    proc = _controller(slurm_sweep)
+    try:
+        assert wait_until(lambda: len(_job_ids(slurm_sweep.record)) == 2, timeout=120)
+        victim = sorted(_job_ids(slurm_sweep.record))[0]
+        subprocess.run(["scancel", victim], check=True)
+        out = _finish(proc, timeout=300)
+    finally:
+        _finish(proc, timeout=5)
+    assert proc.returncode == pytest.ExitCode.TESTS_FAILED, out
+    assert f"1 failed, {len(ids) - 1} passed" in out, out
+    assert f"Slurm job {victim} on " in out and "was cancelled" in out, out
+    assert len(list((slurm_sweep.results / "cells").glob("*.json"))) == len(ids) - 1
+
+
+def test_ctrl_c_cancels_every_job_and_leaves_no_process(slurm_sweep: Sweep) -> None:
+    _gpu_recipes(slurm_sweep, "--step-delay", "2")
+    proc = _controller(slurm_sweep)
+    try:
+        assert wait_until(lambda: len(_job_ids(slurm_sweep.record)) == 2, timeout=120)
+        assert run_jobs(), "no worker job is running mid-sweep"
+        proc.send_signal(signal.SIGINT)
+        out = _finish(proc, timeout=120)
+    finally:
+        _finish(proc, timeout=5)
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
+    assert run_jobs() == []
+    assert wait_gone(slurm_sweep.record, timeout=10.0) == []
+    assert not live_pids(slurm_sweep.record)
+    assert wait_until(lambda: not processes_in(slurm_sweep.root), timeout=10.0)
