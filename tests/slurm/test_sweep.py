@@ -74,9 +74,10 @@ def test_two_jobs_run_every_item_with_one_job_per_server(slurm_sweep: Sweep) -> 
 
 def _controller(sweep: Sweep) -> subprocess.Popen[bytes]:
     argv = [sys.executable, "-m", "pytest", "--infx-results", str(sweep.results), "-rA", *SLURM]
-    return sweep.pytester.popen(
+    proc: subprocess.Popen[bytes] = sweep.pytester.popen(
         argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
     )
+    return proc
 
 
 def _finish(proc: subprocess.Popen[bytes], timeout: float) -> str:
