@@ -248,12 +248,56 @@ def cancel(names: Sequence[str], *, wait_s: float = CANCEL_WAIT_S) -> list[Job]:
     return live
 
 
+def crashed_item(workload: dict[str, dict[str, bool]]) -> str | None:
+    """The item a dead worker was running: the first one of its workload not completed."""
+    for unit in workload.values():
+        for nodeid, completed in unit.items():
+            if not completed:
+                return nodeid
+    return None
+
+
+def server_group_scheduler() -> Any:
+    """xdist's loadgroup scheduler, except that a worker's death fails its running item once
+    instead of also running it again elsewhere: that item may be what killed the job (its
+    time limit, its memory), and a rerun would report the same id both failed and passed.
+    The job's other items go back to the queue as xdist does."""
+    from xdist.scheduler import LoadGroupScheduling
+
+    class ServerGroupScheduling(LoadGroupScheduling):  # type: ignore[misc]
+        def remove_node(self, node: Any) -> str | None:
+            workload: dict[str, dict[str, bool]] = self.assigned_work.get(node, {})
+            crashed = crashed_item(workload)
+            for unit in workload.values():
+                if crashed in unit:
+                    unit[crashed] = True
+            super().remove_node(node)
+            return crashed
+
+        def _reschedule(self, node: Any) -> None:
+            """A worker runs an item only once it holds the next one (or is told to stop), so
+            a replacement given a one-item group would wait forever: give it two items."""
+            super()._reschedule(node)
+            while (
+                self.workqueue
+                and not node.shutting_down
+                and self._pending_of(self.assigned_work[node]) < 2
+            ):
+                self._assign_work_unit(node)
+
+    return ServerGroupScheduling
+
+
 class Controller:
     """Controller-side hooks of a Slurm run: crash reasons and cancelling the run's jobs."""
 
     def __init__(self, settings: SlurmSettings, names: Sequence[str]) -> None:
         self.settings = settings
         self.names = tuple(names)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        return server_group_scheduler()(config, log)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -270,7 +314,7 @@ class Controller:
             return
         reason = why_ended(name, time_limit=self.settings.time)
         report.longrepr = (
-            f"{reason} while {crashitem} ran; the job's remaining items go to a new job\n"
+            f"{reason} while {crashitem} ran; the job's other items go to a new job\n"
             f"{report.longrepr}"
         )
 

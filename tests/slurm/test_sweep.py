@@ -81,12 +81,15 @@ def _controller(sweep: Sweep) -> subprocess.Popen[bytes]:
 
 
 def _finish(proc: subprocess.Popen[bytes], timeout: float) -> str:
+    """The controller's output once it exits; killed (and its output shown) past `timeout`."""
     try:
         out, _ = proc.communicate(timeout=timeout)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate()
+        pytest.fail(
+            f"the controller did not exit in {timeout:g} s:\n{out.decode(errors='replace')}"
+        )
     return out.decode(errors="replace")
 
 
@@ -101,7 +104,7 @@ def test_scancel_of_one_job_fails_only_the_item_it_ran(slurm_sweep: Sweep) -> No
         assert wait_until(lambda: len(_job_ids(slurm_sweep.record)) == 2, timeout=120)
         victim = sorted(_job_ids(slurm_sweep.record))[0]
         subprocess.run(["scancel", victim], check=True)
-        out = _finish(proc, timeout=300)
+        out = _finish(proc, timeout=120)
     finally:
         _finish(proc, timeout=5)
     assert proc.returncode == pytest.ExitCode.TESTS_FAILED, out
