@@ -936,6 +936,12 @@ def _no_base(ctx: LintContext) -> str | None:
     return None
 
 
+def _invalid_new_entry(ctx: LintContext) -> bool:
+    """Whether a new entry failed the schema, so which keys it covers is unknown."""
+    entries = parsed_head(ctx).entries
+    return any(i < len(entries) and entries[i] is None for i in changelog_diff(ctx).new_entries)
+
+
 def _needs_recipe_keys(ctx: LintContext) -> str | None:
     if ctx.keys() is None:
         if ctx.tree() is not None:
@@ -946,6 +952,8 @@ def _needs_recipe_keys(ctx: LintContext) -> str | None:
 
 def _needs_changed_keys(ctx: LintContext) -> str | None:
     no_base = _no_base(ctx)
+    if no_base is None and _invalid_new_entry(ctx):
+        return "a new entry does not match the schema (see changelog-schema)"
     if no_base is None and ctx.changed() is None:
         return "changed recipe keys unknown (the recipe diff against the base was not computed)"
     return no_base
@@ -1148,7 +1156,8 @@ def check_coverage(ctx: LintContext) -> list[Finding]:
             for hit in hits:
                 if entry not in covering[hit]:
                     covering[hit].append(entry)
-            if not hits and not entry.evals_only:
+            unknown = known is not None and not _matcher(pattern, known)
+            if not hits and not entry.evals_only and not unknown:
                 found.append(
                     Finding(
                         "changelog-coverage",
