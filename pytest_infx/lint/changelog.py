@@ -23,6 +23,7 @@ import yaml
 
 from pytest_infx.lint.context import SCENARIO_TYPES, LintContext
 from pytest_infx.lint.findings import Finding, quote_lines, rule
+from pytest_infx.lint.masters import master_files
 from pytest_infx.store import digest
 
 DEFAULT_PR_REPO = "SemiAnalysisAI/InferenceX"
@@ -537,23 +538,28 @@ def byte_findings(
         )
     for run in _blank_runs(data):
         begin, end = run[0][0], run[-1][1]
-        for line_begin, line_end in run:
-            if data[line_begin:line_end] != b"\n":
-                add(line_begin, "line holds only whitespace.", "Make it empty or remove it.")
+        spaces = [b for b, e in run if data[b:e] != b"\n"]
         many = f"{len(run)} blank lines" if len(run) > 1 else "a blank line"
+        # One finding per run: a misplaced run that also holds spaces is still one cause.
+        aside = " (holding only whitespace)" if spaces else ""
         if begin == 0:
-            add(begin, f"the file starts with {many}.", "Start with the first entry.", quote=False)
+            add(
+                begin,
+                f"the file starts with {many}{aside}.",
+                "Start with the first entry.",
+                quote=False,
+            )
         elif end == len(data):
             add(
                 begin,
-                f"the file ends with {many} after its final newline.",
+                f"the file ends with {many}{aside} after its final newline.",
                 "End the file with exactly one newline after the last entry.",
                 quote=False,
             )
         elif end not in starts:
             add(
                 begin,
-                f"{many} inside an entry.",
+                f"{many}{aside} inside an entry.",
                 "Entries have no blank lines inside; exactly one blank line goes before each"
                 " '- config-keys:'.",
                 quote=False,
@@ -561,10 +567,12 @@ def byte_findings(
         elif len(run) > 1:
             add(
                 begin,
-                f"{many} between entries.",
+                f"{many}{aside} between entries.",
                 "Separate entries by exactly one blank line.",
                 quote=False,
             )
+        elif spaces:
+            add(spaces[0], "line holds only whitespace.", "Make it empty or remove it.")
     for offset in offsets[1:]:
         above = data[data.rfind(b"\n", 0, offset - 1) + 1 : offset]
         if above != b"\n" and above.strip(b" \t\n"):
@@ -1097,6 +1105,7 @@ def check_config_keys(ctx: LintContext) -> list[Finding]:
     found: list[Finding] = []
     resolved: dict[str, bool] = {}
     entries = changed_entries(ctx)
+    noun = "recipe key" if ctx.master_keys() is None else "config key"
     for entry in parsed_head(ctx).valid():
         if entries is not None and entry.index not in entries:
             continue
@@ -1113,11 +1122,25 @@ def check_config_keys(ctx: LintContext) -> list[Finding]:
                     ctx.changelog_rel,
                     line,
                     entry.index,
-                    f"config key {pattern!r} matches no recipe key.",
+                    f"config key {pattern!r} matches no {noun}.",
                     hint,
                 )
             )
     return found
+
+
+def _changed_indirectly(ctx: LintContext) -> bool:
+    """Whether points may have changed through files other than their config: with master
+    configs, a collector script or a recipe file a config names (InferenceX's
+    ``CONFIG_FILE=...``) changes the points of keys whose block is unchanged, so an entry
+    listing such a key is not superfluous; a changed block must still be covered."""
+    if ctx.master_keys() is None:
+        return False
+    changes = ctx.change_set()
+    if changes is None:
+        return True
+    own = {ctx.changelog_rel, *(ctx.relpath(p) for p in master_files(ctx.root, ctx.master_configs))}
+    return any(name not in own for name in changes.files)
 
 
 @rule(
@@ -1135,9 +1158,10 @@ def check_coverage(ctx: LintContext) -> list[Finding]:
     path = ctx.changelog_rel
     added = new_entries(ctx)
     found: list[Finding] = []
+    indirect = _changed_indirectly(ctx)
     if not changed:
         for entry in added:
-            if not entry.evals_only:
+            if not entry.evals_only and not indirect:
                 found.append(
                     Finding(
                         "changelog-coverage",
@@ -1157,7 +1181,7 @@ def check_coverage(ctx: LintContext) -> list[Finding]:
                 if entry not in covering[hit]:
                     covering[hit].append(entry)
             unknown = known is not None and not _matcher(pattern, known)
-            if not hits and not entry.evals_only and not unknown:
+            if not hits and not entry.evals_only and not unknown and not indirect:
                 found.append(
                     Finding(
                         "changelog-coverage",

@@ -441,7 +441,7 @@ def findings_by_file(ctx: LintContext) -> list[FileFindings]:
 
 def _judged(ctx: LintContext, which: int) -> list[Finding]:
     """The findings of one comment rule; in PR mode only those on lines the change wrote."""
-    changes = ctx.change_set()
+    changes = ctx.scope()
     kept: list[Finding] = []
     for found in findings_by_file(ctx):
         for finding, first, last in found[which]:

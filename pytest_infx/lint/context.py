@@ -213,16 +213,19 @@ class LintContext:
         return not self.audit and self.base_ref is not None and self.base_changelog is not None
 
     def change_set(self) -> ChangeSet | None:
-        """Files and lines changed since the base; ``None`` outside PR mode (judge all)."""
-        if not self.pr_mode:
-            return None
+        """Files and lines changed since the base; ``None`` without a base."""
         base = self.base_sha or self.base_ref
-        assert base is not None
+        if base is None or self.base_changelog is None:
+            return None
         return self.memo("scope.changes", lambda: changes_since(self.root, base))
+
+    def scope(self) -> ChangeSet | None:
+        """What the change-scoped rules judge: the change in PR mode, else ``None`` (all)."""
+        return self.change_set() if self.pr_mode else None
 
     def comment_targets(self) -> tuple[Path, ...]:
         """The comment-checked files a rule judges: in PR mode the changed ones only."""
-        changes = self.change_set()
+        changes = self.scope()
         if changes is None:
             return self.comment_files
         return tuple(p for p in self.comment_files if changes.touches(self.relpath(p)))

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pytest_infx.lint.gitio import read_base
 
+_NOT_POINTS = re.compile(rb"^[ \t]*(?:#[^\n]*)?(?:\n|\Z)", re.MULTILINE)
 _TOP_KEY = re.compile(rb"^([^\s#:'\"\-][^:#\n]*?|'[^'\n]+'|\"[^\"\n]+\")[ \t]*:", re.MULTILINE)
 
 
@@ -29,14 +30,14 @@ class MasterKey:
 
 
 def blocks(data: bytes, path: Path) -> dict[str, MasterKey]:
-    """Every top-level key of one master config, with its block (trailing blank and comment
-    lines trimmed, so a blank line added between two blocks changes neither)."""
+    """Every top-level key of one master config, with its block less its blank and comment
+    lines: those change no point, and a comment above the next key is not this key's."""
     found: dict[str, MasterKey] = {}
     starts = [m for m in _TOP_KEY.finditer(data) if m.group(1) != b"---"]
     for position, match in enumerate(starts):
         end = starts[position + 1].start() if position + 1 < len(starts) else len(data)
         key = match.group(1).decode("utf-8", "replace").strip("'\"")
-        body = data[match.start() : end].rstrip()
+        body = _NOT_POINTS.sub(b"", data[match.start() : end])
         line = data.count(b"\n", 0, match.start()) + 1
         found.setdefault(key, MasterKey(key, path, line, body))
     return found

@@ -450,3 +450,18 @@ def test_project_changelog_passes_the_file_rules(local_context: LocalContext) ->
     assert run("changelog-bytes", ctx) == []
     keys = {key for e in load_changelog(text) for key in e.config_keys}
     assert "smollm2-bf16-cpu-vllm-ngram" in keys
+
+
+def test_a_whitespace_line_at_the_end_is_one_finding(local_context: LocalContext) -> None:
+    found = run("changelog-bytes", local_context(ENTRY_A + "  \n"))
+    assert [f.message for f in found] == [
+        "the file ends with a blank line (holding only whitespace) after its final newline."
+    ]
+
+
+def test_a_crlf_file_is_one_finding(local_context: LocalContext) -> None:
+    text = join(ENTRY_A, ENTRY_B).replace("\n", "\r\n")
+    found = run("changelog-bytes", local_context(text))
+    assert [(f.line, f.message) for f in found] == [
+        (1, "uses CRLF line endings (15 lines); convert to LF.")
+    ]
