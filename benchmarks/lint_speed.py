@@ -490,7 +490,8 @@ def bench_inferencex(checkout: Path, base: str, runs: int) -> int:
         )
     print(
         f"ratio (theirs / ours), wall: warm {them[0] / warm[0]:.1f}x,"
-        f" cold {them[0] / cold[0]:.1f}x; CPU: warm {them[2] / warm[2]:.1f}x, cold {them[2] / cold[2]:.1f}x"
+        f" cold {them[0] / cold[0]:.1f}x; CPU: warm {them[2] / warm[2]:.1f}x,"
+        f" cold {them[2] / cold[2]:.1f}x"
     )
     met = warm[0] <= WARM_GOAL_S and cold[0] <= COLD_GOAL_S and them[0] >= 3 * warm[0]
     return 0 if met else 1
