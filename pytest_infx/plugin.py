@@ -141,17 +141,15 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     config = session.config
     recipe_items = any(collect.ref_of(item) for item in session.items)
     if recipe_items and not config.option.collectonly:
-        from pytest_infx import fixtures, preflight
+        from pytest_infx import preflight, run
 
-        config.stash[fixtures.SESSION_ITEMS] = list(session.items)
+        config.stash[run.SESSION_ITEMS] = list(session.items)
         settings = options.settings(config)
         datasets = preflight.Datasets(settings.dataset_dir)
         for item in session.items:
             point = collect.point_of(item)
             if point is not None:
-                item.stash[fixtures.PREFLIGHT] = preflight.preflight(
-                    point, datasets, settings.golden
-                )
+                item.stash[run.PREFLIGHT] = preflight.preflight(point, datasets, settings.golden)
     if not recipe_items or not options.settings(config).plan or hasattr(config, "workerinput"):
         return
     from pytest_infx import plan

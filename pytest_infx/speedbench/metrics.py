@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pytest_infx.speedbench.http1 import HTTPError, fetch
+from pytest_infx.http1 import HTTPError, fetch
 
 LabelSet = frozenset[tuple[str, str]]
 SeriesKey = tuple[str, LabelSet]

@@ -20,8 +20,8 @@ from pytest_infx.engines.vllm import VllmAdapter
 from pytest_infx.envs import aiperf, toolenv, vllm_cpu
 from pytest_infx.envs.toolenv import InstallError
 from pytest_infx.envs.vllm_cpu import VllmCpuEngine
+from pytest_infx.http1 import HTTPError, Response, fetch
 from pytest_infx.launch.process import GUARD
-from pytest_infx.speedbench.http1 import HTTPError, Response, fetch
 
 DATA = Path(__file__).parent / "data"
 RECORD = os.environ.get("INFX_RECORD_FIXTURES") == "1"
