@@ -30,6 +30,8 @@ from pytest_infx.golden.curve import (
     Scalar,
     cell_problem,
 )
+from pytest_infx.textio import NotUtf8Error, read_utf8
+from pytest_infx.yamlkeys import repeated_key
 
 RUN_PREFIX: Final = "Source GitHub Actions run:"
 SOURCE_PREFIX: Final = "Source:"
@@ -85,10 +87,16 @@ def load_curve(path: str | os.PathLike[str]) -> Curve:
             f"curve name {name!r} (the file stem) must match [a-z0-9_.-]+; rename the file",
         )
     try:
-        text = file.read_text(encoding="utf-8")
+        text = read_utf8(file)
     except FileNotFoundError:
         raise GoldenFileError(file, None, "no such golden file") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except NotUtf8Error as exc:
+        raise GoldenFileError(
+            file,
+            exc.line,
+            f"column {exc.column}: not valid UTF-8 (byte 0x{exc.byte:02x}); save the file as UTF-8",
+        ) from None
+    except OSError as exc:
         raise GoldenFileError(file, None, f"cannot read the file: {exc}") from None
     return loads_curve(text, name=name, source=str(file))
 
@@ -379,22 +387,24 @@ def _mapping(node: Node, source: str, reason: str) -> MappingNode:
 def _unique_pairs(
     loader: yaml.SafeLoader, node: MappingNode, source: str
 ) -> list[tuple[Any, Node, Node]]:
-    seen: dict[Any, int] = {}
-    pairs: list[tuple[Any, Node, Node]] = []
-    for key_node, value_node in node.value:
+    for key_node, _ in node.value:
         if not isinstance(key_node, ScalarNode):
             raise GoldenFileError(source, _line(key_node), "keys must be plain scalars")
+
+    def same(key_node: Node) -> tuple[str, Any]:
         key = loader.construct_object(key_node)
-        marker = (type(key).__name__, key)
-        if marker in seen:
-            raise GoldenFileError(
-                source,
-                _line(key_node),
-                f"duplicate key {key!r} (first on line {seen[marker]}); keep one",
-            )
-        seen[marker] = _line(key_node)
-        pairs.append((key, key_node, value_node))
-    return pairs
+        return (type(key).__name__, key)
+
+    repeat = repeated_key(node, same)
+    if repeat is not None:
+        first, again = repeat
+        raise GoldenFileError(
+            source,
+            _line(again),
+            f"duplicate key {loader.construct_object(again)!r} (first on line {_line(first)});"
+            " keep one",
+        )
+    return [(loader.construct_object(k), k, v) for k, v in node.value]
 
 
 def _line(node: Node) -> int:

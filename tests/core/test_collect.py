@@ -200,7 +200,7 @@ def test_two_xdist_workers_collect_the_same_items_and_run_each_once(
 ) -> None:
     for n in range(6):
         recipe = changed(
-            speedbench(f"s{n}-b200", runner="b200"), "speedbench.draft-lengths", [3, n + 1]
+            speedbench(f"s{n}-b200", runner="b200"), "speedbench.draft-lengths", [7, n + 1]
         )
         write(mixed_tree / f"extra{n}.yaml", recipe)
     write(mixed_tree / "extra-agentic.yaml", agentic("x-b200-agentic", points={8: (64, 2)}))
@@ -208,7 +208,7 @@ def test_two_xdist_workers_collect_the_same_items_and_run_each_once(
     ran = pytester.path / "ran.jsonl"
     monkeypatch.setenv("INFX_RAN", str(ran))
     expected = collected(pytester, "--gpu", "b200")
-    assert len(expected) == 10 + 22 + 2
+    assert len(expected) == 10 + 24 + 2
     result = pytester.runpytest_subprocess("-n", "2", "--gpu", "b200")
     assert "Different tests were collected" not in result.stdout.str()
     result.assert_outcomes(passed=len(expected))
