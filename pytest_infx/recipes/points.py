@@ -239,6 +239,10 @@ def expand(source: RecipeSource) -> list[Point]:
     return points
 
 
+def _order(value: Any) -> tuple[bool, Any]:
+    return (isinstance(value, str), value)
+
+
 def _dead_override(override: Override, points: list[Point]) -> RecipeError:
     """An override that selects no point changes nothing, which is never what its author meant
     (a typo in a coordinate, or a point removed since); say what exists instead."""
@@ -250,7 +254,7 @@ def _dead_override(override: Override, points: list[Point]) -> RecipeError:
                 values.append(value)
     wanted = ", ".join(f"{name}: {list(values)}" for name, values in override.when.items())
     have = "; ".join(
-        f"{name}: {', '.join(str(v) for v in sorted(exist[name], key=str))}"
+        f"{name}: {', '.join(str(v) for v in sorted(exist[name], key=_order))}"
         for name in override.when
         if name in exist
     )

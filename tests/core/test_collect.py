@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import textwrap
 from pathlib import Path
@@ -170,6 +171,7 @@ def test_duplicate_key_fails_the_second_file_only(recipes: Path, pytester: pytes
 RECORDING_CONFTEST = """
 import json
 import os
+import os
 
 import pytest
 
@@ -225,3 +227,29 @@ def test_rootdir_reached_through_a_symlink_still_collects(
     link.symlink_to(pytester.path, target_is_directory=True)
     result = pytester.runpytest("--collect-only", "-q", "--gpu", "b300", str(link / "recipes"))
     assert [n.split("::")[1] for n in result.outlines if "::" in n] == ["a-b300[k1-thinking_on]"]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("speedbench.draft-lengths", [1, 3, 1], "draft length 1 is listed twice"),
+        ("engine.args", {"tensor_parallel_size": 8}, "pytest-infx sets this flag itself"),
+        ("overrides", [{"when": {"draft-length": 9}, "tp": 8}], "matches no point"),
+    ],
+)
+def test_a_new_load_error_is_reported_on_warm_runs(
+    mixed_tree: Path, pytester: pytest.Pytester, field: str, value: object, message: str
+) -> None:
+    path = mixed_tree / "a-b300.yaml"
+    assert len(collected(pytester, "--gpu", "b300")) == 4
+    recipe = changed(speedbench("a-b300", draft_lengths=(3, 1)), field, value)
+    write(path, recipe)
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    for _ in range(2):
+        result = pytester.runpytest("--collect-only", "-q", "--gpu", "b300")
+        assert result.ret == pytest.ExitCode.INTERRUPTED
+        assert f"{path}:" in result.stdout.str()
+        assert message in result.stdout.str()
+    write(path, speedbench("a-b300", draft_lengths=(3, 1)))
+    assert len(collected(pytester, "--gpu", "b300")) == 4
