@@ -270,9 +270,7 @@ def validation_errors(raw: LinedDict, exc: ValidationError) -> list[RecipeError]
         else:
             given = err.get("input")
             shown = repr(given) if not isinstance(given, dict | list) else type(given).__name__
-            out.append(
-                RecipeError(location, field, f"{err['msg']} (got {shown})", _hint(err))
-            )
+            out.append(RecipeError(location, field, f"{err['msg']} (got {shown})", _hint(err)))
     return out
 
 
@@ -301,7 +299,12 @@ def _repeats(
     earlier one: one benchmark cell per value, so a repeat is a mistake, never a merge."""
     node: Any = raw
     for part in fields:
-        node = node[part] if isinstance(node, LinedDict | LinedList) else None
+        if isinstance(node, LinedDict) and isinstance(part, str):
+            node = node.get(part)
+        elif isinstance(node, LinedList) and isinstance(part, int) and part < len(node):
+            node = node[part]
+        else:
+            node = None
     first: dict[int, int] = {}
     for index, value in enumerate(items):
         if value not in first:

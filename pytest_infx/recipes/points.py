@@ -18,7 +18,6 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from pytest_infx.recipes.errors import RecipeError, RecipeErrors
-from pytest_infx.recipes.errors import Location
 from pytest_infx.recipes.loader import (
     Override,
     RecipeSource,

@@ -139,12 +139,10 @@ def read_text(path: Path) -> str:
         ) from None
 
 
-def _tab(text: str, mark: Any) -> bool:
+def _tab(text: str, mark: yaml.Mark) -> bool:
     """Whether PyYAML stopped at a tab ("cannot start any token", "violates indentation")."""
     lines = text.splitlines()
-    if mark is None or mark.line >= len(lines):
-        return False
-    return lines[mark.line][mark.column : mark.column + 1] == "\t"
+    return mark.line < len(lines) and lines[mark.line][mark.column : mark.column + 1] == "\t"
 
 
 def load_yaml(path: Path, text: str | None = None) -> Any:
@@ -156,7 +154,7 @@ def load_yaml(path: Path, text: str | None = None) -> Any:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 1
-        if _tab(text, mark):
+        if mark is not None and _tab(text, mark):
             raise RecipeError(
                 Location(path, line, mark.column + 1),
                 None,
