@@ -132,6 +132,15 @@ def body_comments(text: str) -> BodyComments:
     return BodyComments(above, inline, tuple(pending))
 
 
+def not_utf8(exc: NotUtf8Error) -> GoldenFileError:
+    """A golden-folder file that is not UTF-8, at its line and column."""
+    return GoldenFileError(
+        exc.path,
+        exc.line,
+        f"column {exc.column}: not valid UTF-8 (byte 0x{exc.byte:02x}); save the file as UTF-8",
+    )
+
+
 def load_curve(path: str | os.PathLike[str]) -> Curve:
     """Read and validate one golden file; the curve name is the file stem."""
     return read_curve(path)[0]
@@ -152,11 +161,7 @@ def read_curve(path: str | os.PathLike[str]) -> tuple[Curve, BodyComments]:
     except FileNotFoundError:
         raise GoldenFileError(file, None, "no such golden file") from None
     except NotUtf8Error as exc:
-        raise GoldenFileError(
-            file,
-            exc.line,
-            f"column {exc.column}: not valid UTF-8 (byte 0x{exc.byte:02x}); save the file as UTF-8",
-        ) from None
+        raise not_utf8(exc) from None
     except OSError as exc:
         raise GoldenFileError(file, None, f"cannot read the file: {exc}") from None
     return loads_curve(text, name=name, source=str(file)), body_comments(text)
