@@ -353,6 +353,15 @@ def recipe_errors(raw: LinedDict, recipe: Recipe) -> list[RecipeError]:
     for name in recipe.engine.args:
         setter = owner(name, agentic=agentic)
         if setter is None:
+            if name.startswith("-"):
+                out.append(
+                    RecipeError(
+                        _locate(raw, ("engine", "args", name)),
+                        f"engine.args.{name}",
+                        "flag names are written without leading dashes",
+                        f"write '{name.lstrip('-')}:'",
+                    )
+                )
             continue
         out.append(
             RecipeError(

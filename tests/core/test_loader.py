@@ -505,3 +505,12 @@ def test_an_override_that_sets_an_owned_arg_is_rejected_at_its_line(tmp_path: Pa
     (error,) = info.value.errors
     assert error.field == "engine.args.tp"
     assert error.location == Location(path, line_of(dump(recipe), "tp: 8"))
+
+
+def test_an_engine_arg_with_leading_dashes_is_rejected_at_load(tmp_path: Path) -> None:
+    recipe = speedbench("a-b300")
+    recipe["engine"]["args"]["--max-model-len"] = 4096
+    path = write(tmp_path / "a.yaml", recipe)
+    error = only_error(path, "engine.args.--max-model-len")
+    assert error.problem == "flag names are written without leading dashes"
+    assert error.hint == "write 'max-model-len:'"
