@@ -104,6 +104,38 @@ def add_options(parser: pytest.Parser) -> None:
         help="git ref the lint rules compare with (default: ini infx_base, else "
         "origin/main when it exists)",
     )
+    group.addoption(
+        "--infx-lint-all",
+        dest="infx_lint_all",
+        action="store_true",
+        default=False,
+        help="audit the whole history: every changelog entry and every script, not only what "
+        "changed since the base (the default, PR mode)",
+    )
+    group.addoption(
+        "--infx-pr",
+        dest="infx_pr",
+        metavar="N",
+        type=int,
+        default=None,
+        help="number of the pull request being linted: a new changelog entry's pr-link must be "
+        "its URL or an XXX placeholder (default: from GitHub Actions' GITHUB_REF)",
+    )
+    group.addoption(
+        "--infx-main",
+        dest="infx_main",
+        action="store_true",
+        default=False,
+        help="lint as on the main branch: new changelog entries need their PR URL, placeholders "
+        "fail (default: a push to main in GitHub Actions)",
+    )
+    parser.addini(
+        "infx_scenario_types",
+        "accepted scenario-type values of changelog entries (default: fixed-seq-len, "
+        "agentic-coding)",
+        type="linelist",
+        default=[],
+    )
     parser.addini(
         "infx_lint_root", "repository root for pytest -m lint, relative to the rootdir", default=""
     )

@@ -197,6 +197,11 @@ def pytest_terminal_summary(
         terminalreporter.write_sep("=", "infx plan")
         for line in plan_lines:
             terminalreporter.write_line(line)
+    lint_lines = lint.summary_lines(config)
+    if lint_lines:
+        terminalreporter.write_sep("-", "infx lint")
+        for line in lint_lines:
+            terminalreporter.write_line(line, yellow=line.startswith("WARNING"), bold=True)
     reasons = config.stash.get(REASONS, [])
     if reasons:
         terminalreporter.write_sep("-", "infx selection")

@@ -14,12 +14,15 @@ import subprocess
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pytest_infx.lint.context import LintContext
 from pytest_infx.recipes.changes import GitError, compare, fingerprints
 from pytest_infx.recipes.errors import RecipeError, RecipeErrors
 from pytest_infx.recipes.layout import RECIPE_SUFFIXES
 from pytest_infx.recipes.loader import RecipeSource, Tree, load_file, recipe_files
+
+if TYPE_CHECKING:
+    from pytest_infx.lint.context import LintContext
 
 _EXTENDS = re.compile(r"""^extends:[ \t]*["']?([^"'#\n]*?)["']?[ \t]*(?:#.*)?$""", re.MULTILINE)
 
