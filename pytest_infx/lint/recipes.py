@@ -127,9 +127,11 @@ def recipe_texts(ctx: LintContext) -> dict[Path, str]:
             if path.suffix not in RECIPE_SUFFIXES or path.name.startswith("."):
                 continue
             try:
-                texts[path] = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
+                data = path.read_bytes()
+            except OSError:
                 continue
+            # recipes-load names a byte that is not UTF-8; the text rules still see the rest.
+            texts[path] = data.decode("utf-8", "replace")
         return texts
 
     return ctx.memo("recipes.texts", read)
