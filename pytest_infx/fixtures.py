@@ -200,9 +200,13 @@ def infx_speedbench(
 
 
 @pytest.fixture
-def infx_agentic(
-    infx_point: Point, infx_server: ServerHandle, infx_run: Run, request: pytest.FixtureRequest
-) -> Any:
+def infx_agentic(infx_point: Point, infx_run: Run, request: pytest.FixtureRequest) -> Any:
+    """The point; one whose stored result is reused (``--infx-resume``) asks for no server."""
     from pytest_infx.agentic.item import AgenticPoint
+    from pytest_infx.resume import REUSE, ReusedPoint
 
-    return AgenticPoint(infx_point, infx_server, infx_run, request)
+    reuse = request.node.stash.get(REUSE, None)
+    if reuse is not None:
+        return ReusedPoint(reuse, request)
+    server = request.getfixturevalue("infx_server")
+    return AgenticPoint(infx_point, server, infx_run, request)

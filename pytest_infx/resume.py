@@ -1,13 +1,13 @@
 """Resume an interrupted sweep: a cell that already passed is not run again.
 
-A cell is reused when its result file under ``--infx-results`` (``cells/<item id>.json``) has
-the point's fingerprint (everything in the recipe that affects the result, the engine image or
-command and version included), was measured on the same dataset (its sha256), and passed. Every
-other cell runs, and the summary says why. A reused cell still goes through the golden gate
-with its stored AL (the golden curve may have changed since), feeds the AL table and rebuilds
-the recipe's ``.al.yaml``, so a resumed sweep ends with the same reports as an uninterrupted
-one; and servers are only expected by the cells that run, so a configuration whose cells are
-all reused never starts its server.
+A cell is reused when its result file under ``--infx-results`` (``cells/<item id>.json``, for
+AgentX points ``agentic/<item id>.json``) has the point's fingerprint (everything in the recipe
+that affects the result, the engine image or command and version included), was measured on the
+same dataset or shipped traces (their sha256), and passed. Every other cell runs, and the
+summary says why. A reused cell still goes through the golden gate with its stored AL (the
+golden curve may have changed since), feeds the AL table and rebuilds the recipe's ``.al.yaml``,
+so a resumed sweep ends with the same reports as an uninterrupted one; and servers are only
+expected by the items that run, so a configuration whose items are all reused never starts.
 
 The decision is made after collection on every process (xdist workers included) from the same
 files, before any cell runs, so every worker expects the same server uses.
@@ -34,11 +34,12 @@ if TYPE_CHECKING:
 REUSE = pytest.StashKey["Reuse"]()
 REUSED_PROPERTY = "infx_reused"
 RERUN_PROPERTY = "infx_rerun"
+AGENTIC = "agentic"
 
 
 @dataclass(frozen=True)
 class Reuse:
-    """A passed result file that stands for its cell in this run."""
+    """A passed result file that stands for its cell or point in this run."""
 
     path: Path
     record: Mapping[str, Any]
@@ -47,16 +48,23 @@ class Reuse:
     def al(self) -> float:
         return float(self.record["al"])
 
+    def figure(self) -> str:
+        if self.record.get("kind") != AGENTIC:
+            return f"AL {self.al:.2f}"
+        value = (self.record.get("throughput") or {}).get("output_tokens_per_s_per_gpu")
+        return f"{value:.1f} output tok/s/GPU" if isinstance(value, int | float) else "passed"
+
     def reason(self, base: Path) -> str:
         try:
             shown = self.path.relative_to(base)
         except ValueError:
             shown = self.path
-        return f"reused from {shown}: AL {self.al:.2f}"
+        return f"reused from {shown}: {self.figure()}"
 
 
-def judge(path: Path, point: Point, dataset_sha256: str | None) -> Reuse | str:
-    """The stored result to reuse, or why the cell must run."""
+def judge(path: Path, point: Point, data_sha256: str | None) -> Reuse | str:
+    """The stored result to reuse, or why the cell must run. ``data_sha256`` is the digest of
+    the prompts (SPEED-Bench) or shipped traces (AgentX) the point would use now."""
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -67,26 +75,36 @@ def judge(path: Path, point: Point, dataset_sha256: str | None) -> Reuse | str:
         return "result file is not this cell's"
     if record.get("fingerprint") != point.fingerprint:
         return "recipe or engine changed (point fingerprint differs)"
-    stored = (record.get("dataset") or {}).get("sha256")
-    if stored != dataset_sha256:
+    if point.kind == AGENTIC:
+        stored, passed = record.get("traces_sha256"), record.get("verdict") == "passed"
+    else:
+        stored = (record.get("dataset") or {}).get("sha256")
+        passed = record.get("verdict") == "pass" and record.get("al") is not None
+    if stored != data_sha256:
         return "dataset changed (sha256 differs)"
-    if record.get("verdict") != "pass" or record.get("al") is None:
+    if not passed:
         return "did not pass last time"
     return Reuse(path, record)
 
 
 def mark(items: Sequence[pytest.Item], results_dir: Path, datasets: Datasets) -> None:
-    """Stash a :class:`Reuse` on each reusable SPEED-Bench item and a one-line reason, as a
-    user property, on every judged item (the properties reach the controller's summary)."""
+    """Stash a :class:`Reuse` on each reusable item and a one-line reason, as a user property,
+    on every judged item (the properties reach the controller's summary)."""
     from pytest_infx import collect, fixtures
+    from pytest_infx.agentic.item import traces_sha256
 
     for item in items:
         ref = collect.ref_of(item)
-        if ref is None or ref.kind != "speedbench" or item.stash.get(fixtures.PREFLIGHT, []):
+        if ref is None or item.stash.get(fixtures.PREFLIGHT, []):
             continue
         point = collect.point_of(item)
         assert point is not None, "a recipe item has a point"
-        verdict = judge(results.cell_path(results_dir, point.id), point, datasets.get(point).sha256)
+        if point.kind == AGENTIC:
+            path = results_dir / "agentic" / f"{point.id}.json"
+            verdict = judge(path, point, traces_sha256(point))
+        else:
+            path = results.cell_path(results_dir, point.id)
+            verdict = judge(path, point, datasets.get(point).sha256)
         if isinstance(verdict, Reuse):
             item.stash[REUSE] = verdict
             item.user_properties.append((REUSED_PROPERTY, verdict.reason(results_dir)))
@@ -130,6 +148,27 @@ class ReusedCell:
         attach(self.request.node, self.point, record)
         if drift is not None:
             raise drift
+
+
+@dataclass
+class ReusedPoint:
+    """Stands in for an AgentX point whose stored result is reused: its record feeds the table."""
+
+    reuse: Reuse
+    request: pytest.FixtureRequest
+
+    def run(self) -> None:
+        from pytest_infx.report.summary import AGENTIC_PROPERTY
+
+        record = dict(self.reuse.record)
+        node = self.request.node
+        requests = record.get("requests") or {}
+        node.user_properties.append(("completed", requests.get("completed")))
+        node.user_properties.append(("failed", requests.get("failed")))
+        throughput = record.get("throughput") or {}
+        per_gpu = throughput.get("output_tokens_per_s_per_gpu")
+        node.user_properties.append(("output_tokens_per_s_per_gpu", per_gpu))
+        node.user_properties.append((AGENTIC_PROPERTY, record))
 
 
 class ResumePlugin:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -31,6 +32,8 @@ FLUSH_S = 0.5
 LIVE_TICK_S = 1.0
 TAIL_BYTES = 8192
 PLUGIN_NAME = "infx-progress"
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
@@ -69,7 +72,7 @@ def last_line(path: str | None, width: int = 200) -> str:
     except OSError:
         return ""
     for raw in reversed(data.decode("utf-8", "replace").splitlines()):
-        text = raw.strip()
+        text = " ".join(_CONTROL.sub(" ", _ANSI.sub("", raw)).split())
         if text:
             return text[-width:]
     return ""
@@ -295,8 +298,6 @@ class Display:
     def _print(self, lines: list[str]) -> None:
         prefix = "\n" if self._column() else ""
         self._write(prefix + "\n".join(lines) + "\n")
-        if prefix and self.reporter is not None:
-            self.reporter.currentfspath = None
 
     def _draw(self, lines: list[str]) -> None:
         if not lines:

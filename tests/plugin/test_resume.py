@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -7,11 +8,15 @@ import time
 
 import pytest
 
+from pytest_infx.agentic.item import traces_sha256
 from pytest_infx.golden.io import loads_curve
+from pytest_infx.recipes.loader import load_tree
+from pytest_infx.recipes.points import expand_all
+from pytest_infx.resume import judge
 
 from .conftest import Sweep
 from .fake_vllm import DEFAULT_PATTERN, expected_al
-from .helpers import CURVE, MODES, lit, records
+from .helpers import CURVE, MODES, lit, recipe, records, write_recipe
 
 KEY = "fake-cpu-vllm"
 KS = (1, 2, 3)
@@ -109,3 +114,44 @@ def test_a_failed_cell_is_not_reused(sweep: Sweep) -> None:
     outcomes = result.parseoutcomes()
     assert (outcomes.get("passed"), outcomes.get("reused"), outcomes.get("failed")) == (None, 1, 1)
     result.stdout.fnmatch_lines(["1 cells reused, 1 run (1 did not pass last time)"])
+
+
+def test_a_passed_agentic_point_is_reused_without_starting_its_server(sweep: Sweep) -> None:
+    data = recipe("fake-cpu-agentic", record=sweep.record)
+    del data["speedbench"]
+    data["agentic"] = {"points": [{"tp": 1, "concurrency": [2, 4]}], "traces": "builtin"}
+    write_recipe(sweep.recipes, data)
+    low, high = expand_all(load_tree(sweep.recipes))
+    stored = {
+        "kind": "agentic",
+        "id": low.id,
+        "recipe": low.recipe_key,
+        "fingerprint": low.fingerprint,
+        "traces_sha256": traces_sha256(low),
+        "verdict": "passed",
+        "tp": 1,
+        "concurrency": 2,
+        "requests": {"total": 10, "completed": 10, "failed": 0},
+        "throughput": {"output_tokens_per_s_per_gpu": 123.4},
+    }
+    path = sweep.results / "agentic" / f"{low.id}.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(stored))
+    stale = {**stored, "id": high.id, "concurrency": 4, "fingerprint": "0" * 16}
+    (path.parent / f"{high.id}.json").write_text(json.dumps(stale))
+    result = sweep.run("--infx-resume", "-k", "c2")
+    assert (result.parseoutcomes().get("reused"), result.ret) == (1, 0)
+    assert records(sweep.record) == [], "a server was started for a reused point"
+    result.stdout.fnmatch_lines(
+        [
+            lit(f"{low.id}: reused from agentic/{low.id}.json: 123.4 output tok/s/GPU"),
+            "*= infx agentic =*",
+            "fake-cpu-agentic",
+            " 1     2      123.4 * 0/10 (0.0%)",
+        ]
+    )
+    stale_path = sweep.results / "agentic" / f"{high.id}.json"
+    assert judge(stale_path, high, traces_sha256(high)) == (
+        "recipe or engine changed (point fingerprint differs)"
+    )
+    assert judge(path, low, "f" * 64) == "dataset changed (sha256 differs)"
