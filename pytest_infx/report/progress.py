@@ -296,8 +296,11 @@ class Display:
         return int(self.reporter._tw.width_of_current_line)
 
     def _print(self, lines: list[str]) -> None:
-        prefix = "\n" if self._column() else ""
-        self._write(prefix + "\n".join(lines) + "\n")
+        """Whole lines; then the cursor goes back to the column pytest believes it is at, so
+        its next dots and the ``[ 50%]`` it pads to the right edge stay aligned."""
+        column = self._column()
+        prefix = "\n" if column else ""
+        self._write(prefix + "\n".join(lines) + "\n" + " " * column)
 
     def _draw(self, lines: list[str]) -> None:
         if not lines:
