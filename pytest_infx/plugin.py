@@ -45,10 +45,19 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(
         summary.SummaryPlugin(config, config.stash[SUMMARY]), "infx-summary"
     )
+    from pytest_infx import resume
+    from pytest_infx.report import progress
+
+    config.pluginmanager.register(resume.ResumePlugin(config), "infx-resume")
     if not hasattr(config, "workerinput"):
         run_dir = Path(tempfile.mkdtemp(prefix="infx-run-"))
         config.stash[RUN_DIR] = (run_dir, os.environ.get(options.RUN_DIR_VAR))
         os.environ[options.RUN_DIR_VAR] = str(run_dir)
+        settings = options.settings(config)
+        display = progress.ProgressPlugin(
+            config, settings.progress, settings.progress_interval_s, run_dir / progress.FOLDER
+        )
+        config.pluginmanager.register(display, progress.PLUGIN_NAME)
 
 
 def _give_back_gc(config: pytest.Config) -> None:
@@ -159,6 +168,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             point = collect.point_of(item)
             if point is not None:
                 item.stash[run.PREFLIGHT] = preflight.preflight(point, datasets, settings.golden)
+        if settings.resume:
+            from pytest_infx import resume
+
+            resume.mark(session.items, settings.results, datasets)
     if not recipe_items or not options.settings(config).plan or hasattr(config, "workerinput"):
         return
     from pytest_infx import plan
