@@ -14,7 +14,7 @@ import pytest
 
 from pytest_infx import collect, hardware, options, selection
 from pytest_infx.lint import items as lint
-from pytest_infx.report import summary
+from pytest_infx.report import reporter, summary
 
 pytest_plugins = ["pytest_infx.fixtures"]
 
@@ -44,6 +44,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(
         summary.SummaryPlugin(config, config.stash[SUMMARY]), "infx-summary"
     )
+    config.pluginmanager.register(reporter.ReportPlugin(config), "infx-report")
     if not hasattr(config, "workerinput"):
         run_dir = Path(tempfile.mkdtemp(prefix="infx-run-"))
         config.stash[RUN_DIR] = (run_dir, os.environ.get(options.RUN_DIR_VAR))
