@@ -33,7 +33,8 @@ text-align:left;vertical-align:top}th{background:#f4f4f4}td.num{text-align:right
 .badge{padding:1px 6px;border-radius:3px;font-weight:600}.muted{color:#666}
 .note{background:#fff7d6;border:1px solid #ecd77a;padding:6px 10px;margin:8px 0}
 img{max-width:100%;border:1px solid #eee}pre{background:#f7f7f7;padding:6px;overflow:auto;
-font-size:12px;max-height:320px}code{font-size:12px}
+font-size:12px;max-height:320px}code{font-size:12px}td pre{white-space:pre-wrap;
+word-break:break-all;max-width:900px;margin:0}
 """
 
 

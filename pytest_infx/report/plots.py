@@ -55,85 +55,16 @@ def _png(figure: Figure) -> bytes:
 def al_png(recipe: AlRecipe) -> bytes:
     """Per thinking mode: the golden curve (dashed) inside its tolerance band, the measured AL
     with its 2-standard-error bar, a red ring on a cell out of tolerance and a red cross where
-    a cell failed its checks (drawn at its golden value, or at AL 1 without one)."""
+    a cell failed its checks (drawn at its golden value, or at AL 1 without one). With two
+    modes each takes one half of its k's slot, so equal curves do not hide each other."""
     figure, ax = _figure()
     modes = sorted({c.mode for c in recipe.cells}, key=lambda m: m != "thinking_off")
     if recipe.golden is not None:
         modes += [m for m in sorted(recipe.golden.modes) if m not in modes]
-    failed_label = drift_label = True
-    for mode in modes:
-        color = MODE_COLORS.get(mode, "#7f7f7f")
-        golden = dict(recipe.golden.modes.get(mode, {})) if recipe.golden is not None else {}
-        points = sorted((k, al) for k, al in golden.items() if al is not None)
-        if points:
-            ks = [k for k, _ in points]
-            ax.plot(
-                ks,
-                [al for _, al in points],
-                "--",
-                color=color,
-                alpha=0.8,
-                marker="_",
-                markersize=14,
-                label=f"{mode} golden ± {recipe.tolerance:.2f}",
-            )
-            for k, al in points:
-                ax.fill_between(
-                    [k - 0.28, k + 0.28],
-                    al - recipe.tolerance,
-                    al + recipe.tolerance,
-                    color=color,
-                    alpha=0.15,
-                    linewidth=0,
-                )
-        cells = [c for c in recipe.cells if c.mode == mode]
-        measured = [c for c in cells if c.al is not None]
-        if measured:
-            ax.errorbar(
-                [c.k for c in measured],
-                [c.al or 0.0 for c in measured],
-                yerr=[recipe.z * (c.standard_error or 0.0) for c in measured],
-                color=color,
-                marker="o",
-                linewidth=1.8,
-                capsize=3,
-                label=f"{mode} measured",
-            )
-        for cell in cells:
-            if cell.al is None:
-                at = golden.get(cell.k) or 1.0
-                ax.plot(
-                    [cell.k],
-                    [at],
-                    marker="x",
-                    color=FAIL_COLOR,
-                    markersize=12,
-                    markeredgewidth=2.5,
-                    linestyle="none",
-                    label="failed cell (no AL)" if failed_label else None,
-                )
-                ax.annotate(
-                    "failed",
-                    (cell.k, at),
-                    textcoords="offset points",
-                    xytext=(6, -12),
-                    color=FAIL_COLOR,
-                    fontsize=8,
-                )
-                failed_label = False
-            elif cell.status == "drift":
-                ax.plot(
-                    [cell.k],
-                    [cell.al],
-                    marker="o",
-                    markersize=15,
-                    markerfacecolor="none",
-                    markeredgecolor=FAIL_COLOR,
-                    markeredgewidth=2,
-                    linestyle="none",
-                    label="out of tolerance" if drift_label else None,
-                )
-                drift_label = False
+    labels = {"failed cell (no AL)", "out of tolerance"}
+    for index, mode in enumerate(modes):
+        side = 0.0 if len(modes) == 1 else (-1.0 if index == 0 else 1.0)
+        _al_mode(ax, recipe, mode, side, labels)
     ks = sorted({c.k for c in recipe.cells} | _golden_ks(recipe))
     if ks:
         ax.set_xticks(ks)
@@ -146,6 +77,91 @@ def al_png(recipe: AlRecipe) -> bytes:
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=8, loc="upper left")
     return _png(figure)
+
+
+def _al_mode(ax: Axes, recipe: AlRecipe, mode: str, side: float, labels: set[str]) -> None:
+    """One mode's golden band and measured curve; ``side`` -1/1 puts it left/right of each k
+    (0: centred); ``labels`` holds the marker legend entries not yet used."""
+    color = MODE_COLORS.get(mode, "#7f7f7f")
+    shift = 0.07 * side
+    golden = dict(recipe.golden.modes.get(mode, {})) if recipe.golden is not None else {}
+    points = sorted((k, al) for k, al in golden.items() if al is not None)
+    if points:
+        ax.plot(
+            [k + shift for k, _ in points],
+            [al for _, al in points],
+            "--",
+            color=color,
+            alpha=0.8,
+            marker="_",
+            markersize=12,
+            label=f"{mode} golden ± {recipe.tolerance:.2f}",
+        )
+    for k, al in points:
+        left, right = (k - 0.3, k + 0.3) if side == 0 else sorted((k, k + 0.3 * side))
+        ax.fill_between(
+            [left, right],
+            al - recipe.tolerance,
+            al + recipe.tolerance,
+            color=color,
+            alpha=0.18,
+            linewidth=0,
+        )
+    cells = [c for c in recipe.cells if c.mode == mode]
+    measured = [c for c in cells if c.al is not None]
+    if measured:
+        ax.errorbar(
+            [c.k + shift for c in measured],
+            [c.al or 0.0 for c in measured],
+            yerr=[recipe.z * (c.standard_error or 0.0) for c in measured],
+            color=color,
+            marker="o",
+            linewidth=1.8,
+            capsize=3,
+            label=f"{mode} measured",
+        )
+    for cell in cells:
+        if cell.al is None:
+            at = golden.get(cell.k) or 1.0
+            label = _take(labels, "failed cell (no AL)")
+            ax.plot(
+                [cell.k + shift],
+                [at],
+                marker="x",
+                color=FAIL_COLOR,
+                markersize=12,
+                markeredgewidth=2.5,
+                linestyle="none",
+                label=label,
+            )
+            ax.annotate(
+                "failed",
+                (cell.k + shift, at),
+                textcoords="offset points",
+                xytext=(6, -12),
+                color=FAIL_COLOR,
+                fontsize=8,
+            )
+        elif cell.status == "drift":
+            ax.plot(
+                [cell.k + shift],
+                [cell.al],
+                marker="o",
+                markersize=15,
+                markerfacecolor="none",
+                markeredgecolor=FAIL_COLOR,
+                markeredgewidth=2,
+                linestyle="none",
+                label=_take(labels, "out of tolerance"),
+            )
+
+
+def _take(labels: set[str], label: str) -> str | None:
+    """The legend label the first time it is asked for, None afterwards."""
+    if label in labels:
+        labels.discard(label)
+        return label
+    return None
 
 
 def _golden_ks(recipe: AlRecipe) -> set[int]:

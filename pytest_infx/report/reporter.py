@@ -9,6 +9,7 @@ found there).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 
 RECIPE_MARKERS = ("speedbench", "agentic")
 REASON_CHARS = 2000
+XDIST_HEADER = re.compile(r"\[gw\d+\] \S+ -- Python ")
 
 
 def _item_id(nodeid: str) -> str:
@@ -28,6 +30,14 @@ def _item_id(nodeid: str) -> str:
 
 def _recipe_of(item_id: str) -> str:
     return item_id.split("[", 1)[0]
+
+
+def _reason(text: str) -> str:
+    """The failure text without xdist's ``[gw0] linux -- Python ...`` line above it."""
+    lines = text.splitlines()
+    if lines and XDIST_HEADER.match(lines[0]):
+        lines = lines[1:]
+    return "\n".join(lines)[:REASON_CHARS]
 
 
 class ReportPlugin:
@@ -56,7 +66,7 @@ class ReportPlugin:
             return
         from pytest_infx.report.records import Outcome
 
-        reason = report.longreprtext[:REASON_CHARS] if not report.passed else ""
+        reason = _reason(report.longreprtext) if not report.passed else ""
         self.outcomes[item_id] = Outcome(
             id=item_id,
             recipe=_recipe_of(item_id),
