@@ -104,6 +104,14 @@ def add_options(parser: pytest.Parser) -> None:
         help="git ref the lint rules compare with (default: ini infx_base, else "
         "origin/main when it exists)",
     )
+    group.addoption(
+        "--infx-precision-check",
+        dest="infx_precision_check",
+        choices=("warn", "fail", "off"),
+        default=None,
+        help="when a recipe's model.precision disagrees with the dtype census of its "
+        "checkpoint on this machine: warn (default), fail the point, or off",
+    )
     parser.addini(
         "infx_lint_root", "repository root for pytest -m lint, relative to the rootdir", default=""
     )
@@ -121,6 +129,11 @@ def add_options(parser: pytest.Parser) -> None:
         "infx_results", "results folder, relative to the invocation dir", default="infx-results"
     )
     parser.addini("infx_golden", "golden curve folder, relative to the rootdir", default="golden")
+    parser.addini(
+        "infx_precision_check",
+        "precision label vs checkpoint census: warn, fail or off",
+        default="warn",
+    )
 
 
 @dataclass(frozen=True)
@@ -143,6 +156,7 @@ class Settings:
     dataset_dir: Path
     changed_since: str | None
     roots: Roots
+    precision_check: str = "warn"
 
 
 def _roots(config: pytest.Config) -> Roots:
@@ -187,4 +201,17 @@ def _settings(config: pytest.Config) -> Settings:
         dataset_dir=Path(dataset_dir).resolve() if dataset_dir else root,
         changed_since=config.getoption("infx_changed_since"),
         roots=_roots(config),
+        precision_check=_precision_check(config),
     )
+
+
+def _precision_check(config: pytest.Config) -> str:
+    value = config.getoption("infx_precision_check") or str(
+        config.getini("infx_precision_check") or "warn"
+    )
+    if value not in ("warn", "fail", "off"):
+        raise pytest.UsageError(
+            f"ini infx_precision_check = {value!r}: use warn, fail or off "
+            "(or pass --infx-precision-check)"
+        )
+    return value

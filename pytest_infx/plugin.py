@@ -142,16 +142,17 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     config = session.config
     recipe_items = any(collect.ref_of(item) for item in session.items)
     if recipe_items and not config.option.collectonly:
-        from pytest_infx import fixtures, preflight
+        from pytest_infx import fixtures, precision, preflight
 
         config.stash[fixtures.SESSION_ITEMS] = list(session.items)
         settings = options.settings(config)
         datasets = preflight.Datasets(settings.dataset_dir)
+        check = precision.check_for(settings)
         for item in session.items:
             point = collect.point_of(item)
             if point is not None:
                 item.stash[fixtures.PREFLIGHT] = preflight.preflight(
-                    point, datasets, settings.golden
+                    point, datasets, settings.golden, check
                 )
     if not recipe_items or not options.settings(config).plan or hasattr(config, "workerinput"):
         return
