@@ -413,6 +413,13 @@ class PrecisionCheck:
 def check_for(settings: Settings) -> PrecisionCheck | None:
     """The run's check from its options, or None when it is off."""
     mode = settings.precision_check
+    if mode not in MODES:
+        import pytest
+
+        raise pytest.UsageError(
+            f"ini infx_precision_check = {mode!r}: use warn, fail or off "
+            "(or pass --infx-precision-check)"
+        )
     if mode == "off":
         return None
     return PrecisionCheck(
