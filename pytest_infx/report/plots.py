@@ -33,7 +33,7 @@ def missing_reason() -> str | None:
         import matplotlib  # noqa: F401
         from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: F401
     except ImportError as exc:
-        return f"matplotlib is not installed ({exc}); {INSTALL_HINT} to get the plots"
+        return f"matplotlib cannot be imported ({exc}); {INSTALL_HINT} to get the plots"
     return None
 
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from pytest_infx.report.records import Outcome
 
 RECIPE_MARKERS = ("speedbench", "agentic")
+RECIPE_SUFFIXES = (".yaml", ".yml")
 REASON_CHARS = 2000
 XDIST_HEADER = re.compile(r"\[gw\d+\] \S+ -- Python ")
 
@@ -41,7 +42,11 @@ def _reason(text: str) -> str:
 
 
 class ReportPlugin:
-    """Registered on every process; only the controller writes (workers have ``workerinput``)."""
+    """Registered on every process; only the controller writes (workers have ``workerinput``).
+
+    Recipe items are told apart by their node id (a recipe file, then the point) as well as
+    their marker: a host project's own Python test may carry the ``speedbench`` marker too.
+    """
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
@@ -50,7 +55,10 @@ class ReportPlugin:
         self.error: str | None = None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if not any(marker in report.keywords for marker in RECIPE_MARKERS):
+        recipe_file = report.nodeid.split("::", 1)[0]
+        if not recipe_file.endswith(RECIPE_SUFFIXES) or not any(
+            marker in report.keywords for marker in RECIPE_MARKERS
+        ):
             return
         item_id = _item_id(report.nodeid)
         before = self.outcomes.get(item_id)
@@ -72,7 +80,7 @@ class ReportPlugin:
             recipe=_recipe_of(item_id),
             outcome=outcome,
             reason=reason,
-            file=str(report.location[0]),
+            file=recipe_file,
         )
 
     def _curves(self) -> dict[str, str]:

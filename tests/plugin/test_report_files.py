@@ -53,3 +53,19 @@ def test_a_sweep_under_xdist_writes_the_html_report_and_the_al_picture(sweep: Sw
     summary = (sweep.results / "drift-summary.md").read_text()
     assert "- [report.html](report.html): tables, verdicts, cells and logs" in summary
     assert f"- [plots/{KEY}.al.png](plots/{KEY}.al.png)" in summary
+
+
+def test_a_host_python_test_with_the_marker_writes_no_report(sweep: Sweep) -> None:
+    sweep.pytester.makepyfile(
+        test_host="""
+        import pytest
+
+        @pytest.mark.speedbench
+        def test_own():
+            pass
+        """
+    )
+    result = sweep.run("test_host.py")
+    result.assert_outcomes(passed=1)
+    assert "infx report" not in result.stdout.str()
+    assert not sweep.results.exists()

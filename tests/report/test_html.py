@@ -150,7 +150,7 @@ def test_without_matplotlib_the_report_says_how_to_get_plots(
     files = report_html.write_report(read_sweep(folder.results, folder.golden))
     assert files.pictures == () and not (folder.results / "plots").exists()
     page = html.unescape(files.html.read_text())
-    assert "No plots: matplotlib is not installed" in page
+    assert "No plots: matplotlib cannot be imported" in page
     assert "pip install 'pytest-infx[plots]' to get the plots" in page
     assert "data:image/png" not in page
     assert f"{KEY}[k2-thinking_on].json" in page
