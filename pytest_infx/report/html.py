@@ -91,11 +91,12 @@ def _al_row(recipe: AlRecipe, cell: AlCell, base: Path) -> str:
     golden = recipe.golden_al(cell)
     delta = None if golden is None or cell.al is None else cell.al - golden
     requests = "-" if cell.total is None else f"{cell.completed}/{cell.total}"
+    allowed = "-" if cell.al is None else f"{recipe.allowed(cell):.2f}"
     return (
         f'<tr class="{_e(cell.status)}"><td>{cell.k}</td><td>{_e(cell.mode)}</td>'
         f'<td class="num">{_fmt(cell.al)}</td><td class="num">{_fmt(golden)}</td>'
         f'<td class="num">{"-" if delta is None else f"{delta:+.2f}"}</td>'
-        f'<td class="num">{recipe.allowed(cell):.2f}</td><td class="num">{requests}</td>'
+        f'<td class="num">{allowed}</td><td class="num">{requests}</td>'
         f"<td>{_badge(cell.status)}{_reasons(cell.reasons)}</td>"
         f"<td>{_link(cell.file, base, cell.id + '.json')}</td>"
         f"<td>{_link(cell.log, base, cell.log.name if cell.log else '')}</td></tr>"
