@@ -19,6 +19,7 @@ _COMMANDS: tuple[str, ...] = (
     "pytest_infx.golden.cli",
     "pytest_infx.lint.cli",
     "pytest_infx.precision",
+    "pytest_infx.report.cli",
 )
 
 

@@ -160,13 +160,18 @@ def _number(value: Any) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def _log_of(data: Mapping[str, Any]) -> Path | None:
+def _log_of(data: Mapping[str, Any], results: Path) -> Path | None:
+    """The cell's server log; in a results folder copied elsewhere the recorded absolute path
+    is stale, and the log is the file of that name in this folder's ``logs/``."""
     server = data.get("server")
     log = server.get("log") if isinstance(server, Mapping) else None
-    return Path(log) if isinstance(log, str) and log else None
+    if not isinstance(log, str) or not log:
+        return None
+    here = results / "logs" / Path(log).name
+    return here if here.is_file() else Path(log)
 
 
-def _al_cell(path: Path, data: Mapping[str, Any]) -> AlCell:
+def _al_cell(path: Path, data: Mapping[str, Any], results: Path) -> AlCell:
     point = data.get("point") or {}
     golden = data.get("golden") if isinstance(data.get("golden"), Mapping) else None
     requests = data.get("requests") or {}
@@ -182,11 +187,11 @@ def _al_cell(path: Path, data: Mapping[str, Any]) -> AlCell:
         completed=requests.get("completed"),
         total=requests.get("total"),
         file=path,
-        log=_log_of(data),
+        log=_log_of(data, results),
     )
 
 
-def _agentic_point(path: Path, data: Mapping[str, Any]) -> AgenticPoint:
+def _agentic_point(path: Path, data: Mapping[str, Any], results: Path) -> AgenticPoint:
     throughput = data.get("throughput") or {}
     ttft = (data.get("latency_ms") or {}).get("ttft") or {}
     requests = data.get("requests") or {}
@@ -203,7 +208,7 @@ def _agentic_point(path: Path, data: Mapping[str, Any]) -> AgenticPoint:
         reasons=tuple(str(r) for r in data.get("reasons") or ()),
         submission_valid=data.get("submission_valid"),
         file=path,
-        log=_log_of(data),
+        log=_log_of(data, results),
     )
 
 
@@ -220,6 +225,7 @@ def _golden(
 
 
 def _al_recipe(
+    results: Path,
     key: str,
     rows: list[tuple[Path, dict[str, Any]]],
     store: GoldenStore,
@@ -227,7 +233,10 @@ def _al_recipe(
     problems: list[str],
 ) -> AlRecipe:
     cells = tuple(
-        sorted((_al_cell(p, d) for p, d in rows), key=lambda c: (c.mode != "thinking_off", c.k))
+        sorted(
+            (_al_cell(p, d, results) for p, d in rows),
+            key=lambda c: (c.mode != "thinking_off", c.k),
+        )
     )
     goldens = [d["golden"] for _, d in rows if isinstance(d.get("golden"), Mapping)]
     name = next((str(g["curve"]) for g in goldens if g.get("curve")), None) or curves.get(key)
@@ -297,12 +306,14 @@ def read_sweep(
     for path in _json_files(results / "agentic"):
         data = _load(path, problems)
         if data is not None and (wanted is None or data["recipe"] in wanted):
-            agentic_rows.setdefault(str(data["recipe"]), []).append(_agentic_point(path, data))
+            agentic_rows.setdefault(str(data["recipe"]), []).append(
+                _agentic_point(path, data, results)
+            )
     store = GoldenStore(golden_root)
     return Sweep(
         results=results,
         al=tuple(
-            _al_recipe(key, rows, store, curves or {}, problems)
+            _al_recipe(results, key, rows, store, curves or {}, problems)
             for key, rows in sorted(al_rows.items())
         ),
         agentic=tuple(

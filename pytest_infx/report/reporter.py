@@ -119,8 +119,9 @@ class ReportPlugin:
         )
         try:
             files = html.write_report(sweep)
-        except (OSError, ValueError) as exc:
-            self.error = f"infx: the sweep report could not be written: {exc}"
+        except Exception as exc:
+            # the results are already on disk: a report that cannot be drawn must not fail the run
+            self.error = f"infx: the sweep report could not be written: {type(exc).__name__}: {exc}"
             return
         self.files = files
         self.config.stash[REPORT_MARKDOWN] = html.markdown_links(files, options.results)

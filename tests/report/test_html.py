@@ -222,3 +222,28 @@ def _red_pixels(image: object, png: bytes) -> int:
 
     picture = image.open(io.BytesIO(png)).convert("RGB")  # type: ignore[attr-defined]
     return int(picture.tobytes().count(bytes((214, 39, 40))))
+
+
+def test_infx_report_rebuilds_the_report_from_a_copied_folder(
+    folder: Folder, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    from pytest_infx.cli import main
+
+    copy = tmp_path / "downloaded"
+    shutil.copytree(folder.results, copy)
+    (folder.golden / f"{CURVE}.yaml").unlink()
+    assert main(["report", str(copy), "--golden", str(folder.golden)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        str(copy / "report.html"),
+        str(copy / "plots" / f"{KEY}.al.png"),
+        str(copy / "plots" / f"{AGENTIC}.agentic.png"),
+    ]
+    page = html.unescape((copy / "report.html").read_text())
+    assert f"no golden curve '{CURVE}' in {folder.golden}" in page
+    assert png_size((copy / "plots" / f"{KEY}.al.png").read_bytes()) == (900, 500)
+    assert 'href="cells/' in page and "file://" not in page
+    assert main(["report", str(tmp_path / "empty")]) == 2
+    assert "holds no cells/ or agentic/ folder" in capsys.readouterr().err
