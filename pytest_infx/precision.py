@@ -398,7 +398,7 @@ class PrecisionCheck:
 
     def preflight(self, point: Point) -> list[str]:
         """The point's preflight problems: the disagreement in ``fail`` mode; in ``warn`` mode
-        a PrecisionWarning (once per message) and none."""
+        a PrecisionWarning (once per message, located at the recipe) and none."""
         message = self.problem(point)
         if message is None:
             return []
@@ -406,7 +406,9 @@ class PrecisionCheck:
             return [message]
         if message not in self._warned:
             self._warned.add(message)
-            warnings.warn(PrecisionWarning(message), stacklevel=2)
+            warnings.warn_explicit(
+                PrecisionWarning(message), PrecisionWarning, str(point.path), point.line
+            )
         return []
 
 

@@ -32,7 +32,9 @@ def test_a_wrong_precision_label_warns_by_default(sweep: Sweep) -> None:
     _fp8_labelled(sweep)
     result = sweep.run()
     result.assert_outcomes(passed=2, warnings=1)
-    result.stdout.fnmatch_lines(["*warnings summary*", f"*PrecisionWarning: {MESSAGE}"])
+    result.stdout.fnmatch_lines(
+        ["*warnings summary*", f"recipes/{KEY}.yaml:1", f"*PrecisionWarning: {MESSAGE}"]
+    )
 
 
 def test_with_fail_the_points_fail_before_any_server_starts(sweep: Sweep) -> None:
