@@ -170,3 +170,19 @@ def test_infx_precision_prints_the_census_and_the_label(
         capsys.readouterr().err
         == f"infx precision: {tmp_path / 'nowhere'}: no such file or folder\n"
     )
+
+
+def test_nvfp4_e4m3_block_scales_are_scales_not_fp8_weights(tmp_path: Path) -> None:
+    tensors: dict[str, tuple[str, tuple[int, ...]]] = {"embed.weight": ("BF16", (64, 128))}
+    for proj in ("q_proj", "down_proj"):
+        tensors[f"layers.0.{proj}.weight"] = ("U8", (256, 64))
+        tensors[f"layers.0.{proj}.weight_scale"] = ("F8_E4M3", (256, 8))
+        tensors[f"layers.0.{proj}.weight_scale_2"] = ("F32", ())
+        tensors[f"layers.0.{proj}.input_scale"] = ("F32", ())
+    found = census(write_safetensors(tmp_path / "model.safetensors", tensors))
+    rows = {row.name: row for row in found.rows}
+    assert set(rows) == {"fp4", "bf16", "scales"}
+    assert rows["fp4"].parameters == 2 * 2 * 256 * 64
+    assert rows["scales"].dtypes == ("F32", "F8_E4M3") and rows["scales"].tensors == 6
+    assert rows["scales"].parameters == 2 * (256 * 8 + 1 + 1)
+    assert found.label == "fp4" and disagreement("nvfp4", found) is None
