@@ -12,7 +12,7 @@ import pytest
 
 from pytest_infx import collect, gcpause, hardware, options, selection
 from pytest_infx.lint import items as lint
-from pytest_infx.report import summary
+from pytest_infx.report import reporter, summary
 
 pytest_plugins = ["pytest_infx.fixtures"]
 
@@ -49,6 +49,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_infx.report import progress
 
     config.pluginmanager.register(resume.ResumePlugin(config), "infx-resume")
+    config.pluginmanager.register(reporter.ReportPlugin(config), "infx-report")
     if not hasattr(config, "workerinput"):
         run_dir = Path(tempfile.mkdtemp(prefix="infx-run-"))
         config.stash[RUN_DIR] = (run_dir, os.environ.get(options.RUN_DIR_VAR))
@@ -159,15 +160,18 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     config = session.config
     recipe_items = any(collect.ref_of(item) for item in session.items)
     if recipe_items and not config.option.collectonly:
-        from pytest_infx import preflight, run
+        from pytest_infx import precision, preflight, run
 
         config.stash[run.SESSION_ITEMS] = list(session.items)
         settings = options.settings(config)
         datasets = preflight.Datasets(settings.dataset_dir)
+        check = precision.check_for(settings)
         for item in session.items:
             point = collect.point_of(item)
             if point is not None:
-                item.stash[run.PREFLIGHT] = preflight.preflight(point, datasets, settings.golden)
+                item.stash[run.PREFLIGHT] = preflight.preflight(
+                    point, datasets, settings.golden, check
+                )
         if settings.resume:
             from pytest_infx import resume
 
