@@ -53,6 +53,7 @@ _SHELL_FUNCTION = re.compile(
 )
 _YAML_TOKEN_START = frozenset(":-[{,?")
 _YAML_BLOCK_SCALAR = re.compile(r"(?:^\s*(?:-\s+)*|:\s+)[|>][0-9+-]*\s*$")
+_YAML_ITEM_MAPPING = re.compile(r"^\s*-\s+[^\s#'\"{\[][^#]*?:(?:\s|$)")
 _YAML_OPENS = re.compile(r"^\s*(?:-\s+)*(?:[^\s#-][^#]*?:|-)(?:\s+[&!]\S+)*\s*$")
 
 
@@ -250,17 +251,25 @@ def scan_yaml(text: str) -> list[SourceLine]:
 
 def _mark_yaml_blocks(lines: list[SourceLine]) -> list[SourceLine]:
     """A key (or ``-``) with nothing after it opens a block when the next code line is indented
-    deeper, or is a ``-`` item at the same indentation (YAML allows that for a list value)."""
+    deeper, or is a ``-`` item at the same indentation (YAML allows that for a list value). A
+    ``-`` item opens one too when its mapping goes on below it, as an override written
+    ``- when: {tp: 4}`` with its settings on the lines under it does."""
     marked = list(lines)
     code = [n for n, line in enumerate(lines) if line.kind == CODE]
     for position, index in enumerate(code):
         line = lines[index]
-        text = line.text if line.comment is None else line.text[: -len(line.comment)]
-        if _YAML_OPENS.match(text) is None or position + 1 == len(code):
+        if position + 1 == len(code):
             continue
+        text = line.text if line.comment is None else line.text[: -len(line.comment)]
         below = lines[code[position + 1]].text
         depth, below_depth = _indent(text), _indent(below)
-        if below_depth > depth or (below_depth == depth and below.lstrip().startswith("- ")):
+        if _YAML_OPENS.match(text) is not None:
+            opens = below_depth > depth or (
+                below_depth == depth and below.lstrip().startswith("- ")
+            )
+        else:
+            opens = _YAML_ITEM_MAPPING.match(text) is not None and below_depth > depth
+        if opens:
             marked[index] = line._replace(opens_block=True)
     return marked
 
