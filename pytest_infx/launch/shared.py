@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from filelock import UnixFileLock
+from filelock import Timeout, UnixFileLock
 
 from pytest_infx.atomic import atomic_write_json
 from pytest_infx.launch.gpus import GpuLeaser
@@ -101,9 +101,10 @@ class ServerPool:
         return self.state_dir / f"{digest}.json", self.state_dir / f"{digest}.lock"
 
     @contextlib.contextmanager
-    def _locked(self, key: str) -> Iterator[tuple[Path, dict[str, Any]]]:
+    def _locked(self, key: str, *, blocking: bool = True) -> Iterator[tuple[Path, dict[str, Any]]]:
+        """The key's state under its lock; without `blocking`, a busy lock raises Timeout."""
         state_path, lock_path = self._paths(key)
-        with kernel_lock(lock_path):
+        with kernel_lock(lock_path).acquire(blocking=blocking):
             try:
                 state: dict[str, Any] = json.loads(state_path.read_text())
             except FileNotFoundError:
@@ -181,11 +182,20 @@ class ServerPool:
         }
 
     def expect(self, key: str, uses: int) -> None:
-        """Keep the server of `key` until `uses` releases in total, across all processes."""
-        with self._locked(key) as (state_path, state):
-            if uses > state["expected"]:
-                state["expected"] = uses
-                atomic_write_json(state_path, state)
+        """Keep the server of `key` until `uses` releases in total, across all processes.
+
+        Every process of a run computes the same counts and sets all of them before its first
+        acquire, so a key whose lock is busy (another process is starting its server, minutes
+        on a GPU node) has its count already: waiting for that lock would hold this process's
+        own first server start behind the other's.
+        """
+        try:
+            with self._locked(key, blocking=False) as (state_path, state):
+                if uses > state["expected"]:
+                    state["expected"] = uses
+                    atomic_write_json(state_path, state)
+        except Timeout:
+            return
 
     def acquire(self, spec: ServerSpec) -> ServerHandle:
         """Attach to the server of `spec.key`, starting it if nobody runs it.

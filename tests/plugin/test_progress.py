@@ -156,3 +156,24 @@ def test_plain_lines_start_on_a_line_of_their_own(tmp_path: Path) -> None:
     assert _drain(read) == "\ninfx starting server k-k1 (0:00)\n" + " " * 7
     display.stop()
     os.close(read)
+
+
+@pytest.mark.parametrize(
+    ("ini", "args", "message"),
+    [
+        (
+            "infx_progress = loud",
+            (),
+            "ini infx_progress = 'loud': use one of auto, live, lines, off",
+        ),
+        ("infx_progress_interval = soon", (), "ini infx_progress_interval = 'soon': give a number"),
+        ("", ("--infx-progress-interval", "0"), "--infx-progress-interval 0: give a positive"),
+    ],
+)
+def test_a_bad_progress_setting_is_a_usage_error(
+    pytester: pytest.Pytester, ini: str, args: tuple[str, ...], message: str
+) -> None:
+    pytester.makeini(f"[pytest]\n{ini}\n")
+    result = pytester.runpytest_subprocess("--collect-only", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{message}*"])
