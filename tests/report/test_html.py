@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import matplotlib.figure
 import pytest
 
 from pytest_infx.report import html as report_html
@@ -21,6 +22,8 @@ AGENTIC = "demo-cpu-vllm-agentic"
 CURVE = "demo_ngram"
 GOLDEN = {"thinking_off": {1: 1.60, 2: 2.00, 3: 2.40}, "thinking_on": {1: 1.55, 2: 2.20, 3: 2.30}}
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+# loaded at collection, before any pytester test snapshots sys.modules and drops numpy again
+MATPLOTLIB = matplotlib.figure.Figure
 
 
 def png_size(data: bytes) -> tuple[int, int]:
