@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pytest_infx.engines.base import PlanError
 from pytest_infx.plan import server_plan
+from pytest_infx.precision import PrecisionCheck
 from pytest_infx.recipes.points import Point
 from pytest_infx.speedbench.dataset import Dataset, DatasetError, default_dataset_path, load_dataset
 
@@ -112,7 +113,9 @@ def _golden_line(point: Point) -> str:
     return str(where) if where is not None else f"{point.path}:{point.line}"
 
 
-def preflight(point: Point, datasets: Datasets, golden_root: Path) -> list[str]:
+def preflight(
+    point: Point, datasets: Datasets, golden_root: Path, precision: PrecisionCheck | None = None
+) -> list[str]:
     from pytest_infx.golden.lookup import GoldenLookupError
     from pytest_infx.golden.store import GoldenNotFoundError
     from pytest_infx.recipes.rules import check_point
@@ -135,4 +138,6 @@ def preflight(point: Point, datasets: Datasets, golden_root: Path) -> list[str]:
             datasets.get(point)
         except DatasetError as exc:
             problems.append(str(exc))
+    if precision is not None:
+        problems += precision.preflight(point)
     return problems

@@ -234,7 +234,8 @@ def expand(source: RecipeSource) -> list[Point]:
             points.append(_point(source, eff, "agentic", f"tp{tp}-c{conc}", tp, conc, None, None))
     dead = [o for o in source.overrides if o.index not in eff.used]
     if dead:
-        raise RecipeErrors([_dead_override(o, points) for o in dead])
+        coordinates = [p.coordinates() for p in points]
+        raise RecipeErrors([unmatched_override(o, coordinates) for o in dead])
     return points
 
 
@@ -242,12 +243,13 @@ def _order(value: Any) -> tuple[bool, Any]:
     return (isinstance(value, str), value)
 
 
-def _dead_override(override: Override, points: list[Point]) -> RecipeError:
-    """An override that selects no point changes nothing, which is never what its author meant
-    (a typo in a coordinate, or a point removed since); say what exists instead."""
+def unmatched_override(override: Override, coordinates: Iterable[Mapping[str, Any]]) -> RecipeError:
+    """The error for an override that matches none of the points' ``coordinates``: it changes
+    nothing, which is never what its author meant (a typo in a coordinate, or a point removed
+    since), so it says what the points have instead."""
     exist: dict[str, list[Any]] = {}
-    for point in points:
-        for name, value in point.coordinates().items():
+    for coords in coordinates:
+        for name, value in coords.items():
             values = exist.setdefault(name, [])
             if value not in values:
                 values.append(value)
