@@ -272,7 +272,7 @@ def _matcher(pattern: str, keys: frozenset[str]) -> set[str]:
 
 @rule(
     "changelog-config-keys",
-    "Every config key (fnmatch wildcards allowed) names at least one recipe key.",
+    "Every config key (fnmatch wildcards allowed) names a recipe key or a master-config key.",
     skip_reason=_needs_recipe_keys,
 )
 def check_config_keys(ctx: LintContext) -> list[Finding]:
