@@ -24,8 +24,6 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_infx.report import results
-
 if TYPE_CHECKING:
     from pytest_infx.preflight import Datasets
     from pytest_infx.recipes.points import Point
@@ -103,6 +101,8 @@ def mark(items: Sequence[pytest.Item], results_dir: Path, datasets: Datasets) ->
             path = results_dir / "agentic" / f"{point.id}.json"
             verdict = judge(path, point, traces_sha256(point))
         else:
+            from pytest_infx.report import results
+
             path = results.cell_path(results_dir, point.id)
             verdict = judge(path, point, datasets.get(point).sha256)
         if isinstance(verdict, Reuse):
@@ -133,6 +133,7 @@ class ReusedCell:
     def run(self) -> None:
         __tracebackhide__ = True
         from pytest_infx.kinds.speedbench import attach, gate
+        from pytest_infx.report import results
 
         record = dict(self.reuse.record)
         header = results.provenance(self.point, record["dataset"], record["engine"])
