@@ -24,8 +24,6 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_infx.report import results
-
 if TYPE_CHECKING:
     from pytest_infx.fixtures import Run
     from pytest_infx.preflight import Datasets
@@ -92,6 +90,7 @@ def mark(items: Sequence[pytest.Item], results_dir: Path, datasets: Datasets) ->
     on every judged item (the properties reach the controller's summary)."""
     from pytest_infx import collect, fixtures
     from pytest_infx.agentic.item import traces_sha256
+    from pytest_infx.report import results
 
     for item in items:
         ref = collect.ref_of(item)
@@ -131,6 +130,7 @@ class ReusedCell:
 
     def run(self) -> None:
         __tracebackhide__ = True
+        from pytest_infx.report import results
         from pytest_infx.speedbench.item import attach, gate
 
         record = dict(self.reuse.record)
