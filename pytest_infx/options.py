@@ -106,6 +106,39 @@ def add_options(parser: pytest.Parser) -> None:
         "origin/main when it exists)",
     )
     group.addoption(
+        "--infx-precision-check",
+        dest="infx_precision_check",
+        choices=("warn", "fail", "off"),
+        default=None,
+        help="when a recipe's model.precision disagrees with the dtype census of its "
+        "checkpoint on this machine: warn (default), fail the point, or off",
+    )
+    group.addoption(
+        "--infx-lint-all",
+        dest="infx_lint_all",
+        action="store_true",
+        default=False,
+        help="audit the whole history: every changelog entry and every script, not only what "
+        "changed since the base (the default, PR mode)",
+    )
+    group.addoption(
+        "--infx-pr",
+        dest="infx_pr",
+        metavar="N",
+        type=int,
+        default=None,
+        help="number of the pull request being linted: a new changelog entry's pr-link must be "
+        "its URL or an XXX placeholder (default: from GitHub Actions' GITHUB_REF)",
+    )
+    group.addoption(
+        "--infx-main",
+        dest="infx_main",
+        action="store_true",
+        default=False,
+        help="lint as on the main branch: new changelog entries need their PR URL, placeholders "
+        "fail (default: a push to main in GitHub Actions)",
+    )
+    group.addoption(
         "--infx-progress",
         dest="infx_progress",
         choices=PROGRESS_MODES,
@@ -136,6 +169,13 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("infx_progress_interval", "seconds between plain progress lines", default="30")
     parser.addini("infx_resume", "reuse passed cells of an earlier run", type="bool", default=False)
     parser.addini(
+        "infx_scenario_types",
+        "accepted scenario-type values of changelog entries (default: fixed-seq-len, "
+        "agentic-coding)",
+        type="linelist",
+        default=[],
+    )
+    parser.addini(
         "infx_lint_root", "repository root for pytest -m lint, relative to the rootdir", default=""
     )
     parser.addini(
@@ -152,6 +192,11 @@ def add_options(parser: pytest.Parser) -> None:
         "infx_results", "results folder, relative to the invocation dir", default="infx-results"
     )
     parser.addini("infx_golden", "golden curve folder, relative to the rootdir", default="golden")
+    parser.addini(
+        "infx_precision_check",
+        "precision label vs checkpoint census: warn, fail or off",
+        default="warn",
+    )
 
 
 @dataclass(frozen=True)
@@ -177,6 +222,7 @@ class Settings:
     progress: str = "auto"
     progress_interval_s: float = 30.0
     resume: bool = False
+    precision_check: str = "warn"
 
 
 def _roots(config: pytest.Config) -> Roots:
@@ -224,6 +270,7 @@ def _settings(config: pytest.Config) -> Settings:
         progress=_progress(config),
         progress_interval_s=_progress_interval(config),
         resume=bool(config.getoption("infx_resume") or config.getini("infx_resume")),
+        precision_check=_precision_check(config),
     )
 
 
@@ -251,3 +298,10 @@ def _progress_interval(config: pytest.Config) -> float:
             f"--infx-progress-interval {value:g}: give a positive number of seconds"
         )
     return float(value)
+
+
+def _precision_check(config: pytest.Config) -> str:
+    """Checked where it is used (preflight), so a bad value is a usage error, not a
+    collection error of every file."""
+    option: str | None = config.getoption("infx_precision_check")
+    return option or str(config.getini("infx_precision_check") or "warn")

@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_infx.fixtures import Run
     from pytest_infx.preflight import Datasets
     from pytest_infx.recipes.points import Point
+    from pytest_infx.run import Run
 
 REUSE = pytest.StashKey["Reuse"]()
 REUSED_PROPERTY = "infx_reused"
@@ -88,13 +88,13 @@ def judge(path: Path, point: Point, data_sha256: str | None) -> Reuse | str:
 def mark(items: Sequence[pytest.Item], results_dir: Path, datasets: Datasets) -> None:
     """Stash a :class:`Reuse` on each reusable item and a one-line reason, as a user property,
     on every judged item (the properties reach the controller's summary)."""
-    from pytest_infx import collect, fixtures
-    from pytest_infx.agentic.item import traces_sha256
+    from pytest_infx import collect, run
+    from pytest_infx.kinds.agentic import traces_sha256
     from pytest_infx.report import results
 
     for item in items:
         ref = collect.ref_of(item)
-        if ref is None or item.stash.get(fixtures.PREFLIGHT, []):
+        if ref is None or item.stash.get(run.PREFLIGHT, []):
             continue
         point = collect.point_of(item)
         assert point is not None, "a recipe item has a point"
@@ -106,6 +106,7 @@ def mark(items: Sequence[pytest.Item], results_dir: Path, datasets: Datasets) ->
             verdict = judge(path, point, datasets.get(point).sha256)
         if isinstance(verdict, Reuse):
             item.stash[REUSE] = verdict
+            item.stash[run.NO_SERVER] = True
             item.user_properties.append((REUSED_PROPERTY, verdict.reason(results_dir)))
         else:
             item.user_properties.append((RERUN_PROPERTY, verdict))
@@ -130,8 +131,8 @@ class ReusedCell:
 
     def run(self) -> None:
         __tracebackhide__ = True
+        from pytest_infx.kinds.speedbench import attach, gate
         from pytest_infx.report import results
-        from pytest_infx.speedbench.item import attach, gate
 
         record = dict(self.reuse.record)
         header = results.provenance(self.point, record["dataset"], record["engine"])

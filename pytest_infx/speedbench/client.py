@@ -20,14 +20,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pytest_infx.speedbench.dataset import Prompt
-from pytest_infx.speedbench.http1 import (
+from pytest_infx.http1 import (
     Connection,
     Endpoint,
     HTTPError,
     Response,
     stamping_loop,
 )
+from pytest_infx.speedbench.dataset import Prompt
 
 ErrorKind = Literal["http", "stream", "timeout", "connection", "protocol"]
 EXCERPT_CHARS = 500

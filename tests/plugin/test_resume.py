@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from pytest_infx.agentic.item import traces_sha256
 from pytest_infx.golden.io import loads_curve
+from pytest_infx.kinds.agentic import traces_sha256
 from pytest_infx.recipes.loader import load_tree
 from pytest_infx.recipes.points import expand_all
 from pytest_infx.resume import judge

@@ -25,7 +25,7 @@ from pytest_infx.speedbench.client import Sampling
 from pytest_infx.speedbench.metrics import ScrapeError, SpecCounters
 
 if TYPE_CHECKING:
-    from pytest_infx.fixtures import Run
+    from pytest_infx.run import Run
 
 REBASELINE_OPTION = "infx_rebaseline"
 

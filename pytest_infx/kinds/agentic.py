@@ -22,7 +22,7 @@ from pytest_infx.recipes.points import Point
 from pytest_infx.report.summary import AGENTIC_PROPERTY
 
 if TYPE_CHECKING:
-    from pytest_infx.fixtures import Run
+    from pytest_infx.run import Run
 
 BUILTIN_TRACES = "builtin"
 
