@@ -51,6 +51,7 @@ class Activity:
     tokens: int = 0
     log: str | None = None
     duration_s: float | None = None
+    pid: int = 0
 
 
 def clock(seconds: float) -> str:
@@ -131,7 +132,7 @@ class Tracker:
         return self._activity
 
     def begin(self, kind: Kind, name: str, **fields: Any) -> None:
-        self._set(Activity(self.worker, kind, name, time.time(), **fields))
+        self._set(Activity(self.worker, kind, name, time.time(), pid=os.getpid(), **fields))
 
     def idle(self) -> None:
         self._set(None)
@@ -196,7 +197,8 @@ class Tracker:
 
 
 def read_activities(folder: Path) -> list[Activity]:
-    """Every process's activity; a file being replaced or half-known is skipped this time."""
+    """Every live process's activity. A file being replaced is skipped this time; the file of
+    a worker that died (xdist replaces a crashed worker under a new name) is skipped for good."""
     found: list[Activity] = []
     try:
         paths = sorted(folder.glob("*.json"))
@@ -204,11 +206,24 @@ def read_activities(folder: Path) -> list[Activity]:
         return found
     for path in paths:
         try:
-            data = json.loads(path.read_bytes())
-            found.append(Activity(**data))
+            activity = Activity(**json.loads(path.read_bytes()))
         except (OSError, ValueError, TypeError):
             continue
+        if _alive(activity.pid):
+            found.append(activity)
     return found
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def worker_id() -> str:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -177,3 +178,13 @@ def test_a_bad_progress_setting_is_a_usage_error(
     result = pytester.runpytest_subprocess("--collect-only", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*{message}*"])
+
+
+def test_the_activity_of_a_dead_worker_is_not_shown(tmp_path: Path) -> None:
+    Tracker(tmp_path, "gw0").begin("cell", "k[k1-thinking_on]", total=4)
+    Tracker(tmp_path, "gw1").begin("cell", "k[k2-thinking_on]", total=4)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    crashed = tmp_path / "gw1.json"
+    crashed.write_text(crashed.read_text().replace(f'"pid": {os.getpid()}', f'"pid": {dead.pid}'))
+    assert [a.worker for a in read_activities(tmp_path)] == ["gw0"]
