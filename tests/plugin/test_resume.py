@@ -84,7 +84,7 @@ def test_resume_runs_only_the_cells_left_and_completes_the_reports(
         [
             "*- infx resume -*",
             *(lit(f"{i}: reused from cells/{i}.json: AL {al:.2f}") for i in _cell_ids(1)),
-            "2 cells reused, 4 run (*)",
+            "2 cells reused, 4 run: 4 without a result file",
         ]
     )
     curve = loads_curve((sweep.results / f"{KEY}.al.yaml").read_text(), name=CURVE)
@@ -101,13 +101,13 @@ def test_a_changed_dataset_or_recipe_runs_the_cell_again(interrupted: Sweep) -> 
     result = sweep.run("--infx-resume", "-k", "k1")
     result.assert_outcomes(passed=2)
     assert [s["k"] for s in records(sweep.record)] == [1]
-    result.stdout.fnmatch_lines(["0 cells reused, 2 run (2 dataset changed (sha256 differs))"])
+    result.stdout.fnmatch_lines(["0 cells reused, 2 run: 2 whose dataset changed (sha256 differs)"])
     recipe = sweep.recipes / f"{KEY}.yaml"
     recipe.write_text(recipe.read_text().replace("0.33.0+fake", "0.33.1+fake"))
     result = sweep.run("--infx-resume", "-k", "k1")
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(
-        ["0 cells reused, 2 run (2 recipe or engine changed (point fingerprint differs))"]
+        ["0 cells reused, 2 run: 2 whose recipe or engine changed (point fingerprint differs)"]
     )
 
 
@@ -117,7 +117,7 @@ def test_a_failed_cell_is_not_reused(sweep: Sweep) -> None:
     result = sweep.run("--infx-resume")
     outcomes = result.parseoutcomes()
     assert (outcomes.get("passed"), outcomes.get("reused"), outcomes.get("failed")) == (None, 1, 1)
-    result.stdout.fnmatch_lines(["1 cells reused, 1 run (1 did not pass last time)"])
+    result.stdout.fnmatch_lines(["1 cell reused, 1 run: 1 that did not pass last time"])
 
 
 def test_a_passed_agentic_point_is_reused_without_starting_its_server(sweep: Sweep) -> None:
@@ -156,6 +156,6 @@ def test_a_passed_agentic_point_is_reused_without_starting_its_server(sweep: Swe
     )
     stale_path = sweep.results / "agentic" / f"{high.id}.json"
     assert judge(stale_path, high, traces_sha256(high)) == (
-        "recipe or engine changed (point fingerprint differs)"
+        "whose recipe or engine changed (point fingerprint differs)"
     )
-    assert judge(path, low, "f" * 64) == "dataset changed (sha256 differs)"
+    assert judge(path, low, "f" * 64) == "whose dataset changed (sha256 differs)"
