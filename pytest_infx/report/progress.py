@@ -121,6 +121,7 @@ class Tracker:
         self.worker = worker
         self.flush_s = flush_s
         self._lock = threading.Lock()
+        self._flushing = threading.Lock()
         self._activity: Activity | None = None
         self._version = 0
         self._written = 0
@@ -168,21 +169,24 @@ class Tracker:
             self._thread.start()
 
     def flush(self) -> None:
+        """Write the newest activity; flushes are serialised, so an older one never lands
+        after a newer one."""
         if self.path is None:
             return
-        with self._lock:
-            activity, version = self._activity, self._version
-        if version == self._written:
-            return
-        try:
-            if activity is None:
-                self.path.unlink(missing_ok=True)
-            else:
-                data = json.dumps(asdict(activity)).encode()
-                atomic_write_bytes(self.path, data, durable=False)
-        except OSError:
-            return
-        self._written = version
+        with self._flushing:
+            with self._lock:
+                activity, version = self._activity, self._version
+            if version == self._written:
+                return
+            try:
+                if activity is None:
+                    self.path.unlink(missing_ok=True)
+                else:
+                    data = json.dumps(asdict(activity)).encode()
+                    atomic_write_bytes(self.path, data, durable=False)
+            except OSError:
+                return
+            self._written = version
 
     def _run(self) -> None:
         while not self._closed.wait(self.flush_s):
