@@ -26,7 +26,7 @@ import pytest
 
 from pytest_infx.atomic import atomic_write_bytes
 
-Kind = Literal["cell", "point", "server", "waiting"]
+Kind = Literal["cell", "point", "preparing", "server", "waiting"]
 FOLDER = "progress"
 FLUSH_S = 0.5
 LIVE_TICK_S = 1.0
@@ -84,6 +84,8 @@ def render(activity: Activity, now: float, *, tagged: bool) -> str:
     a = activity
     head = f"infx [{a.worker}]" if tagged else "infx"
     elapsed = max(0.0, now - a.started)
+    if a.kind == "preparing":
+        return f"{head} preparing the server of {a.name}: engine, checkpoint ({clock(elapsed)})"
     if a.kind in ("server", "waiting"):
         verb = "starting server" if a.kind == "server" else "waiting for server"
         text = f"{head} {verb} {a.name} ({clock(elapsed)})"

@@ -88,6 +88,10 @@ def test_a_starting_server_shows_its_logs_last_line(tmp_path: Path) -> None:
     assert render(server, 75.0, tagged=False) == (
         "infx starting server k-k2 (1:15): INFO compiling graphs 3/7"
     )
+    preparing = Activity("gw2", "preparing", "k[k2-thinking_off]", started=0.0)
+    assert render(preparing, 3700.0, tagged=True) == (
+        "infx [gw2] preparing the server of k[k2-thinking_off]: engine, checkpoint (1:01:40)"
+    )
     point = Activity("main", "point", "k[tp1-c4]", started=0.0, duration_s=60.0, log=str(log))
     assert render(point, 20.0, tagged=False) == (
         "infx k[tp1-c4]: elapsed 0:20, ETA 0:40 | INFO compiling graphs 3/7"
