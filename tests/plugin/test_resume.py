@@ -91,6 +91,8 @@ def test_resume_runs_only_the_cells_left_and_completes_the_reports(
     for mode in MODES:
         assert dict(curve.modes[mode]) == {k: round(expected_al(DEFAULT_PATTERN, k), 2) for k in KS}
     assert "Out of tolerance" not in (sweep.results / "drift-summary.md").read_text()
+    html = (sweep.results / "report.html").read_text()
+    assert [i for k in KS for i in _cell_ids(k) if f">{i}.json<" not in html] == []
 
 
 def test_a_changed_dataset_or_recipe_runs_the_cell_again(interrupted: Sweep) -> None:
