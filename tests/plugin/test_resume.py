@@ -5,6 +5,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -12,7 +13,7 @@ from pytest_infx.golden.io import loads_curve
 from pytest_infx.kinds.agentic import traces_sha256
 from pytest_infx.recipes.loader import load_tree
 from pytest_infx.recipes.points import expand_all
-from pytest_infx.resume import judge
+from pytest_infx.resume import Reuse, judge
 
 from .conftest import Sweep
 from .fake_vllm import DEFAULT_PATTERN, expected_al
@@ -161,3 +162,18 @@ def test_a_passed_agentic_point_is_reused_without_starting_its_server(sweep: Swe
         "whose recipe or engine changed (point fingerprint differs)"
     )
     assert judge(path, low, "f" * 64) == "whose dataset changed (sha256 differs)"
+
+
+def test_a_missing_broken_or_foreign_result_file_is_not_reused(tmp_path: Path) -> None:
+    write_recipe(tmp_path / "recipes", recipe(KEY, record=tmp_path / "starts.jsonl"))
+    point, other = expand_all(load_tree(tmp_path / "recipes"))
+    path = tmp_path / "cell.json"
+    assert judge(path, point, None) == "without a result file"
+    path.write_text('{"id": ')
+    assert str(judge(path, point, None)).startswith("with an unreadable result file (")
+    path.write_text(json.dumps({"id": other.id, "fingerprint": other.fingerprint}))
+    assert judge(path, point, None) == "with another item's result file"
+    stored = {"id": point.id, "fingerprint": point.fingerprint, "verdict": "pass", "al": 1.5}
+    path.write_text(json.dumps({**stored, "dataset": {"sha256": "a" * 64}}))
+    reuse = judge(path, point, "a" * 64)
+    assert isinstance(reuse, Reuse) and reuse.reason(tmp_path) == "reused from cell.json: AL 1.50"
