@@ -174,11 +174,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         settings = options.settings(config)
         datasets = preflight.Datasets(settings.dataset_dir)
         check = precision.check_for(settings)
+        recording = bool(config.getoption("update_snapshots", False))
         for item in session.items:
             point = collect.point_of(item)
             if point is not None:
                 item.stash[run.PREFLIGHT] = preflight.preflight(
-                    point, datasets, settings.golden, check
+                    point, datasets, settings.golden, check, recording=recording
                 )
         if settings.resume:
             from pytest_infx import resume

@@ -56,7 +56,9 @@ NEAR_CUTOFF = 0.8
 missing one to count as a typo of it rather than a new curve."""
 
 
-def golden_name_problem(point: Point, golden_root: Path, cache: Datasets) -> str | None:
+def golden_name_problem(
+    point: Point, golden_root: Path, cache: Datasets, recording: bool | None = None
+) -> str | None:
     """A SPEED-Bench recipe's ``golden:`` that names no curve but is close to the name of one.
 
     ``--snapshot-update`` records a curve that does not exist yet, so a typo would record a new,
@@ -64,15 +66,25 @@ def golden_name_problem(point: Point, golden_root: Path, cache: Datasets) -> str
     :data:`NEAR_CUTOFF` of an existing curve is therefore an error before any server starts,
     with or without ``--snapshot-update``. A new curve whose name is that close on purpose is
     listed first in the golden registry (``golden/README.md``); a name close to no curve is new
-    by construction and is recorded.
+    by construction and is recorded. ``recording`` is whether ``--snapshot-update`` was given
+    (``None``: not known): without it, any missing curve fails here rather than after the run.
     """
     bench = point.recipe.speedbench
     if point.kind != "speedbench" or bench is None:
         return None
     key = (golden_root, bench.golden)
-    if key in cache.golden_checked:
-        return cache.golden_checked[key]
-    cache.golden_checked[key] = found = _golden_name_problem(point, bench.golden, golden_root)
+    if key not in cache.golden_checked:
+        cache.golden_checked[key] = _golden_name_problem(point, bench.golden, golden_root)
+    found = cache.golden_checked[key]
+    if (
+        found is None
+        and recording is False
+        and not (golden_root / f"{bench.golden}.yaml").is_file()
+    ):
+        return (
+            f"{_golden_line(point)}: speedbench.golden: no golden curve {bench.golden!r} in"
+            f" {golden_root}; record it with --snapshot-update or name an existing curve"
+        )
     return found
 
 
@@ -114,15 +126,21 @@ def _golden_line(point: Point) -> str:
 
 
 def preflight(
-    point: Point, datasets: Datasets, golden_root: Path, precision: PrecisionCheck | None = None
+    point: Point,
+    datasets: Datasets,
+    golden_root: Path,
+    precision: PrecisionCheck | None = None,
+    recording: bool | None = None,
 ) -> list[str]:
+    """Every problem of ``point`` that is known before a server starts; ``recording`` is
+    whether ``--snapshot-update`` was given, ``None`` when the caller does not say."""
     from pytest_infx.golden.lookup import GoldenLookupError
     from pytest_infx.golden.store import GoldenNotFoundError
     from pytest_infx.recipes.rules import check_point
     from pytest_infx.serving import synthetic_for
 
     problems = [str(p) for p in check_point(point)]
-    golden = golden_name_problem(point, golden_root, datasets)
+    golden = golden_name_problem(point, golden_root, datasets, recording)
     if golden is not None:
         problems.append(golden)
     try:

@@ -103,6 +103,8 @@ def mark(items: Sequence[pytest.Item], results_dir: Path, datasets: Datasets) ->
             path = results_dir / "agentic" / f"{point.id}.json"
             verdict = judge(path, point, traces_sha256(point))
         else:
+            from pytest_infx.report import results
+
             path = results.cell_path(results_dir, point.id)
             verdict = judge(path, point, datasets.get(point).sha256)
         if isinstance(verdict, Reuse):

@@ -195,7 +195,9 @@ def _allowed(model: type[BaseModel] | None) -> list[str]:
     return [f.alias or name for name, f in model.model_fields.items()]
 
 
-def _locate(raw: LinedDict, loc: tuple[int | str, ...]) -> Location:
+def _walk(raw: LinedDict, loc: tuple[int | str, ...]) -> tuple[Location, Any]:
+    """Where the deepest written part of ``loc`` is, and the value at ``loc`` (``None`` when
+    it is not all written)."""
     node: Any = raw
     location = raw.location
     for part in loc:
@@ -206,8 +208,12 @@ def _locate(raw: LinedDict, loc: tuple[int | str, ...]) -> Location:
             location = node.where(part)
             node = node[part] if part < len(node) else None
         else:
-            break
-    return location
+            return location, None
+    return location, node
+
+
+def _locate(raw: LinedDict, loc: tuple[int | str, ...]) -> Location:
+    return _walk(raw, loc)[0]
 
 
 def _field_name(loc: tuple[int | str, ...]) -> str:
@@ -297,20 +303,13 @@ def _repeats(
 ) -> Iterator[RecipeError]:
     """An error at each item of ``items`` (written at ``fields`` in ``raw``) that repeats an
     earlier one: one benchmark cell per value, so a repeat is a mistake, never a merge."""
-    node: Any = raw
-    for part in fields:
-        if isinstance(node, LinedDict) and isinstance(part, str):
-            node = node.get(part)
-        elif isinstance(node, LinedList) and isinstance(part, int) and part < len(node):
-            node = node[part]
-        else:
-            node = None
+    written, node = _walk(raw, fields)
     first: dict[int, int] = {}
     for index, value in enumerate(items):
         if value not in first:
             first[value] = index
             continue
-        where = node.where(index) if isinstance(node, LinedList) else _locate(raw, fields)
+        where = node.where(index) if isinstance(node, LinedList) else written
         earlier = node.where(first[value]).line if isinstance(node, LinedList) else None
         also = f" (first at line {earlier})" if earlier is not None else ""
         yield RecipeError(
