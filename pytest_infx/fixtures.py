@@ -7,120 +7,17 @@ and the results folder. Items only ask for "the server of my point".
 
 from __future__ import annotations
 
-import os
-import sys
-from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_infx import collect, options
+from pytest_infx.run import PREFLIGHT, Run
 
 if TYPE_CHECKING:
-    from pytest_infx.envs.vllm_cpu import VllmCpuEngine
-    from pytest_infx.launch import ServerHandle, ServerPool
-    from pytest_infx.preflight import Datasets
+    from pytest_infx.launch import ServerHandle
     from pytest_infx.recipes.points import Point
-
-PREFLIGHT = pytest.StashKey[list[str]]()
-CLOSE_WAIT_XDIST_S = 600.0
-
-
-@dataclass
-class Run:
-    """What one pytest process shares between its items."""
-
-    config: pytest.Config
-    settings: options.Settings
-    run_dir: Path
-    datasets: Datasets
-    _pool: ServerPool | None = None
-    _embedded: VllmCpuEngine | None = None
-
-    def say(self, message: str) -> None:
-        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        capture = self.config.pluginmanager.get_plugin("capturemanager")
-        if reporter is None or capture is None:
-            print(f"infx: {message}", file=sys.stderr, flush=True)
-            return
-        with capture.global_and_fixture_disabled():
-            reporter.write_line(f"infx: {message}")
-
-    @property
-    def pool(self) -> ServerPool:
-        if self._pool is None:
-            from pytest_infx.launch import GpuLeaser, Registry, ServerPool, detect_gpus
-            from pytest_infx.launch.slurm import in_job, job_gpus
-
-            devices = job_gpus(os.environ) if self.settings.gpu_count is None else None
-            if devices is None:
-                devices = tuple(g.index for g in detect_gpus(override=self.settings.gpu_count))
-            leaser = None
-            if devices:
-                leaser = GpuLeaser(self.run_dir / "gpus", len(devices), devices=devices)
-            # a Slurm job's run folder is its own: no other process can be using its servers
-            under_xdist = hasattr(self.config, "workerinput") and not in_job(os.environ)
-            self._pool = ServerPool(
-                self.run_dir / "servers",
-                Registry(self.run_dir / "registry.jsonl"),
-                self.settings.results / "logs",
-                leaser,
-                close_wait_s=CLOSE_WAIT_XDIST_S if under_xdist else 0.0,
-            )
-            for key, uses in self._expected().items():
-                self._pool.expect(key, uses)
-        return self._pool
-
-    def _expected(self) -> Counter[str]:
-        uses: Counter[str] = Counter()
-        for item in self.config.stash.get(SESSION_ITEMS, []):
-            ref = collect.ref_of(item)
-            if ref is not None and not item.stash.get(PREFLIGHT, []):
-                uses[ref.server] += 1
-        return uses
-
-    def embedded(self) -> VllmCpuEngine:
-        if self._embedded is None:
-            from pytest_infx.envs.vllm_cpu import ensure_vllm_cpu
-
-            self._embedded = ensure_vllm_cpu(progress=self.say)
-        return self._embedded
-
-    def acquire(self, point: Point, key: str) -> ServerHandle:
-        """The point's server, under the server key its item was collected with (the one the
-        pool expects uses of); the pool keeps it up until every expected item is done."""
-        from pytest_infx import serving
-
-        engine = self.embedded() if point.recipe.engine.embedded else None
-        if engine is not None:
-            paths = serving.embedded_paths(point, engine)
-        else:
-            paths = serving.staged_paths(point, self.settings.roots)
-        synthetic = serving.synthetic_for(point, self.settings.golden)
-        plan = serving.plan_for(point, paths, synthetic=synthetic, embedded=engine)
-        spec = serving.to_spec(plan, paths, embedded=engine is not None, key=key)
-        return self.pool.acquire(spec)
-
-    def model_dir(self, point: Point) -> str:
-        """The served checkpoint folder (aiperf reads its tokenizer from there)."""
-        from pytest_infx import serving
-
-        if point.recipe.engine.embedded:
-            return serving.embedded_paths(point, self.embedded()).target
-        return serving.staged_paths(point, self.settings.roots).target
-
-    def release(self, key: str) -> None:
-        self.pool.release(key)
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.close()
-
-
-SESSION_ITEMS = pytest.StashKey[list[pytest.Item]]()
 
 
 @pytest.fixture(scope="session")
@@ -171,21 +68,27 @@ def infx_server(
 
 @pytest.fixture
 def infx_speedbench(
-    infx_point: Point,
-    infx_server: ServerHandle,
-    infx_run: Run,
-    request: pytest.FixtureRequest,
-    snapshot: Any,
+    infx_point: Point, infx_run: Run, request: pytest.FixtureRequest, snapshot: Any
 ) -> Any:
-    from pytest_infx.speedbench.item import SpeedbenchCell
+    """The cell; one whose stored result is reused (``--infx-resume``) asks for no server."""
+    from pytest_infx.kinds.speedbench import SpeedbenchCell
+    from pytest_infx.resume import REUSE, ReusedCell
 
-    return SpeedbenchCell(infx_point, infx_server, infx_run, request, snapshot)
+    reuse = request.node.stash.get(REUSE, None)
+    if reuse is not None:
+        return ReusedCell(infx_point, reuse, infx_run, request, snapshot)
+    server = request.getfixturevalue("infx_server")
+    return SpeedbenchCell(infx_point, server, infx_run, request, snapshot)
 
 
 @pytest.fixture
-def infx_agentic(
-    infx_point: Point, infx_server: ServerHandle, infx_run: Run, request: pytest.FixtureRequest
-) -> Any:
-    from pytest_infx.agentic.item import AgenticPoint
+def infx_agentic(infx_point: Point, infx_run: Run, request: pytest.FixtureRequest) -> Any:
+    """The point; one whose stored result is reused (``--infx-resume``) asks for no server."""
+    from pytest_infx.kinds.agentic import AgenticPoint
+    from pytest_infx.resume import REUSE, ReusedPoint
 
-    return AgenticPoint(infx_point, infx_server, infx_run, request)
+    reuse = request.node.stash.get(REUSE, None)
+    if reuse is not None:
+        return ReusedPoint(reuse, request)
+    server = request.getfixturevalue("infx_server")
+    return AgenticPoint(infx_point, server, infx_run, request)

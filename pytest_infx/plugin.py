@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import gc
 import os
 import shutil
 import tempfile
-from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_infx import collect, hardware, options, selection
+from pytest_infx import collect, gcpause, hardware, options, selection
 from pytest_infx.lint import items as lint
-from pytest_infx.report import summary
+from pytest_infx.report import reporter, summary
 
 pytest_plugins = ["pytest_infx.fixtures"]
 
@@ -29,6 +27,7 @@ SUMMARY = pytest.StashKey[summary.Summary]()
 RUN_DIR = pytest.StashKey[tuple[Path, str | None]]()
 REASONS = pytest.StashKey[list[str]]()
 PLAN = pytest.StashKey[list[str]]()
+FROZEN = pytest.StashKey[bool]()
 WORKER_REASONS = "infx_reasons"
 
 
@@ -49,21 +48,46 @@ def pytest_configure(config: pytest.Config) -> None:
     for name, text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
     config.stash[REASONS] = []
+    # registered before pytest's own cleanups, so it runs after their closing gc.collect()
+    config.add_cleanup(lambda: _give_back_gc(config))
     config.stash[SUMMARY] = summary.Summary()
     config.pluginmanager.register(
         summary.SummaryPlugin(config, config.stash[SUMMARY]), "infx-summary"
     )
+    config.pluginmanager.register(reporter.ReportPlugin(config), "infx-report")
     if not hasattr(config, "workerinput"):
         run_dir = Path(tempfile.mkdtemp(prefix="infx-run-"))
         config.stash[RUN_DIR] = (run_dir, os.environ.get(options.RUN_DIR_VAR))
         os.environ[options.RUN_DIR_VAR] = str(run_dir)
-    elif os.environ.get("SLURM_JOB_ID"):
+    if not lint.only_lint(config):
+        _register_sweep_reports(config)
+    if hasattr(config, "workerinput") and os.environ.get("SLURM_JOB_ID"):
         from pytest_infx.launch import slurm
 
         node_dir = slurm.configure_worker(config, os.environ)
         if node_dir is not None:
             config.stash[RUN_DIR] = (node_dir, os.environ.get(options.RUN_DIR_VAR))
             os.environ[options.RUN_DIR_VAR] = str(node_dir)
+
+
+def _register_sweep_reports(config: pytest.Config) -> None:
+    """Resume reporting everywhere; the progress display where the terminal is."""
+    from pytest_infx import resume
+    from pytest_infx.report import progress
+
+    config.pluginmanager.register(resume.ResumePlugin(config), "infx-resume")
+    found = config.stash.get(RUN_DIR, None)
+    if found is not None:
+        settings = options.settings(config)
+        display = progress.ProgressPlugin(
+            config, settings.progress, settings.progress_interval_s, found[0] / progress.FOLDER
+        )
+        config.pluginmanager.register(display, progress.PLUGIN_NAME)
+
+
+def _give_back_gc(config: pytest.Config) -> None:
+    if config.stash.get(FROZEN, False):
+        gcpause.unfreeze()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -81,20 +105,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         os.environ.pop(options.RUN_DIR_VAR, None)
     else:
         os.environ[options.RUN_DIR_VAR] = previous
-
-
-@pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_collection(session: pytest.Session) -> Generator[None, object, object]:
-    """Collection builds thousands of long-lived objects and no garbage cycles: keep the cyclic
-    collector off while it runs, then freeze what exists so later collections skip it."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return (yield)
-    finally:
-        if enabled:
-            gc.enable()
-        gc.freeze()
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -155,21 +165,44 @@ def pytest_collection_modifyitems(
         items.extend(lint.lint_items(session))
 
 
+def _runs_only_ours(session: pytest.Session) -> bool:
+    """Whether no test of the host repository runs in this process: ``--collect-only``, or only
+    recipe and lint items were selected."""
+    if session.config.option.collectonly:
+        return True
+    return all(collect.ref_of(i) is not None or isinstance(i, lint.LintItem) for i in session.items)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    """Freezes what collection built, so later full collections (pytest's closing one included)
+    skip it, but only in a run where no host test runs: the collector is the host's, and it is
+    given back unchanged at unconfigure."""
+    if _runs_only_ours(session) and gcpause.freeze():
+        session.config.stash[FROZEN] = True
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     config = session.config
     recipe_items = any(collect.ref_of(item) for item in session.items)
     if recipe_items and not config.option.collectonly:
-        from pytest_infx import fixtures, preflight
+        from pytest_infx import precision, preflight, run
 
-        config.stash[fixtures.SESSION_ITEMS] = list(session.items)
+        config.stash[run.SESSION_ITEMS] = list(session.items)
         settings = options.settings(config)
         datasets = preflight.Datasets(settings.dataset_dir)
+        check = precision.check_for(settings)
+        recording = bool(config.getoption("update_snapshots", False))
         for item in session.items:
             point = collect.point_of(item)
             if point is not None:
-                item.stash[fixtures.PREFLIGHT] = preflight.preflight(
-                    point, datasets, settings.golden
+                item.stash[run.PREFLIGHT] = preflight.preflight(
+                    point, datasets, settings.golden, check, recording=recording
                 )
+        if settings.resume:
+            from pytest_infx import resume
+
+            resume.mark(session.items, settings.results, datasets)
     if not recipe_items or not options.settings(config).plan or hasattr(config, "workerinput"):
         return
     from pytest_infx import plan
@@ -183,9 +216,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    if lint.only_lint(session.config):
-        # spares pytest's closing full collection a walk over the parsed tree and changelog
-        gc.freeze()
+    if session.config.stash.get(FROZEN, False):
+        gcpause.refreeze()
     workeroutput: dict[str, Any] | None = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:
         reasons: list[str] = session.config.stash[REASONS]
@@ -209,6 +241,11 @@ def pytest_terminal_summary(
         terminalreporter.write_sep("=", "infx plan")
         for line in plan_lines:
             terminalreporter.write_line(line)
+    lint_lines = lint.summary_lines(config)
+    if lint_lines:
+        terminalreporter.write_sep("-", "infx lint")
+        for line in lint_lines:
+            terminalreporter.write_line(line, yellow=line.startswith("WARNING"), bold=True)
     reasons = config.stash.get(REASONS, [])
     if reasons:
         terminalreporter.write_sep("-", "infx selection")

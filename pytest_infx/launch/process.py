@@ -2,22 +2,24 @@ from __future__ import annotations
 
 import contextlib
 import http.client
-import json
 import logging
 import os
 import re
 import shlex
 import signal
 import subprocess
-import sys
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pytest_infx.launch.gpus import Lease
+from pytest_infx.launch.guard import command as guard_command
+from pytest_infx.launch.guard import end_groups
 from pytest_infx.launch.ports import choose_port, port_holder
-from pytest_infx.launch.procfs import group_members, is_alive, proc_stat
+from pytest_infx.launch.procfs import is_alive, proc_stat
 from pytest_infx.launch.registry import Registry
 from pytest_infx.launch.spec import LocalRuntime, ServerSpec
 
@@ -124,37 +126,43 @@ def stop_group(
     *,
     start_ticks: int,
     grace_s: float,
-    popen: subprocess.Popen[bytes] | None = None,
+    popen: subprocess.Popen[Any] | None = None,
 ) -> None:
-    """Stop a server group: TERM, grace, KILL, reap.
+    """Stop a group a guard leads: TERM, grace, KILL, reap.
 
-    The TERM goes to the guard alone when it lives, since it relays TERM to the group itself
-    and a second TERM makes some servers (uvicorn) skip their graceful shutdown.
+    While the guard lives the TERM goes to it alone (it relays it and waits its own grace); the
+    wait here is two seconds longer, so the guard's KILL comes first.
     """
-    if is_alive(pgid, start_ticks):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pgid, signal.SIGTERM)
-    elif group_members(pgid):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(pgid, signal.SIGTERM)
-    deadline = time.monotonic() + grace_s + 2.0
-    while time.monotonic() < deadline:
-        if popen is not None:
-            popen.poll()
-        if not group_members(pgid):
-            break
-        time.sleep(0.02)
-    if group_members(pgid):
-        log.warning("server group %d still alive after %.0f s; sending SIGKILL", pgid, grace_s)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(pgid, signal.SIGKILL)
-        for _ in range(250):
-            if not group_members(pgid):
-                break
-            time.sleep(0.02)
+    relay = is_alive(pgid, start_ticks)
+    poll = popen.poll if popen is not None else None
+    if end_groups([pgid], grace_s + 2.0, relay=relay, poll=poll):
+        log.warning("process group %d still alive after %.0f s; sent SIGKILL", pgid, grace_s)
     if popen is not None:
         with contextlib.suppress(subprocess.TimeoutExpired):
             popen.wait(timeout=5)
+
+
+def start_guarded(argv: Sequence[str], *, grace_s: float, **popen_args: Any) -> Guarded:
+    """Start a helper tool (aiperf, pip) under the guard, like an engine: it cannot outlive
+    this process, even one killed with SIGKILL."""
+    cmd = guard_command(argv, grace_s=grace_s, parent_pid=os.getpid())
+    popen: subprocess.Popen[Any] = subprocess.Popen(cmd, start_new_session=True, **popen_args)
+    st = proc_stat(popen.pid)
+    return Guarded(popen, st.start_ticks if st else -1, grace_s)
+
+
+@dataclass(frozen=True)
+class Guarded:
+    """A helper tool under its guard; the guard's status is the tool's."""
+
+    popen: subprocess.Popen[Any]
+    start_ticks: int
+    grace_s: float
+
+    def stop(self) -> None:
+        stop_group(
+            self.popen.pid, start_ticks=self.start_ticks, grace_s=self.grace_s, popen=self.popen
+        )
 
 
 def spawn(
@@ -172,13 +180,9 @@ def spawn(
     container = f"infx-{spec.label}-{uuid.uuid4().hex[:12]}"
     argv, extra_env = spec.command(port=port, gpu_ids=gpu_ids, container_name=container)
     cleanup = spec.cleanup_argv(container)
-    cmd = [sys.executable, "-I", "-S", str(GUARD), "--grace", f"{grace_s:g}"]
-    cmd += ["--parent-pid", str(os.getpid())]
-    if cleanup:
-        cmd += ["--cleanup", json.dumps(list(cleanup))]
-    if fds:
-        cmd += ["--pass-fds", ",".join(str(fd) for fd in fds)]
-    cmd += ["--", *argv]
+    cmd = guard_command(
+        argv, grace_s=grace_s, parent_pid=os.getpid(), cleanup=cleanup or (), pass_fds=fds
+    )
     env = dict(os.environ)
     env.update(extra_env)
     cwd = getattr(spec.runtime, "cwd", None)

