@@ -314,7 +314,7 @@ class Controller:
             return
         reason = why_ended(name, time_limit=self.settings.time)
         report.longrepr = (
-            f"{reason} while {crashitem} ran; the job's other items go to a new job\n"
+            f"{reason} while {crashitem} ran; the job's other items, if any, go to a new job\n"
             f"{report.longrepr}"
         )
 
