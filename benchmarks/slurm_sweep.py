@@ -64,12 +64,18 @@ def _sweep(root: Path, workers: int) -> float:
     )
 
 
-def _start_overhead(root: Path, runs: int) -> tuple[float, float]:
-    """One trivial item on one worker: through srun against a local xdist worker."""
-    (root / "test_trivial.py").write_text("def test_nothing():\n    pass\n")
-    (root / "pytest.ini").write_text(INI)
-    local = [_timed(root, "test_trivial.py", "-n", "1") for _ in range(runs)]
-    slurm = [_timed(root, "test_trivial.py", "--infx-slurm", "1") for _ in range(runs)]
+def _start_overhead(runs: int) -> tuple[float, float]:
+    """What a worker pays to start through Slurm: the interpreter a worker runs, started by
+    ``srun`` as ``--infx-slurm`` starts it, against the same interpreter started directly."""
+    bare = [sys.executable, "-c", "pass"]
+    through = ["srun", "-N1", "-n1", "--unbuffered", *bare]
+    local: list[float] = []
+    slurm: list[float] = []
+    for _ in range(runs):
+        for argv, times in ((bare, local), (through, slurm)):
+            started = time.perf_counter()
+            subprocess.run(argv, check=True, capture_output=True)
+            times.append(time.perf_counter() - started)
     return statistics.median(local), statistics.median(slurm)
 
 
@@ -79,7 +85,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--servers", type=int, default=4)
-    parser.add_argument("--step-delay", type=float, default=0.3)
+    parser.add_argument("--step-delay", type=float, default=1.0)
     args = parser.parse_args()
     ensure()
     with tempfile.TemporaryDirectory(prefix="infx-slurm-bench-") as folder:
@@ -87,15 +93,14 @@ def main() -> int:
         _sweep_tree(root / "sweep", args.servers, args.step_delay)
         one = statistics.median(_sweep(root / "sweep", 1) for _ in range(args.runs))
         two = statistics.median(_sweep(root / "sweep", 2) for _ in range(args.runs))
-        (root / "start").mkdir()
-        local, slurm = _start_overhead(root / "start", args.runs)
+    local, slurm = _start_overhead(5 * args.runs)
     items = 2 * args.servers
     print(f"stand-in sweep, {items} items, {args.servers} servers (median of {args.runs} runs)")
     print(f"  1 Slurm worker   {one:7.2f} s")
     print(f"  2 Slurm workers  {two:7.2f} s")
     print(f"  speed-up         {one / two:7.2f} x")
-    print(f"one trivial item: local xdist worker {local:.2f} s, Slurm worker {slurm:.2f} s")
-    print(f"  per-worker overhead of starting through Slurm  {slurm - local:7.2f} s")
+    print(f"worker interpreter start: direct {local:.3f} s, through srun {slurm:.3f} s")
+    print(f"  per-worker overhead of starting through Slurm  {slurm - local:7.3f} s")
     return 0
 
 
