@@ -128,3 +128,25 @@ def test_ctrl_c_cancels_every_job_and_leaves_no_process(slurm_sweep: Sweep) -> N
     assert wait_gone(slurm_sweep.record, timeout=10.0) == []
     assert not live_pids(slurm_sweep.record)
     assert wait_until(lambda: not processes_in(slurm_sweep.root), timeout=10.0)
+
+
+def test_a_job_out_of_time_fails_the_item_it_ran_and_names_the_limit(
+    slurm_sweep: Sweep,
+) -> None:
+    """Slurm enforces limits on a half-minute timer, so a one-minute limit ends the job within
+    about 90 s; the fast recipe's items ran before the slow one's."""
+    for key, delay in (("a-fast", "0"), ("b-slow", "60")):
+        data = recipe(
+            key,
+            record=slurm_sweep.record,
+            extra=("--step-delay", delay),
+            modes=("thinking_off",),
+            port=free_port("127.0.0.1"),
+            golden=f"smollm2_fake_{key}",
+        )
+        data["speedbench"]["request-timeout"] = 600
+        write_recipe(slurm_sweep.recipes, data)
+    result = slurm_sweep.run("--snapshot-update", "--infx-slurm", "1", "--infx-slurm-time", "1")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*Slurm job * on * hit its time limit (1, --infx-slurm-time)*"])
+    assert slurm_sweep.cell("a-fast[k1-thinking_off]")["verdict"] == "pass"
