@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_infx import collect, gcpause, hardware, options, selection
+from pytest_infx.engines import extensions
 from pytest_infx.lint import items as lint
 from pytest_infx.report import summary
 
@@ -28,6 +30,7 @@ RUN_DIR = pytest.StashKey[tuple[Path, str | None]]()
 REASONS = pytest.StashKey[list[str]]()
 PLAN = pytest.StashKey[list[str]]()
 FROZEN = pytest.StashKey[bool]()
+GC_PAUSE = pytest.StashKey[gcpause.Pause]()
 WORKER_REASONS = "infx_reasons"
 
 
@@ -35,10 +38,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     options.add_options(parser)
 
 
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from pytest_infx import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     for name, text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
     config.stash[REASONS] = []
+    config.stash[GC_PAUSE] = gcpause.Pause()
+    _use_engine_providers(config)
     # registered before pytest's own cleanups, so it runs after their closing gc.collect()
     config.add_cleanup(lambda: _give_back_gc(config))
     config.stash[SUMMARY] = summary.Summary()
@@ -49,6 +60,21 @@ def pytest_configure(config: pytest.Config) -> None:
         run_dir = Path(tempfile.mkdtemp(prefix="infx-run-"))
         config.stash[RUN_DIR] = (run_dir, os.environ.get(options.RUN_DIR_VAR))
         os.environ[options.RUN_DIR_VAR] = str(run_dir)
+
+
+def _use_engine_providers(config: pytest.Config) -> None:
+    """Adapters from this run's ``pytest_infx_register_engines`` hooks join those of installed
+    packages; a provider that gives something unusable stops the run before collection."""
+    impls = config.pluginmanager.hook.pytest_infx_register_engines.get_hookimpls
+    extensions.use_hook(impls)
+    config.add_cleanup(lambda: extensions.drop_hook(impls))
+    if extensions.identity():
+        from pytest_infx.engines import registry
+
+        try:
+            registry.adapters()
+        except extensions.EngineRegistrationError as exc:
+            raise pytest.UsageError(str(exc)) from None
 
 
 def _give_back_gc(config: pytest.Config) -> None:
@@ -71,6 +97,28 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         os.environ.pop(options.RUN_DIR_VAR, None)
     else:
         os.environ[options.RUN_DIR_VAR] = previous
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_collection(session: pytest.Session) -> Generator[None, object, object]:
+    """Where no host test will run (``--collect-only``, or only recipe and lint items), what
+    collection built is frozen before the collector resumes, so neither the resumed collector nor
+    pytest's closing full collection walks it; it is given back after that closing collection."""
+    try:
+        return (yield)
+    finally:
+        if session.config.stash[GC_PAUSE].stop(freeze=_runs_only_ours(session)):
+            session.config.stash[FROZEN] = True
+
+
+def pytest_collectstart(collector: pytest.Collector) -> None:
+    """The collector is paused while pytest walks the recipe folder and running again for the
+    host's own test files."""
+    pause = collector.config.stash[GC_PAUSE]
+    if collect.in_recipe_folder(collector.config, collector.path):
+        pause.start()
+    else:
+        pause.stop()
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -134,16 +182,8 @@ def _runs_only_ours(session: pytest.Session) -> bool:
     recipe and lint items were selected."""
     if session.config.option.collectonly:
         return True
-    return all(collect.ref_of(i) is not None or isinstance(i, lint.LintItem) for i in session.items)
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtestloop(session: pytest.Session) -> None:
-    """Freezes what collection built, so later full collections (pytest's closing one included)
-    skip it, but only in a run where no host test runs: the collector is the host's, and it is
-    given back unchanged at unconfigure."""
-    if _runs_only_ours(session) and gcpause.freeze():
-        session.config.stash[FROZEN] = True
+    items: list[pytest.Item] = getattr(session, "items", [])
+    return all(collect.ref_of(i) is not None or isinstance(i, lint.LintItem) for i in items)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
