@@ -69,7 +69,11 @@ def catalog(config: pytest.Config) -> Catalog:
 
 
 def in_recipe_folder(config: pytest.Config, path: Path) -> bool:
-    return path.is_relative_to(settings(config).recipes)
+    """Whether ``path`` lies in a recipe folder that is a proper subfolder of the rootdir (one
+    that holds the whole repository holds the host's tests too)."""
+    recipes = settings(config).recipes
+    root = config.rootpath
+    return path.is_relative_to(recipes) and not root.is_relative_to(recipes)
 
 
 def is_recipe_file(config: pytest.Config, path: Path) -> bool:

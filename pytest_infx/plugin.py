@@ -11,19 +11,13 @@ from typing import Any
 
 import pytest
 
-from pytest_infx import collect, gcpause, hardware, options, selection
+from pytest_infx import collect, gcpause, hardware, markers, options, selection
 from pytest_infx.engines import extensions
 from pytest_infx.lint import items as lint
 from pytest_infx.report import summary
 
 pytest_plugins = ["pytest_infx.fixtures"]
 
-MARKERS = {
-    "speedbench": "SPEED-Bench acceptance-length cell (one draft length x thinking mode)",
-    "agentic": "AgentX throughput/latency point (one TP x concurrency)",
-    "lint": "repository rule (changelog, comments, recipes, golden registry)",
-    "engine": "needs the real embedded CPU engine (installs it on first use)",
-}
 RUNNER = pytest.StashKey[str]()
 SUMMARY = pytest.StashKey[summary.Summary]()
 RUN_DIR = pytest.StashKey[tuple[Path, str | None]]()
@@ -31,6 +25,7 @@ REASONS = pytest.StashKey[list[str]]()
 PLAN = pytest.StashKey[list[str]]()
 FROZEN = pytest.StashKey[bool]()
 GC_PAUSE = pytest.StashKey[gcpause.Pause]()
+NOTES = pytest.StashKey[list[str]]()
 WORKER_REASONS = "infx_reasons"
 
 
@@ -44,9 +39,17 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspecs)
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_load_initial_conftests(
+    early_config: pytest.Config, parser: pytest.Parser
+) -> Generator[None, object, object]:
+    result = yield
+    early_config.stash[NOTES] = options.add_short_names(parser)
+    return result
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    for name, text in MARKERS.items():
-        config.addinivalue_line("markers", f"{name}: {text}")
+    config.stash.setdefault(NOTES, []).extend(markers.register(config))
     config.stash[REASONS] = []
     config.stash[GC_PAUSE] = gcpause.Pause()
     _use_engine_providers(config)
@@ -121,13 +124,27 @@ def pytest_collectstart(collector: pytest.Collector) -> None:
         pause.stop()
 
 
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    return [f"infx: {note}" for note in config.stash.get(NOTES, [])]
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    """``-m lint`` alone selects only the lint rules, which come from no file: importing test
-    modules and reading recipes would only feed the deselection."""
-    if lint.only_lint(config) and lint.wants_lint(config) and collection_path != config.rootpath:
+    """``-m lint`` alone selects the lint rules and the host's own lint-marked tests: recipe
+    items never carry the marker, so the recipe folder is not read at all, while every other
+    file is collected as it would be without pytest-infx."""
+    if (
+        _lint_alone(config)
+        and lint.wants_lint(config)
+        and collect.in_recipe_folder(config, collection_path)
+    ):
         return True
     return None
+
+
+def _lint_alone(config: pytest.Config) -> bool:
+    markexpr = str(config.getoption("markexpr", default="") or "").strip()
+    return markexpr in (lint.MARKER, markers.OWN_LINT)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -174,7 +191,10 @@ def pytest_collection_modifyitems(
 
         items[:] = selection.group_by_server(chosen.keep, key)
     if lint.wants_lint(config):
-        items.extend(lint.lint_items(session))
+        rules = lint.lint_items(session)
+        for rule in rules:
+            rule.add_marker(markers.OWN_LINT)
+        items.extend(rules)
 
 
 def _runs_only_ours(session: pytest.Session) -> bool:
