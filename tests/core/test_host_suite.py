@@ -130,3 +130,15 @@ def test_a_host_lint_marker_combines_with_the_rules(
     rules = pytester.runpytest("--collect-only", "-q", "--strict-markers", "-m", "infx_lint")
     assert "test_host.py::test_own_lint" not in rules.outlines
     assert _lint_ids(rules) == _lint_ids(both)
+
+
+def test_m_infx_lint_runs_the_rules_without_reading_any_test_or_recipe(
+    recipes: Path, pytester: pytest.Pytester
+) -> None:
+    pytester.makepyfile(test_heavy="raise RuntimeError('imported a test module')\n")
+    (recipes / "broken.yaml").write_text("key: broken\nunknown-field: 1\n")
+    result = pytester.runpytest("--collect-only", "-q", "-m", "infx_lint")
+    assert result.ret == 0, result.stdout.str()
+    assert "imported a test module" not in result.stdout.str()
+    assert "broken" not in result.stdout.str()
+    assert _lint_ids(result)
