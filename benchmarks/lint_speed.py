@@ -10,6 +10,11 @@ parse, recipe problems, base diff and script scans are reused), after an edit (t
 recipe and the new entry are touched before each run: what a developer fixing a finding sees),
 and cold (``-p no:cacheprovider``: a fresh clone, as in CI).
 Run: ``python benchmarks/lint_speed.py [--entries 772] [--keys 208] [--runs 7] [--profile]``.
+
+``--inferencex CHECKOUT [--base REF]`` times PR mode on a real InferenceX checkout instead (the
+work tree at a pull request's commit, ``REF`` its parent, default ``HEAD^``), warm and cold, and
+InferenceX's own ``utils/validate_perf_changelog.py`` on the same commit; goals: at most 1.0 s
+warm, 1.5 s cold, and at least 3x faster than the validator.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from pathlib import Path
 from pytest_infx.atomic import atomic_write_text
 
 GOAL_S = 1.0
+WARM_GOAL_S = GOAL_S
+COLD_GOAL_S = 1.5
 _MODELS = (
     "dsv4",
     "dsr1",
@@ -424,8 +431,83 @@ def time_pytest(
     return statistics.median(times), times, statistics.median(cpu), last
 
 
+def time_command(
+    argv: Sequence[str], cwd: Path, runs: int
+) -> tuple[float, list[float], float, int]:
+    """Median wall time of a whole process over ``runs`` runs after one untimed run, its
+    median CPU time (user + system: what a busy machine distorts least), and the exit status
+    of the last run (a lint that finds something is still timed)."""
+    subprocess.run(argv, cwd=cwd, capture_output=True, check=False)
+    times: list[float] = []
+    cpu: list[float] = []
+    status = 0
+    for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        status = subprocess.run(argv, cwd=cwd, capture_output=True, check=False).returncode
+        times.append(time.perf_counter() - started)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(times), times, statistics.median(cpu), status
+
+
+def bench_inferencex(checkout: Path, base: str, runs: int) -> int:
+    """PR mode on a real InferenceX checkout (work tree at the PR's commit, ``base`` its
+    parent), side by side with InferenceX's own PR-time validator on the same commit."""
+    head = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],
+        cwd=checkout,
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    ours = [sys.executable, "-m", "pytest", "-m", "lint", "-q", "--infx-base", base]
+    theirs = [
+        sys.executable,
+        "utils/validate_perf_changelog.py",
+        "--changelog-file",
+        "perf-changelog.yaml",
+        "--base-ref",
+        base,
+        "--head-ref",
+        "HEAD",
+    ]
+    print(f"InferenceX checkout {checkout} at {head}, base {base}; {runs} runs each")
+    warm = time_command(ours, checkout, runs)
+    cold = time_command([*ours, "-p", "no:cacheprovider"], checkout, runs)
+    them = time_command(theirs, checkout, runs)
+    rows = (
+        ("pytest -m lint (PR mode), warm", warm, WARM_GOAL_S),
+        ("pytest -m lint (PR mode), cold", cold, COLD_GOAL_S),
+        ("utils/validate_perf_changelog.py", them, None),
+    )
+    for label, (median, times, cpu, status), goal in rows:
+        spread = ", ".join(f"{t:.2f}" for t in sorted(times))
+        verdict = "" if goal is None else (" ok" if median <= goal else f" OVER {goal} s")
+        print(
+            f"{label:<34} median {median:.2f} s wall [{spread}], {cpu:.2f} s CPU,"
+            f" exit {status}{verdict}"
+        )
+    print(
+        f"ratio (theirs / ours), wall: warm {them[0] / warm[0]:.1f}x,"
+        f" cold {them[0] / cold[0]:.1f}x; CPU: warm {them[2] / warm[2]:.1f}x,"
+        f" cold {them[2] / cold[2]:.1f}x"
+    )
+    met = warm[0] <= WARM_GOAL_S and cold[0] <= COLD_GOAL_S and them[0] >= 3 * warm[0]
+    return 0 if met else 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--inferencex",
+        type=Path,
+        metavar="CHECKOUT",
+        help="time PR mode on this InferenceX checkout instead of a generated repository",
+    )
+    parser.add_argument(
+        "--base", default="HEAD^", help="base ref for --inferencex (default: HEAD^)"
+    )
     parser.add_argument("--entries", type=int, default=772)
     parser.add_argument("--keys", type=int, default=208)
     parser.add_argument("--runs", type=int, default=7)
@@ -433,6 +515,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, help="generate into this folder and keep it")
     parser.add_argument("--profile", action="store_true", help="profile one in-process run")
     args = parser.parse_args(argv)
+    if args.inferencex is not None:
+        return bench_inferencex(args.inferencex.resolve(), args.base, args.runs)
 
     from pytest_infx.lint.context import build_context, default_base_ref
     from pytest_infx.lint.findings import all_rules

@@ -18,6 +18,8 @@ _COMMANDS: tuple[str, ...] = (
     "pytest_infx.envs.cli",
     "pytest_infx.golden.cli",
     "pytest_infx.lint.cli",
+    "pytest_infx.precision",
+    "pytest_infx.report.cli",
 )
 
 

@@ -68,21 +68,27 @@ def infx_server(
 
 @pytest.fixture
 def infx_speedbench(
-    infx_point: Point,
-    infx_server: ServerHandle,
-    infx_run: Run,
-    request: pytest.FixtureRequest,
-    snapshot: Any,
+    infx_point: Point, infx_run: Run, request: pytest.FixtureRequest, snapshot: Any
 ) -> Any:
+    """The cell; one whose stored result is reused (``--infx-resume``) asks for no server."""
     from pytest_infx.kinds.speedbench import SpeedbenchCell
+    from pytest_infx.resume import REUSE, ReusedCell
 
-    return SpeedbenchCell(infx_point, infx_server, infx_run, request, snapshot)
+    reuse = request.node.stash.get(REUSE, None)
+    if reuse is not None:
+        return ReusedCell(infx_point, reuse, infx_run, request, snapshot)
+    server = request.getfixturevalue("infx_server")
+    return SpeedbenchCell(infx_point, server, infx_run, request, snapshot)
 
 
 @pytest.fixture
-def infx_agentic(
-    infx_point: Point, infx_server: ServerHandle, infx_run: Run, request: pytest.FixtureRequest
-) -> Any:
+def infx_agentic(infx_point: Point, infx_run: Run, request: pytest.FixtureRequest) -> Any:
+    """The point; one whose stored result is reused (``--infx-resume``) asks for no server."""
     from pytest_infx.kinds.agentic import AgenticPoint
+    from pytest_infx.resume import REUSE, ReusedPoint
 
-    return AgenticPoint(infx_point, infx_server, infx_run, request)
+    reuse = request.node.stash.get(REUSE, None)
+    if reuse is not None:
+        return ReusedPoint(reuse, request)
+    server = request.getfixturevalue("infx_server")
+    return AgenticPoint(infx_point, server, infx_run, request)

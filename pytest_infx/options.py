@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 RUN_DIR_VAR = "INFX_RUN_DIR"
+PROGRESS_MODES = ("auto", "live", "lines", "off")
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -105,6 +106,76 @@ def add_options(parser: pytest.Parser) -> None:
         help="git ref the lint rules compare with (default: ini infx_base, else "
         "origin/main when it exists)",
     )
+    group.addoption(
+        "--infx-precision-check",
+        dest="infx_precision_check",
+        choices=("warn", "fail", "off"),
+        default=None,
+        help="when a recipe's model.precision disagrees with the dtype census of its "
+        "checkpoint on this machine: warn (default), fail the point, or off",
+    )
+    group.addoption(
+        "--infx-lint-all",
+        dest="infx_lint_all",
+        action="store_true",
+        default=False,
+        help="audit the whole history: every changelog entry and every script, not only what "
+        "changed since the base (the default, PR mode)",
+    )
+    group.addoption(
+        "--infx-pr",
+        dest="infx_pr",
+        metavar="N",
+        type=int,
+        default=None,
+        help="number of the pull request being linted: a new changelog entry's pr-link must be "
+        "its URL or an XXX placeholder (default: from GitHub Actions' GITHUB_REF)",
+    )
+    group.addoption(
+        "--infx-main",
+        dest="infx_main",
+        action="store_true",
+        default=False,
+        help="lint as on the main branch: new changelog entries need their PR URL, placeholders "
+        "fail (default: a push to main in GitHub Actions)",
+    )
+    group.addoption(
+        "--infx-progress",
+        dest="infx_progress",
+        choices=PROGRESS_MODES,
+        default=None,
+        help="live progress of the running cells and server starts: 'live' redraws lines in "
+        "place, 'lines' prints plain lines every --infx-progress-interval seconds, 'off' "
+        "prints nothing (default: ini infx_progress, else 'auto': live on a terminal, "
+        "else lines)",
+    )
+    group.addoption(
+        "--infx-progress-interval",
+        dest="infx_progress_interval",
+        metavar="SECONDS",
+        type=float,
+        default=None,
+        help="seconds between plain progress lines when output is not a terminal "
+        "(default: ini infx_progress_interval, else 30)",
+    )
+    group.addoption(
+        "--infx-resume",
+        dest="infx_resume",
+        action="store_true",
+        default=None,
+        help="skip a cell whose result file in --infx-results passed with the same point "
+        "fingerprint and dataset, reusing its stored AL (default: ini infx_resume)",
+    )
+    parser.addini("infx_progress", "live, lines, off or auto (the default)", default="auto")
+    parser.addini("infx_progress_interval", "seconds between plain progress lines", default="30")
+    parser.addini("infx_resume", "reuse passed cells of an earlier run", type="bool", default=False)
+    parser.addini(
+        "infx_scenario_types",
+        "accepted scenario-type values of changelog entries (default: fixed-seq-len, "
+        "agentic-coding)",
+        type="linelist",
+        default=[],
+    )
     parser.addini(
         "infx_lint_root", "repository root for pytest -m lint, relative to the rootdir", default=""
     )
@@ -122,6 +193,11 @@ def add_options(parser: pytest.Parser) -> None:
         "infx_results", "results folder, relative to the invocation dir", default="infx-results"
     )
     parser.addini("infx_golden", "golden curve folder, relative to the rootdir", default="golden")
+    parser.addini(
+        "infx_precision_check",
+        "precision label vs checkpoint census: warn, fail or off",
+        default="warn",
+    )
 
 
 SHORT_NAMES = {
@@ -176,6 +252,10 @@ class Settings:
     dataset_dir: Path
     changed_since: str | None
     roots: Roots
+    progress: str = "auto"
+    progress_interval_s: float = 30.0
+    resume: bool = False
+    precision_check: str = "warn"
 
 
 def _roots(config: pytest.Config) -> Roots:
@@ -220,4 +300,41 @@ def _settings(config: pytest.Config) -> Settings:
         dataset_dir=Path(dataset_dir).resolve() if dataset_dir else root,
         changed_since=config.getoption("infx_changed_since"),
         roots=_roots(config),
+        progress=_progress(config),
+        progress_interval_s=_progress_interval(config),
+        resume=bool(config.getoption("infx_resume") or config.getini("infx_resume")),
+        precision_check=_precision_check(config),
     )
+
+
+def _progress(config: pytest.Config) -> str:
+    mode = config.getoption("infx_progress") or config.getini("infx_progress") or "auto"
+    if mode not in PROGRESS_MODES:
+        raise pytest.UsageError(
+            f"ini infx_progress = {mode!r}: use one of {', '.join(PROGRESS_MODES)}"
+        )
+    return str(mode)
+
+
+def _progress_interval(config: pytest.Config) -> float:
+    value = config.getoption("infx_progress_interval")
+    if value is None:
+        text = config.getini("infx_progress_interval") or "30"
+        try:
+            value = float(text)
+        except ValueError:
+            raise pytest.UsageError(
+                f"ini infx_progress_interval = {text!r}: give a number of seconds, e.g. 30"
+            ) from None
+    if not value > 0:
+        raise pytest.UsageError(
+            f"--infx-progress-interval {value:g}: give a positive number of seconds"
+        )
+    return float(value)
+
+
+def _precision_check(config: pytest.Config) -> str:
+    """Checked where it is used (preflight), so a bad value is a usage error, not a
+    collection error of every file."""
+    option: str | None = config.getoption("infx_precision_check")
+    return option or str(config.getini("infx_precision_check") or "warn")

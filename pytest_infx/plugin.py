@@ -14,7 +14,7 @@ import pytest
 from pytest_infx import collect, gcpause, hardware, markers, options, selection
 from pytest_infx.engines import extensions
 from pytest_infx.lint import items as lint
-from pytest_infx.report import summary
+from pytest_infx.report import reporter, summary
 
 pytest_plugins = ["pytest_infx.fixtures"]
 
@@ -59,10 +59,20 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(
         summary.SummaryPlugin(config, config.stash[SUMMARY]), "infx-summary"
     )
+    from pytest_infx import resume
+    from pytest_infx.report import progress
+
+    config.pluginmanager.register(resume.ResumePlugin(config), "infx-resume")
+    config.pluginmanager.register(reporter.ReportPlugin(config), "infx-report")
     if not hasattr(config, "workerinput"):
         run_dir = Path(tempfile.mkdtemp(prefix="infx-run-"))
         config.stash[RUN_DIR] = (run_dir, os.environ.get(options.RUN_DIR_VAR))
         os.environ[options.RUN_DIR_VAR] = str(run_dir)
+        settings = options.settings(config)
+        display = progress.ProgressPlugin(
+            config, settings.progress, settings.progress_interval_s, run_dir / progress.FOLDER
+        )
+        config.pluginmanager.register(display, progress.PLUGIN_NAME)
 
 
 def _use_engine_providers(config: pytest.Config) -> None:
@@ -205,15 +215,22 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     config = session.config
     recipe_items = any(collect.ref_of(item) for item in session.items)
     if recipe_items and not config.option.collectonly:
-        from pytest_infx import preflight, run
+        from pytest_infx import precision, preflight, run
 
         config.stash[run.SESSION_ITEMS] = list(session.items)
         settings = options.settings(config)
         datasets = preflight.Datasets(settings.dataset_dir)
+        check = precision.check_for(settings)
         for item in session.items:
             point = collect.point_of(item)
             if point is not None:
-                item.stash[run.PREFLIGHT] = preflight.preflight(point, datasets, settings.golden)
+                item.stash[run.PREFLIGHT] = preflight.preflight(
+                    point, datasets, settings.golden, check
+                )
+        if settings.resume:
+            from pytest_infx import resume
+
+            resume.mark(session.items, settings.results, datasets)
     if not recipe_items or not options.settings(config).plan or hasattr(config, "workerinput"):
         return
     from pytest_infx import plan
@@ -252,6 +269,11 @@ def pytest_terminal_summary(
         terminalreporter.write_sep("=", "infx plan")
         for line in plan_lines:
             terminalreporter.write_line(line)
+    lint_lines = lint.summary_lines(config)
+    if lint_lines:
+        terminalreporter.write_sep("-", "infx lint")
+        for line in lint_lines:
+            terminalreporter.write_line(line, yellow=line.startswith("WARNING"), bold=True)
     reasons = config.stash.get(REASONS, [])
     if reasons:
         terminalreporter.write_sep("-", "infx selection")

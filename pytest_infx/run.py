@@ -22,8 +22,10 @@ if TYPE_CHECKING:
     from pytest_infx.launch import ServerHandle, ServerPool
     from pytest_infx.preflight import Datasets
     from pytest_infx.recipes.points import Point
+    from pytest_infx.report.progress import Tracker
 
 PREFLIGHT = pytest.StashKey[list[str]]()
+NO_SERVER = pytest.StashKey[bool]()
 CLOSE_WAIT_XDIST_S = 600.0
 
 
@@ -37,15 +39,27 @@ class Run:
     datasets: Datasets
     _pool: ServerPool | None = None
     _embedded: VllmCpuEngine | None = None
+    _progress: Tracker | None = None
 
     def say(self, message: str) -> None:
+        from pytest_infx.report import progress
+
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         capture = self.config.pluginmanager.get_plugin("capturemanager")
         if reporter is None or capture is None:
             print(f"infx: {message}", file=sys.stderr, flush=True)
             return
-        with capture.global_and_fixture_disabled():
+        with capture.global_and_fixture_disabled(), progress.paused(self.config):
             reporter.write_line(f"infx: {message}")
+
+    @property
+    def progress(self) -> Tracker:
+        """What this process is doing now, for the live progress lines."""
+        if self._progress is None:
+            from pytest_infx.report.progress import tracker_for
+
+            self._progress = tracker_for(self.run_dir, self.settings.progress)
+        return self._progress
 
     @property
     def pool(self) -> ServerPool:
@@ -61,17 +75,21 @@ class Run:
                 self.settings.results / "logs",
                 leaser,
                 close_wait_s=CLOSE_WAIT_XDIST_S if under_xdist else 0.0,
+                on_starting=lambda label, log: self.progress.begin("server", label, log=str(log)),
             )
             for key, uses in self._expected().items():
                 self._pool.expect(key, uses)
         return self._pool
 
     def _expected(self) -> Counter[str]:
+        """Uses by the items that will ask for a server: not those that failed preflight, and
+        not those whose stored result is reused."""
         uses: Counter[str] = Counter()
         for item in self.config.stash.get(SESSION_ITEMS, []):
             ref = collect.ref_of(item)
-            if ref is not None and not item.stash.get(PREFLIGHT, []):
-                uses[ref.server] += 1
+            if ref is None or item.stash.get(PREFLIGHT, []) or item.stash.get(NO_SERVER, False):
+                continue
+            uses[ref.server] += 1
         return uses
 
     def embedded(self) -> VllmCpuEngine:
@@ -94,7 +112,8 @@ class Run:
         synthetic = serving.synthetic_for(point, self.settings.golden)
         plan = serving.plan_for(point, paths, synthetic=synthetic, embedded=engine)
         spec = serving.to_spec(plan, paths, embedded=engine is not None, key=key)
-        return self.pool.acquire(spec)
+        with self.progress.doing("waiting", spec.label):
+            return self.pool.acquire(spec)
 
     def model_dir(self, point: Point) -> str:
         """The served checkpoint folder (aiperf reads its tokenizer from there)."""
@@ -110,6 +129,8 @@ class Run:
     def close(self) -> None:
         if self._pool is not None:
             self._pool.close()
+        if self._progress is not None:
+            self._progress.close()
 
 
 SESSION_ITEMS = pytest.StashKey[list[pytest.Item]]()

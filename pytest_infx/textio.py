@@ -18,8 +18,7 @@ class NotUtf8Error(ValueError):
         self.column = column
         self.byte = byte
         super().__init__(
-            f"{path}:{line}:{column}: not valid UTF-8 (byte 0x{byte:02x}); "
-            "save the file as UTF-8"
+            f"{path}:{line}:{column}: not valid UTF-8 (byte 0x{byte:02x}); save the file as UTF-8"
         )
 
 

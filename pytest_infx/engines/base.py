@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pytest_infx.recipes.owned import owner
 from pytest_infx.recipes.points import Point
 from pytest_infx.recipes.schema import EMBEDDED_PREFIX, Speculative
 
@@ -91,30 +92,17 @@ class EngineAdapter(Protocol):
         """
 
 
-RESERVED_FLAGS = frozenset(
-    {
-        "model",
-        "model-path",
-        "port",
-        "host",
-        "served-model-name",
-        "tensor-parallel-size",
-        "tp-size",
-        "speculative-config",
-    }
-)
-
-
 def flags(args: Mapping[str, Any], *, key: str) -> list[str]:
     """Recipe ``args`` as argv: ``true`` is a bare flag, mappings and lists become JSON."""
     out: list[str] = []
     for name in args:
         if name.startswith("-"):
             raise PlanError(f"{key}: engine.args.{name}: write flag names without leading dashes")
-        if name in RESERVED_FLAGS:
+        setter = owner(name, agentic=False)
+        if setter is not None:
             raise PlanError(
-                f"{key}: engine.args.{name} is set by pytest-infx from the recipe "
-                "(model, tp, port, speculative settings); remove it from args"
+                f"{key}: engine.args.{name} is set by pytest-infx from {setter};"
+                " remove it from args"
             )
         value = args[name]
         if value is None or value is False:

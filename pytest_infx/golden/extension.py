@@ -16,6 +16,7 @@ ini file: the message starts with a newline and ``-W`` escapes the regex).
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import os
 import warnings
@@ -35,7 +36,7 @@ from pytest_infx.golden.compare import (
     updated_curve,
 )
 from pytest_infx.golden.curve import Curve
-from pytest_infx.golden.io import GoldenFileError, dump_curve, load_curve, loads_curve, write_curve
+from pytest_infx.golden.io import GoldenFileError, dump_curve, loads_curve, read_curve, write_curve
 
 if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion
@@ -165,7 +166,8 @@ class GoldenCurveExtension(SingleFileSnapshotExtension):
         """Merge into the file on disk under a folder lock, then replace it atomically.
 
         Parallel workers may record cells of the same curve; the lock serialises their
-        read-merge-write so none overwrites another's cells.
+        read-merge-write so none overwrites another's cells. Comment lines a person wrote in
+        the body are kept at the lines they annotate.
         """
         path = Path(snapshot_collection.location)
         data = next(iter(snapshot_collection)).data
@@ -174,8 +176,10 @@ class GoldenCurveExtension(SingleFileSnapshotExtension):
         else:
             measured, options = _measured(data, str(path)), CompareOptions()
         with folder_lock(path.parent):
-            golden = load_curve(path) if path.exists() else None
-            write_curve(updated_curve(golden, measured, options), path)
+            golden, comments = read_curve(path) if path.exists() else (None, None)
+            write_curve(
+                _with_notes(updated_curve(golden, measured, options), golden), path, comments
+            )
 
 
 def assert_curve(
@@ -259,6 +263,17 @@ def folder_lock(folder: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+def _with_notes(curve: Curve, golden: Curve | None) -> Curve:
+    """``curve`` keeping the free comment lines of the golden file's header, which a person
+    wrote and a new measurement's provenance knows nothing of."""
+    if golden is None:
+        return curve
+    notes = (*golden.header.notes, *(n for n in curve.header.notes if n not in golden.header.notes))
+    if notes == curve.header.notes:
+        return curve
+    return dataclasses.replace(curve, header=dataclasses.replace(curve.header, notes=notes))
 
 
 def _measured(data: Any, location: str) -> Curve:

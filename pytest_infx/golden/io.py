@@ -13,7 +13,8 @@ import json
 import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -30,6 +31,8 @@ from pytest_infx.golden.curve import (
     Scalar,
     cell_problem,
 )
+from pytest_infx.textio import NotUtf8Error, read_utf8
+from pytest_infx.yamlkeys import repeated_key
 
 RUN_PREFIX: Final = "Source GitHub Actions run:"
 SOURCE_PREFIX: Final = "Source:"
@@ -74,8 +77,77 @@ class GoldenFileError(ValueError):
         return (GoldenFileError, (self.path, self.line, self.reason))
 
 
+Anchor = tuple[str, ...]
+"""A body line comments attach to: ``("model",)``, ``("mode", mode)``, ``("cell", mode, k)``."""
+_BODY_MODE_RE: Final = re.compile(r"\s+(thinking_on|thinking_off)\s*:\s*(#.*)?")
+_BODY_CELL_RE: Final = re.compile(r"\s+([+-]?\d+)\s*:\s*[^#\s][^#]*?\s*(#.*)?")
+_BODY_KEY_RE: Final = re.compile(r"\S[^#]*?:\s*(#.*)?")
+
+
+@dataclass(frozen=True)
+class BodyComments:
+    """The comments a person wrote in a golden file's body, by the line they belong to: the
+    full comment lines above a line, and the comment at the end of it. The body is written
+    anew on every update, so these are put back where they were; comments whose line is gone
+    (a removed cell) and comments after the last line go at the end."""
+
+    above: Mapping[Anchor, tuple[str, ...]] = field(default_factory=dict)
+    inline: Mapping[Anchor, str] = field(default_factory=dict)
+    end: tuple[str, ...] = ()
+
+
+def body_comments(text: str) -> BodyComments:
+    """The body comments of golden-format ``text`` (the header's comments are provenance and
+    are parsed by :func:`loads_curve`)."""
+    above: dict[Anchor, tuple[str, ...]] = {}
+    inline: dict[Anchor, str] = {}
+    pending: list[str] = []
+    mode = ""
+    in_body = False
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if stripped.startswith("#"):
+            if in_body:
+                pending.append(line.rstrip())
+            continue
+        in_body = True
+        anchor: Anchor | None = None
+        match = _BODY_MODE_RE.fullmatch(line)
+        if match is not None:
+            mode = match.group(1)
+            anchor = ("mode", mode)
+        elif (match := _BODY_CELL_RE.fullmatch(line)) is not None:
+            anchor = ("cell", mode, str(int(match.group(1))))
+        elif not line[0].isspace() and (match := _BODY_KEY_RE.fullmatch(line)) is not None:
+            anchor = ("model",)
+        if anchor is None or match is None:
+            continue
+        if pending:
+            above[anchor] = (*above.get(anchor, ()), *pending)
+            pending = []
+        if match.group(match.re.groups):
+            inline[anchor] = match.group(match.re.groups)
+    return BodyComments(above, inline, tuple(pending))
+
+
+def not_utf8(exc: NotUtf8Error) -> GoldenFileError:
+    """A golden-folder file that is not UTF-8, at its line and column."""
+    return GoldenFileError(
+        exc.path,
+        exc.line,
+        f"column {exc.column}: not valid UTF-8 (byte 0x{exc.byte:02x}); save the file as UTF-8",
+    )
+
+
 def load_curve(path: str | os.PathLike[str]) -> Curve:
     """Read and validate one golden file; the curve name is the file stem."""
+    return read_curve(path)[0]
+
+
+def read_curve(path: str | os.PathLike[str]) -> tuple[Curve, BodyComments]:
+    """One golden file's curve and the comments of its body, which an update must keep."""
     file = Path(path)
     name = file.name.removesuffix(".yaml")
     if not CURVE_NAME_RE.fullmatch(name):
@@ -85,12 +157,14 @@ def load_curve(path: str | os.PathLike[str]) -> Curve:
             f"curve name {name!r} (the file stem) must match [a-z0-9_.-]+; rename the file",
         )
     try:
-        text = file.read_text(encoding="utf-8")
+        text = read_utf8(file)
     except FileNotFoundError:
         raise GoldenFileError(file, None, "no such golden file") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except NotUtf8Error as exc:
+        raise not_utf8(exc) from None
+    except OSError as exc:
         raise GoldenFileError(file, None, f"cannot read the file: {exc}") from None
-    return loads_curve(text, name=name, source=str(file))
+    return loads_curve(text, name=name, source=str(file)), body_comments(text)
 
 
 def loads_curve(text: str, *, name: str, source: str = "<golden>") -> Curve:
@@ -103,25 +177,45 @@ def loads_curve(text: str, *, name: str, source: str = "<golden>") -> Curve:
         raise GoldenFileError(source, None, str(exc)) from None
 
 
-def dump_curve(curve: Curve) -> str:
-    """Golden-format text: header comments, then the body with two-decimal ALs, in fixed order."""
+def dump_curve(curve: Curve, comments: BodyComments | None = None) -> str:
+    """Golden-format text: header comments, then the body with two-decimal ALs, in fixed order,
+    with ``comments`` (a person's notes in the body) put back at their lines."""
+    kept = comments or BodyComments()
+    used: set[Anchor] = set()
     lines = header_lines(curve.header)
-    lines.append(f"{_yaml_key(curve.model_key)}:")
+
+    def add(anchor: Anchor, text: str) -> None:
+        used.add(anchor)
+        lines.extend(kept.above.get(anchor, ()))
+        note = kept.inline.get(anchor)
+        lines.append(f"{text}  {note}" if note else text)
+
+    add(("model",), f"{_yaml_key(curve.model_key)}:")
     for mode in MODES:
         cells = curve.modes.get(mode)
         if not cells:
             continue
-        lines.append(f"  {mode}:")
-        lines.extend(f"    {k}: {format_al(cells[k])}" for k in sorted(cells))
+        add(("mode", mode), f"  {mode}:")
+        for k in sorted(cells):
+            add(("cell", mode, str(k)), f"    {k}: {format_al(cells[k])}")
+    for anchor, above in kept.above.items():
+        if anchor not in used:
+            lines.extend(above)
+    for anchor, note in kept.inline.items():
+        if anchor not in used:
+            lines.append(note)
+    lines.extend(kept.end)
     return "\n".join(lines) + "\n"
 
 
-def write_curve(curve: Curve, path: str | os.PathLike[str]) -> None:
+def write_curve(
+    curve: Curve, path: str | os.PathLike[str], comments: BodyComments | None = None
+) -> None:
     """Write atomically so a reader (or a parallel worker) never sees half a file."""
     file = Path(path)
     if file.name.removesuffix(".yaml") != curve.name:
         raise ValueError(f"curve {curve.name!r} must be written to {curve.name}.yaml, not {file}")
-    atomic_write_text(file, dump_curve(curve))
+    atomic_write_text(file, dump_curve(curve, comments))
 
 
 def format_al(al: float | None) -> str:
@@ -379,22 +473,24 @@ def _mapping(node: Node, source: str, reason: str) -> MappingNode:
 def _unique_pairs(
     loader: yaml.SafeLoader, node: MappingNode, source: str
 ) -> list[tuple[Any, Node, Node]]:
-    seen: dict[Any, int] = {}
-    pairs: list[tuple[Any, Node, Node]] = []
-    for key_node, value_node in node.value:
+    for key_node, _ in node.value:
         if not isinstance(key_node, ScalarNode):
             raise GoldenFileError(source, _line(key_node), "keys must be plain scalars")
+
+    def same(key_node: Node) -> tuple[str, Any]:
         key = loader.construct_object(key_node)
-        marker = (type(key).__name__, key)
-        if marker in seen:
-            raise GoldenFileError(
-                source,
-                _line(key_node),
-                f"duplicate key {key!r} (first on line {seen[marker]}); keep one",
-            )
-        seen[marker] = _line(key_node)
-        pairs.append((key, key_node, value_node))
-    return pairs
+        return (type(key).__name__, key)
+
+    repeat = repeated_key(node, same)
+    if repeat is not None:
+        first, again = repeat
+        raise GoldenFileError(
+            source,
+            _line(again),
+            f"duplicate key {loader.construct_object(again)!r} (first on line {_line(first)});"
+            " keep one",
+        )
+    return [(loader.construct_object(k), k, v) for k, v in node.value]
 
 
 def _line(node: Node) -> int:

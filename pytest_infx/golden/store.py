@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Final
 
 from pytest_infx.golden.curve import Curve
-from pytest_infx.golden.io import GoldenFileError, load_curve
+from pytest_infx.golden.io import GoldenFileError, load_curve, not_utf8
+from pytest_infx.textio import NotUtf8Error, read_utf8
 
 REGISTRY_FILE: Final = "README.md"
 REGISTRY_COLUMNS: Final = ("Model", "Method", "Golden YAML", "Source run")
@@ -83,11 +84,13 @@ class GoldenStore:
         """Rows of the ``| Model | Method | Golden YAML | Source run |`` table in README.md."""
         readme = self.root / REGISTRY_FILE
         try:
-            lines = readme.read_text(encoding="utf-8").splitlines()
+            lines = read_utf8(readme).splitlines()
         except FileNotFoundError:
             raise GoldenFileError(
                 readme, None, "no registry; add a README.md with the golden curve table"
             ) from None
+        except NotUtf8Error as exc:
+            raise not_utf8(exc) from None
         for number, line in enumerate(lines, start=1):
             cells = _row_cells(line)
             if cells is not None and tuple(cells[:4]) == REGISTRY_COLUMNS:

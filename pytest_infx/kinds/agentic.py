@@ -13,8 +13,8 @@ import pytest
 
 from pytest_infx.agentic.gate import check_requests
 from pytest_infx.agentic.record import result_record
-from pytest_infx.agentic.runner import AgenticRun, AgenticRunError, run_aiperf
-from pytest_infx.agentic.traces import default_traces_path
+from pytest_infx.agentic.runner import CONSOLE_LOG_NAME, AgenticRun, AgenticRunError, run_aiperf
+from pytest_infx.agentic.traces import default_traces_path, load_traces
 from pytest_infx.atomic import atomic_write_json
 from pytest_infx.envs.aiperf import ensure_aiperf
 from pytest_infx.launch import ServerHandle
@@ -29,6 +29,16 @@ BUILTIN_TRACES = "builtin"
 
 def agentic_path(run: Run, point: Point) -> Any:
     return run.settings.results / "agentic" / point.id
+
+
+def traces_sha256(point: Point) -> str | None:
+    """The digest of the shipped traces a point replays; a hub corpus is pinned by its name,
+    which the point's fingerprint covers."""
+    agentic = point.recipe.agentic
+    assert agentic is not None
+    if agentic.traces != BUILTIN_TRACES:
+        return None
+    return load_traces(default_traces_path()).sha256
 
 
 @dataclass
@@ -83,8 +93,14 @@ class AgenticPoint:
         agentic = self.point.recipe.agentic
         assert agentic is not None
         say = self.run_ctx.say
+        run = self.aiperf_run()
+        console = str(run.artifact_dir / CONSOLE_LOG_NAME)
+        progress = self.run_ctx.progress.doing(
+            "point", self.point.id, duration_s=agentic.duration, log=console
+        )
         try:
-            result = run_aiperf(self.aiperf_run(), on_line=lambda line: say(f"aiperf: {line}"))
+            with progress:
+                result = run_aiperf(run, on_line=lambda line: say(f"aiperf: {line}"))
         except AgenticRunError as exc:
             pytest.fail(f"aiperf did not finish for {self.point.id}:\n{exc}", pytrace=False)
         verdict = check_requests(result, threshold=agentic.failed_request_threshold)
@@ -92,6 +108,7 @@ class AgenticPoint:
         record = result_record(identity, result, verdict=verdict)
         record["id"] = self.point.id
         record["fingerprint"] = self.point.fingerprint
+        record["traces_sha256"] = traces_sha256(self.point)
         record["server"] = {
             "argv": list(self.server.argv),
             "port": self.server.port,

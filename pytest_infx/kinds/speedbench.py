@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_infx.golden.compare import Comparison
-from pytest_infx.golden.curve import Curve
+from pytest_infx.golden.curve import Curve, Provenance
 from pytest_infx.golden.extension import GoldenDriftError, assert_curve
 from pytest_infx.launch import ServerDiedError, ServerHandle
 from pytest_infx.recipes.points import Point
@@ -188,63 +188,36 @@ class SpeedbenchCell:
         bench = point.recipe.speedbench
         assert bench is not None and point.thinking is not None and point.draft_length
         dataset = self.run_ctx.datasets.get(point)
+        tracker = self.run_ctx.progress
         try:
-            outcome = run_cell(self.settings(), dataset)
+            with tracker.doing("cell", point.id, total=len(dataset.rows)):
+                outcome = run_cell(
+                    self.settings(),
+                    dataset,
+                    on_done=lambda r: tracker.request_done(r.completion_tokens, ok=r.ok),
+                )
         except ScrapeError as exc:
             why = self.died() or f"server log: {self.server.log_path}"
             message = f"metrics scrape failed: {exc}\n{why}"
             raise pytest.fail.Exception(message, pytrace=False) from None
-        comparison: Comparison | None = None
-        drift: GoldenDriftError | None = None
-        golden: dict[str, Any] | None = None
         engine = engine_info(point, self.run_ctx)
         record = cell_record(point, self.server, outcome, engine, None)
         header = results.provenance(point, record["dataset"], engine)
+        drift: GoldenDriftError | None = None
         if outcome.al is not None:
-            measured = Curve(
-                name=bench.golden,
-                model_key=results.model_key(point),
-                modes={point.thinking: {point.draft_length: outcome.al}},
-                header=header,
+            drift, golden = gate(
+                point,
+                outcome.al,
+                outcome.summary.standard_error,
+                header,
+                self.snapshot,
+                self.request,
             )
-            se = outcome.summary.standard_error
-            try:
-                comparison = assert_curve(
-                    self.snapshot,
-                    measured,
-                    tolerance=bench.tolerance,
-                    stderr={(point.thinking, point.draft_length): se} if se else None,
-                    partial=True,
-                    rebaseline=bool(self.request.config.getoption(REBASELINE_OPTION, False)),
-                )
-            except GoldenDriftError as exc:
-                drift, comparison = exc, exc.comparison
-            golden = _golden_summary(bench.golden, comparison, passed=drift is None)
             record = cell_record(point, self.server, outcome, engine, golden)
         results_dir = self.run_ctx.settings.results
         results.write_cell(results_dir, record)
         results.write_matrix(results_dir, point, header)
-        for name in ("al", "al_token_weighted", "al_request_weighted", "al_standard_error"):
-            self.request.node.user_properties.append((name, record[name]))
-        requests = record["requests"]
-        self.request.node.user_properties.append(
-            ("requests", f"{requests['completed']}/{requests['total']}")
-        )
-        self.request.node.user_properties.append(
-            (
-                CELL_PROPERTY,
-                {
-                    "recipe": point.recipe_key,
-                    "k": point.draft_length,
-                    "thinking": point.thinking,
-                    "al": record["al"],
-                    "golden": golden,
-                    "completed": requests["completed"],
-                    "total": requests["total"],
-                    "verdict": record["verdict"],
-                },
-            )
-        )
+        attach(self.request.node, point, record)
         if outcome.reasons:
             pytest.fail(
                 f"{point.id} failed its checks:\n"
@@ -254,3 +227,62 @@ class SpeedbenchCell:
             )
         if drift is not None:
             raise drift
+
+
+def gate(
+    point: Point,
+    al: float,
+    standard_error: float | None,
+    header: Provenance,
+    snapshot: Any,
+    request: pytest.FixtureRequest,
+) -> tuple[GoldenDriftError | None, dict[str, Any]]:
+    """Compare one cell's AL with its golden curve; the drift (raised by the caller after the
+    results are written) and the summary that goes into the result file and the tables."""
+    bench = point.recipe.speedbench
+    assert bench is not None and point.thinking is not None and point.draft_length
+    measured = Curve(
+        name=bench.golden,
+        model_key=results.model_key(point),
+        modes={point.thinking: {point.draft_length: al}},
+        header=header,
+    )
+    comparison: Comparison | None = None
+    drift: GoldenDriftError | None = None
+    try:
+        comparison = assert_curve(
+            snapshot,
+            measured,
+            tolerance=bench.tolerance,
+            stderr={(point.thinking, point.draft_length): standard_error}
+            if standard_error
+            else None,
+            partial=True,
+            rebaseline=bool(request.config.getoption(REBASELINE_OPTION, False)),
+        )
+    except GoldenDriftError as exc:
+        drift, comparison = exc, exc.comparison
+    return drift, _golden_summary(bench.golden, comparison, passed=drift is None)
+
+
+def attach(node: pytest.Item, point: Point, record: dict[str, Any]) -> None:
+    """The junit properties and the cell the end-of-run tables are built from."""
+    for name in ("al", "al_token_weighted", "al_request_weighted", "al_standard_error"):
+        node.user_properties.append((name, record[name]))
+    requests = record["requests"]
+    node.user_properties.append(("requests", f"{requests['completed']}/{requests['total']}"))
+    node.user_properties.append(
+        (
+            CELL_PROPERTY,
+            {
+                "recipe": point.recipe_key,
+                "k": point.draft_length,
+                "thinking": point.thinking,
+                "al": record["al"],
+                "golden": record["golden"],
+                "completed": requests["completed"],
+                "total": requests["total"],
+                "verdict": record["verdict"],
+            },
+        )
+    )

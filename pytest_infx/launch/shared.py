@@ -6,12 +6,12 @@ import json
 import logging
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from filelock import UnixFileLock
+from filelock import Timeout, UnixFileLock
 
 from pytest_infx.atomic import atomic_write_json
 from pytest_infx.launch.gpus import GpuLeaser
@@ -64,7 +64,8 @@ class ServerPool:
     on every worker) the server instead lives until n releases, so a worker that runs its items
     of a key early does not stop the server before another worker's later items reach it.
     A start failure is stored, so later items of that key fail at once with the same message
-    instead of spending another start-up timeout each.
+    instead of spending another start-up timeout each. `on_starting(label, log_path)` is told
+    when this process launches a server, so a progress display can show its log while it loads.
 
     The GPU lease is handed to the server's guard process, so it ends with the server whichever
     process stops it. A server dies with the process that started it (the guard's parent-death
@@ -81,6 +82,7 @@ class ServerPool:
         grace_s: float = 30.0,
         lease_timeout_s: float = 3600.0,
         close_wait_s: float = 3600.0,
+        on_starting: Callable[[str, Path], None] | None = None,
     ) -> None:
         self.state_dir = Path(state_dir)
         self.registry = registry
@@ -89,6 +91,7 @@ class ServerPool:
         self.grace_s = grace_s
         self.lease_timeout_s = lease_timeout_s
         self.close_wait_s = close_wait_s
+        self.on_starting = on_starting
         self.state_dir.mkdir(parents=True, exist_ok=True)
         self._holds: dict[str, list[int]] = {}
         self._started: dict[str, RunningServer] = {}
@@ -98,9 +101,10 @@ class ServerPool:
         return self.state_dir / f"{digest}.json", self.state_dir / f"{digest}.lock"
 
     @contextlib.contextmanager
-    def _locked(self, key: str) -> Iterator[tuple[Path, dict[str, Any]]]:
+    def _locked(self, key: str, *, blocking: bool = True) -> Iterator[tuple[Path, dict[str, Any]]]:
+        """The key's state under its lock; without `blocking`, a busy lock raises Timeout."""
         state_path, lock_path = self._paths(key)
-        with kernel_lock(lock_path):
+        with kernel_lock(lock_path).acquire(blocking=blocking):
             try:
                 state: dict[str, Any] = json.loads(state_path.read_text())
             except FileNotFoundError:
@@ -144,6 +148,8 @@ class ServerPool:
                     lease = self.leaser.lease(spec.gpus, deadline)
                 except TimeoutError as exc:
                     raise ServerStartError(f"server {spec.label!r}: {exc}") from exc
+            if self.on_starting is not None:
+                self.on_starting(spec.label, log_path)
             server = start_server(
                 spec, log_path=log_path, registry=self.registry, lease=lease, grace_s=self.grace_s
             )
@@ -176,11 +182,20 @@ class ServerPool:
         }
 
     def expect(self, key: str, uses: int) -> None:
-        """Keep the server of `key` until `uses` releases in total, across all processes."""
-        with self._locked(key) as (state_path, state):
-            if uses > state["expected"]:
-                state["expected"] = uses
-                atomic_write_json(state_path, state)
+        """Keep the server of `key` until `uses` releases in total, across all processes.
+
+        Every process of a run computes the same counts and sets all of them before its first
+        acquire, so a key whose lock is busy (another process is starting its server, minutes
+        on a GPU node) has its count already: waiting for that lock would hold this process's
+        own first server start behind the other's.
+        """
+        try:
+            with self._locked(key, blocking=False) as (state_path, state):
+                if uses > state["expected"]:
+                    state["expected"] = uses
+                    atomic_write_json(state_path, state)
+        except Timeout:
+            return
 
     def acquire(self, spec: ServerSpec) -> ServerHandle:
         """Attach to the server of `spec.key`, starting it if nobody runs it.

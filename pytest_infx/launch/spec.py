@@ -5,8 +5,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from pytest_infx.images import pinned
+
 PORT_TOKEN = "{port}"
-_DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
 
 
 class SpecError(ValueError):
@@ -29,7 +30,7 @@ class DockerRuntime:
     extra_args: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if not _DIGEST.search(self.image):
+        if not pinned(self.image):
             raise SpecError(
                 f"docker image {self.image!r} is not pinned by digest: write it as "
                 "'<name>:<tag>@sha256:<64 hex digits>' so every run serves the same engine"

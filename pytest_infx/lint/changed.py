@@ -14,12 +14,26 @@ import subprocess
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Protocol
 
-from pytest_infx.lint.context import LintContext
 from pytest_infx.recipes.changes import GitError, compare, fingerprints
 from pytest_infx.recipes.errors import RecipeError, RecipeErrors
 from pytest_infx.recipes.layout import RECIPE_SUFFIXES
 from pytest_infx.recipes.loader import RecipeSource, Tree, load_file, recipe_files
+
+
+class Context(Protocol):
+    """What :func:`changed_since_base` reads of a lint context (kept structural so the
+    context can default to this module without the two importing each other)."""
+
+    @property
+    def root(self) -> Path: ...
+    @property
+    def base_ref(self) -> str | None: ...
+    @property
+    def recipes_dir(self) -> Path | None: ...
+    def tree(self) -> Tree | None: ...
+
 
 _EXTENDS = re.compile(r"""^extends:[ \t]*["']?([^"'#\n]*?)["']?[ \t]*(?:#.*)?$""", re.MULTILINE)
 
@@ -182,7 +196,7 @@ def changed_keys(root: Path, recipes: Path, base: str, head: Tree) -> frozenset[
     return frozenset(c.key for c in compare(before, after) if c.status != "removed")
 
 
-def changed_since_base(ctx: LintContext) -> frozenset[str] | None:
+def changed_since_base(ctx: Context) -> frozenset[str] | None:
     """The context's changed keys: ``None`` (coverage skipped) without a base, a recipe folder
     or git, and when the recipes do not load (a broken file may hold any key)."""
     tree = ctx.tree()

@@ -15,14 +15,15 @@ import difflib
 import fnmatch
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import yaml
 
-from pytest_infx.lint.context import LintContext
+from pytest_infx.lint.context import SCENARIO_TYPES, LintContext
 from pytest_infx.lint.findings import Finding, quote_lines, rule
+from pytest_infx.lint.masters import master_files
 from pytest_infx.store import digest
 
 DEFAULT_PR_REPO = "SemiAnalysisAI/InferenceX"
@@ -42,6 +43,9 @@ _EVAL_FIELDS: tuple[str, ...] = ("evals-only", "all-evals", "eval-min-prefill-ep
 _ENTRY_START = re.compile(rb"^- config-keys:", re.MULTILINE)
 _BLANK_LINE = re.compile(rb"^[ \t]*\n", re.MULTILINE)
 _FORBIDDEN = re.compile(rb"[\t\r\x00]")
+_TRAILING_SPACE = re.compile(rb"\S([ \t]+)$", re.MULTILINE)
+_TRAILING_BLANKS = re.compile(rb"(?:\n[ \t]*)*\n?\Z")
+CRLF_MESSAGE = "uses CRLF line endings"
 _FORBIDDEN_NAMES = {b"\t": "a tab", b"\r": "a carriage return", b"\x00": "a NUL byte"}
 _PR_URL = re.compile(rb"https://github\.com/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)/pull/\d+")
 _PR_LINK_LINE = re.compile(rb"^  pr-link:(.*)$")
@@ -123,10 +127,13 @@ class ChangelogFormatError(ValueError):
 class _EntryBuilder:
     """Checks one entry's mapping node; collects problems instead of stopping at the first."""
 
-    def __init__(self, index: int, node: yaml.MappingNode, path: str) -> None:
+    def __init__(
+        self, index: int, node: yaml.MappingNode, path: str, scenario_types: tuple[str, ...]
+    ) -> None:
         self.index = index
         self.node = node
         self.path = path
+        self.scenario_types = scenario_types
         self.findings: list[Finding] = []
 
     def error(self, node: yaml.Node, message: str, hint: str) -> None:
@@ -192,7 +199,13 @@ class _EntryBuilder:
         keys, key_lines = self.string_list("config-keys", fields["config-keys"][1])
         description, _ = self.string_list("description", fields["description"][1])
         link_node = fields["pr-link"][1]
-        if not (isinstance(link_node, yaml.ScalarNode) and link_node.tag == _STR):
+        if isinstance(link_node, yaml.ScalarNode) and not link_node.value.strip():
+            self.error(
+                fields["pr-link"][0],
+                "'pr-link' is empty.",
+                f"Write '{PLACEHOLDER}' until the PR exists, then the PR URL.",
+            )
+        elif not (isinstance(link_node, yaml.ScalarNode) and link_node.tag == _STR):
             shown = link_node.value if isinstance(link_node, yaml.ScalarNode) else "a collection"
             self.error(
                 link_node,
@@ -207,7 +220,20 @@ class _EntryBuilder:
         min_ep = self._min_prefill_ep(fields.get("eval-min-prefill-ep"))
         scenario: tuple[str, ...] = ()
         if "scenario-type" in fields:
-            scenario, _ = self.string_list("scenario-type", fields["scenario-type"][1])
+            scenario, lines = self.string_list("scenario-type", fields["scenario-type"][1])
+            for value, line in zip(scenario, lines, strict=True):
+                if value not in self.scenario_types:
+                    self.findings.append(
+                        Finding(
+                            "changelog-schema",
+                            self.path,
+                            line,
+                            self.index,
+                            f"scenario-type {value!r} is not one of"
+                            f" {', '.join(self.scenario_types)}.",
+                            "Use one of those (ini infx_scenario_types lists the accepted ones).",
+                        )
+                    )
         if flags.get("append-only"):
             clashing = [name for name in _EVAL_FIELDS if name in fields]
             if clashing:
@@ -276,7 +302,12 @@ def _yaml_error_finding(path: str, exc: yaml.YAMLError) -> Finding:
     )
 
 
-def parse_changelog(data: bytes, *, path: str = "perf-changelog.yaml") -> ParsedChangelog:
+def parse_changelog(
+    data: bytes,
+    *,
+    path: str = "perf-changelog.yaml",
+    scenario_types: tuple[str, ...] = SCENARIO_TYPES,
+) -> ParsedChangelog:
     """Parse and validate every entry; problems come back as ``changelog-schema`` findings."""
     try:
         text = data.decode("utf-8")
@@ -333,7 +364,7 @@ def parse_changelog(data: bytes, *, path: str = "perf-changelog.yaml") -> Parsed
             )
             entries.append(None)
             continue
-        builder = _EntryBuilder(index, item, path)
+        builder = _EntryBuilder(index, item, path, scenario_types)
         entries.append(builder.build())
         findings.extend(builder.findings)
     return ParsedChangelog(
@@ -408,16 +439,45 @@ def _entry_at(offsets: list[int], offset: int) -> int | None:
     return position if position >= 0 else None
 
 
-def byte_findings(data: bytes, parsed: ParsedChangelog, *, path: str) -> list[Finding]:
-    """The file-level byte rules, each a linear scan."""
+def byte_findings(
+    data: bytes,
+    parsed: ParsedChangelog,
+    *,
+    path: str,
+    scope: Callable[[int], bool] | None = None,
+    base_crlf: int = 0,
+) -> list[Finding]:
+    """The file-level byte rules, each a linear scan. With a ``scope`` (PR mode: which lines
+    the change wrote) only findings on those lines count, and CRLF only when the change added
+    some."""
     found: list[Finding] = []
     if not data:
         return found
+    crlf = data.count(b"\r\n")
+    if crlf and (scope is None or crlf > base_crlf):
+        first = data.count(b"\n", 0, data.find(b"\r\n")) + 1
+        found.append(
+            Finding(
+                "changelog-bytes",
+                path,
+                first,
+                None,
+                f"{CRLF_MESSAGE} ({crlf} line{'s' if crlf != 1 else ''}); convert to LF.",
+                "Save the file with LF (Unix) line endings, e.g. 'dos2unix perf-changelog.yaml'.",
+            )
+        )
+        # Every other rule reads the file as if it were converted, so one cause is one finding.
+        data = data.replace(b"\r\n", b"\n")
     lines = _Lines(data)
     offsets = entry_offsets(data)
     starts = set(offsets)
 
+    def wanted(offset: int) -> bool:
+        return scope is None or scope(lines.line(offset))
+
     def add(offset: int, message: str, hint: str, *, quote: bool = True) -> None:
+        if not wanted(offset):
+            return
         line = lines.line(offset)
         excerpt = quote_lines([lines.text(line)], line) if quote else ()
         found.append(
@@ -428,6 +488,8 @@ def byte_findings(data: bytes, parsed: ParsedChangelog, *, path: str) -> list[Fi
 
     counts: Counter[bytes] = Counter()
     for match in _FORBIDDEN.finditer(data):
+        if not wanted(match.start()):
+            continue
         char = match.group()
         counts[char] += 1
         if counts[char] <= _REPORT_CAP:
@@ -452,25 +514,52 @@ def byte_findings(data: bytes, parsed: ParsedChangelog, *, path: str) -> list[Fi
 
     if not data.endswith(b"\n"):
         add(len(data) - 1, "the file does not end with a newline.", "Add one final newline.")
+    trailing = 0
+    for match in _TRAILING_SPACE.finditer(data):
+        if not wanted(match.start(1)):
+            continue
+        trailing += 1
+        if trailing <= _REPORT_CAP:
+            add(
+                match.start(1),
+                f"trailing whitespace after the text at column {lines.column(match.start(1))}.",
+                "Remove the spaces at the end of the line.",
+            )
+    if trailing > _REPORT_CAP:
+        found.append(
+            Finding(
+                "changelog-bytes",
+                path,
+                None,
+                None,
+                f"{trailing - _REPORT_CAP} more lines with trailing whitespace.",
+                "",
+            )
+        )
     for run in _blank_runs(data):
         begin, end = run[0][0], run[-1][1]
-        for line_begin, line_end in run:
-            if data[line_begin:line_end] != b"\n":
-                add(line_begin, "line holds only whitespace.", "Make it empty or remove it.")
+        spaces = [b for b, e in run if data[b:e] != b"\n"]
         many = f"{len(run)} blank lines" if len(run) > 1 else "a blank line"
+        # One finding per run: a misplaced run that also holds spaces is still one cause.
+        aside = " (holding only whitespace)" if spaces else ""
         if begin == 0:
-            add(begin, f"the file starts with {many}.", "Start with the first entry.", quote=False)
+            add(
+                begin,
+                f"the file starts with {many}{aside}.",
+                "Start with the first entry.",
+                quote=False,
+            )
         elif end == len(data):
             add(
                 begin,
-                f"the file ends with {many} after its final newline.",
+                f"the file ends with {many}{aside} after its final newline.",
                 "End the file with exactly one newline after the last entry.",
                 quote=False,
             )
         elif end not in starts:
             add(
                 begin,
-                f"{many} inside an entry.",
+                f"{many}{aside} inside an entry.",
                 "Entries have no blank lines inside; exactly one blank line goes before each"
                 " '- config-keys:'.",
                 quote=False,
@@ -478,10 +567,12 @@ def byte_findings(data: bytes, parsed: ParsedChangelog, *, path: str) -> list[Fi
         elif len(run) > 1:
             add(
                 begin,
-                f"{many} between entries.",
+                f"{many}{aside} between entries.",
                 "Separate entries by exactly one blank line.",
                 quote=False,
             )
+        elif spaces:
+            add(spaces[0], "line holds only whitespace.", "Make it empty or remove it.")
     for offset in offsets[1:]:
         above = data[data.rfind(b"\n", 0, offset - 1) + 1 : offset]
         if above != b"\n" and above.strip(b" \t\n"):
@@ -492,7 +583,13 @@ def byte_findings(data: bytes, parsed: ParsedChangelog, *, path: str) -> list[Fi
             )
     if parsed.yaml_ok and len(parsed.item_lines) != len(offsets):
         start_lines = {lines.line(offset) for offset in offsets}
-        odd = [(i, line) for i, line in enumerate(parsed.item_lines) if line not in start_lines]
+        odd = [
+            (i, line)
+            for i, line in enumerate(parsed.item_lines)
+            if line not in start_lines and (scope is None or scope(line))
+        ]
+        if scope is not None and not odd:
+            return found
         for index, line in odd[:_REPORT_CAP]:
             found.append(
                 Finding(
@@ -589,6 +686,16 @@ def _first_difference(old: bytes, new: bytes) -> int:
     return low
 
 
+def normalize_like(base: bytes, head: bytes) -> bytes:
+    """``head`` with the CRLF endings and the missing final newline that ``base`` does not
+    have undone, so comparing them finds what else changed."""
+    if b"\r\n" in head and b"\r\n" not in base:
+        head = head.replace(b"\r\n", b"\n")
+    if head and base.endswith(b"\n") and not head.endswith(b"\n"):
+        head += b"\n"
+    return head
+
+
 def canonical_pr_url(repo: str) -> re.Pattern[str]:
     return re.compile(rf"https://github\.com/{re.escape(repo)}/pull/\d+")
 
@@ -600,6 +707,8 @@ def diff_changelog(
     their pr-link corrected, and every append-only violation."""
     repo = pr_repo or infer_pr_repo(base)
     canonical = canonical_pr_url(repo)
+    # CRLF endings and a missing final newline are the byte rule's findings, not history's.
+    head = normalize_like(base, head)
     base_pre, base_chunks = split_entries(base)
     head_pre, head_chunks = split_entries(head)
     head_offsets = entry_offsets(head)
@@ -628,7 +737,7 @@ def diff_changelog(
         )
 
     def key(chunk: bytes) -> bytes:
-        return chunk.rstrip(b"\n")
+        return _TRAILING_BLANKS.sub(b"", chunk)
 
     matcher = difflib.SequenceMatcher(
         None, [key(c) for c in base_chunks], [key(c) for c in head_chunks], autojunk=False
@@ -677,7 +786,7 @@ def diff_changelog(
                 j1 + paired,
                 at(j1 + paired),
                 f"{len(gone)} old entr{'y' if len(gone) == 1 else 'ies'} deleted"
-                f" (base entries {gone.start}..{gone.stop - 1}).",
+                f" (base entries {gone.start + 1}..{gone.stop}).",
                 "The changelog is append-only: restore them.",
             )
         if tag in ("insert", "replace") and j2 - j1 > paired:
@@ -687,14 +796,16 @@ def diff_changelog(
                 fail(
                     added.start,
                     at(added.start),
-                    f"new entr{'y' if len(added) == 1 else 'ies'} inserted before old entry {i2}.",
+                    f"new entr{'y' if len(added) == 1 else 'ies'} inserted before old entry"
+                    f" {i2 + 1}.",
                     "Append new entries at the end of the file.",
                 )
     if corrections and new:
         fail(
             new[0],
             at(new[0]),
-            f"pr-link corrections of old entries ({', '.join(str(c.index) for c in corrections)})"
+            "pr-link corrections of old entries"
+            f" ({', '.join(str(c.index + 1) for c in corrections)})"
             f" are mixed with {len(new)} new entr{'y' if len(new) == 1 else 'ies'}.",
             "Correct old pr-links in a change of their own.",
         )
@@ -745,11 +856,45 @@ def _report_modified(old: bytes, new: bytes, index: int, first_line: int, fail: 
 def parsed_head(ctx: LintContext) -> ParsedChangelog:
     def compute() -> ParsedChangelog:
         data = ctx.head_changelog()
-        return parse_changelog(data or b"", path=ctx.changelog_rel)
+        return parse_changelog(
+            data or b"", path=ctx.changelog_rel, scenario_types=ctx.scenario_types
+        )
 
     return ctx.memo(
-        "changelog.parsed", compute, key=lambda: digest(ctx.changelog_rel, ctx.head_changelog())
+        "changelog.parsed",
+        compute,
+        key=lambda: digest(ctx.changelog_rel, ctx.head_changelog(), ",".join(ctx.scenario_types)),
     )
+
+
+def changed_entries(ctx: LintContext) -> frozenset[int] | None:
+    """The head entries the change wrote (new ones and corrected old pr-links); ``None``
+    outside PR mode, where every entry is judged."""
+    if not ctx.pr_mode:
+        return None
+    diff = changelog_diff(ctx)
+    return frozenset(diff.new_entries) | frozenset(c.index for c in diff.corrections)
+
+
+def changed_lines(ctx: LintContext) -> Callable[[int], bool] | None:
+    """Which changelog lines the change wrote, for the byte rules; ``None`` outside PR mode.
+    The appended bytes count whole (separators included), and so does each new or corrected
+    entry elsewhere with the line above it, where its separator is."""
+    entries = changed_entries(ctx)
+    if entries is None:
+        return None
+    base = ctx.base_changelog or b""
+    head = normalize_like(base, ctx.head_changelog() or b"")
+    lines = _Lines(head)
+    offsets = entry_offsets(head)
+    spans: list[range] = []
+    if head.startswith(base):
+        spans.append(range(lines.line(len(base)), len(lines.newlines) + 2))
+    for index in entries:
+        if index < len(offsets):
+            end = offsets[index + 1] if index + 1 < len(offsets) else len(head)
+            spans.append(range(lines.line(offsets[index]) - 1, lines.line(end) + 1))
+    return lambda line: any(line in span for span in spans)
 
 
 def changelog_diff(ctx: LintContext) -> ChangelogDiff:
@@ -799,6 +944,12 @@ def _no_base(ctx: LintContext) -> str | None:
     return None
 
 
+def _invalid_new_entry(ctx: LintContext) -> bool:
+    """Whether a new entry failed the schema, so which keys it covers is unknown."""
+    entries = parsed_head(ctx).entries
+    return any(i < len(entries) and entries[i] is None for i in changelog_diff(ctx).new_entries)
+
+
 def _needs_recipe_keys(ctx: LintContext) -> str | None:
     if ctx.keys() is None:
         if ctx.tree() is not None:
@@ -809,6 +960,8 @@ def _needs_recipe_keys(ctx: LintContext) -> str | None:
 
 def _needs_changed_keys(ctx: LintContext) -> str | None:
     no_base = _no_base(ctx)
+    if no_base is None and _invalid_new_entry(ctx):
+        return "a new entry does not match the schema (see changelog-schema)"
     if no_base is None and ctx.changed() is None:
         return "changed recipe keys unknown (the recipe diff against the base was not computed)"
     return no_base
@@ -824,7 +977,11 @@ def _needs_changed_keys(ctx: LintContext) -> str | None:
     skip_reason=_no_changelog,
 )
 def check_schema(ctx: LintContext) -> list[Finding]:
-    return list(parsed_head(ctx).findings)
+    found = parsed_head(ctx).findings
+    entries = changed_entries(ctx)
+    if entries is None:
+        return list(found)
+    return [f for f in found if f.entry is None or f.entry in entries]
 
 
 @rule(
@@ -835,10 +992,20 @@ def check_schema(ctx: LintContext) -> list[Finding]:
 )
 def check_bytes(ctx: LintContext) -> list[Finding]:
     def compute() -> list[Finding]:
-        return byte_findings(ctx.head_changelog() or b"", parsed_head(ctx), path=ctx.changelog_rel)
+        return byte_findings(
+            ctx.head_changelog() or b"",
+            parsed_head(ctx),
+            path=ctx.changelog_rel,
+            scope=changed_lines(ctx),
+            base_crlf=(ctx.base_changelog or b"").count(b"\r\n"),
+        )
 
     return ctx.memo(
-        "changelog.bytes", compute, key=lambda: digest(ctx.changelog_rel, ctx.head_changelog())
+        "changelog.bytes",
+        compute,
+        key=lambda: digest(
+            ctx.changelog_rel, ctx.head_changelog(), ctx.base_changelog if ctx.pr_mode else None
+        ),
     )
 
 
@@ -879,26 +1046,44 @@ def check_append_only(ctx: LintContext) -> list[Finding]:
 
 @rule(
     "changelog-pr-link",
-    "New entries link to their PR: 'XXX', '.../pull/XXX' or '.../pull/<N>'.",
+    "New entries link to their PR: 'XXX', '.../pull/XXX' or '.../pull/<N>' (on main: the PR"
+    " URL only; with a known PR number: that PR's URL or a placeholder).",
     skip_reason=_no_base,
 )
 def check_pr_links(ctx: LintContext) -> list[Finding]:
     repo = changelog_diff(ctx).pr_repo
     placeholder_url = f"https://github.com/{repo}/pull/{PLACEHOLDER}"
-    accepted = {PLACEHOLDER, placeholder_url}
     canonical = canonical_pr_url(repo)
+    number = ctx.pull.number
+    own = f"https://github.com/{repo}/pull/{number}"
     found: list[Finding] = []
     for entry in new_entries(ctx):
-        if entry.pr_link in accepted or canonical.fullmatch(entry.pr_link):
-            continue
+        link = entry.pr_link
+        if ctx.pull.main:
+            if canonical.fullmatch(link):
+                continue
+            message = (
+                f"on the main branch a new entry's pr-link must be its PR URL; found {link!r}."
+            )
+            hint = f"Replace it with https://github.com/{repo}/pull/<N>."
+        elif number is not None:
+            if link in (PLACEHOLDER, placeholder_url, own):
+                continue
+            message = f"pr-link {link!r} is not this pull request (#{number})."
+            hint = f"Use '{own}' or '{PLACEHOLDER}'."
+        else:
+            if link in (PLACEHOLDER, placeholder_url) or canonical.fullmatch(link):
+                continue
+            message = f"pr-link {link!r} is not accepted for a new entry."
+            hint = f"Use '{PLACEHOLDER}', '{placeholder_url}' or the PR URL."
         found.append(
             Finding(
                 "changelog-pr-link",
                 ctx.changelog_rel,
                 entry.pr_link_line,
                 entry.index,
-                f"pr-link {entry.pr_link!r} is not accepted for a new entry.",
-                f"Use '{PLACEHOLDER}', '{placeholder_url}' or the PR URL.",
+                message,
+                hint,
             )
         )
     return found
@@ -919,7 +1104,11 @@ def check_config_keys(ctx: LintContext) -> list[Finding]:
     keys = ctx.keys() or frozenset()
     found: list[Finding] = []
     resolved: dict[str, bool] = {}
+    entries = changed_entries(ctx)
+    noun = "recipe key" if ctx.master_keys() is None else "config key"
     for entry in parsed_head(ctx).valid():
+        if entries is not None and entry.index not in entries:
+            continue
         for pattern, line in zip(entry.config_keys, entry.key_lines, strict=True):
             if pattern not in resolved:
                 resolved[pattern] = bool(_matcher(pattern, keys))
@@ -933,11 +1122,25 @@ def check_config_keys(ctx: LintContext) -> list[Finding]:
                     ctx.changelog_rel,
                     line,
                     entry.index,
-                    f"config key {pattern!r} matches no recipe key.",
+                    f"config key {pattern!r} matches no {noun}.",
                     hint,
                 )
             )
     return found
+
+
+def _changed_indirectly(ctx: LintContext) -> bool:
+    """Whether points may have changed through files other than their config: with master
+    configs, a collector script or a recipe file a config names (InferenceX's
+    ``CONFIG_FILE=...``) changes the points of keys whose block is unchanged, so an entry
+    listing such a key is not superfluous; a changed block must still be covered."""
+    if ctx.master_keys() is None:
+        return False
+    changes = ctx.change_set()
+    if changes is None:
+        return True
+    own = {ctx.changelog_rel, *(ctx.relpath(p) for p in master_files(ctx.root, ctx.master_configs))}
+    return any(name not in own for name in changes.files)
 
 
 @rule(
@@ -955,9 +1158,10 @@ def check_coverage(ctx: LintContext) -> list[Finding]:
     path = ctx.changelog_rel
     added = new_entries(ctx)
     found: list[Finding] = []
+    indirect = _changed_indirectly(ctx)
     if not changed:
         for entry in added:
-            if not entry.evals_only:
+            if not entry.evals_only and not indirect:
                 found.append(
                     Finding(
                         "changelog-coverage",
@@ -976,7 +1180,8 @@ def check_coverage(ctx: LintContext) -> list[Finding]:
             for hit in hits:
                 if entry not in covering[hit]:
                     covering[hit].append(entry)
-            if not hits and not entry.evals_only:
+            unknown = known is not None and not _matcher(pattern, known)
+            if not hits and not entry.evals_only and not unknown and not indirect:
                 found.append(
                     Finding(
                         "changelog-coverage",
@@ -1009,7 +1214,7 @@ def check_coverage(ctx: LintContext) -> list[Finding]:
                     entries[1].line,
                     entries[1].index,
                     f"recipe key {key!r} is covered by new entries"
-                    f" {', '.join(str(e.index) for e in entries)}.",
+                    f" {', '.join(str(e.index + 1) for e in entries)}.",
                     "List each changed key in exactly one new entry.",
                 )
             )

@@ -7,8 +7,9 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from pytest_infx.lint.context import build_context, default_base_ref, ref_exists
+from pytest_infx.lint.context import DEFAULT_BASE_REF, build_context, default_base_ref, ref_exists
 from pytest_infx.lint.findings import all_rules
+from pytest_infx.lint.scope import PullRequest, pull_request_from_env
 
 
 def run(args: argparse.Namespace) -> int:
@@ -18,7 +19,18 @@ def run(args: argparse.Namespace) -> int:
     if args.base is not None and not ref_exists(root, args.base):
         print(f"error: base ref {args.base!r} does not exist in {root}", file=sys.stderr)
         return 2
-    ctx = build_context(root, base_ref=base)
+    pull = pull_request_from_env()
+    if args.pr is not None:
+        pull = PullRequest(number=args.pr)
+    if args.main:
+        pull = PullRequest(main=True)
+    ctx = build_context(root, base_ref=base, audit=args.all, pull=pull)
+    if base is None:
+        print(
+            f"warning: no base ({DEFAULT_BASE_REF} not found): judging the whole history;"
+            " pass --base REF to lint a change",
+            file=out,
+        )
     failed = 0
     for selected in all_rules():
         reason = selected.skip_reason(ctx)
@@ -50,5 +62,16 @@ def register(subparsers: Any) -> None:
         "--base",
         default=None,
         help="git ref to compare the changelog with (default: origin/main when it exists)",
+    )
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="audit the whole history, not only what changed since the base",
+    )
+    parser.add_argument(
+        "--pr", type=int, default=None, help="number of the pull request (checks new pr-links)"
+    )
+    parser.add_argument(
+        "--main", action="store_true", help="lint as on the main branch (placeholders fail)"
     )
     parser.set_defaults(func=run)

@@ -32,6 +32,7 @@ from typing import NamedTuple
 from pytest_infx.lint.context import LintContext
 from pytest_infx.lint.findings import Finding, quote_lines, quote_numbered, rule
 from pytest_infx.store import digest
+from pytest_infx.textio import NotUtf8Error, read_utf8
 
 BLANK = "blank"
 CODE = "code"
@@ -52,6 +53,7 @@ _SHELL_FUNCTION = re.compile(
 )
 _YAML_TOKEN_START = frozenset(":-[{,?")
 _YAML_BLOCK_SCALAR = re.compile(r"(?:^\s*(?:-\s+)*|:\s+)[|>][0-9+-]*\s*$")
+_YAML_ITEM_MAPPING = re.compile(r"^\s*-\s+[^\s#'\"{\[][^#]*?:(?:\s|$)")
 _YAML_OPENS = re.compile(r"^\s*(?:-\s+)*(?:[^\s#-][^#]*?:|-)(?:\s+[&!]\S+)*\s*$")
 
 
@@ -249,23 +251,31 @@ def scan_yaml(text: str) -> list[SourceLine]:
 
 def _mark_yaml_blocks(lines: list[SourceLine]) -> list[SourceLine]:
     """A key (or ``-``) with nothing after it opens a block when the next code line is indented
-    deeper, or is a ``-`` item at the same indentation (YAML allows that for a list value)."""
+    deeper, or is a ``-`` item at the same indentation (YAML allows that for a list value). A
+    ``-`` item opens one too when its mapping goes on below it, as an override written
+    ``- when: {tp: 4}`` with its settings on the lines under it does."""
     marked = list(lines)
     code = [n for n, line in enumerate(lines) if line.kind == CODE]
     for position, index in enumerate(code):
         line = lines[index]
-        text = line.text if line.comment is None else line.text[: -len(line.comment)]
-        if _YAML_OPENS.match(text) is None or position + 1 == len(code):
+        if position + 1 == len(code):
             continue
+        text = line.text if line.comment is None else line.text[: -len(line.comment)]
         below = lines[code[position + 1]].text
         depth, below_depth = _indent(text), _indent(below)
-        if below_depth > depth or (below_depth == depth and below.lstrip().startswith("- ")):
+        if _YAML_OPENS.match(text) is not None:
+            opens = below_depth > depth or (
+                below_depth == depth and below.lstrip().startswith("- ")
+            )
+        else:
+            opens = _YAML_ITEM_MAPPING.match(text) is not None and below_depth > depth
+        if opens:
             marked[index] = line._replace(opens_block=True)
     return marked
 
 
 def scan_file(path: Path) -> list[SourceLine]:
-    text = path.read_bytes().decode("utf-8", "replace")
+    text = read_utf8(path)
     return scan_yaml(text) if path.suffix in _YAML_SUFFIXES else scan_shell(text)
 
 
@@ -374,13 +384,45 @@ def describe_findings(path: str, lines: list[SourceLine]) -> list[Finding]:
     return found
 
 
-FileFindings = tuple[list[Finding], list[Finding], list[Finding]]
+Spanned = tuple[Finding, int, int]
+FileFindings = tuple[list[Spanned], list[Spanned], list[Spanned]]
+_WHOLE_FILE = (0, 1 << 30)
+
+
+def _spans(found: list[Finding], last: dict[int, int]) -> list[Spanned]:
+    """Each finding with the lines it judges: from its line through ``last[line]``."""
+    return [(f, f.line or 0, last.get(f.line or 0, f.line or 0)) for f in found]
+
+
+def _not_utf8(rel: str, exc: NotUtf8Error) -> FileFindings:
+    """One finding per comment rule: a file that is not UTF-8 cannot be judged by any."""
+
+    def one(rule_id: str) -> list[Spanned]:
+        message = (
+            f"not valid UTF-8 at line {exc.line}, column {exc.column} (byte 0x{exc.byte:02x});"
+            " the comment rules cannot read it."
+        )
+        finding = Finding(rule_id, rel, exc.line, None, message, "Save the file as UTF-8.")
+        return [(finding, *_WHOLE_FILE)]
+
+    return one("comments-header"), one("comments-broad"), one("comments-describe")
 
 
 def _file_findings(rel: str, path: Path) -> FileFindings:
-    """The header, broad and describe findings of one file, reported as ``rel``."""
-    lines = scan_file(path)
-    return header_findings(rel, lines), broad_findings(rel, lines), describe_findings(rel, lines)
+    """The header, broad and describe findings of one file, reported as ``rel``, each with
+    the span of lines it is about (so PR mode can keep those the change touched)."""
+    try:
+        lines = scan_file(path)
+    except NotUtf8Error as exc:
+        return _not_utf8(rel, exc)
+    header = _header(lines)
+    header_last = {header[0].number: header[-1].number} if header else {}
+    block_last = {block[0].number: block[-1].number + 1 for block in _blocks(lines)}
+    return (
+        _spans(header_findings(rel, lines), header_last),
+        _spans(broad_findings(rel, lines), block_last),
+        _spans(describe_findings(rel, lines), {}),
+    )
 
 
 def findings_by_file(ctx: LintContext) -> list[FileFindings]:
@@ -391,11 +433,12 @@ def findings_by_file(ctx: LintContext) -> list[FileFindings]:
         def one(path: Path) -> FileFindings:
             return _file_findings(ctx.relpath(path), path)
 
+        targets = ctx.comment_targets()
         if ctx.store is not None:
-            name = f"comments.{digest(str(ctx.root))[:16]}"
-            return list(ctx.store.per_file(name, ctx.comment_files, one).values())
+            name = f"comments.v2.{digest(str(ctx.root))[:16]}"
+            return list(ctx.store.per_file(name, targets, one).values())
         found: list[FileFindings] = []
-        for path in ctx.comment_files:
+        for path in targets:
             try:
                 found.append(one(path))
             except OSError:
@@ -405,8 +448,23 @@ def findings_by_file(ctx: LintContext) -> list[FileFindings]:
     return ctx.memo("comments.findings", compute)
 
 
+def _judged(ctx: LintContext, which: int) -> list[Finding]:
+    """The findings of one comment rule; in PR mode only those on lines the change wrote."""
+    changes = ctx.scope()
+    kept: list[Finding] = []
+    for found in findings_by_file(ctx):
+        for finding, first, last in found[which]:
+            if changes is None or changes.touches(finding.path, range(first, last + 1)):
+                kept.append(finding)
+    return kept
+
+
 def _no_files(ctx: LintContext) -> str | None:
-    return None if ctx.comment_files else "no shell scripts or recipe YAML files to check"
+    if not ctx.comment_files:
+        return "no shell scripts or recipe YAML files to check"
+    if not ctx.comment_targets():
+        return f"no shell script or recipe YAML file changed since {ctx.base_ref}"
+    return None
 
 
 @rule(
@@ -415,7 +473,7 @@ def _no_files(ctx: LintContext) -> str | None:
     skip_reason=_no_files,
 )
 def check_header(ctx: LintContext) -> list[Finding]:
-    return [f for found in findings_by_file(ctx) for f in found[0]]
+    return _judged(ctx, 0)
 
 
 @rule(
@@ -424,7 +482,7 @@ def check_header(ctx: LintContext) -> list[Finding]:
     skip_reason=_no_files,
 )
 def check_broad(ctx: LintContext) -> list[Finding]:
-    return [f for found in findings_by_file(ctx) for f in found[1]]
+    return _judged(ctx, 1)
 
 
 @rule(
@@ -433,4 +491,4 @@ def check_broad(ctx: LintContext) -> list[Finding]:
     skip_reason=_no_files,
 )
 def check_describe(ctx: LintContext) -> list[Finding]:
-    return [f for found in findings_by_file(ctx) for f in found[2]]
+    return _judged(ctx, 2)

@@ -9,11 +9,19 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from pytest_infx.lint.gitio import DEFAULT_BASE_REF as DEFAULT_BASE_REF
+from pytest_infx.lint.gitio import default_base_ref as default_base_ref
+from pytest_infx.lint.gitio import git, read_base
+from pytest_infx.lint.gitio import read_base_file as read_base_file
+from pytest_infx.lint.gitio import ref_exists as ref_exists
+from pytest_infx.lint.masters import MasterKey, changed_master_keys, master_files, master_keys
+from pytest_infx.lint.scope import ChangeSet, PullRequest, changes_since
+from pytest_infx.store import stat_signature
 
 if TYPE_CHECKING:
     from pytest_infx.recipes.loader import Tree
@@ -21,8 +29,9 @@ if TYPE_CHECKING:
 
 CHANGELOG_NAME = "perf-changelog.yaml"
 RECIPE_DIRS: tuple[str, ...] = ("recipes",)
-DEFAULT_BASE_REF = "origin/main"
 GOLDEN_DIR = "golden"
+SCENARIO_TYPES: tuple[str, ...] = ("fixed-seq-len", "agentic-coding")
+MASTER_CONFIGS = "configs/*-master.yaml"
 
 _T = TypeVar("_T")
 _SHELL_SUFFIXES = frozenset({".sh", ".bash"})
@@ -44,6 +53,12 @@ class LintContext:
     recipes from git costs more than every other rule together and most rules never need it.
     ``pr_repo`` is ``org/repo`` for canonical PR links; ``None`` infers it from the base
     changelog.
+
+    With a base and without ``audit``, the context is in *PR mode*: the change-scoped rules
+    judge only what changed since the base (appended changelog entries, changed lines of
+    changed scripts). ``audit`` (or a missing base) judges the whole history; ``base_missing``
+    names the ref that was asked for and not found, so the run can say so. ``pull`` says
+    where the change goes (its PR number, or the main branch) for the pr-link rule.
     """
 
     root: Path
@@ -62,6 +77,11 @@ class LintContext:
     )
     store: Store | None = field(default=None, compare=False, repr=False)
     base_sha: str | None = None
+    audit: bool = False
+    base_missing: str | None = None
+    pull: PullRequest = field(default_factory=PullRequest)
+    scenario_types: tuple[str, ...] = SCENARIO_TYPES
+    master_configs: str | None = MASTER_CONFIGS
     _memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def memo(
@@ -108,7 +128,7 @@ class LintContext:
             if self.base_sha is not None or self.base_ref is None:
                 return self.base_sha
             try:
-                done = _git(
+                done = git(
                     self.root, "rev-parse", "--verify", "--quiet", f"{self.base_ref}^{{commit}}"
                 )
             except FileNotFoundError:
@@ -138,29 +158,77 @@ class LintContext:
         return self.memo("recipes.tree", read)
 
     def keys(self) -> frozenset[str] | None:
-        """The recipe keys: given, or from the tree when every recipe file loads (a file that
-        does not load may hold any key, so then they are unknown)."""
+        """The config keys: given, else the recipe keys (when every recipe file loads: a file
+        that does not load may hold any key, so then they are unknown) together with the
+        top-level keys of the master configs."""
         if self.recipe_keys is not None:
             return self.recipe_keys
 
         def compute() -> frozenset[str] | None:
             tree = self.tree()
-            if tree is None or tree.errors:
+            masters = self.master_keys()
+            if (tree is None and masters is None) or (tree is not None and tree.errors):
                 return None
-            return frozenset(source.recipe.key for source in tree.sources)
+            recipes = frozenset(source.recipe.key for source in tree.sources) if tree else ()
+            return frozenset(recipes) | frozenset(masters or ())
 
-        return self.memo("recipes.keys", compute, key=self.tree_signature)
+        return self.memo("recipes.keys", compute, key=self.keys_signature)
+
+    def keys_signature(self) -> str:
+        masters = [str(p) for p in master_files(self.root, self.master_configs)]
+        return f"{self.tree_signature()}:{stat_signature(masters, str(self.root))}"
+
+    def master_keys(self) -> dict[str, MasterKey] | None:
+        """Top-level keys of ``configs/*-master.yaml``; ``None`` when there are none."""
+        return self.memo("masters.keys", lambda: master_keys(self.root, self.master_configs))
 
     def changed(self) -> frozenset[str] | None:
-        """The recipe keys changed since the base: given, or computed on first use."""
+        """The config keys changed since the base: given, or computed on first use from the
+        recipes and the master configs (unknown when either side cannot say)."""
         if self.changed_keys is not None or self.load_changed_keys is None:
             return self.changed_keys
         load = self.load_changed_keys
+        base = self.base_commit() or self.base_ref
+
+        def compute() -> frozenset[str] | None:
+            recipes = load(self) if self.tree() is not None else frozenset()
+            masters: frozenset[str] | None = frozenset()
+            if base is not None and self.master_keys() is not None:
+                masters = changed_master_keys(self.root, self.master_configs, base)
+            if recipes is None or masters is None:
+                return None
+            if self.tree() is None and self.master_keys() is None:
+                return None
+            return recipes | masters
+
         return self.memo(
             "recipes.changed",
-            lambda: load(self),
-            key=lambda: f"{self.base_commit()}:{self.tree_signature()}",
+            compute,
+            key=lambda: f"{self.base_commit()}:{self.keys_signature()}",
         )
+
+    @property
+    def pr_mode(self) -> bool:
+        """Judge the change, not the history: a base exists and no audit was asked for."""
+        return not self.audit and self.base_ref is not None and self.base_changelog is not None
+
+    def change_set(self) -> ChangeSet | None:
+        """Files and lines changed since the base; ``None`` without a base."""
+        base = self.base_sha or self.base_ref
+        if base is None or self.base_changelog is None:
+            return None
+        return self.memo("scope.changes", lambda: changes_since(self.root, base))
+
+    def scope(self) -> ChangeSet | None:
+        """What the change-scoped rules judge: the change in PR mode, else ``None`` (all)."""
+        return self.change_set() if self.pr_mode else None
+
+    def comment_targets(self) -> tuple[Path, ...]:
+        """The comment-checked files a rule judges: in PR mode the changed ones only."""
+        changes = self.scope()
+        if changes is None:
+            return self.comment_files
+        return tuple(p for p in self.comment_files if changes.touches(self.relpath(p)))
 
     @property
     def changelog_rel(self) -> str:
@@ -178,78 +246,9 @@ class LintContext:
         return self.memo("head_changelog", read)
 
 
-def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        ["git", *args], cwd=root, capture_output=True, check=False, env=_git_env()
-    )
-
-
-def _git_env() -> dict[str, str]:
-    env = dict(os.environ)
-    # A pager or a prompt would hang a lint run.
-    env.update({"GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
-    return env
-
-
-def ref_exists(root: Path, ref: str) -> bool:
-    try:
-        done = _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
-    except FileNotFoundError:
-        return False
-    return done.returncode == 0
-
-
-def default_base_ref(root: Path) -> str | None:
-    """``origin/main`` when the clone has it, else ``None`` (no base: base-relative rules skip)."""
-    return DEFAULT_BASE_REF if ref_exists(root, DEFAULT_BASE_REF) else None
-
-
-def read_base(root: Path, ref: str, path: Path) -> tuple[str | None, bytes | None]:
-    """The commit ``ref`` names and the bytes of ``path`` there, from one ``git cat-file``:
-    ``(None, None)`` if the ref is missing, ``(commit, b"")`` if the file is."""
-    rel = path.relative_to(root).as_posix() if path.is_absolute() else path.as_posix()
-    request = f"{ref}^{{commit}}\n{ref}:./{rel}\n".encode()
-    try:
-        done = subprocess.run(
-            ["git", "cat-file", "--batch"],
-            cwd=root,
-            input=request,
-            capture_output=True,
-            check=False,
-            env=_git_env(),
-        )
-    except FileNotFoundError:
-        return None, None
-    out = done.stdout
-    objects: list[tuple[str, bytes] | None] = []
-    pos = 0
-    for _ in range(2):
-        end = out.find(b"\n", pos)
-        if end < 0:
-            break
-        header = out[pos:end].split()
-        pos = end + 1
-        if len(header) != 3 or not header[2].isdigit():
-            objects.append(None)
-            continue
-        size = int(header[2])
-        objects.append((header[0].decode(), out[pos : pos + size]))
-        pos += size + 1
-    commit = objects[0] if objects else None
-    if done.returncode != 0 or commit is None:
-        return None, None
-    blob = objects[1] if len(objects) > 1 else None
-    return commit[0], blob[1] if blob is not None else b""
-
-
-def read_base_file(root: Path, ref: str, path: Path) -> bytes | None:
-    """The bytes of ``path`` at ``ref``: ``None`` if the ref is missing, ``b""`` if the file is."""
-    return read_base(root, ref, path)[1]
-
-
 def _candidate_paths(root: Path) -> Iterable[str]:
     try:
-        done = _git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+        done = git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
     except FileNotFoundError:
         done = None
     if done is not None and done.returncode == 0:
@@ -303,15 +302,21 @@ def build_context(
     load_changed_keys: Callable[[LintContext], frozenset[str] | None] | None = None,
     store: Store | None = None,
     base_optional: bool = False,
+    audit: bool = False,
+    pull: PullRequest | None = None,
+    scenario_types: Iterable[str] = SCENARIO_TYPES,
+    master_configs: str | None = MASTER_CONFIGS,
 ) -> LintContext:
     """Gather the context; costs at most two ``git`` calls. ``base_ref=None`` means no base, so
-    base-relative rules are skipped; with ``base_optional`` a ``base_ref`` that does not exist
-    means the same (the default ``origin/main`` of a clone without it)."""
+    base-relative rules are skipped and the rest judge everything; with ``base_optional`` a
+    ``base_ref`` that does not exist means the same (the default ``origin/main`` of a clone
+    without it), and ``base_missing`` keeps its name for the warning."""
     root_path = Path(root).resolve()
     changelog_path = root_path / changelog
     commit, base = read_base(root_path, base_ref, changelog_path) if base_ref else (None, None)
+    missing = None
     if commit is None and base_optional:
-        base_ref = None
+        missing, base_ref = base_ref, None
     files = (
         find_comment_files(root_path, recipe_dirs=recipe_dirs)
         if comment_files is None
@@ -332,6 +337,11 @@ def build_context(
         load_changed_keys=load_changed_keys or _changed_since_base,
         store=store,
         base_sha=commit,
+        audit=audit,
+        base_missing=missing,
+        pull=pull or PullRequest(),
+        scenario_types=tuple(scenario_types),
+        master_configs=master_configs,
     )
 
 

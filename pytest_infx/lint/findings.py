@@ -32,7 +32,8 @@ class Finding:
     """One violation: where it is, what is wrong and what to do.
 
     ``line`` is 1-based; ``entry`` is the 0-based index of a changelog entry (its position in the
-    YAML list), so it can be used directly on the parsed list. ``excerpt`` holds the offending
+    YAML list), so it can be used directly on the parsed list; it is shown 1-based, as a person
+    counts entries and as InferenceX's validator prints them. ``excerpt`` holds the offending
     source lines, already prefixed with their numbers.
     """
 
@@ -46,7 +47,7 @@ class Finding:
 
     def location(self) -> str:
         where = self.path if self.line is None else f"{self.path}:{self.line}"
-        return where if self.entry is None else f"{where} (entry {self.entry})"
+        return where if self.entry is None else f"{where} (entry {self.entry + 1})"
 
     def render(self) -> str:
         text = f"{self.location()}: {self.message}"

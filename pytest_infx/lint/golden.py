@@ -10,12 +10,12 @@ reviewer checklist asks, without a reviewer.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from pytest_infx.golden.curve import CURVE_NAME_RE, Curve
-from pytest_infx.golden.io import RUN_PREFIX, SOURCE_PREFIX, GoldenFileError, load_curve
+from pytest_infx.golden.io import RUN_PREFIX, SOURCE_PREFIX, GoldenFileError
 from pytest_infx.golden.store import REGISTRY_FILE, GoldenStore, RegistryEntry
 from pytest_infx.lint.context import LintContext
+from pytest_infx.lint.curves import golden_files, load_curves
 from pytest_infx.lint.findings import Finding, rule
 from pytest_infx.lint.recipes import golden_refs
 
@@ -23,35 +23,6 @@ _RUN_URL = re.compile(r"https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/acti
 _MODEL_KEY = re.compile(r"[a-z0-9_.-]+")
 _REFERENCE = re.compile(r"^#\s*reference:\s*true\s*$", re.MULTILINE)
 _ROW_HINT = "| Model | Method | [{name}.yaml]({name}.yaml) | [<run id>](<run url>) |"
-
-
-def golden_files(ctx: LintContext) -> dict[str, Path]:
-    """Curve name (file stem) -> file, for every ``*.yaml`` in the golden folder."""
-
-    def scan() -> dict[str, Path]:
-        folder = ctx.golden_dir
-        if folder is None or not folder.is_dir():
-            return {}
-        return {
-            p.name.removesuffix(".yaml"): p
-            for p in sorted(folder.glob("*.yaml"))
-            if not p.name.startswith(".") and p.is_file()
-        }
-
-    return ctx.memo("golden.files", scan)
-
-
-def load_curves(ctx: LintContext) -> dict[str, Curve | GoldenFileError]:
-    def load() -> dict[str, Curve | GoldenFileError]:
-        loaded: dict[str, Curve | GoldenFileError] = {}
-        for name, path in golden_files(ctx).items():
-            try:
-                loaded[name] = load_curve(path)
-            except GoldenFileError as exc:
-                loaded[name] = exc
-        return loaded
-
-    return ctx.memo("golden.curves", load, key=ctx.golden_signature)
 
 
 def _texts(ctx: LintContext) -> dict[str, str]:

@@ -20,11 +20,13 @@ from pytest_infx.lint.context import (
     DEFAULT_BASE_REF,
     GOLDEN_DIR,
     RECIPE_DIRS,
+    SCENARIO_TYPES,
     LintContext,
     build_context,
     ref_exists,
 )
 from pytest_infx.lint.findings import Rule, all_rules
+from pytest_infx.lint.scope import PullRequest, pull_request_from_env
 from pytest_infx.store import Store
 
 if TYPE_CHECKING:
@@ -34,6 +36,7 @@ SUITE_NAME = "infx-lint"
 MARKER = "lint"
 ROOT_OPTION = "infx_lint_root"
 BASE_OPTION = "infx_base"
+SUITE = pytest.StashKey["LintSuite"]()
 
 
 class LintFailed(Exception):
@@ -102,15 +105,60 @@ class LintSuite(pytest.Collector):
         golden = _ini(self.config, "infx_golden") or GOLDEN_DIR
         base = self.base if self.base is not None else DEFAULT_BASE_REF
         cache = getattr(self.config, "cache", None)
+        config = self.config
+        pull = pull_request_from_env()
+        number = config.getoption("infx_pr", default=None)
+        if number is not None:
+            pull = PullRequest(number=int(number))
+        if config.getoption("infx_main", default=False):
+            pull = PullRequest(main=True)
+        scenarios = _ini_list(config, "infx_scenario_types") or SCENARIO_TYPES
         return build_context(
             root,
             base_ref=base,
             recipe_dirs=(recipes,),
             golden_dir=golden,
-            load_tree=_shared_tree(self.config, root / recipes),
+            load_tree=_shared_tree(config, root / recipes),
             store=Store(cache.mkdir("infx-lint")) if cache is not None else None,
             base_optional=self.base is None,
+            audit=bool(config.getoption("infx_lint_all", default=False)),
+            pull=pull,
+            scenario_types=scenarios,
         )
+
+    def summary(self) -> list[str]:
+        """What a reader must know about the scope of this run: a missing base (every rule
+        then judged the whole history, and the change-scoped ones were skipped)."""
+        ctx = self._context
+        if ctx is None:
+            return []
+        if ctx.base_missing is not None:
+            return [
+                f"WARNING: base ref {ctx.base_missing!r} not found in {ctx.root}: the lint"
+                " rules judged the whole history, not this change, and append-only, pr-link"
+                " and coverage were skipped.",
+                "Fetch the base (git fetch origin main; in CI check out with fetch-depth: 0)"
+                " or name one with --infx-base REF.",
+            ]
+        if ctx.audit:
+            return [f"history audit (--infx-lint-all): judged every entry and file in {ctx.root}"]
+        if ctx.base_ref is None:
+            return []
+        return [f"PR mode: judged the change since {ctx.base_ref} in {ctx.root}"]
+
+
+def _ini_list(config: pytest.Config, name: str) -> tuple[str, ...]:
+    try:
+        value = config.getini(name)
+    except ValueError:
+        return ()
+    return tuple(str(v) for v in value) if isinstance(value, list) else ()
+
+
+def summary_lines(config: pytest.Config) -> list[str]:
+    """The lint suite's summary lines for the terminal (none when lint did not run)."""
+    suite = config.stash.get(SUITE, None)
+    return suite.summary() if suite is not None else []
 
 
 def _shared_tree(config: pytest.Config, recipes: Path) -> Callable[[], Any] | None:
@@ -176,6 +224,7 @@ def lint_items(session: pytest.Session) -> list[pytest.Item]:
             f"--infx-base: git ref {base!r} does not exist in {root}; fetch it or name another"
         )
     suite = LintSuite.from_parent(session, name=SUITE_NAME, nodeid=SUITE_NAME, root=root, base=base)
+    config.stash[SUITE] = suite
     items = suite.collect()
     # Reported like a collected file, so "collected N items" counts the rules.
     report = pytest.CollectReport(suite.nodeid, "passed", None, list(items))

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_infx.lint.context import LintContext
+from pytest_infx.lint.curves import load_curves
 from pytest_infx.lint.findings import Finding, rule
 from pytest_infx.recipes.layout import RECIPE_SUFFIXES
 
@@ -152,8 +153,6 @@ def golden_refs(ctx: LintContext) -> dict[str, list[tuple[Path, int]]]:
 def golden_cells(ctx: LintContext, name: str) -> GoldenCells | None:
     """The cells of a committed curve (``None`` when its file is missing); a file that does
     not load has no cells, and ``golden-format`` says why."""
-    from pytest_infx.lint.golden import load_curves
-
     if ctx.golden_dir is None or not (ctx.golden_dir / f"{name}.yaml").is_file():
         return None
     curve = load_curves(ctx).get(name)

@@ -12,11 +12,17 @@ from pathlib import Path
 
 @dataclass(frozen=True)
 class Location:
+    """``column`` (1-based) is given where the line alone does not show the place, such as a
+    tab or a byte that is not UTF-8."""
+
     path: Path
     line: int
+    column: int | None = None
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}"
+        if self.column is None:
+            return f"{self.path}:{self.line}"
+        return f"{self.path}:{self.line}:{self.column}"
 
 
 class RecipeError(Exception):

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from pytest_infx.recipes.errors import Location, RecipeError, RecipeErrors
 from pytest_infx.recipes.layout import is_recipe
+from pytest_infx.recipes.owned import owner
 from pytest_infx.recipes.schema import POINT_FIELDS, Recipe
 from pytest_infx.recipes.source import LinedDict, LinedList, load_yaml
 
@@ -82,9 +83,21 @@ def _read_mapping(path: Path) -> LinedDict:
     return data
 
 
-Bases = dict[Path, tuple[LinedDict, tuple[Path, ...]]]
-"""Resolved base files by resolved path, with the bases each extends in turn; shared by the
-files of one tree and never mutated."""
+@dataclass(frozen=True)
+class BrokenBase:
+    """A base file that failed to load, and the first recipe whose load reported it."""
+
+    reported_with: Path
+
+
+Bases = dict[Path, tuple[LinedDict, tuple[Path, ...]] | BrokenBase]
+"""Resolved base files by resolved path, with the bases each extends in turn (or the note that
+one is broken); shared by the files of one tree and never mutated."""
+
+
+def _shown(paths: Iterable[Path], start: Path) -> str:
+    """``a.yaml -> _base/b.yaml -> a.yaml``, relative to the first file's folder."""
+    return " -> ".join(os.path.relpath(p, start) for p in paths)
 
 
 def _resolve_extends(
@@ -93,7 +106,8 @@ def _resolve_extends(
     bases: Bases | None = None,
     chain: list[Path] | None = None,
 ) -> LinedDict:
-    """``chain`` collects the base files ``path`` extends, nearest first."""
+    """``seen`` holds the files that extend ``path``, outermost first; ``chain`` collects the
+    base files ``path`` extends, nearest first."""
     raw = _read_mapping(path)
     parent = raw.pop("extends", None)
     if parent is None:
@@ -107,8 +121,14 @@ def _resolve_extends(
             "write e.g. 'extends: _base/mimo-b200.yaml'",
         )
     parent_path = (path.parent / parent).resolve()
-    if parent_path in seen or parent_path == path.resolve():
-        raise RecipeError(location, "extends", f"circular extends through {parent}")
+    here = (*seen, path.resolve())
+    if parent_path in here:
+        raise RecipeError(
+            location,
+            "extends",
+            f"circular extends: {_shown((*here, parent_path), here[0].parent)}",
+            "a base file must not extend, directly or through other bases, a file that extends it",
+        )
     if not parent_path.is_file():
         raise RecipeError(
             location,
@@ -117,9 +137,21 @@ def _resolve_extends(
             "paths are relative to the recipe file",
         )
     resolved = bases.get(parent_path) if bases is not None else None
+    if isinstance(resolved, BrokenBase):
+        raise RecipeError(
+            location,
+            "extends",
+            f"base file {parent} has errors, reported once with {resolved.reported_with}",
+            "fix the base file; this recipe loads once it does",
+        )
     if resolved is None:
         parents: list[Path] = []
-        base = _resolve_extends(parent_path, (*seen, path.resolve()), bases, parents)
+        try:
+            base = _resolve_extends(parent_path, here, bases, parents)
+        except (RecipeError, RecipeErrors):
+            if bases is not None:
+                bases[parent_path] = BrokenBase(here[0])
+            raise
         resolved = (base, tuple(parents))
         if bases is not None:
             bases[parent_path] = resolved
@@ -163,7 +195,9 @@ def _allowed(model: type[BaseModel] | None) -> list[str]:
     return [f.alias or name for name, f in model.model_fields.items()]
 
 
-def _locate(raw: LinedDict, loc: tuple[int | str, ...]) -> Location:
+def _walk(raw: LinedDict, loc: tuple[int | str, ...]) -> tuple[Location, Any]:
+    """Where the deepest written part of ``loc`` is, and the value at ``loc`` (``None`` when
+    it is not all written)."""
     node: Any = raw
     location = raw.location
     for part in loc:
@@ -174,8 +208,12 @@ def _locate(raw: LinedDict, loc: tuple[int | str, ...]) -> Location:
             location = node.where(part)
             node = node[part] if part < len(node) else None
         else:
-            break
-    return location
+            return location, None
+    return location, node
+
+
+def _locate(raw: LinedDict, loc: tuple[int | str, ...]) -> Location:
+    return _walk(raw, loc)[0]
 
 
 def _field_name(loc: tuple[int | str, ...]) -> str:
@@ -188,6 +226,24 @@ def _field_name(loc: tuple[int | str, ...]) -> str:
         else:
             parts.append(part)
     return "".join(parts) or "<recipe>"
+
+
+_BOUND_HINTS = {
+    "greater_than_equal": "use a value of at least {ge}",
+    "greater_than": "use a value greater than {gt}",
+    "less_than_equal": "use a value of at most {le}",
+    "too_short": "give at least {min_length} item(s)",
+}
+
+
+def _hint(err: Any) -> str:
+    template = _BOUND_HINTS.get(err["type"])
+    if template is not None:
+        try:
+            return template.format(**err.get("ctx", {}))
+        except (KeyError, IndexError):
+            pass
+    return "see the recipe format in the README"
 
 
 def validation_errors(raw: LinedDict, exc: ValidationError) -> list[RecipeError]:
@@ -220,14 +276,7 @@ def validation_errors(raw: LinedDict, exc: ValidationError) -> list[RecipeError]
         else:
             given = err.get("input")
             shown = repr(given) if not isinstance(given, dict | list) else type(given).__name__
-            out.append(
-                RecipeError(
-                    location,
-                    field,
-                    f"{err['msg']} (got {shown})",
-                    "see the recipe format in the README",
-                )
-            )
+            out.append(RecipeError(location, field, f"{err['msg']} (got {shown})", _hint(err)))
     return out
 
 
@@ -247,6 +296,82 @@ def _valid_coordinate(name: str, value: Any) -> bool:
     if name == "kind":
         return value in ("speedbench", "agentic")
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _repeats(
+    raw: LinedDict, items: list[int], fields: tuple[str | int, ...], what: str
+) -> Iterator[RecipeError]:
+    """An error at each item of ``items`` (written at ``fields`` in ``raw``) that repeats an
+    earlier one: one benchmark cell per value, so a repeat is a mistake, never a merge."""
+    written, node = _walk(raw, fields)
+    first: dict[int, int] = {}
+    for index, value in enumerate(items):
+        if value not in first:
+            first[value] = index
+            continue
+        where = node.where(index) if isinstance(node, LinedList) else written
+        earlier = node.where(first[value]).line if isinstance(node, LinedList) else None
+        also = f" (first at line {earlier})" if earlier is not None else ""
+        yield RecipeError(
+            where,
+            _field_name((*fields, index)),
+            f"{what} {value} is listed twice{also}",
+            "list each value once",
+        )
+
+
+def recipe_errors(raw: LinedDict, recipe: Recipe) -> list[RecipeError]:
+    """What the schema cannot say alone: repeated draft lengths or concurrencies, and engine
+    args that set a flag the plugin sets itself. Cheap; run for every effective recipe."""
+    out: list[RecipeError] = []
+    if recipe.speedbench is not None:
+        out.extend(
+            _repeats(
+                raw,
+                recipe.speedbench.draft_lengths,
+                ("speedbench", "draft-lengths"),
+                "draft length",
+            )
+        )
+    if recipe.agentic is not None:
+        by_tp: dict[int, int] = {}
+        for index, point in enumerate(recipe.agentic.points):
+            fields: tuple[str | int, ...] = ("agentic", "points", index, "concurrency")
+            out.extend(_repeats(raw, point.concurrency, fields, "concurrency"))
+            earlier = by_tp.setdefault(point.tp, index)
+            if earlier != index:
+                out.append(
+                    RecipeError(
+                        _locate(raw, ("agentic", "points", index, "tp")),
+                        f"agentic.points[{index}].tp",
+                        f"TP {point.tp} is listed again (first in agentic.points[{earlier}])",
+                        "give each TP one entry with all its concurrencies",
+                    )
+                )
+    agentic = recipe.agentic is not None
+    for name in recipe.engine.args:
+        setter = owner(name, agentic=agentic)
+        if setter is None:
+            if name.startswith("-"):
+                out.append(
+                    RecipeError(
+                        _locate(raw, ("engine", "args", name)),
+                        f"engine.args.{name}",
+                        "flag names are written without leading dashes",
+                        f"write '{name.lstrip('-')}:'",
+                    )
+                )
+            continue
+        out.append(
+            RecipeError(
+                _locate(raw, ("engine", "args", name)),
+                f"engine.args.{name}",
+                f"pytest-infx sets this flag itself, from {setter}; a second value would give"
+                f" the {recipe.engine.name} server two conflicting flags",
+                f"remove it from engine.args and set {setter} instead",
+            )
+        )
+    return out
 
 
 def _parse_overrides(raw: LinedDict) -> tuple[Override, ...]:
@@ -324,6 +449,9 @@ def load_file(
         recipe = Recipe.model_validate(raw)
     except ValidationError as exc:
         raise RecipeErrors(validation_errors(raw, exc)) from None
+    errors = recipe_errors(raw, recipe)
+    if errors:
+        raise RecipeErrors(errors)
     return RecipeSource(recipe, raw, overrides, path, raw.location)
 
 

@@ -18,7 +18,13 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from pytest_infx.recipes.errors import RecipeError, RecipeErrors
-from pytest_infx.recipes.loader import RecipeSource, deep_merge, validation_errors
+from pytest_infx.recipes.loader import (
+    Override,
+    RecipeSource,
+    deep_merge,
+    recipe_errors,
+    validation_errors,
+)
 from pytest_infx.recipes.schema import Recipe, ThinkingMode
 
 Kind = Literal["speedbench", "agentic"]
@@ -88,9 +94,12 @@ class _Effective:
             (): (source.recipe, source.recipe.model_dump(mode="json", by_alias=True))
         }
         self._materials: dict[tuple[tuple[int, ...], Kind, int, ThinkingMode | None], str] = {}
+        self.used: set[int] = set()
 
     def matching(self, coords: dict[str, Any]) -> tuple[int, ...]:
-        return tuple(o.index for o in self.source.overrides if matches(o.when, coords))
+        found = tuple(o.index for o in self.source.overrides if matches(o.when, coords))
+        self.used.update(found)
+        return found
 
     def for_overrides(self, matched: tuple[int, ...]) -> tuple[Recipe, dict[str, Any]]:
         cached = self._cache.get(matched)
@@ -106,6 +115,9 @@ class _Effective:
             raise RecipeErrors(validation_errors(raw, exc)) from None
         if recipe.key != self.source.recipe.key:
             raise AssertionError("overrides cannot change the key")
+        errors = recipe_errors(raw, recipe)
+        if errors:
+            raise RecipeErrors(errors)
         cached = (recipe, recipe.model_dump(mode="json", by_alias=True))
         self._cache[matched] = cached
         return cached
@@ -220,7 +232,40 @@ def expand(source: RecipeSource) -> list[Point]:
         pairs = sorted({(p.tp, c) for p in recipe.agentic.points for c in p.concurrency})
         for tp, conc in pairs:
             points.append(_point(source, eff, "agentic", f"tp{tp}-c{conc}", tp, conc, None, None))
+    dead = [o for o in source.overrides if o.index not in eff.used]
+    if dead:
+        coordinates = [p.coordinates() for p in points]
+        raise RecipeErrors([unmatched_override(o, coordinates) for o in dead])
     return points
+
+
+def _order(value: Any) -> tuple[bool, Any]:
+    return (isinstance(value, str), value)
+
+
+def unmatched_override(override: Override, coordinates: Iterable[Mapping[str, Any]]) -> RecipeError:
+    """The error for an override that matches none of the points' ``coordinates``: it changes
+    nothing, which is never what its author meant (a typo in a coordinate, or a point removed
+    since), so it says what the points have instead."""
+    exist: dict[str, list[Any]] = {}
+    for coords in coordinates:
+        for name, value in coords.items():
+            values = exist.setdefault(name, [])
+            if value not in values:
+                values.append(value)
+    wanted = ", ".join(f"{name}: {list(values)}" for name, values in override.when.items())
+    have = "; ".join(
+        f"{name}: {', '.join(str(v) for v in sorted(exist[name], key=_order))}"
+        for name in override.when
+        if name in exist
+    )
+    return RecipeError(
+        override.location,
+        f"overrides[{override.index}].when",
+        f"matches no point of this recipe (when {{{wanted}}})",
+        f"the points have {have or 'none of these coordinates'}; fix the values or remove"
+        " the override",
+    )
 
 
 def expand_all(sources: Iterable[RecipeSource]) -> list[Point]:

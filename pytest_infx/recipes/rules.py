@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from pytest_infx.images import pinned
 from pytest_infx.recipes.errors import Location
 from pytest_infx.recipes.loader import Override, RecipeSource, deep_merge
 from pytest_infx.recipes.points import Point, matches
@@ -33,7 +34,6 @@ AL_LITERAL_NAMES: Final[tuple[str, ...]] = (
     "SYNTHETIC_ACCEPTANCE_LENGTH",
 )
 _AL_LITERAL = re.compile("|".join(re.escape(name) for name in AL_LITERAL_NAMES))
-_DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
 _DP_ATTENTION_ARGS: Final = ("enable-dp-attention", "enable_dp_attention")
 _DP_SIZE_ARGS: Final = ("dp", "dp-size", "dp_size", "data-parallel-size")
 
@@ -274,7 +274,7 @@ def _agentic_draft(report: _Reporter, recipe: Recipe) -> None:
 
 def _image(report: _Reporter, recipe: Recipe) -> None:
     image = recipe.engine.image
-    if recipe.runner == CPU_RUNNER or image is None or _DIGEST.search(image):
+    if recipe.runner == CPU_RUNNER or image is None or pinned(image):
         return
     report.add(
         "image-digest",

@@ -8,13 +8,14 @@ starts, instead of silently measuring the wrong configuration. Field names are k
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 ThinkingMode = Literal["thinking_on", "thinking_off"]
 EngineName = Literal["vllm", "sglang", "trtllm", "atom"]
 EMBEDDED_PREFIX = "embedded:"
+PositiveInt = Annotated[int, Field(ge=1)]
 
 
 def _kebab(name: str) -> str:
@@ -93,7 +94,7 @@ class DatasetRef(Strict):
 
 class Speedbench(Strict):
     speculative: Speculative
-    draft_lengths: list[int] = Field(min_length=1)
+    draft_lengths: list[PositiveInt] = Field(min_length=1)
     thinking_modes: dict[ThinkingMode, dict[str, JsonValue]] = Field(min_length=1)
     sampling: Sampling = Field(default_factory=Sampling)
     concurrency: int = Field(ge=1)
@@ -106,7 +107,7 @@ class Speedbench(Strict):
 
 class AgenticPoints(Strict):
     tp: int = Field(ge=1)
-    concurrency: list[int] = Field(min_length=1)
+    concurrency: list[PositiveInt] = Field(min_length=1)
 
 
 class AgenticSpeculative(Speculative):

@@ -13,6 +13,8 @@ from typing import Any
 import yaml
 
 from pytest_infx.recipes.errors import Location, RecipeError
+from pytest_infx.textio import NotUtf8Error, decode_utf8
+from pytest_infx.yamlkeys import repeated_key
 
 _Loader: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _scalars = yaml.constructor.SafeConstructor()
@@ -85,6 +87,15 @@ def _convert(node: yaml.Node, path: Path, open_nodes: set[int]) -> Any:
         )
     open_nodes.add(id(node))
     if isinstance(node, yaml.MappingNode):
+        repeat = repeated_key(node)
+        if repeat is not None:
+            first, again = repeat
+            raise RecipeError(
+                Location(path, again.start_mark.line + 1),
+                str(again.value),
+                f"duplicate key (first written at line {first.start_mark.line + 1})",
+                "remove one of the two",
+            )
         out = LinedDict(location)
         for key_node, value_node in node.value:
             key_location = Location(path, key_node.start_mark.line + 1)
@@ -98,14 +109,6 @@ def _convert(node: yaml.Node, path: Path, open_nodes: set[int]) -> Any:
             key = _convert(key_node, path, open_nodes)
             if not isinstance(key, str):
                 raise RecipeError(key_location, str(key), "keys must be strings", "quote the key")
-            if key in out:
-                first = out.key_locations[key]
-                raise RecipeError(
-                    key_location,
-                    key,
-                    f"duplicate key (first written at line {first.line})",
-                    "remove one of the two",
-                )
             out[key] = _convert(value_node, path, open_nodes)
             out.key_locations[key] = key_location
         open_nodes.discard(id(node))
@@ -118,24 +121,52 @@ def _convert(node: yaml.Node, path: Path, open_nodes: set[int]) -> Any:
     return items
 
 
+def read_text(path: Path) -> str:
+    """The text of a recipe or base file, or a RecipeError naming the file (and the line and
+    column of a byte that is not UTF-8)."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise RecipeError(Location(path, 1), None, f"cannot read file: {exc.strerror}") from None
+    try:
+        return decode_utf8(path, data)
+    except NotUtf8Error as exc:
+        raise RecipeError(
+            Location(path, exc.line, exc.column),
+            None,
+            f"not valid UTF-8 (byte 0x{exc.byte:02x})",
+            "save the file as UTF-8",
+        ) from None
+
+
+def _tab(text: str, mark: yaml.Mark) -> bool:
+    """Whether PyYAML stopped at a tab ("cannot start any token", "violates indentation")."""
+    lines = text.splitlines()
+    return mark.line < len(lines) and lines[mark.line][mark.column : mark.column + 1] == "\t"
+
+
 def load_yaml(path: Path, text: str | None = None) -> Any:
     """Parse one YAML document into LinedDict/LinedList values, or raise a RecipeError."""
     if text is None:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise RecipeError(Location(path, 1), None, f"cannot read file: {exc.strerror}") from exc
+        text = read_text(path)
     try:
         node = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 1
+        if mark is not None and _tab(text, mark):
+            raise RecipeError(
+                Location(path, line, mark.column + 1),
+                None,
+                f"a tab at column {mark.column + 1}: YAML indents with spaces only",
+                "replace the tab with spaces",
+            ) from None
         raise RecipeError(
-            Location(path, line),
+            Location(path, line, mark.column + 1 if mark else None),
             None,
             f"invalid YAML: {exc.problem or exc}",
             "fix the syntax at that line",
-        ) from exc
+        ) from None
     if node is None:
         return None
     return _convert(node, path, set())

@@ -12,14 +12,16 @@ import os
 import posixpath
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from filelock import UnixFileLock
 
 from pytest_infx.atomic import atomic_write_json, atomic_write_text
 from pytest_infx.golden.curve import Curve, Provenance
 from pytest_infx.golden.io import dump_curve
-from pytest_infx.recipes.points import Point
+
+if TYPE_CHECKING:
+    from pytest_infx.recipes.points import Point
 
 CELL_SUFFIX = ".json"
 MATRIX_SUFFIX = ".al.yaml"

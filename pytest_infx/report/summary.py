@@ -18,6 +18,7 @@ from pytest_infx.atomic import atomic_write_text
 
 CELL_PROPERTY = "infx_cell"
 AGENTIC_PROPERTY = "infx_agentic"
+REPORT_MARKDOWN = pytest.StashKey[str]()
 
 
 @dataclass
@@ -85,11 +86,13 @@ def drift_markdown(summary: Summary) -> str:
 
 
 def write_drift(
-    summary: Summary, results: Path, environ: Mapping[str, str] | None = None
+    summary: Summary, results: Path, environ: Mapping[str, str] | None = None, *, links: str = ""
 ) -> Path | None:
-    if not any(c.get("golden") for cells in summary.cells.values() for c in cells.values()):
+    """``links`` (markdown pointing at the sweep report) follows the drift table."""
+    compared = any(c.get("golden") for cells in summary.cells.values() for c in cells.values())
+    if not compared and not links:
         return None
-    text = drift_markdown(summary)
+    text = "\n".join(part for part in (drift_markdown(summary) if compared else "", links) if part)
     path = results / "drift-summary.md"
     atomic_write_text(path, text)
     target = (environ if environ is not None else os.environ).get("GITHUB_STEP_SUMMARY")
@@ -118,12 +121,13 @@ class SummaryPlugin:
             self.summary.agentic += cells_from(report.user_properties, AGENTIC_PROPERTY)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if hasattr(self.config, "workerinput") or not self.summary.cells:
+        links = self.config.stash.get(REPORT_MARKDOWN, "")
+        if hasattr(self.config, "workerinput") or not (self.summary.cells or links):
             return
         from pytest_infx.options import settings
 
-        write_drift(self.summary, settings(self.config).results)
-        if not self.summary.any_al:
+        write_drift(self.summary, settings(self.config).results, links=links)
+        if self.summary.cells and not self.summary.any_al:
             self.critical = "CRITICAL: no SPEED-Bench cell produced an AL value; the sweep fails"
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +17,14 @@ from pytest_infx.engines.base import RenderError
 from pytest_infx.engines.registry import adapters
 from pytest_infx.speedbench import al as al_mod
 from pytest_infx.speedbench import checks
-from pytest_infx.speedbench.client import ClientConfig, PassResult, Sampling, Timeouts, run_pass
+from pytest_infx.speedbench.client import (
+    ClientConfig,
+    PassResult,
+    RequestRecord,
+    Sampling,
+    Timeouts,
+    run_pass,
+)
 from pytest_infx.speedbench.dataset import Dataset
 from pytest_infx.speedbench.metrics import (
     CounterDelta,
@@ -69,7 +76,10 @@ def _engine_name(engine: str) -> Engine | None:
     return engine if engine in ("vllm", "sglang", "llamacpp") else None  # type: ignore[return-value]
 
 
-async def _run(settings: CellSettings, dataset: Dataset) -> CellOutcome:
+OnDone = Callable[[RequestRecord], None]
+
+
+async def _run(settings: CellSettings, dataset: Dataset, on_done: OnDone | None) -> CellOutcome:
     config = ClientConfig(
         base_url=settings.base_url,
         model=settings.model,
@@ -94,7 +104,7 @@ async def _run(settings: CellSettings, dataset: Dataset) -> CellOutcome:
         except RenderError as exc:
             render_error = str(exc)
     before = spec_counters(await scrape(settings.base_url), engine)
-    result = await run_pass(config, dataset.rows)
+    result = await run_pass(config, dataset.rows, on_done=on_done)
     after = spec_counters(await scrape(settings.base_url), engine)
     counters = delta(before, after)
     specs = [r.spec for r in result.records if r.spec is not None]
@@ -125,10 +135,12 @@ async def _run(settings: CellSettings, dataset: Dataset) -> CellOutcome:
     )
 
 
-def run_cell(settings: CellSettings, dataset: Dataset) -> CellOutcome:
+def run_cell(
+    settings: CellSettings, dataset: Dataset, *, on_done: OnDone | None = None
+) -> CellOutcome:
     """Run one cell; a scrape failure is reported as a reason-carrying ScrapeError."""
     started = time.monotonic()
     try:
-        return asyncio.run(_run(settings, dataset))
+        return asyncio.run(_run(settings, dataset, on_done))
     except ScrapeError as exc:
         raise ScrapeError(f"{exc} (after {time.monotonic() - started:.1f}s)") from None

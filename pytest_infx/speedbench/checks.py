@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from pytest_infx.speedbench.al import AGREEMENT_TOLERANCE, counter_al, token_weighted_al
 from pytest_infx.speedbench.client import RequestRecord
-from pytest_infx.speedbench.metrics import CounterDelta
+from pytest_infx.speedbench.metrics import CounterDelta, series_name
 from pytest_infx.speedbench.thinking import has_reasoning, opens_thinking_block
 
 LISTED = 5
@@ -25,6 +25,10 @@ NO_SPEC = "no_speculation"
 NO_DRAFTS = "no_drafts"
 ACCEPTED_RANGE = "accepted_out_of_range"
 RESET = "counters_reset"
+EMPTY_METRICS = "metrics_empty"
+NON_FINITE = "counter_not_finite"
+SERIES_VANISHED = "series_vanished"
+NO_ACCEPTED = "accepted_series_missing"
 AL_RANGE = "al_out_of_range"
 AL_DISAGREE = "al_sources_disagree"
 
@@ -110,7 +114,37 @@ def check_reasoning(records: Sequence[RequestRecord], *, thinking: bool) -> list
 
 
 def check_counters(d: CounterDelta, *, k: int) -> list[Reason]:
-    """Plausibility of the window: the counters exist, grew, and fit draft length `k`."""
+    """Plausibility of the window: the counters exist, grew, and fit draft length `k`.
+
+    Each fault that leaves no usable delta has its own reason (an empty body, a counter at
+    +Inf, a series that disappeared, a restart), so that none is mistaken for another.
+    """
+    if d.empty:
+        return [
+            Reason(
+                EMPTY_METRICS,
+                f"GET /metrics returned no samples {' and '.join(d.empty)} the pass (an empty"
+                " body): the server serves no Prometheus metrics (for SGLang, --enable-metrics;"
+                " for vLLM, a proxy or a multiprocess metrics folder that is not shared)",
+            )
+        ]
+    if d.non_finite:
+        return [
+            Reason(
+                NON_FINITE,
+                "a speculative-decoding counter is not a finite number, so no acceptance length"
+                f" can be derived: {', '.join(d.non_finite)}",
+            )
+        ]
+    if d.vanished:
+        return [
+            Reason(
+                SERIES_VANISHED,
+                "series present before the pass are absent after it (the metrics exporter"
+                f" dropped them; a restart resets counters to 0, it does not remove them):"
+                f" {', '.join(d.vanished)}",
+            )
+        ]
     if d.reset:
         return [
             Reason(
@@ -129,8 +163,18 @@ def check_counters(d: CounterDelta, *, k: int) -> list[Reason]:
         ]
     if d.drafts <= 0:
         return [Reason(NO_DRAFTS, f"Δdrafts = {d.drafts:g}: no draft was verified in the window")]
+    if d.accepted is None:
+        source = "generation_tokens" if d.engine == "sglang" else "accepted"
+        return [
+            Reason(
+                NO_ACCEPTED,
+                f"Δdrafts = {d.drafts:g} but the server exposes no"
+                f" {series_name(d.engine, source)} series, so the accepted tokens (and the"
+                " acceptance length) are unknown: the engine version names it differently",
+            )
+        ]
     reasons: list[Reason] = []
-    if d.accepted is not None and not 0 <= d.accepted <= k * d.drafts:
+    if not 0 <= d.accepted <= k * d.drafts:
         reasons.append(
             Reason(
                 ACCEPTED_RANGE,
@@ -168,6 +212,10 @@ def check_al_agreement(
     ]
 
 
+_NO_DELTA = frozenset({RESET, EMPTY_METRICS, NON_FINITE, SERIES_VANISHED})
+"""Reasons after which the counter delta means nothing, so comparing it is noise."""
+
+
 def check_cell(
     *,
     records: Sequence[RequestRecord],
@@ -184,7 +232,8 @@ def check_cell(
         if rendered is not None:
             reasons += check_rendered_prompt(rendered, thinking=thinking)
         reasons += check_reasoning(records, thinking=thinking)
-    reasons += check_counters(counters, k=k)
-    if not counters.reset:
+    counter_reasons = check_counters(counters, k=k)
+    reasons += counter_reasons
+    if not any(r.code in _NO_DELTA for r in counter_reasons):
         reasons += check_al_agreement(counters, records)
     return reasons

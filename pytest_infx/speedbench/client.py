@@ -164,8 +164,12 @@ async def run_pass(
     prompts: Sequence[Prompt],
     *,
     clock: Callable[[], float] = time.perf_counter,
+    on_done: Callable[[RequestRecord], None] | None = None,
 ) -> PassResult:
     """Send every prompt once with at most `config.concurrency` in flight; records keep order.
+
+    `on_done` sees each record as its request ends, inside the event loop, so it must only
+    touch memory (the live progress counts requests and output tokens with it).
 
     The concurrency limit is a fixed set of workers draining one queue of requests, each worker
     with its own `http1` connection (see that module for why), so no request waits for a pool.
@@ -194,7 +198,9 @@ async def run_pass(
         )
         try:
             for i in pending:
-                results[i] = await _http1_request(conn, bodies[i], qids[i], total_s)
+                record = results[i] = await _http1_request(conn, bodies[i], qids[i], total_s)
+                if on_done is not None:
+                    on_done(record)
         finally:
             conn.close()
 

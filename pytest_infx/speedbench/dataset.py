@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_infx.textio import NotUtf8Error, decode_utf8
+
 PLACEHOLDER = "FULL BENCHMARK DATA SHOULD BE FETCHED FROM THE SOURCE USING SPECDEC_BENCH"
 PREPARE_HINT = (
     "prepare the real rows with NeMo-Skills: python nemo_skills/dataset/speed-bench/prepare.py "
@@ -82,9 +84,14 @@ def load_dataset(
     except OSError as exc:
         raise DatasetError(f"{file}: cannot read the dataset file: {exc.strerror}") from None
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DatasetError(f"{file}: not UTF-8 text (byte {exc.start})") from None
+        text = decode_utf8(file, raw)
+    except NotUtf8Error as exc:
+        raise DatasetError(f"{exc}; {PREPARE_HINT}") from None
+    if not text.strip():
+        raise DatasetError(
+            f"{file}: the dataset file is empty (no prompt rows, one JSON object per line); "
+            f"{PREPARE_HINT}"
+        )
 
     rows: list[Prompt] = []
     categories: dict[str, int] = {}

@@ -247,14 +247,29 @@ class SpecCounters:
     accepted: float | None = None
     accepted_per_pos: tuple[float, ...] = ()
     generation_tokens: float | None = None
+    empty: bool = False
+    """The scrape held no sample at all (an empty ``/metrics`` body), which says nothing about
+    speculation or restarts."""
+    non_finite: tuple[str, ...] = ()
+    """``name = value`` of each counter series read as +Inf, -Inf or NaN."""
 
     @property
     def speculating(self) -> bool:
         return self.drafts is not None
 
 
+def _non_finite(snapshot: Snapshot, names: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(
+        f"{name} = {value:g}"
+        for (name, _), value in snapshot.series.items()
+        if name in names and not math.isfinite(value)
+    )
+
+
 def spec_counters(snapshot: Snapshot, engine: Engine | None = None) -> SpecCounters:
     """Read the counters of `engine`, or of whichever engine's series are present."""
+    if not snapshot.series:
+        return SpecCounters(engine=None, empty=True)
     order: tuple[Engine, ...] = (engine,) if engine is not None else ("vllm", "llamacpp", "sglang")
     for name in order:
         if name == "sglang":
@@ -264,6 +279,7 @@ def spec_counters(snapshot: Snapshot, engine: Engine | None = None) -> SpecCount
                     engine="sglang" if verify is not None else None,
                     drafts=verify,
                     generation_tokens=snapshot.total(SGLANG_GENERATION),
+                    non_finite=_non_finite(snapshot, (SGLANG_VERIFY, SGLANG_GENERATION)),
                 )
             continue
         prefix = VLLM if name == "vllm" else LLAMACPP
@@ -271,14 +287,30 @@ def spec_counters(snapshot: Snapshot, engine: Engine | None = None) -> SpecCount
         if drafts is None and engine is None:
             continue
         per_pos = snapshot.by_label(prefix + PER_POS, "position")
+        names = tuple(prefix + n for n in (DRAFTS, DRAFT_TOKENS, ACCEPTED, PER_POS))
         return SpecCounters(
             engine=name if drafts is not None else None,
             drafts=drafts,
             draft_tokens=snapshot.total(prefix + DRAFT_TOKENS),
             accepted=snapshot.total(prefix + ACCEPTED),
             accepted_per_pos=_positions(per_pos),
+            non_finite=_non_finite(snapshot, names),
         )
     return SpecCounters(engine=None)
+
+
+def series_name(engine: Engine | None, counter: str) -> str:
+    """The Prometheus series behind a counter field, for messages."""
+    if engine == "sglang":
+        return {"drafts": SGLANG_VERIFY, "generation_tokens": SGLANG_GENERATION}.get(
+            counter, counter
+        )
+    prefix = LLAMACPP if engine == "llamacpp" else VLLM
+    names = {"drafts": DRAFTS, "draft_tokens": DRAFT_TOKENS, "accepted": ACCEPTED}
+    if counter.startswith("accepted_per_pos["):
+        position = counter.removeprefix("accepted_per_pos[").removesuffix("]")
+        return f'{prefix + PER_POS}{{position="{position}"}}'
+    return prefix + names[counter] if counter in names else counter
 
 
 def _positions(per_pos: Mapping[str, float]) -> tuple[float, ...]:
@@ -295,7 +327,13 @@ def _positions(per_pos: Mapping[str, float]) -> tuple[float, ...]:
 
 @dataclass(frozen=True, slots=True)
 class CounterDelta:
-    """after - before for each counter; `decreased` names any that went down (a restart)."""
+    """after - before for each counter, ``None`` where it cannot be known.
+
+    Each fault has its own field, because each has its own cause: ``decreased`` names counters
+    that went down (a restart); ``vanished`` the series present before the pass and absent
+    after it; ``empty`` the scrape (``before``/``after``) whose body held no sample;
+    ``non_finite`` the series read as +Inf/-Inf/NaN, whose difference means nothing.
+    """
 
     engine: Engine | None
     drafts: float | None
@@ -304,6 +342,9 @@ class CounterDelta:
     accepted_per_pos: tuple[float, ...]
     generation_tokens: float | None
     decreased: tuple[str, ...] = ()
+    vanished: tuple[str, ...] = ()
+    empty: tuple[str, ...] = ()
+    non_finite: tuple[str, ...] = ()
 
     @property
     def reset(self) -> bool:
@@ -313,13 +354,22 @@ class CounterDelta:
 def delta(before: SpecCounters, after: SpecCounters, *, strict: bool = False) -> CounterDelta:
     """Differences over the window; with `strict`, a counter that went down raises."""
     decreased: list[str] = []
+    vanished: list[str] = []
+    empty = tuple(when for when, c in (("before", before), ("after", after)) if c.empty)
+    engine = after.engine or before.engine
 
     def diff(name: str, b: float | None, a: float | None) -> float | None:
-        if b is not None and (a is None or a < b):
-            decreased.append(f"{name} {b:g} -> {'absent' if a is None else f'{a:g}'}")
+        if empty:
+            return None
+        if b is not None and a is None:
+            vanished.append(f"{series_name(engine, name)} (was {b:g})")
+            return None
+        if b is not None and a is not None and a < b:
+            decreased.append(f"{name} {b:g} -> {a:g}")
         if a is None:
             return None
-        return a - (b or 0.0)
+        value = a - (b or 0.0)
+        return value if math.isfinite(value) else None
 
     drafts = diff("drafts", before.drafts, after.drafts)
     draft_tokens = diff("draft_tokens", before.draft_tokens, after.draft_tokens)
@@ -335,13 +385,16 @@ def delta(before: SpecCounters, after: SpecCounters, *, strict: bool = False) ->
     if accepted is None and generation is not None and drafts is not None:
         accepted = generation - drafts
     result = CounterDelta(
-        engine=after.engine or before.engine,
+        engine=engine,
         drafts=drafts,
         draft_tokens=draft_tokens,
         accepted=accepted,
         accepted_per_pos=tuple(per_pos),
         generation_tokens=generation,
         decreased=tuple(decreased),
+        vanished=tuple(vanished),
+        empty=empty,
+        non_finite=tuple(dict.fromkeys((*before.non_finite, *after.non_finite))),
     )
     if strict and result.reset:
         raise CounterResetError(

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import textwrap
 from pathlib import Path
@@ -170,6 +171,7 @@ def test_duplicate_key_fails_the_second_file_only(recipes: Path, pytester: pytes
 RECORDING_CONFTEST = """
 import json
 import os
+import os
 
 import pytest
 
@@ -200,7 +202,7 @@ def test_two_xdist_workers_collect_the_same_items_and_run_each_once(
 ) -> None:
     for n in range(6):
         recipe = changed(
-            speedbench(f"s{n}-b200", runner="b200"), "speedbench.draft-lengths", [3, n + 1]
+            speedbench(f"s{n}-b200", runner="b200"), "speedbench.draft-lengths", [7, n + 1]
         )
         write(mixed_tree / f"extra{n}.yaml", recipe)
     write(mixed_tree / "extra-agentic.yaml", agentic("x-b200-agentic", points={8: (64, 2)}))
@@ -208,7 +210,7 @@ def test_two_xdist_workers_collect_the_same_items_and_run_each_once(
     ran = pytester.path / "ran.jsonl"
     monkeypatch.setenv("INFX_RAN", str(ran))
     expected = collected(pytester, "--gpu", "b200")
-    assert len(expected) == 10 + 22 + 2
+    assert len(expected) == 10 + 24 + 2
     result = pytester.runpytest_subprocess("-n", "2", "--gpu", "b200")
     assert "Different tests were collected" not in result.stdout.str()
     result.assert_outcomes(passed=len(expected))
@@ -225,3 +227,29 @@ def test_rootdir_reached_through_a_symlink_still_collects(
     link.symlink_to(pytester.path, target_is_directory=True)
     result = pytester.runpytest("--collect-only", "-q", "--gpu", "b300", str(link / "recipes"))
     assert [n.split("::")[1] for n in result.outlines if "::" in n] == ["a-b300[k1-thinking_on]"]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("speedbench.draft-lengths", [1, 3, 1], "draft length 1 is listed twice"),
+        ("engine.args", {"tensor_parallel_size": 8}, "pytest-infx sets this flag itself"),
+        ("overrides", [{"when": {"draft-length": 9}, "tp": 8}], "matches no point"),
+    ],
+)
+def test_a_new_load_error_is_reported_on_warm_runs(
+    mixed_tree: Path, pytester: pytest.Pytester, field: str, value: object, message: str
+) -> None:
+    path = mixed_tree / "a-b300.yaml"
+    assert len(collected(pytester, "--gpu", "b300")) == 4
+    recipe = changed(speedbench("a-b300", draft_lengths=(3, 1)), field, value)
+    write(path, recipe)
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    for _ in range(2):
+        result = pytester.runpytest("--collect-only", "-q", "--gpu", "b300")
+        assert result.ret == pytest.ExitCode.INTERRUPTED
+        assert f"{path}:" in result.stdout.str()
+        assert message in result.stdout.str()
+    write(path, speedbench("a-b300", draft_lengths=(3, 1)))
+    assert len(collected(pytester, "--gpu", "b300")) == 4

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_infx.recipes.errors import RecipeError, RecipeErrors
+from pytest_infx.recipes.errors import Location, RecipeError, RecipeErrors
 from pytest_infx.recipes.loader import load_file, load_tree, read_tree, recipe_files
 from pytest_infx.recipes.points import expand
 
@@ -203,8 +203,17 @@ def test_circular_extends(tmp_path: Path) -> None:
     path = write(tmp_path / "a.yaml", {"key": "a", "extends": "_base/one.yaml"})
     (error,) = errors_of(path)
     assert error.field == "extends"
-    assert "circular extends" in str(error)
+    assert error.problem == (
+        "circular extends: a.yaml -> _base/one.yaml -> _base/two.yaml -> _base/one.yaml"
+    )
     assert error.location is not None and error.location.path.parent.name == "_base"
+
+
+def test_a_recipe_that_extends_itself_shows_the_chain(tmp_path: Path) -> None:
+    write(tmp_path / "b.yaml", {"key": "b", "extends": "a.yaml"})
+    path = write(tmp_path / "a.yaml", {"key": "a", "extends": "b.yaml"})
+    (error,) = errors_of(path)
+    assert error.problem == "circular extends: a.yaml -> b.yaml -> a.yaml"
 
 
 def test_error_in_a_base_names_the_base_file(tmp_path: Path) -> None:
@@ -314,14 +323,22 @@ def test_a_shared_base_chain_serves_every_file_of_the_tree(tmp_path: Path) -> No
     assert [s.raw.where("tp").path.name for s in tree.sources] == ["tp8.yaml", "tp8.yaml"]
 
 
-def test_an_error_in_a_shared_base_fails_every_file_that_extends_it(tmp_path: Path) -> None:
-    write(tmp_path / "_base" / "bad.yaml", "tp: 4\ntp: 8\n")
-    for name in ("a", "b"):
+def test_an_error_in_a_shared_base_is_reported_once(tmp_path: Path) -> None:
+    base = write(tmp_path / "_base" / "bad.yaml", "tp: 4\ntp: 8\n")
+    for name in ("a", "b", "c"):
         write(tmp_path / f"{name}.yaml", {"key": name, "extends": "_base/bad.yaml"})
     tree = read_tree(tmp_path)
-    assert sorted(p.name for p in tree.errors) == ["a.yaml", "b.yaml"]
-    for errors in tree.errors.values():
-        assert [str(e).split(": ")[0] for e in errors] == [f"{tmp_path / '_base' / 'bad.yaml'}:2"]
+    assert sorted(p.name for p in tree.errors) == ["a.yaml", "b.yaml", "c.yaml"]
+    text = "\n".join(str(e) for errors in tree.errors.values() for e in errors)
+    assert text.count("duplicate key") == 1
+    assert [str(e).split(": ")[0] for e in tree.errors[tmp_path / "a.yaml"]] == [f"{base}:2"]
+    for name in ("b", "c"):
+        [error] = tree.errors[tmp_path / f"{name}.yaml"]
+        assert str(error).startswith(
+            f"{tmp_path / f'{name}.yaml'}:2: extends: base file _base/bad.yaml has errors,"
+            f" reported once with {tmp_path / 'a.yaml'}"
+        )
+        assert "fix the base file" in error.hint
 
 
 @pytest.mark.parametrize(
@@ -348,3 +365,152 @@ def test_override_coordinate_values_are_checked(
     line = next(n for n, text in enumerate(lines, 1) if n > second_when and f"{name}:" in text)
     assert_points_at(error, path, line, field)
     assert problem in str(error)
+
+
+def test_a_recipe_that_is_not_utf8_names_file_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "a.yaml"
+    path.write_bytes(dump(speedbench("a-b300")).encode() + b"# caf\xe9\n")
+    (error,) = errors_of(path)
+    line = len(dump(speedbench("a-b300")).splitlines()) + 1
+    assert str(error).startswith(f"{path}:{line}:6: not valid UTF-8 (byte 0xe9)")
+    assert error.hint == "save the file as UTF-8"
+
+
+def test_a_base_that_is_not_utf8_is_reported_at_the_base(tmp_path: Path) -> None:
+    base = tmp_path / "_base" / "b.yaml"
+    base.parent.mkdir()
+    base.write_bytes(b"runner: b300\ntp: \xff\n")
+    path = write(tmp_path / "a.yaml", {"key": "a", "extends": "_base/b.yaml"})
+    (error,) = errors_of(path)
+    assert str(error).startswith(f"{base}:2:5: not valid UTF-8 (byte 0xff)")
+
+
+def test_a_tab_in_the_indentation_is_named_with_its_column(tmp_path: Path) -> None:
+    text = dump(speedbench("a-b300")).replace("  name: vllm", "\tname: vllm")
+    path = write(tmp_path / "a.yaml", text)
+    (error,) = errors_of(path)
+    line = line_of(text, "\tname: vllm")
+    assert str(error).startswith(f"{path}:{line}:1: a tab at column 1")
+    assert error.hint == "replace the tab with spaces"
+
+
+def test_a_tab_after_spaces_names_its_own_column(tmp_path: Path) -> None:
+    text = "key: a\nengine:\n  name: vllm\n  \tport: 1\n"
+    path = write(tmp_path / "a.yaml", text)
+    (error,) = errors_of(path)
+    assert "a tab at column" in error.problem
+    assert error.location is not None and error.location.line == 4
+    assert error.location.column == text.splitlines()[3].index("\t") + 1
+
+
+@pytest.mark.parametrize("bad", [[0, -4], [8, 0]])
+def test_agentic_concurrencies_below_one_are_rejected_at_load(
+    tmp_path: Path, bad: list[int]
+) -> None:
+    recipe = agentic("a-agentic", points={2: bad})
+    path = write(tmp_path / "a.yaml", recipe)
+    text = dump(recipe)
+    found = [e for e in errors_of(path) if "concurrency" in (e.field or "")]
+    wrong = [i for i, c in enumerate(bad) if c < 1]
+    assert [e.field for e in found] == [f"agentic.points[0].concurrency[{i}]" for i in wrong]
+    for error, index in zip(found, wrong, strict=True):
+        lines = text.splitlines()
+        start = line_of(text, "concurrency:")
+        assert error.location is not None
+        assert lines[error.location.line - 1].strip() == f"- {bad[index]}"
+        assert error.location.line > start
+        assert error.hint == "use a value of at least 1"
+
+
+@pytest.mark.parametrize("bad", [0, -1])
+def test_draft_lengths_below_one_are_rejected_at_load(tmp_path: Path, bad: int) -> None:
+    path = write(tmp_path / "a.yaml", speedbench("a-b300", draft_lengths=(1, bad)))
+    error = only_error(path, "speedbench.draft-lengths[1]")
+    assert "greater than or equal to 1" in error.problem
+    with pytest.raises(RecipeErrors):
+        load_tree(tmp_path)
+
+
+def test_a_repeated_draft_length_is_rejected_not_merged(tmp_path: Path) -> None:
+    recipe = speedbench("a-b300", draft_lengths=(3, 1, 3))
+    path = write(tmp_path / "a.yaml", recipe)
+    error = only_error(path, "speedbench.draft-lengths[2]")
+    first = line_of(dump(recipe), "- 3")
+    assert error.location == Location(path, first + 2)
+    assert error.problem == f"draft length 3 is listed twice (first at line {first})"
+    assert error.hint == "list each value once"
+
+
+def test_a_repeated_concurrency_is_rejected(tmp_path: Path) -> None:
+    path = write(tmp_path / "a.yaml", agentic("a-agentic", points={4: (8, 16, 8)}))
+    error = only_error(path, "agentic.points[0].concurrency[2]")
+    assert "concurrency 8 is listed twice" in error.problem
+
+
+def test_a_tp_listed_in_two_points_is_rejected(tmp_path: Path) -> None:
+    recipe = agentic("a-agentic")
+    recipe["agentic"]["points"].append({"tp": 4, "concurrency": [64]})
+    path = write(tmp_path / "a.yaml", recipe)
+    error = only_error(path, "agentic.points[2].tp")
+    assert "TP 4 is listed again (first in agentic.points[0])" in error.problem
+
+
+@pytest.mark.parametrize(
+    ("engine", "name"),
+    [
+        ("vllm", "tensor_parallel_size"),
+        ("vllm", "tensor-parallel-size"),
+        ("vllm", "served_model_name"),
+        ("vllm", "speculative_config"),
+        ("vllm", "tp"),
+        ("vllm", "--port"),
+        ("vllm", "model"),
+        ("sglang", "tp-size"),
+        ("sglang", "tp_size"),
+        ("sglang", "model_path"),
+        ("sglang", "speculative-num-steps"),
+        ("sglang", "Host"),
+    ],
+)
+def test_engine_args_that_the_plugin_sets_are_rejected_at_load(
+    tmp_path: Path, engine: str, name: str
+) -> None:
+    recipe = speedbench("a-b300", engine=engine)
+    recipe["engine"]["args"][name] = 8
+    path = write(tmp_path / "a.yaml", recipe)
+    error = only_error(path, f"engine.args.{name}")
+    line = line_of(dump(recipe), f"    {name}:")
+    assert_points_at(error, path, line, f"engine.args.{name}")
+    assert "pytest-infx sets this flag itself" in error.problem
+    assert "remove it from engine.args" in error.hint
+
+
+def test_agentic_sizing_args_are_the_plugins_only_for_agentic_recipes(tmp_path: Path) -> None:
+    bench = speedbench("a-b300")
+    bench["engine"]["args"]["max_num_seqs"] = 64
+    load_file(write(tmp_path / "a.yaml", bench))
+    recipe = agentic("a-agentic", engine="vllm")
+    recipe["engine"]["args"]["max_num_seqs"] = 64
+    path = write(tmp_path / "b.yaml", recipe)
+    error = only_error(path, "engine.args.max_num_seqs")
+    assert "admission-factor" in error.problem
+
+
+def test_an_override_that_sets_an_owned_arg_is_rejected_at_its_line(tmp_path: Path) -> None:
+    recipe = speedbench("a-b300")
+    recipe["overrides"] = [{"when": {"draft-length": 3}, "engine": {"args": {"tp": 8}}}]
+    path = write(tmp_path / "a.yaml", recipe)
+    with pytest.raises(RecipeErrors) as info:
+        expand(load_file(path))
+    (error,) = info.value.errors
+    assert error.field == "engine.args.tp"
+    assert error.location == Location(path, line_of(dump(recipe), "tp: 8"))
+
+
+def test_an_engine_arg_with_leading_dashes_is_rejected_at_load(tmp_path: Path) -> None:
+    recipe = speedbench("a-b300")
+    recipe["engine"]["args"]["--max-model-len"] = 4096
+    path = write(tmp_path / "a.yaml", recipe)
+    error = only_error(path, "engine.args.--max-model-len")
+    assert error.problem == "flag names are written without leading dashes"
+    assert error.hint == "write 'max-model-len:'"

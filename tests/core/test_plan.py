@@ -110,3 +110,11 @@ def test_agentic_plan_sizes_the_server_for_the_top_concurrency(
         assert argv[argv.index("--tp-size") + 1] == str(tp)
         assert json.loads(block["client"])["concurrency"] == conc
         assert "golden" not in block
+
+
+@pytest.mark.parametrize("name", ["tensor_parallel_size", "served_model_name", "tp"])
+def test_the_argv_builder_refuses_owned_flags_under_any_spelling(name: str) -> None:
+    from pytest_infx.engines.base import PlanError, flags
+
+    with pytest.raises(PlanError, match=rf"k: engine.args.{re.escape(name)} is set by pytest-infx"):
+        flags({name: 2}, key="k")

@@ -40,8 +40,8 @@ def test_speedbench_points_are_draft_length_by_thinking_mode(tmp_path: Path) -> 
     }
 
 
-def test_draft_lengths_sort_numerically_and_duplicates_collapse(tmp_path: Path) -> None:
-    points = points_of(tmp_path, speedbench("a", draft_lengths=(10, 2, 2), modes=["thinking_on"]))
+def test_draft_lengths_sort_numerically(tmp_path: Path) -> None:
+    points = points_of(tmp_path, speedbench("a", draft_lengths=(10, 2), modes=["thinking_on"]))
     assert [p.name for p in points] == ["k2-thinking_on", "k10-thinking_on"]
 
 
@@ -162,8 +162,9 @@ def test_invalid_override_is_reported_only_when_it_applies(tmp_path: Path) -> No
     recipe["overrides"] = [{"when": {"draft-length": 3}, "tp": 0}]
     with pytest.raises(RecipeErrors, match="tp: Input should be greater than or equal to 1"):
         points_of(tmp_path, recipe)
-    recipe["overrides"] = [{"when": {"draft-length": 5}, "tp": 0}]
-    assert len(points_of(tmp_path, recipe)) == 4
+    recipe["overrides"] = [{"when": {"draft-length": 1}, "tp": 0}]
+    with pytest.raises(RecipeErrors, match="tp: Input should be greater than or equal to 1"):
+        points_of(tmp_path, recipe)
 
 
 def test_fingerprint_ignores_formatting_comments_and_key_order(tmp_path: Path) -> None:
@@ -287,3 +288,32 @@ def test_override_on_an_unknown_kind_is_an_error(tmp_path: Path) -> None:
     recipe["overrides"] = [{"when": {"kind": "agentx"}, "tp": 2}]
     with pytest.raises(RecipeError, match=r"overrides\[0\]\.when\.kind: cannot match .agentx."):
         points_of(tmp_path, recipe)
+
+
+def test_an_override_that_matches_no_point_is_an_error(tmp_path: Path) -> None:
+    recipe = speedbench("a-b300", draft_lengths=(1, 3))
+    recipe["overrides"] = [
+        {"when": {"draft-length": 3}, "tp": 8},
+        {"when": {"draft-length": 5, "thinking": "thinking_on"}, "tp": 2},
+    ]
+    path = write(tmp_path / "r.yaml", recipe)
+    with pytest.raises(RecipeErrors) as info:
+        expand(load_file(path))
+    (error,) = info.value.errors
+    text = dump(recipe)
+    line = text.splitlines().index("- when:", text.splitlines().index("- when:") + 1) + 1
+    assert str(error).startswith(f"{path}:{line}: overrides[1].when: matches no point")
+    assert "draft-length: [5]" in error.problem and "thinking: ['thinking_on']" in error.problem
+    assert error.hint.startswith(
+        "the points have draft-length: 1, 3; thinking: thinking_off, thinking_on"
+    )
+
+
+def test_an_override_that_matches_no_agentic_point_lists_what_exists(tmp_path: Path) -> None:
+    recipe = agentic("a-agentic", points={4: (8, 16)})
+    recipe["overrides"] = [{"when": {"tp": 4, "concurrency": 32}, "duration": 60}]
+    with pytest.raises(RecipeErrors) as info:
+        points_of(tmp_path, recipe)
+    (error,) = info.value.errors
+    assert error.field == "overrides[0].when"
+    assert error.hint.startswith("the points have tp: 4; concurrency: 8, 16")

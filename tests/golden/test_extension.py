@@ -193,6 +193,43 @@ def test_snapshot_update_rewrites_only_the_drifted_cells(
     run().assert_outcomes(passed=1)
 
 
+def test_snapshot_update_keeps_every_comment_line_of_the_body(
+    pytester: pytest.Pytester, run: Run
+) -> None:
+    golden = setup(pytester, [case("drift", cells(GOLDEN, on2=2.70))])
+    body = [
+        "# rerun 2026-11-02 after the driver update",
+        "demo-model:  # served as demo-model-rl",
+        "  # thinking on: 80 coding prompts",
+        "  thinking_on:",
+        "    1: 1.80  # stable across three runs",
+        "    # k=2 was 2.38 on the first run",
+        "    2: 2.40",
+        "    3: 2.90",
+        "  thinking_off:",
+        "    # k=1 measured twice",
+        "    1: 1.70",
+        "    2: 2.20",
+        "    3: 2.60",
+        "# end of curve",
+    ]
+    head = dump_curve(GOLDEN).split("demo-model:")[0]
+    path = golden / "demo_mtp.yaml"
+    path.write_text(head + "\n".join(body) + "\n")
+    run("--snapshot-update").assert_outcomes(passed=1)
+    text = path.read_text()
+    assert load_curve(path).al("thinking_on", 2) == 2.70
+    for line in body:
+        if "#" in line:
+            assert line.split("#", 1)[1] in text, line
+    lines = text.splitlines()
+    assert lines[lines.index("    # k=2 was 2.38 on the first run") + 1] == "    2: 2.70"
+    assert "    1: 1.80  # stable across three runs" in lines
+    assert lines[lines.index("    # k=1 measured twice") + 1] == "    1: 1.70"
+    assert lines[-1] == "# end of curve"
+    run().assert_outcomes(passed=1)
+
+
 def test_other_golden_files_survive_an_update_of_a_subset(
     pytester: pytest.Pytester, run: Run
 ) -> None:

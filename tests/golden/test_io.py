@@ -341,6 +341,17 @@ def test_an_empty_file_and_a_missing_file_are_named(tmp_path: Path) -> None:
         load_curve(tmp_path / "absent.yaml")
 
 
+def test_a_file_that_is_not_utf8_names_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "x.yaml"
+    path.write_bytes(dump_curve(MIMO).encode() + b"# measured in M\xfcnchen\n")
+    line = dump_curve(MIMO).count("\n") + 1
+    with pytest.raises(GoldenFileError) as info:
+        load_curve(path)
+    assert str(info.value) == (
+        f"{path}:{line}: column 16: not valid UTF-8 (byte 0xfc); save the file as UTF-8"
+    )
+
+
 def test_na_cells_and_integer_als_load() -> None:
     curve = loads_curve("demo:\n  thinking_on:\n    1: N/A\n    2: 3\n", name="demo")
     assert curve.modes == {"thinking_on": {1: None, 2: 3.0}}

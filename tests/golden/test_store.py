@@ -74,6 +74,16 @@ def test_a_bad_registry_is_reported(tmp_path: Path, readme: str | None, message:
         GoldenStore(tmp_path).registry()
 
 
+def test_a_registry_that_is_not_utf8_names_line_and_column(tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_bytes(b"# Golden\n| Mod\xe8le |\n")
+    with pytest.raises(GoldenFileError) as info:
+        GoldenStore(tmp_path).registry()
+    assert str(info.value) == (
+        f"{readme}:2: column 6: not valid UTF-8 (byte 0xe8); save the file as UTF-8"
+    )
+
+
 def test_the_committed_curves_load_and_match_the_registry_one_row_each() -> None:
     store = GoldenStore(REPO_GOLDEN)
     curves = store.curves()

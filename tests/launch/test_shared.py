@@ -4,6 +4,7 @@ import json
 import os
 import signal
 import textwrap
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -106,6 +107,31 @@ def test_expected_uses_keep_the_server_between_items(
     pool.release("planned")
     assert not group_members(handle.pgid)
     assert len(read_records(records)) == 1
+
+
+def test_a_process_sets_its_expectations_while_another_starts_a_server(
+    pool: ServerPool, make_spec: MakeSpec, registry: Registry, tmp_path: Path, records: Path
+) -> None:
+    """Two workers: the second must not wait for the first's start to begin its own."""
+    first = ServerPool(pool.state_dir, registry, tmp_path / "logs", grace_s=5)
+    first.expect("slow", 1)
+    starting = threading.Thread(
+        target=first.acquire, args=(make_spec("--start-delay", "2", key="slow"),)
+    )
+    starting.start()
+    try:
+        assert wait_until(lambda: len(read_records(records)) == 1, timeout=10)
+        began = time.monotonic()
+        pool.expect("slow", 1)
+        pool.expect("fast", 1)
+        handle = pool.acquire(make_spec(key="fast"))
+        took, still_starting = time.monotonic() - began, starting.is_alive()
+        pool.release("fast")
+        assert took < 1.5 and still_starting, f"the second start waited {took:.1f} s"
+        assert not group_members(handle.pgid)
+    finally:
+        starting.join(timeout=30)
+    first.release("slow")
 
 
 def test_close_stops_what_this_process_holds(pool: ServerPool, make_spec: MakeSpec) -> None:

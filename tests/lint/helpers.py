@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 ENTRY_A = """\
@@ -181,7 +182,7 @@ def repo_files() -> dict[str, str]:
     }
 
 
-def write_files(root: Path, files: dict[str, str | None]) -> None:
+def write_files(root: Path, files: Mapping[str, str | None]) -> None:
     """Write (or, for ``None``, delete) files under ``root``."""
     for name, text in files.items():
         path = root / name

@@ -105,7 +105,7 @@ def test_top_level_must_be_a_list(local_context: LocalContext) -> None:
 
 
 def test_load_changelog_raises_with_rendered_findings() -> None:
-    with pytest.raises(ChangelogFormatError, match=r"perf-changelog.yaml:1 \(entry 0\)"):
+    with pytest.raises(ChangelogFormatError, match=r"perf-changelog.yaml:1 \(entry 1\)"):
         load_changelog(b'- config-keys:\n    - a\n  description:\n    - "x"\n')
 
 
@@ -125,7 +125,7 @@ def test_clean_file_passes_byte_rules(local_context: LocalContext) -> None:
 
 def test_tab_carriage_return_and_nul_have_line_and_column(local_context: LocalContext) -> None:
     text = join(ENTRY_A, ENTRY_B).replace('"Bump the image"', '"Bump\tthe image"')
-    text = text.replace("pull/2707\n", "pull/2707\r\n").replace("Raise", "Ra\0ise")
+    text = text.replace("pull/2707\n", "pull/2707\r\r\n").replace("Raise", "Ra\0ise")
     messages = {(f.line, f.message) for f in run("changelog-bytes", local_context(text))}
     assert (13, "a tab at column 12.") in messages
     assert (7, "a carriage return at column 66.") in messages
@@ -211,13 +211,13 @@ def test_entry_inserted_in_the_middle_fails(changelog_repo: MakeRepo) -> None:
     ctx = changelog_repo(join(ENTRY_A, ENTRY_B), join(ENTRY_A, new, ENTRY_B))
     (finding,) = run("changelog-append-only", ctx)
     assert (finding.line, finding.entry) == (9, 1)
-    assert finding.message == "new entry inserted before old entry 1."
+    assert finding.message == "new entry inserted before old entry 2."
 
 
 def test_deleted_entry_fails(changelog_repo: MakeRepo) -> None:
     ctx = changelog_repo(join(ENTRY_A, ENTRY_B), ENTRY_B)
     (finding,) = run("changelog-append-only", ctx)
-    assert finding.message == "1 old entry deleted (base entries 0..0)."
+    assert finding.message == "1 old entry deleted (base entries 1..1)."
 
 
 def test_deleted_changelog_fails(changelog_repo: MakeRepo) -> None:
@@ -244,7 +244,7 @@ def test_pr_link_correction_mixed_with_a_new_entry_fails(changelog_repo: MakeRep
     fixed = entry("a", pr_link="https://github.com/SemiAnalysisAI/InferenceX/pull/2711")
     ctx = changelog_repo(join(ENTRY_A, old), join(ENTRY_A, fixed, entry("b")))
     (finding,) = run("changelog-append-only", ctx)
-    assert finding.message == "pr-link corrections of old entries (1) are mixed with 1 new entry."
+    assert finding.message == "pr-link corrections of old entries (2) are mixed with 1 new entry."
     assert finding.entry == 2
 
 
@@ -286,7 +286,7 @@ def test_base_relative_rules_skip_without_a_base(local_context: LocalContext) ->
 def test_tbd_pr_link_fails_for_a_new_entry(changelog_repo: MakeRepo) -> None:
     ctx = changelog_repo(ENTRY_A, join(ENTRY_A, entry("a", pr_link="TBD")))
     assert rendered("changelog-pr-link", ctx) == [
-        "perf-changelog.yaml:13 (entry 1): pr-link 'TBD' is not accepted for a new entry."
+        "perf-changelog.yaml:13 (entry 2): pr-link 'TBD' is not accepted for a new entry."
         " Use 'XXX', 'https://github.com/SemiAnalysisAI/InferenceX/pull/XXX' or the PR URL."
     ]
 
@@ -357,9 +357,9 @@ def test_unknown_config_key_fails_with_a_suggestion(local_context: LocalContext)
         join(ENTRY_A, entry("qwen3.5-fp4-b300-sglng", "kimi-*")), recipe_keys=RECIPE_KEYS
     )
     assert rendered("changelog-config-keys", ctx) == [
-        "perf-changelog.yaml:10 (entry 1): config key 'qwen3.5-fp4-b300-sglng' matches no recipe"
+        "perf-changelog.yaml:10 (entry 2): config key 'qwen3.5-fp4-b300-sglng' matches no recipe"
         " key. Did you mean 'qwen3.5-fp4-b300-sglang'?",
-        "perf-changelog.yaml:11 (entry 1): config key 'kimi-*' matches no recipe key."
+        "perf-changelog.yaml:11 (entry 2): config key 'kimi-*' matches no recipe key."
         " Check the recipe keys.",
     ]
 
@@ -398,7 +398,7 @@ def test_changed_key_in_two_new_entries_fails(changelog_repo: MakeRepo) -> None:
         changed=["glm5.2-fp8-b300-vllm"],
     )
     (finding,) = run("changelog-coverage", ctx)
-    assert finding.message == "recipe key 'glm5.2-fp8-b300-vllm' is covered by new entries 1, 2."
+    assert finding.message == "recipe key 'glm5.2-fp8-b300-vllm' is covered by new entries 2, 3."
     assert finding.entry == 2
 
 
@@ -450,3 +450,18 @@ def test_project_changelog_passes_the_file_rules(local_context: LocalContext) ->
     assert run("changelog-bytes", ctx) == []
     keys = {key for e in load_changelog(text) for key in e.config_keys}
     assert "smollm2-bf16-cpu-vllm-ngram" in keys
+
+
+def test_a_whitespace_line_at_the_end_is_one_finding(local_context: LocalContext) -> None:
+    found = run("changelog-bytes", local_context(ENTRY_A + "  \n"))
+    assert [f.message for f in found] == [
+        "the file ends with a blank line (holding only whitespace) after its final newline."
+    ]
+
+
+def test_a_crlf_file_is_one_finding(local_context: LocalContext) -> None:
+    text = join(ENTRY_A, ENTRY_B).replace("\n", "\r\n")
+    found = run("changelog-bytes", local_context(text))
+    assert [(f.line, f.message) for f in found] == [
+        (1, "uses CRLF line endings (15 lines); convert to LF.")
+    ]

@@ -18,7 +18,7 @@ def test_lint_reports_findings_and_exits_1(
     assert main(["lint", "--root", str(ctx.root), "--base", "origin/main"]) == 1
     out = capsys.readouterr().out
     assert "FAIL changelog-pr-link" in out
-    assert "perf-changelog.yaml:13 (entry 1): pr-link 'TBD' is not accepted" in out
+    assert "perf-changelog.yaml:13 (entry 2): pr-link 'TBD' is not accepted" in out
     assert "ok   changelog-schema" in out
     assert "1 finding(s)" in out
 

@@ -254,3 +254,29 @@ def test_repository_scripts_and_recipes_follow_the_comment_rules() -> None:
     ctx = build_context(root)
     for rule_id in ("comments-header", "comments-broad", "comments-describe"):
         assert [f.render() for f in get_rule(rule_id).run(ctx)] == []
+
+
+def test_comment_above_an_inline_when_override_fails_as_the_readme_says() -> None:
+    text = (
+        "overrides:\n"
+        "  # TP4 at concurrency 1 needs a smaller prefill chunk\n"
+        "  - when: {tp: 4, concurrency: 1}\n"
+        "    engine:\n"
+        "      args:\n"
+        "        chunked-prefill-size: 8192\n"
+        "args:\n"
+        "  # the flag below is the tuned one\n"
+        "  - --max-num-seqs\n"
+        "  - '64'\n"
+        "search-space:\n"
+        "  # the low-latency arm\n"
+        "  - { tp: 8, conc: 4 }\n"
+    )
+    found = broad_findings("r.yaml", scan_yaml(text))
+    assert [(f.line, f.message) for f in found] == [
+        (
+            2,
+            "comment directly above '- when: {tp: 4, concurrency: 1}', which opens a block (a"
+            " recipe, override, section or function).",
+        )
+    ]

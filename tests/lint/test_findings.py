@@ -15,7 +15,7 @@ def test_render_reads_like_path_line_entry_message_hint() -> None:
         "Use 'XXX'.",
     )
     assert finding.render() == (
-        "perf-changelog.yaml:812 (entry 771): pr-link 'TBD' is not accepted for a new entry."
+        "perf-changelog.yaml:812 (entry 772): pr-link 'TBD' is not accepted for a new entry."
         " Use 'XXX'."
     )
 

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_infx.recipes.errors import RecipeErrors
 from pytest_infx.recipes.loader import load_file
 from pytest_infx.recipes.points import expand
 from pytest_infx.recipes.rules import check_cell, check_point, point_raw, thinking_switch
@@ -150,9 +151,11 @@ def test_check_point_uses_the_point_s_override(tmp_path: Path) -> None:
 
 def test_a_draft_length_below_one(tmp_path: Path) -> None:
     text = DFLASH_RECIPE.replace("[1, 2, 3, 4, 5, 6, 7]", "[0, 1]")
-    source = load_file(_source(tmp_path, text))
+    with pytest.raises(RecipeErrors, match=r"draft-lengths\[0\]: .*greater than or equal to 1"):
+        load_file(_source(tmp_path, text))
+    source = load_file(_source(tmp_path, DFLASH_RECIPE))
     found = check_cell(source.recipe, draft_length=0, thinking=None, path=source.path)
     assert [str(p) for p in found] == [
-        f"{source.path}: speedbench.draft-lengths[0]: draft length 0 must be at least 1;"
+        f"{source.path}: speedbench.draft-lengths: draft length 0 must be at least 1;"
         " use draft lengths of 1 or more"
     ]

@@ -74,3 +74,34 @@ def test_snapshot_update_records_every_cell_as_passing(sweep: Sweep) -> None:
     table = result.stdout.str().split("infx acceptance length")[1].split("snapshot report")[0]
     rows = [line for line in table.splitlines() if line[:3] in ("  1", "  2")]
     assert len(rows) == len(KS) and not any("*" in row for row in rows), rows
+
+
+def test_a_golden_name_close_to_an_existing_curve_fails_before_any_server(sweep: Sweep) -> None:
+    typo = CURVE[:-1]
+    sweep.add(KEY, draft_lengths=KS, golden=typo)
+    sweep.commit_golden({m: {k: _measured(k) for k in KS} for m in MODES})
+    result = sweep.run("--snapshot-update")
+    result.assert_outcomes(errors=4)
+    result.stdout.fnmatch_lines(
+        [
+            "*preflight failed (no server was started):",
+            f"*recipes/{KEY}.yaml:*: speedbench.golden: no golden curve '{typo}' in *,"
+            f" and the name is close to '{CURVE}': a typo would record a new, misnamed curve;"
+            " name the existing curve, or, to start a new curve with this name on purpose, add"
+            " its row to */golden/README.md first, then record it with --snapshot-update",
+        ]
+    )
+    assert not (sweep.golden / f"{typo}.yaml").exists()
+    assert not sweep.record.exists()
+
+
+def test_a_close_new_curve_listed_in_the_registry_is_recorded(sweep: Sweep) -> None:
+    new = CURVE + "2"
+    sweep.add(KEY, draft_lengths=KS, golden=new)
+    sweep.commit_golden({m: {k: _measured(k) for k in KS} for m in MODES})
+    (sweep.golden / "README.md").write_text(
+        "| Model | Method | Golden YAML | Source run |\n|---|---|---|---|\n"
+        f"| SmolLM2 | ngram | [{new}.yaml]({new}.yaml) | pending |\n"
+    )
+    sweep.run("--snapshot-update").assert_outcomes(passed=4)
+    assert load_curve(sweep.golden / f"{new}.yaml").modes.keys() == set(MODES)

@@ -11,6 +11,8 @@ this server can, steered by markers inside the prompt text:
     [[truncate]]   close the connection before `data: [DONE]`
     [[think]]      put the text in `<think>...</think>` inside content
 
+and `/metrics` can be broken on demand through `state.metrics_fault`.
+
 With `chat_template_kwargs.enable_thinking` true the text goes to `delta.reasoning`, as vLLM's
 reasoning parser does. Every answer updates vLLM-named speculative counters on `/metrics`, and the
 usage chunk carries matching `metrics.speculative_decoding`, so the two AL sources agree.
@@ -49,6 +51,7 @@ class StandinState:
     chunk_delay_s: float = 0.0
     model: str = "standin-model"
     extra_metrics: str = ""
+    metrics_fault: str = ""
     tokenize_status: int = 200
     bodies: list[dict[str, Any]] = field(default_factory=list)
     gc_enabled: list[bool] = field(default_factory=list)
@@ -87,7 +90,20 @@ class StandinState:
         for i, v in enumerate(self.per_pos):
             lines.append(f'{full}{{{labels},position="{i}"}} {float(v)}')
         lines.append(f"vllm:generation_tokens_total{{{labels}}} {float(self.generation_tokens)}")
-        return "\n".join(lines) + "\n" + self.extra_metrics
+        return self._faulty("\n".join(lines) + "\n" + self.extra_metrics)
+
+    def _faulty(self, text: str) -> str:
+        """``metrics_fault``: ``empty`` serves an empty body, ``inf`` the drafts counter as
+        +Inf, ``no-accepted`` drops the accepted-tokens series (an exporter that lost it)."""
+        if self.metrics_fault == "empty":
+            return ""
+        lines = text.splitlines()
+        if self.metrics_fault == "inf":
+            name = "vllm:spec_decode_num_drafts_total{"
+            lines = [f"{ln.rsplit(' ', 1)[0]} +Inf" if ln.startswith(name) else ln for ln in lines]
+        elif self.metrics_fault == "no-accepted":
+            lines = [ln for ln in lines if "num_accepted_tokens_total" not in ln]
+        return "\n".join(lines) + "\n"
 
 
 class StandinServer:

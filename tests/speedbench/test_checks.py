@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from pytest_infx.engines.vllm import VllmAdapter
 from pytest_infx.speedbench import checks
 from pytest_infx.speedbench.al import counter_al, token_weighted_al
@@ -153,3 +155,50 @@ def test_a_restart_inside_the_window_fails_the_cell(standin: StandinServer) -> N
     d = delta(before, spec_counters(asyncio.run(scrape(standin.url))))
     reasons = checks.check_cell(records=result.records, expected=2, counters=d, k=3)
     assert codes(reasons) == [checks.RESET]
+
+
+def test_each_counter_fault_has_its_own_reason() -> None:
+    def only(d: CounterDelta) -> checks.Reason:
+        (reason,) = checks.check_counters(d, k=3)
+        return reason
+
+    empty = only(CounterDelta("vllm", None, None, None, (), None, empty=("after",)))
+    assert empty.code == checks.EMPTY_METRICS and "no samples after the pass" in empty.message
+    inf = only(CounterDelta("vllm", None, None, None, (), None, non_finite=("x_total = inf",)))
+    assert inf.code == checks.NON_FINITE and "x_total = inf" in inf.message
+    gone = only(CounterDelta("vllm", 10, None, None, (), None, vanished=("y_total (was 3)",)))
+    assert gone.code == checks.SERIES_VANISHED and "y_total (was 3)" in gone.message
+    missing = only(cd(10, None))
+    assert missing.code == checks.NO_ACCEPTED
+    assert "vllm:spec_decode_num_accepted_tokens_total" in missing.message
+    sglang = only(CounterDelta("sglang", 10, None, None, (), None))
+    assert "sglang:generation_tokens_total" in sglang.message
+    for reason in (empty, inf, gone, missing):
+        assert "restart" not in reason.message.split("(")[0]
+
+
+@pytest.mark.parametrize(
+    ("fault", "code", "from_start"),
+    [
+        ("empty", checks.EMPTY_METRICS, False),
+        ("inf", checks.NON_FINITE, False),
+        ("no-accepted", checks.SERIES_VANISHED, False),
+        ("no-accepted", checks.NO_ACCEPTED, True),
+    ],
+)
+def test_a_served_metrics_fault_fails_the_cell_with_its_own_reason(
+    standin: StandinServer, fault: str, code: str, from_start: bool
+) -> None:
+    ds = load_dataset(default_dataset_path(), category="coding")
+    cfg = ClientConfig(standin.url, "m", max_tokens=64, concurrency=4)
+    run_pass_sync(cfg, ds.rows[:2])
+    if from_start:
+        standin.state.metrics_fault = fault
+    before = spec_counters(asyncio.run(scrape(standin.url)))
+    result = run_pass_sync(cfg, ds.rows[:2])
+    standin.state.metrics_fault = fault
+    d = delta(before, spec_counters(asyncio.run(scrape(standin.url))))
+    reasons = checks.check_cell(records=result.records, expected=2, counters=d, k=3)
+    assert codes(reasons) == [code]
+    assert checks.RESET not in codes(reasons)
+    assert counter_al(d) is None

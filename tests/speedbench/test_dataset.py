@@ -121,3 +121,21 @@ def test_repeated_question_id_is_an_error(tmp_path: Path) -> None:
     path = write(tmp_path, [row("a"), row("a")])
     with pytest.raises(DatasetError, match=r":2: question_id 'a' repeats line 1"):
         load_dataset(path, category="coding")
+
+
+@pytest.mark.parametrize("text", ["", "\n\n  \n"])
+def test_an_empty_file_says_it_is_empty_and_how_to_prepare_one(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "qualitative.jsonl"
+    path.write_text(text)
+    with pytest.raises(DatasetError) as info:
+        load_dataset(path, category="coding")
+    message = str(info.value)
+    assert message.startswith(f"{path}: the dataset file is empty")
+    assert "prepare.py --config qualitative" in message
+
+
+def test_a_file_that_is_not_utf8_names_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "qualitative.jsonl"
+    path.write_bytes(json.dumps(row("a")).encode() + b"\n" + b'{"question_id": "b\xff"}\n')
+    with pytest.raises(DatasetError, match=rf"^{path}:2:19: not valid UTF-8 \(byte 0xff\)"):
+        load_dataset(path, category="coding")

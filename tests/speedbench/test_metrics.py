@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_infx.speedbench.al import counter_al
 from pytest_infx.speedbench.client import ClientConfig, run_pass_sync
 from pytest_infx.speedbench.dataset import Message, Prompt
 from pytest_infx.speedbench.metrics import (
@@ -166,7 +167,15 @@ def test_delta_and_reset_detection() -> None:
         delta(before, restarted, strict=True)
 
     gone = delta(before, SpecCounters(None))
-    assert gone.reset and "drafts 10 -> absent" in gone.decreased
+    assert not gone.reset
+    assert gone.vanished == (
+        "vllm:spec_decode_num_drafts_total (was 10)",
+        "vllm:spec_decode_num_draft_tokens_total (was 30)",
+        "vllm:spec_decode_num_accepted_tokens_total (was 12)",
+        'vllm:spec_decode_num_accepted_tokens_per_pos_total{position="0"} (was 8)',
+        'vllm:spec_decode_num_accepted_tokens_per_pos_total{position="1"} (was 4)',
+        'vllm:spec_decode_num_accepted_tokens_per_pos_total{position="2"} (was 0)',
+    )
 
 
 def test_scrape_reads_the_live_counters(standin: StandinServer) -> None:
@@ -212,3 +221,30 @@ def test_real_vllm_metrics_fixtures_parse() -> None:
             assert c.accepted is not None and 0 <= c.accepted <= (c.draft_tokens or 0)
             assert sum(c.accepted_per_pos) == c.accepted
             assert len(snap.types) > 0
+
+
+def test_an_empty_body_is_its_own_fault_not_a_restart() -> None:
+    before = spec_counters(parse_prometheus(VLLM_TEXT))
+    empty = spec_counters(parse_prometheus(""))
+    assert empty.empty and not before.empty
+    d = delta(before, empty, strict=True)
+    assert d.empty == ("after",)
+    assert not d.reset and d.vanished == () and d.drafts is None
+
+
+def test_a_counter_at_plus_inf_gives_no_acceptance_length() -> None:
+    before = SpecCounters("vllm", drafts=10, accepted=12)
+    text = "vllm:spec_decode_num_drafts_total +Inf\nvllm:spec_decode_num_accepted_tokens_total 20\n"
+    after = spec_counters(parse_prometheus(text))
+    assert after.non_finite == ("vllm:spec_decode_num_drafts_total = inf",)
+    d = delta(before, after)
+    assert d.non_finite == after.non_finite
+    assert d.drafts is None and not d.reset
+    assert counter_al(d) is None
+
+
+def test_a_vanished_accepted_series_is_not_a_restart() -> None:
+    before = SpecCounters("vllm", drafts=10, accepted=12)
+    d = delta(before, SpecCounters("vllm", drafts=20), strict=True)
+    assert d.vanished == ("vllm:spec_decode_num_accepted_tokens_total (was 12)",)
+    assert not d.reset and d.drafts == 10 and d.accepted is None

@@ -1,0 +1,42 @@
+"""The golden curve files, read once per lint context.
+
+The golden rules judge the curves and the recipe rules check cells against them, so both read
+them from here rather than from each other.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pytest_infx.golden.curve import Curve
+from pytest_infx.golden.io import GoldenFileError, load_curve
+from pytest_infx.lint.context import LintContext
+
+
+def golden_files(ctx: LintContext) -> dict[str, Path]:
+    """Curve name (file stem) -> file, for every ``*.yaml`` in the golden folder."""
+
+    def scan() -> dict[str, Path]:
+        folder = ctx.golden_dir
+        if folder is None or not folder.is_dir():
+            return {}
+        return {
+            p.name.removesuffix(".yaml"): p
+            for p in sorted(folder.glob("*.yaml"))
+            if not p.name.startswith(".") and p.is_file()
+        }
+
+    return ctx.memo("golden.files", scan)
+
+
+def load_curves(ctx: LintContext) -> dict[str, Curve | GoldenFileError]:
+    def load() -> dict[str, Curve | GoldenFileError]:
+        loaded: dict[str, Curve | GoldenFileError] = {}
+        for name, path in golden_files(ctx).items():
+            try:
+                loaded[name] = load_curve(path)
+            except GoldenFileError as exc:
+                loaded[name] = exc
+        return loaded
+
+    return ctx.memo("golden.curves", load, key=ctx.golden_signature)

@@ -1,0 +1,42 @@
+"""``infx report RESULTS``: the sweep report again, from a results folder copied off a runner or
+downloaded as a CI artifact (the pictures need the ``plots`` extra here, not on the runner)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "report", help="write report.html and plots/ from a results folder"
+    )
+    parser.add_argument(
+        "results", type=Path, nargs="?", default=Path("infx-results"), metavar="RESULTS"
+    )
+    parser.add_argument(
+        "--golden", type=Path, default=Path("golden"), help="golden folder (default: golden/)"
+    )
+    parser.set_defaults(func=_report)
+
+
+def _report(args: argparse.Namespace) -> int:
+    from pytest_infx.report.html import write_report
+    from pytest_infx.report.records import read_sweep
+
+    results: Path = args.results
+    if not (results / "cells").is_dir() and not (results / "agentic").is_dir():
+        print(
+            f"infx report: {results} holds no cells/ or agentic/ folder; "
+            "pass the --infx-results folder of a run",
+            file=sys.stderr,
+        )
+        return 2
+    files = write_report(read_sweep(results.resolve(), args.golden.resolve()))
+    print(files.html)
+    for picture in files.pictures:
+        print(picture)
+    if files.plots_missing:
+        print(f"infx report: no plots: {files.plots_missing}", file=sys.stderr)
+    return 0

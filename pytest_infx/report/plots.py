@@ -1,0 +1,227 @@
+"""The pictures of a sweep: measured AL against the golden curve, and AgentX throughput against
+interactivity.
+
+matplotlib is an optional extra (``pytest-infx[plots]``): it is imported only here, only when a
+picture is drawn, and only through ``matplotlib.figure.Figure`` with the Agg canvas, so drawing
+never selects a GUI backend or touches pyplot's global figures that a host project's own tests
+may rely on.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from typing import TYPE_CHECKING, Final
+
+from pytest_infx.report.records import AgenticRecipe, AlRecipe
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+INSTALL_HINT: Final = "pip install 'pytest-infx[plots]'"
+MODE_COLORS: Final = {"thinking_off": "#1f77b4", "thinking_on": "#ff7f0e"}
+TP_COLORS: Final = ("#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf")
+FAIL_COLOR: Final = "#d62728"
+DPI: Final = 100
+SIZE_IN: Final = (9.0, 5.0)
+
+
+def missing_reason() -> str | None:
+    """Why plots cannot be drawn here (matplotlib is not importable), or None."""
+    try:
+        import matplotlib  # noqa: F401
+        from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: F401
+    except ImportError as exc:
+        return f"matplotlib cannot be imported ({exc}); {INSTALL_HINT} to get the plots"
+    return None
+
+
+def _figure() -> tuple[Figure, Axes]:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=SIZE_IN, dpi=DPI, layout="constrained")
+    FigureCanvasAgg(figure)
+    return figure, figure.add_subplot()
+
+
+def _png(figure: Figure) -> bytes:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=DPI)
+    return buffer.getvalue()
+
+
+def al_png(recipe: AlRecipe) -> bytes:
+    """Per thinking mode: the golden curve (dashed) inside its tolerance band, the measured AL
+    with its 2-standard-error bar, a red ring on a cell out of tolerance and a red cross where
+    a cell failed its checks (drawn at its golden value, or at AL 1 without one). With two
+    modes each takes one half of its k's slot, so equal curves do not hide each other."""
+    figure, ax = _figure()
+    modes = sorted({c.mode for c in recipe.cells}, key=lambda m: m != "thinking_off")
+    if recipe.golden is not None:
+        modes += [m for m in sorted(recipe.golden.modes) if m not in modes]
+    labels = {"failed cell (no AL)", "out of tolerance"}
+    for index, mode in enumerate(modes):
+        side = 0.0 if len(modes) == 1 else (-1.0 if index == 0 else 1.0)
+        _al_mode(ax, recipe, mode, side, labels)
+    ks = sorted({c.k for c in recipe.cells} | _golden_ks(recipe))
+    if ks:
+        ax.set_xticks(ks)
+        ax.set_xlim(min(ks) - 0.6, max(ks) + 0.6)
+    ax.set_xlabel("draft length k (num_speculative_tokens)")
+    ax.set_ylabel("acceptance length (AL)")
+    curve = recipe.curve_name or "no golden curve"
+    ax.set_title(f"{recipe.key}\nmeasured vs golden {curve}", fontsize=11)
+    ax.grid(True, alpha=0.3)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8, loc="upper left")
+    return _png(figure)
+
+
+def _al_mode(ax: Axes, recipe: AlRecipe, mode: str, side: float, labels: set[str]) -> None:
+    """One mode's golden band and measured curve; ``side`` -1/1 puts it left/right of each k
+    (0: centred); ``labels`` holds the marker legend entries not yet used."""
+    color = MODE_COLORS.get(mode, "#7f7f7f")
+    shift = 0.07 * side
+    golden = dict(recipe.golden.modes.get(mode, {})) if recipe.golden is not None else {}
+    points = sorted((k, al) for k, al in golden.items() if al is not None)
+    if points:
+        ax.plot(
+            [k + shift for k, _ in points],
+            [al for _, al in points],
+            "--",
+            color=color,
+            alpha=0.8,
+            marker="_",
+            markersize=12,
+            label=f"{mode} golden ± {recipe.tolerance:.2f}",
+        )
+    for k, al in points:
+        left, right = (k - 0.3, k + 0.3) if side == 0 else sorted((k, k + 0.3 * side))
+        ax.fill_between(
+            [left, right],
+            al - recipe.tolerance,
+            al + recipe.tolerance,
+            color=color,
+            alpha=0.18,
+            linewidth=0,
+        )
+    cells = [c for c in recipe.cells if c.mode == mode]
+    measured = [c for c in cells if c.al is not None]
+    if measured:
+        ax.errorbar(
+            [c.k + shift for c in measured],
+            [c.al or 0.0 for c in measured],
+            yerr=[recipe.z * (c.standard_error or 0.0) for c in measured],
+            color=color,
+            marker="o",
+            linewidth=1.8,
+            capsize=3,
+            label=f"{mode} measured",
+        )
+    for cell in cells:
+        if cell.al is None:
+            at = golden.get(cell.k) or 1.0
+            label = _take(labels, "failed cell (no AL)")
+            ax.plot(
+                [cell.k + shift],
+                [at],
+                marker="x",
+                color=FAIL_COLOR,
+                markersize=12,
+                markeredgewidth=2.5,
+                linestyle="none",
+                label=label,
+            )
+            ax.annotate(
+                "failed",
+                (cell.k + shift, at),
+                textcoords="offset points",
+                xytext=(6, -12),
+                color=FAIL_COLOR,
+                fontsize=8,
+            )
+        elif cell.status == "drift":
+            ax.plot(
+                [cell.k + shift],
+                [cell.al],
+                marker="o",
+                markersize=15,
+                markerfacecolor="none",
+                markeredgecolor=FAIL_COLOR,
+                markeredgewidth=2,
+                linestyle="none",
+                label=_take(labels, "out of tolerance"),
+            )
+
+
+def _take(labels: set[str], label: str) -> str | None:
+    """The legend label the first time it is asked for, None afterwards."""
+    if label in labels:
+        labels.discard(label)
+        return label
+    return None
+
+
+def _golden_ks(recipe: AlRecipe) -> set[int]:
+    if recipe.golden is None:
+        return set()
+    return {k for cells in recipe.golden.modes.values() for k in cells}
+
+
+def agentic_png(recipe: AgenticRecipe) -> bytes:
+    """One line per TP through its concurrencies: output tokens/s per GPU against tokens/s per
+    user, each point labelled with its concurrency, failed points crossed in red."""
+    figure, ax = _figure()
+    failed_label = True
+    unplotted: list[str] = []
+    for index, (tp, points) in enumerate(recipe.by_tp().items()):
+        color = TP_COLORS[index % len(TP_COLORS)]
+        drawn = [p for p in points if _finite(p.interactivity) and _finite(p.throughput_per_gpu)]
+        unplotted += [p.id for p in points if p not in drawn]
+        drawn.sort(key=lambda p: p.interactivity or 0.0)
+        xs = [p.interactivity or 0.0 for p in drawn]
+        ys = [p.throughput_per_gpu or 0.0 for p in drawn]
+        ax.plot(xs, ys, marker="o", color=color, linewidth=1.8, label=f"TP{tp}")
+        for point, x, y in zip(drawn, xs, ys, strict=True):
+            ax.annotate(
+                f"c{point.concurrency}",
+                (x, y),
+                textcoords="offset points",
+                xytext=(5, 5),
+                fontsize=8,
+                color=color,
+            )
+            if point.verdict != "passed":
+                ax.plot(
+                    [x],
+                    [y],
+                    marker="x",
+                    color=FAIL_COLOR,
+                    markersize=12,
+                    markeredgewidth=2.5,
+                    linestyle="none",
+                    label="failed point" if failed_label else None,
+                )
+                failed_label = False
+    ax.set_xlabel("interactivity (output tokens/s per user, 1000 / median TPOT)")
+    ax.set_ylabel("throughput (output tokens/s per GPU)")
+    ax.set_title(f"{recipe.key}\nthroughput vs interactivity per TP", fontsize=11)
+    if unplotted:
+        ax.text(
+            0.01,
+            0.01,
+            "no TPOT, not drawn: " + ", ".join(unplotted),
+            fontsize=7,
+            color=FAIL_COLOR,
+            transform=ax.transAxes,
+        )
+    ax.grid(True, alpha=0.3)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
+    return _png(figure)
+
+
+def _finite(value: float | None) -> bool:
+    return value is not None and math.isfinite(value)

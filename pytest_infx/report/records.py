@@ -1,0 +1,326 @@
+"""A finished sweep as its result files hold it: the input of the plots and the HTML report.
+
+Everything is read back from ``--infx-results`` rather than taken from live objects, so the
+report of a sweep is the same whether it ran on one process, under xdist, or partly in an
+earlier run whose cells were reused, and it can be rebuilt later from a copied results folder.
+A file that cannot be read is kept as a problem to show, never a reason to drop the report.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_infx.golden.compare import DEFAULT_TOLERANCE, DEFAULT_Z
+from pytest_infx.golden.curve import Curve
+from pytest_infx.golden.io import GoldenFileError
+from pytest_infx.golden.store import GoldenNotFoundError, GoldenStore
+
+LOG_TAIL_BYTES = 4096
+
+
+@dataclass(frozen=True, kw_only=True)
+class AlCell:
+    """One SPEED-Bench cell; ``al`` is None when the cell failed its checks."""
+
+    id: str
+    k: int
+    mode: str
+    al: float | None
+    standard_error: float | None
+    verdict: str
+    reasons: tuple[str, ...]
+    golden_ok: bool | None
+    completed: int | None
+    total: int | None
+    file: Path
+    log: Path | None
+
+    @property
+    def status(self) -> str:
+        """pass, fail (its checks failed: no AL) or drift (out of golden tolerance)."""
+        if self.verdict != "pass" and self.al is None:
+            return "fail"
+        if self.golden_ok is False:
+            return "drift"
+        return "pass" if self.verdict == "pass" else "fail"
+
+
+@dataclass(frozen=True, kw_only=True)
+class AlRecipe:
+    """The cells of one SPEED-Bench recipe with the golden curve they were compared with."""
+
+    key: str
+    cells: tuple[AlCell, ...]
+    curve_name: str | None
+    golden: Curve | None
+    golden_problem: str | None
+    tolerance: float
+    z: float = DEFAULT_Z
+
+    def allowed(self, cell: AlCell) -> float:
+        """The half-width a cell was allowed: the tolerance plus z standard errors."""
+        return self.tolerance + self.z * (cell.standard_error or 0.0)
+
+    def golden_al(self, cell: AlCell) -> float | None:
+        if self.golden is None or not self.golden.has(cell.mode, cell.k):
+            return None
+        return self.golden.al(cell.mode, cell.k)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgenticPoint:
+    """One AgentX point; ``interactivity`` (tokens/s one user sees) is None without a TPOT."""
+
+    id: str
+    tp: int
+    concurrency: int
+    throughput_per_gpu: float | None
+    interactivity: float | None
+    ttft_p50_ms: float | None
+    failed: int
+    total: int
+    verdict: str
+    reasons: tuple[str, ...]
+    submission_valid: bool | None
+    file: Path
+    log: Path | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgenticRecipe:
+    key: str
+    points: tuple[AgenticPoint, ...]
+
+    def by_tp(self) -> dict[int, list[AgenticPoint]]:
+        groups: dict[int, list[AgenticPoint]] = {}
+        for point in sorted(self.points, key=lambda p: (-p.tp, p.concurrency)):
+            groups.setdefault(point.tp, []).append(point)
+        return groups
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerLog:
+    path: Path
+    size: int
+    tail: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Outcome:
+    """What pytest said about one recipe item (the report keeps items that left no file)."""
+
+    id: str
+    recipe: str
+    outcome: str
+    reason: str
+    file: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Sweep:
+    results: Path
+    al: tuple[AlRecipe, ...]
+    agentic: tuple[AgenticRecipe, ...]
+    logs: tuple[ServerLog, ...]
+    outcomes: tuple[Outcome, ...] = ()
+    problems: tuple[str, ...] = field(default=())
+
+    def without_file(self) -> list[Outcome]:
+        """Items pytest ran that left no result file (a server that never started, say)."""
+        written = {c.id for r in self.al for c in r.cells} | {
+            p.id for r in self.agentic for p in r.points
+        }
+        return [o for o in self.outcomes if o.id not in written]
+
+
+def _json_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.glob("*.json") if p.is_file()) if folder.is_dir() else []
+
+
+def _load(path: Path, problems: list[str]) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        problems.append(f"{path}: unreadable result file ({exc}); it is left out of the report")
+        return None
+    if not isinstance(data, dict) or "recipe" not in data or "id" not in data:
+        problems.append(f"{path}: not a pytest-infx result file (no 'id' or 'recipe')")
+        return None
+    return data
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _log_of(data: Mapping[str, Any], results: Path) -> Path | None:
+    """The cell's server log; in a results folder copied elsewhere the recorded absolute path
+    is stale, and the log is the file of that name in this folder's ``logs/``."""
+    server = data.get("server")
+    log = server.get("log") if isinstance(server, Mapping) else None
+    if not isinstance(log, str) or not log:
+        return None
+    here = results / "logs" / Path(log).name
+    return here if here.is_file() else Path(log)
+
+
+def _al_cell(path: Path, data: Mapping[str, Any], results: Path) -> AlCell:
+    point = data.get("point") or {}
+    golden = data.get("golden") if isinstance(data.get("golden"), Mapping) else None
+    requests = data.get("requests") or {}
+    return AlCell(
+        id=str(data["id"]),
+        k=int(point.get("draft_length") or 0),
+        mode=str(point.get("thinking") or ""),
+        al=_number(data.get("al")),
+        standard_error=_number(data.get("al_standard_error")),
+        verdict=str(data.get("verdict") or "fail"),
+        reasons=tuple(str(r) for r in data.get("reasons") or ()),
+        golden_ok=None if golden is None else bool(golden.get("ok", True)),
+        completed=requests.get("completed"),
+        total=requests.get("total"),
+        file=path,
+        log=_log_of(data, results),
+    )
+
+
+def _agentic_point(path: Path, data: Mapping[str, Any], results: Path) -> AgenticPoint:
+    throughput = data.get("throughput") or {}
+    ttft = (data.get("latency_ms") or {}).get("ttft") or {}
+    requests = data.get("requests") or {}
+    return AgenticPoint(
+        id=str(data["id"]),
+        tp=int(data.get("tp") or 1),
+        concurrency=int(data.get("concurrency") or 1),
+        throughput_per_gpu=_number(throughput.get("output_tokens_per_s_per_gpu")),
+        interactivity=_number(data.get("interactivity_tokens_per_s_per_user")),
+        ttft_p50_ms=_number(ttft.get("p50")),
+        failed=int(requests.get("failed") or 0),
+        total=int(requests.get("total") or 0),
+        verdict=str(data.get("verdict") or "unknown"),
+        reasons=tuple(str(r) for r in data.get("reasons") or ()),
+        submission_valid=data.get("submission_valid"),
+        file=path,
+        log=_log_of(data, results),
+    )
+
+
+def _golden(
+    store: GoldenStore, name: str | None, problems: list[str]
+) -> tuple[Curve | None, str | None]:
+    if name is None:
+        return None, "no cell of this recipe names its golden curve (none reached the comparison)"
+    try:
+        return store.get(name), None
+    except (GoldenNotFoundError, GoldenFileError) as exc:
+        problems.append(str(exc))
+        return None, str(exc)
+
+
+def _al_recipe(
+    results: Path,
+    key: str,
+    rows: list[tuple[Path, dict[str, Any]]],
+    store: GoldenStore,
+    curves: Mapping[str, str],
+    problems: list[str],
+) -> AlRecipe:
+    cells = tuple(
+        sorted(
+            (_al_cell(p, d, results) for p, d in rows),
+            key=lambda c: (c.mode != "thinking_off", c.k),
+        )
+    )
+    goldens = [d["golden"] for _, d in rows if isinstance(d.get("golden"), Mapping)]
+    name = next((str(g["curve"]) for g in goldens if g.get("curve")), None) or curves.get(key)
+    curve, problem = _golden(store, name, problems)
+    tolerances = [_number(g.get("tolerance")) for g in goldens]
+    known = [t for t in tolerances if t is not None]
+    if known:
+        tolerance = known[0]
+    elif curve is not None and curve.header.tolerance is not None:
+        tolerance = curve.header.tolerance
+    else:
+        tolerance = DEFAULT_TOLERANCE
+    return AlRecipe(
+        key=key,
+        cells=cells,
+        curve_name=name,
+        golden=curve,
+        golden_problem=problem,
+        tolerance=tolerance,
+    )
+
+
+def _tail(path: Path) -> tuple[str, ...]:
+    try:
+        with path.open("rb") as handle:
+            handle.seek(0, 2)
+            size = handle.tell()
+            handle.seek(max(0, size - LOG_TAIL_BYTES))
+            data = handle.read()
+    except OSError:
+        return ()
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    if size > LOG_TAIL_BYTES and lines:
+        lines = lines[1:]
+    return tuple(lines[-20:])
+
+
+def server_logs(results: Path) -> tuple[ServerLog, ...]:
+    folder = results / "logs"
+    if not folder.is_dir():
+        return ()
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith("."))
+    return tuple(ServerLog(path=p, size=p.stat().st_size, tail=_tail(p)) for p in files)
+
+
+def read_sweep(
+    results: Path,
+    golden_root: Path,
+    *,
+    recipes: Iterable[str] | None = None,
+    curves: Mapping[str, str] | None = None,
+    outcomes: Iterable[Outcome] = (),
+) -> Sweep:
+    """The sweep under ``results``; ``recipes`` limits it to the recipe keys of this run (an
+    old recipe's files in a reused results folder are not this run's news), and ``curves``
+    names a recipe's golden curve when none of its cells got as far as the comparison."""
+    wanted = None if recipes is None else set(recipes)
+    problems: list[str] = []
+    al_rows: dict[str, list[tuple[Path, dict[str, Any]]]] = {}
+    agentic_rows: dict[str, list[AgenticPoint]] = {}
+    for path in _json_files(results / "cells"):
+        data = _load(path, problems)
+        if data is None or data.get("kind", "speedbench") != "speedbench":
+            continue
+        if wanted is None or data["recipe"] in wanted:
+            al_rows.setdefault(str(data["recipe"]), []).append((path, data))
+    for path in _json_files(results / "agentic"):
+        data = _load(path, problems)
+        if data is not None and (wanted is None or data["recipe"] in wanted):
+            agentic_rows.setdefault(str(data["recipe"]), []).append(
+                _agentic_point(path, data, results)
+            )
+    store = GoldenStore(golden_root)
+    return Sweep(
+        results=results,
+        al=tuple(
+            _al_recipe(results, key, rows, store, curves or {}, problems)
+            for key, rows in sorted(al_rows.items())
+        ),
+        agentic=tuple(
+            AgenticRecipe(key=key, points=tuple(points))
+            for key, points in sorted(agentic_rows.items())
+        ),
+        logs=server_logs(results),
+        outcomes=tuple(outcomes),
+        problems=tuple(problems),
+    )

@@ -1,0 +1,146 @@
+"""The pytest side of the sweep report: note what happened to each recipe item, and at the end
+of the session, on the controller only, write the HTML report and its pictures.
+
+The report is built from the result files, so the controller needs nothing from the workers but
+the test reports xdist already sends it; those also say which items never wrote a file, and
+which recipe file each item came from (the golden curve of a recipe whose every cell failed is
+found there).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_infx.report.html import ReportFiles
+    from pytest_infx.report.records import Outcome
+
+RECIPE_MARKERS = ("speedbench", "agentic")
+RECIPE_SUFFIXES = (".yaml", ".yml")
+REASON_CHARS = 2000
+XDIST_HEADER = re.compile(r"\[gw\d+\] \S+ -- Python ")
+
+
+def _item_id(nodeid: str) -> str:
+    return nodeid.rsplit("::", 1)[-1]
+
+
+def _recipe_of(item_id: str) -> str:
+    return item_id.split("[", 1)[0]
+
+
+def _reason(text: str) -> str:
+    """The failure text without xdist's ``[gw0] linux -- Python ...`` line above it."""
+    lines = text.splitlines()
+    if lines and XDIST_HEADER.match(lines[0]):
+        lines = lines[1:]
+    return "\n".join(lines)[:REASON_CHARS]
+
+
+class ReportPlugin:
+    """Registered on every process; only the controller writes (workers have ``workerinput``).
+
+    Recipe items are told apart by their node id (a recipe file, then the point) as well as
+    their marker: a host project's own Python test may carry the ``speedbench`` marker too.
+    """
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.outcomes: dict[str, Outcome] = {}
+        self.files: ReportFiles | None = None
+        self.error: str | None = None
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        recipe_file = report.nodeid.split("::", 1)[0]
+        if not recipe_file.endswith(RECIPE_SUFFIXES) or not any(
+            marker in report.keywords for marker in RECIPE_MARKERS
+        ):
+            return
+        item_id = _item_id(report.nodeid)
+        before = self.outcomes.get(item_id)
+        if before is not None and before.outcome != "passed":
+            return
+        if report.failed:
+            outcome = "error" if report.when != "call" else "failed"
+        elif report.skipped:
+            outcome = "skipped"
+        elif report.when == "call" or before is None:
+            outcome = "passed"
+        else:
+            return
+        from pytest_infx.report.records import Outcome
+
+        reason = _reason(report.longreprtext) if not report.passed else ""
+        self.outcomes[item_id] = Outcome(
+            id=item_id,
+            recipe=_recipe_of(item_id),
+            outcome=outcome,
+            reason=reason,
+            file=recipe_file,
+        )
+
+    def _curves(self) -> dict[str, str]:
+        """Golden curve names from the recipe files, for recipes none of whose cells got one."""
+        from pytest_infx.recipes.errors import RecipeError, RecipeErrors
+        from pytest_infx.recipes.loader import load_file
+
+        curves: dict[str, str] = {}
+        files = {o.recipe: o.file for o in self.outcomes.values() if o.file}
+        for recipe, file in files.items():
+            try:
+                source = load_file(self.config.rootpath / file)
+            except (OSError, RecipeError, RecipeErrors):
+                continue
+            if source.recipe.speedbench is not None:
+                curves[recipe] = source.recipe.speedbench.golden
+        return curves
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """Runs before the drift summary is written, so the step summary can link the report."""
+        if hasattr(self.config, "workerinput") or not self.outcomes:
+            return
+        from pytest_infx.options import settings
+        from pytest_infx.report import html
+        from pytest_infx.report.records import read_sweep
+        from pytest_infx.report.summary import REPORT_MARKDOWN
+
+        options = settings(self.config)
+        sweep = read_sweep(
+            options.results,
+            options.golden,
+            recipes={o.recipe for o in self.outcomes.values()},
+            curves=self._curves(),
+            outcomes=sorted(self.outcomes.values(), key=lambda o: o.id),
+        )
+        try:
+            files = html.write_report(sweep)
+        except Exception as exc:
+            # the results are already on disk: a report that cannot be drawn must not fail the run
+            self.error = f"infx: the sweep report could not be written: {type(exc).__name__}: {exc}"
+            return
+        self.files = files
+        self.config.stash[REPORT_MARKDOWN] = html.markdown_links(files, options.results)
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if self.error:
+            terminalreporter.write_line(self.error, red=True)
+        files = self.files
+        if files is None:
+            return
+        terminalreporter.write_line(f"infx report: {_shown(files.html)}")
+        for picture in files.pictures:
+            terminalreporter.write_line(f"infx plot: {_shown(picture)}")
+        if files.plots_missing:
+            terminalreporter.write_line(f"infx plots: none, {files.plots_missing}")
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)

@@ -1,0 +1,216 @@
+"""Resume an interrupted sweep: a cell that already passed is not run again.
+
+A cell is reused when its result file under ``--infx-results`` (``cells/<item id>.json``, for
+AgentX points ``agentic/<item id>.json``) has the point's fingerprint (everything in the recipe
+that affects the result, the engine image or command and version included), was measured on the
+same dataset or shipped traces (their sha256), and passed. Every other cell runs, and the
+summary says why. A reused cell still goes through the golden gate with its stored AL (the
+golden curve may have changed since), feeds the AL table and rebuilds the recipe's ``.al.yaml``,
+so a resumed sweep ends with the same reports as an uninterrupted one; and servers are only
+expected by the items that run, so a configuration whose items are all reused never starts.
+
+The decision is made after collection on every process (xdist workers included) from the same
+files, before any cell runs, so every worker expects the same server uses.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_infx.preflight import Datasets
+    from pytest_infx.recipes.points import Point
+    from pytest_infx.run import Run
+
+REUSE = pytest.StashKey["Reuse"]()
+REUSED_PROPERTY = "infx_reused"
+RERUN_PROPERTY = "infx_rerun"
+AGENTIC = "agentic"
+
+
+@dataclass(frozen=True)
+class Reuse:
+    """A passed result file that stands for its cell or point in this run."""
+
+    path: Path
+    record: Mapping[str, Any]
+
+    @property
+    def al(self) -> float:
+        return float(self.record["al"])
+
+    def figure(self) -> str:
+        if self.record.get("kind") != AGENTIC:
+            return f"AL {self.al:.2f}"
+        value = (self.record.get("throughput") or {}).get("output_tokens_per_s_per_gpu")
+        return f"{value:.1f} output tok/s/GPU" if isinstance(value, int | float) else "passed"
+
+    def reason(self, base: Path) -> str:
+        try:
+            shown = self.path.relative_to(base)
+        except ValueError:
+            shown = self.path
+        return f"reused from {shown}: {self.figure()}"
+
+
+def judge(path: Path, point: Point, data_sha256: str | None) -> Reuse | str:
+    """The stored result to reuse, or why the cell must run. ``data_sha256`` is the digest of
+    the prompts (SPEED-Bench) or shipped traces (AgentX) the point would use now."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return "no result file"
+    except (OSError, ValueError) as exc:
+        return f"result file unreadable ({exc})"
+    if not isinstance(record, dict) or record.get("id") != point.id:
+        return "result file is not this cell's"
+    if record.get("fingerprint") != point.fingerprint:
+        return "recipe or engine changed (point fingerprint differs)"
+    if point.kind == AGENTIC:
+        stored, passed = record.get("traces_sha256"), record.get("verdict") == "passed"
+    else:
+        stored = (record.get("dataset") or {}).get("sha256")
+        passed = record.get("verdict") == "pass" and record.get("al") is not None
+    if stored != data_sha256:
+        return "dataset changed (sha256 differs)"
+    if not passed:
+        return "did not pass last time"
+    return Reuse(path, record)
+
+
+def mark(items: Sequence[pytest.Item], results_dir: Path, datasets: Datasets) -> None:
+    """Stash a :class:`Reuse` on each reusable item and a one-line reason, as a user property,
+    on every judged item (the properties reach the controller's summary)."""
+    from pytest_infx import collect, run
+    from pytest_infx.kinds.agentic import traces_sha256
+
+    for item in items:
+        ref = collect.ref_of(item)
+        if ref is None or item.stash.get(run.PREFLIGHT, []):
+            continue
+        point = collect.point_of(item)
+        assert point is not None, "a recipe item has a point"
+        if point.kind == AGENTIC:
+            path = results_dir / "agentic" / f"{point.id}.json"
+            verdict = judge(path, point, traces_sha256(point))
+        else:
+            from pytest_infx.report import results
+
+            path = results.cell_path(results_dir, point.id)
+            verdict = judge(path, point, datasets.get(point).sha256)
+        if isinstance(verdict, Reuse):
+            item.stash[REUSE] = verdict
+            item.stash[run.NO_SERVER] = True
+            item.user_properties.append((REUSED_PROPERTY, verdict.reason(results_dir)))
+        else:
+            item.user_properties.append((RERUN_PROPERTY, verdict))
+
+
+def property_of(report: pytest.TestReport, name: str) -> str | None:
+    for key, value in report.user_properties:
+        if key == name:
+            return str(value)
+    return None
+
+
+@dataclass
+class ReusedCell:
+    """Stands in for a SPEED-Bench cell whose stored result is reused: no server, no requests."""
+
+    point: Point
+    reuse: Reuse
+    run_ctx: Run
+    request: pytest.FixtureRequest
+    snapshot: Any
+
+    def run(self) -> None:
+        __tracebackhide__ = True
+        from pytest_infx.kinds.speedbench import attach, gate
+        from pytest_infx.report import results
+
+        record = dict(self.reuse.record)
+        header = results.provenance(self.point, record["dataset"], record["engine"])
+        drift, golden = gate(
+            self.point,
+            self.reuse.al,
+            record.get("al_standard_error"),
+            header,
+            self.snapshot,
+            self.request,
+        )
+        record["golden"] = golden
+        results.write_matrix(self.run_ctx.settings.results, self.point, header)
+        attach(self.request.node, self.point, record)
+        if drift is not None:
+            raise drift
+
+
+@dataclass
+class ReusedPoint:
+    """Stands in for an AgentX point whose stored result is reused: its record feeds the table."""
+
+    reuse: Reuse
+    request: pytest.FixtureRequest
+
+    def run(self) -> None:
+        from pytest_infx.report.summary import AGENTIC_PROPERTY
+
+        record = dict(self.reuse.record)
+        node = self.request.node
+        requests = record.get("requests") or {}
+        node.user_properties.append(("completed", requests.get("completed")))
+        node.user_properties.append(("failed", requests.get("failed")))
+        throughput = record.get("throughput") or {}
+        per_gpu = throughput.get("output_tokens_per_s_per_gpu")
+        node.user_properties.append(("output_tokens_per_s_per_gpu", per_gpu))
+        node.user_properties.append((AGENTIC_PROPERTY, record))
+
+
+class ResumePlugin:
+    """Shows reused cells as ``reused`` (they pass) and says, at the end, what was reused and
+    why the other cells ran."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.reused: list[tuple[str, str]] = []
+        self.rerun: Counter[str] = Counter()
+
+    def pytest_report_teststatus(
+        self, report: pytest.TestReport
+    ) -> tuple[str, str, tuple[str, Mapping[str, bool]]] | None:
+        if report.when == "call" and report.passed and property_of(report, REUSED_PROPERTY):
+            return "reused", "R", ("REUSED", {"green": True})
+        return None
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when != "call":
+            return
+        reused = property_of(report, REUSED_PROPERTY)
+        if reused is not None:
+            self.reused.append((report.nodeid.rsplit("::", 1)[-1], reused))
+            return
+        rerun = property_of(report, RERUN_PROPERTY)
+        if rerun is not None:
+            self.rerun[rerun] += 1
+
+    def lines(self) -> list[str]:
+        out = [f"{name}: {why}" for name, why in sorted(self.reused)]
+        ran = sum(self.rerun.values())
+        if self.reused or ran:
+            why = "; ".join(f"{n} {reason}" for reason, n in sorted(self.rerun.items()))
+            out.append(f"{len(self.reused)} cells reused, {ran} run" + (f" ({why})" if why else ""))
+        return out
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        lines = self.lines()
+        if lines:
+            terminalreporter.write_sep("-", "infx resume")
+            for line in lines:
+                terminalreporter.write_line(line)

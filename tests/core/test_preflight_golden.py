@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from pytest_infx.preflight import Datasets, golden_name_problem
+from pytest_infx.recipes.loader import load_file
+from pytest_infx.recipes.points import Point, expand
+
+from .helpers import changed, line_of, speedbench, write
+
+CURVE = "# Source: hand-written\nm:\n  thinking_on:\n    1: 1.50\n"
+
+
+def point_naming(tmp_path: Path, golden: str) -> Point:
+    recipe = changed(speedbench("a-b300", draft_lengths=(1,)), "speedbench.golden", golden)
+    return expand(load_file(write(tmp_path / "recipes" / "a.yaml", recipe)))[0]
+
+
+def golden_folder(tmp_path: Path, *names: str) -> Path:
+    folder = tmp_path / "golden"
+    folder.mkdir()
+    for name in names:
+        (folder / f"{name}.yaml").write_text(CURVE)
+    return folder
+
+
+def test_a_near_name_is_a_typo_whether_or_not_it_records(tmp_path: Path) -> None:
+    folder = golden_folder(tmp_path, "mimov2.6flash_dflash", "kimik3_dspark")
+    point = point_naming(tmp_path, "mimov2.6flash_dflsh")
+    for recording in (None, True, False):
+        problem = golden_name_problem(point, folder, Datasets(tmp_path), recording)
+        assert problem is not None
+        line = line_of(point.path.read_text(), "golden:")
+        assert problem.startswith(
+            f"{point.path}:{line}: speedbench.golden: no golden curve 'mimov2.6flash_dflsh'"
+        )
+        assert "close to 'mimov2.6flash_dflash'" in problem
+        assert "kimik3_dspark" not in problem
+        assert "add its row to" in problem and "README.md" in problem
+
+
+def test_a_registered_new_name_and_a_distinct_new_name_may_be_recorded(tmp_path: Path) -> None:
+    folder = golden_folder(tmp_path, "mimov2.6flash_dflash")
+    (folder / "README.md").write_text(
+        "| Model | Method | Golden YAML | Source run |\n|---|---|---|---|\n"
+        "| MiMo | DFlash v2 | [mimov2.6flash_dflash2.yaml](mimov2.6flash_dflash2.yaml) | - |\n"
+    )
+    registered = point_naming(tmp_path, "mimov2.6flash_dflash2")
+    assert golden_name_problem(registered, folder, Datasets(tmp_path), True) is None
+    distinct = point_naming(tmp_path, "qwen3_eagle3")
+    assert golden_name_problem(distinct, folder, Datasets(tmp_path), True) is None
+    assert golden_name_problem(distinct, folder, Datasets(tmp_path), None) is None
+
+
+def test_without_recording_any_missing_curve_fails_before_the_run(tmp_path: Path) -> None:
+    folder = golden_folder(tmp_path, "mimov2.6flash_dflash")
+    problem = golden_name_problem(
+        point_naming(tmp_path, "qwen3_eagle3"), folder, Datasets(tmp_path), False
+    )
+    assert problem is not None
+    assert "no golden curve 'qwen3_eagle3'" in problem
+    assert "record it with --snapshot-update" in problem
+    existing = point_naming(tmp_path, "mimov2.6flash_dflash")
+    assert golden_name_problem(existing, folder, Datasets(tmp_path), False) is None

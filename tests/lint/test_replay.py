@@ -1,0 +1,172 @@
+"""Replay a history of pull requests on an InferenceX-sized repository, each commit linted
+against its parent as CI lints a pull request against its base."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_infx.lint.context import build_context
+from pytest_infx.lint.findings import Finding, all_rules
+from pytest_infx.lint.scope import PullRequest as Pull
+
+from .history import (
+    ENTRIES,
+    PullRequest,
+    base_files,
+    build,
+    config_keys,
+    git,
+    render_entry,
+    write,
+)
+
+pytest_plugins = ["pytester"]
+
+Commits = tuple[Path, str, list[tuple[PullRequest, str]]]
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> Commits:
+    repo = tmp_path_factory.mktemp("replay") / "InferenceX"
+    first, commits = build(repo)
+    return repo, first, commits
+
+
+def lint(
+    repo: Path, commit: str, *, audit: bool = False, pull: Pull | None = None
+) -> list[Finding]:
+    """Every finding of every rule that runs, with the work tree at ``commit`` and its parent
+    as the base."""
+    git(repo, "checkout", "-q", "--detach", commit)
+    ctx = build_context(repo, base_ref=f"{commit}^", audit=audit, pull=pull)
+    found: list[Finding] = []
+    for rule in all_rules():
+        if rule.skip_reason(ctx) is None:
+            found.extend(rule.check(ctx))
+    return found
+
+
+def failing(found: list[Finding]) -> set[str]:
+    return {finding.rule for finding in found}
+
+
+def test_history_is_inferencex_sized(history: Commits) -> None:
+    repo, first, _ = history
+    text = git(repo, "show", f"{first}:perf-changelog.yaml")
+    assert text.count("- config-keys:") == ENTRIES >= 700
+
+
+@pytest.mark.parametrize("index", range(17), ids=lambda i: f"pr{i}")
+def test_each_pull_request_fails_exactly_its_rules(history: Commits, index: int) -> None:
+    repo, _, commits = history
+    request, commit = commits[index]
+    found = lint(repo, commit)
+    assert failing(found) == request.fails, (request.name, [f.render() for f in found])
+
+
+def test_every_defect_is_one_finding(history: Commits) -> None:
+    """One root cause, one finding: CRLF, a missing final newline, an empty pr-link."""
+    repo, _, commits = history
+    by_name = {request.name: commit for request, commit in commits}
+    crlf = lint(repo, by_name["crlf-entry"])
+    assert [f.message for f in crlf] == ["uses CRLF line endings (5 lines); convert to LF."]
+    newline = lint(repo, by_name["no-final-newline"])
+    assert [f.message for f in newline] == ["the file does not end with a newline."]
+    empty = lint(repo, by_name["empty-pr-link"])
+    assert [(f.rule, f.message) for f in empty] == [("changelog-schema", "'pr-link' is empty.")]
+
+
+def test_entry_numbers_are_counted_from_one(history: Commits) -> None:
+    repo, _, commits = history
+    commit = dict((r.name, c) for r, c in commits)["bad-pr-link"]
+    (finding,) = lint(repo, commit)
+    last = git(repo, "show", f"{commit}:perf-changelog.yaml").count("- config-keys:")
+    assert last == ENTRIES + 3
+    assert f"perf-changelog.yaml:{finding.line} (entry {last}): pr-link 'TBD'" in finding.render()
+
+
+def test_pr_link_against_a_known_pr_number_and_on_main(history: Commits) -> None:
+    repo, _, commits = history
+    by_name = {request.name: commit for request, commit in commits}
+    placeholder = by_name["appends-an-entry"]
+    assert lint(repo, placeholder, pull=Pull(number=2001)) == []
+    (on_main,) = lint(repo, placeholder, pull=Pull(main=True))
+    assert on_main.rule == "changelog-pr-link"
+    assert "on the main branch" in on_main.message
+    linked = by_name["adds-a-key-and-a-script"]
+    (other_pr,) = lint(repo, linked, pull=Pull(number=2001))
+    assert other_pr.message.endswith("is not this pull request (#2001).")
+    assert lint(repo, linked, pull=Pull(number=2002)) == []
+    assert lint(repo, linked, pull=Pull(main=True)) == []
+
+
+def test_history_audit_finds_the_historical_defects(history: Commits) -> None:
+    repo, _, commits = history
+    clean = commits[0][1]
+    found = lint(repo, clean, audit=True)
+    messages = {(f.rule, f.line and f.entry is not None and f.entry + 1, f.message) for f in found}
+    assert ("changelog-bytes", 499, "line holds only whitespace.") in messages
+    assert ("changelog-bytes", 599, "2 blank lines between entries.") in messages
+    assert any(f.rule == "changelog-bytes" and f.entry == 99 for f in found)
+    headers = sorted(f.path for f in found if f.rule == "comments-header")
+    assert headers == [f"benchmarks/single_node/collector_{n:02d}.sh" for n in range(0, 40, 4)]
+
+
+def test_history_audit_finds_everything_pr_mode_finds(history: Commits) -> None:
+    repo, _, commits = history
+    for request, commit in commits:
+        scoped = {f.render() for f in lint(repo, commit)}
+        audited = {f.render() for f in lint(repo, commit, audit=True)}
+        assert scoped <= audited, request.name
+
+
+@pytest.fixture
+def small_history(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A small InferenceX-shaped repository (history with defects) and one clean pull
+    request on top, in the work tree; ``origin/main`` is the history."""
+    repo = pytester.path
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "t@example.invalid")
+    git(repo, "config", "user.name", "t")
+    keys = config_keys()
+    write(repo, base_files(keys))
+    pytester.makeini("[pytest]\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "history")
+    git(repo, "update-ref", "refs/remotes/origin/main", "HEAD")
+    key = keys[0]
+    master = repo / "configs/nvidia-master.yaml"
+    master.write_text(master.read_text().replace("conc-end: 64", "conc-end: 96", 1))
+    log = repo / "perf-changelog.yaml"
+    log.write_text(log.read_text() + "\n" + render_entry([key], "XXX"))
+    return pytester
+
+
+def test_pytest_m_lint_passes_a_clean_pr_and_audits_history_on_request(
+    small_history: pytest.Pytester,
+) -> None:
+    passed = small_history.runpytest("-m", "lint", "-p", "no:cacheprovider", "--infx-pr", "7")
+    assert passed.ret == pytest.ExitCode.OK, passed.stdout.str()
+    passed.stdout.fnmatch_lines(["*infx lint*", "PR mode: judged the change since origin/main*"])
+    audit = small_history.runpytest("-m", "lint", "-p", "no:cacheprovider", "--infx-lint-all")
+    assert audit.ret == pytest.ExitCode.TESTS_FAILED
+    outcomes = audit.parseoutcomes()
+    assert outcomes["failed"] == 2
+    audit.stdout.fnmatch_lines(
+        ["FAILED infx-lint::changelog-bytes - *", "FAILED infx-lint::comments-header - *"]
+    )
+
+
+def test_a_missing_base_is_a_visible_warning(small_history: pytest.Pytester) -> None:
+    git(small_history.path, "update-ref", "-d", "refs/remotes/origin/main")
+    result = small_history.runpytest("-m", "lint", "-p", "no:cacheprovider", "-rs")
+    result.stdout.fnmatch_lines(
+        [
+            "*- infx lint -*",
+            "WARNING: base ref 'origin/main' not found in *: the lint rules judged the whole"
+            " history, not this change, and append-only, pr-link and coverage were skipped.",
+            "Fetch the base (git fetch origin main; *) or name one with --infx-base REF.",
+        ]
+    )
