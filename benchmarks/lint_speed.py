@@ -11,6 +11,8 @@ recipe and the new entry are touched before each run: what a developer fixing a 
 and cold (``-p no:cacheprovider``: a fresh clone, as in CI).
 Run: ``python benchmarks/lint_speed.py [--entries 772] [--keys 208] [--runs 7] [--profile]``.
 
+``--inferencex CHECKOUT --agreement N`` replays the checkout's last N changelog commits, each
+against its parent, and counts the verdicts that agree with InferenceX's validator.
 ``--inferencex CHECKOUT [--base REF]`` times PR mode on a real InferenceX checkout instead (the
 work tree at a pull request's commit, ``REF`` its parent, default ``HEAD^``), warm and cold, and
 InferenceX's own ``utils/validate_perf_changelog.py`` on the same commit; goals: at most 1.0 s
@@ -497,6 +499,78 @@ def bench_inferencex(checkout: Path, base: str, runs: int) -> int:
     return 0 if met else 1
 
 
+def agreement(checkout: Path, count: int) -> int:
+    """Replay the last ``count`` commits that touched the changelog, each linted against its
+    parent (``infx lint``) and checked by InferenceX's validator, and count the verdicts that
+    agree: on the changelog rules alone (what the validator judges) and on every rule. The
+    checkout's HEAD is restored afterwards."""
+
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", *args], cwd=checkout, capture_output=True, text=True, check=True
+        )
+        return done.stdout.strip()
+
+    start = git("rev-parse", "HEAD")
+    commits = git("log", f"-{count}", "--format=%H", start, "--", "perf-changelog.yaml").split()
+    same_changelog = same_all = 0
+    try:
+        for sha in commits:
+            git("checkout", "-q", "--detach", sha)
+            theirs = subprocess.run(
+                [
+                    sys.executable,
+                    "utils/validate_perf_changelog.py",
+                    "--changelog-file",
+                    "perf-changelog.yaml",
+                    "--base-ref",
+                    f"{sha}^",
+                    "--head-ref",
+                    sha,
+                ],
+                cwd=checkout,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            ours = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pytest_infx.cli",
+                    "lint",
+                    "--root",
+                    ".",
+                    "--base",
+                    f"{sha}^",
+                ],
+                cwd=checkout,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            failed = [
+                line.split(":")[0][5:]
+                for line in ours.stdout.splitlines()
+                if line.startswith("FAIL ")
+            ]
+            changelog_ok = not any(rule.startswith("changelog-") for rule in failed)
+            their_ok = theirs.returncode == 0
+            same_changelog += changelog_ok == their_ok
+            same_all += (not failed) == their_ok
+            print(
+                f"{sha[:10]} theirs {'pass' if their_ok else 'FAIL'}"
+                f" ours {'pass' if not failed else 'FAIL ' + ','.join(failed)}"
+            )
+    finally:
+        git("checkout", "-q", start)
+    print(
+        f"verdicts that agree with utils/validate_perf_changelog.py over {len(commits)} commits:"
+        f" changelog rules {same_changelog}, every rule {same_all}"
+    )
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -508,6 +582,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--base", default="HEAD^", help="base ref for --inferencex (default: HEAD^)"
     )
+    parser.add_argument(
+        "--agreement",
+        type=int,
+        metavar="N",
+        help="with --inferencex: replay its last N changelog commits against their parents"
+        " and count the verdicts that agree with its validator (instead of timing)",
+    )
     parser.add_argument("--entries", type=int, default=772)
     parser.add_argument("--keys", type=int, default=208)
     parser.add_argument("--runs", type=int, default=7)
@@ -515,6 +596,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, help="generate into this folder and keep it")
     parser.add_argument("--profile", action="store_true", help="profile one in-process run")
     args = parser.parse_args(argv)
+    if args.inferencex is not None and args.agreement:
+        return agreement(args.inferencex.resolve(), args.agreement)
     if args.inferencex is not None:
         return bench_inferencex(args.inferencex.resolve(), args.base, args.runs)
 

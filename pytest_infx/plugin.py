@@ -59,18 +59,26 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(
         summary.SummaryPlugin(config, config.stash[SUMMARY]), "infx-summary"
     )
-    from pytest_infx import resume
-    from pytest_infx.report import progress
-
-    config.pluginmanager.register(resume.ResumePlugin(config), "infx-resume")
     config.pluginmanager.register(reporter.ReportPlugin(config), "infx-report")
     if not hasattr(config, "workerinput"):
         run_dir = Path(tempfile.mkdtemp(prefix="infx-run-"))
         config.stash[RUN_DIR] = (run_dir, os.environ.get(options.RUN_DIR_VAR))
         os.environ[options.RUN_DIR_VAR] = str(run_dir)
+    if not lint.only_lint(config):
+        _register_sweep_reports(config)
+
+
+def _register_sweep_reports(config: pytest.Config) -> None:
+    """Resume reporting everywhere; the progress display where the terminal is."""
+    from pytest_infx import resume
+    from pytest_infx.report import progress
+
+    config.pluginmanager.register(resume.ResumePlugin(config), "infx-resume")
+    found = config.stash.get(RUN_DIR, None)
+    if found is not None:
         settings = options.settings(config)
         display = progress.ProgressPlugin(
-            config, settings.progress, settings.progress_interval_s, run_dir / progress.FOLDER
+            config, settings.progress, settings.progress_interval_s, found[0] / progress.FOLDER
         )
         config.pluginmanager.register(display, progress.PLUGIN_NAME)
 
@@ -221,11 +229,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         settings = options.settings(config)
         datasets = preflight.Datasets(settings.dataset_dir)
         check = precision.check_for(settings)
+        recording = bool(config.getoption("update_snapshots", False))
         for item in session.items:
             point = collect.point_of(item)
             if point is not None:
                 item.stash[run.PREFLIGHT] = preflight.preflight(
-                    point, datasets, settings.golden, check
+                    point, datasets, settings.golden, check, recording=recording
                 )
         if settings.resume:
             from pytest_infx import resume

@@ -61,27 +61,28 @@ class Reuse:
 
 
 def judge(path: Path, point: Point, data_sha256: str | None) -> Reuse | str:
-    """The stored result to reuse, or why the cell must run. ``data_sha256`` is the digest of
-    the prompts (SPEED-Bench) or shipped traces (AgentX) the point would use now."""
+    """The stored result to reuse, or why the cell must run (worded to follow a count of
+    cells). ``data_sha256`` is the digest of the prompts (SPEED-Bench) or shipped traces
+    (AgentX) the point would use now."""
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        return "no result file"
+        return "without a result file"
     except (OSError, ValueError) as exc:
-        return f"result file unreadable ({exc})"
+        return f"with an unreadable result file ({exc})"
     if not isinstance(record, dict) or record.get("id") != point.id:
-        return "result file is not this cell's"
+        return "with another item's result file"
     if record.get("fingerprint") != point.fingerprint:
-        return "recipe or engine changed (point fingerprint differs)"
+        return "whose recipe or engine changed (point fingerprint differs)"
     if point.kind == AGENTIC:
         stored, passed = record.get("traces_sha256"), record.get("verdict") == "passed"
     else:
         stored = (record.get("dataset") or {}).get("sha256")
         passed = record.get("verdict") == "pass" and record.get("al") is not None
     if stored != data_sha256:
-        return "dataset changed (sha256 differs)"
+        return "whose dataset changed (sha256 differs)"
     if not passed:
-        return "did not pass last time"
+        return "that did not pass last time"
     return Reuse(path, record)
 
 
@@ -90,6 +91,7 @@ def mark(items: Sequence[pytest.Item], results_dir: Path, datasets: Datasets) ->
     on every judged item (the properties reach the controller's summary)."""
     from pytest_infx import collect, run
     from pytest_infx.kinds.agentic import traces_sha256
+    from pytest_infx.report import results
 
     for item in items:
         ref = collect.ref_of(item)
@@ -205,7 +207,8 @@ class ResumePlugin:
         ran = sum(self.rerun.values())
         if self.reused or ran:
             why = "; ".join(f"{n} {reason}" for reason, n in sorted(self.rerun.items()))
-            out.append(f"{len(self.reused)} cells reused, {ran} run" + (f" ({why})" if why else ""))
+            head = f"{_count(len(self.reused))} reused, {ran} run"
+            out.append(f"{head}: {why}" if why else head)
         return out
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
@@ -214,3 +217,7 @@ class ResumePlugin:
             terminalreporter.write_sep("-", "infx resume")
             for line in lines:
                 terminalreporter.write_line(line)
+
+
+def _count(n: int) -> str:
+    return f"{n} cell" if n == 1 else f"{n} cells"

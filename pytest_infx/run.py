@@ -104,14 +104,15 @@ class Run:
         pool expects uses of); the pool keeps it up until every expected item is done."""
         from pytest_infx import serving
 
-        engine = self.embedded() if point.recipe.engine.embedded else None
-        if engine is not None:
-            paths = serving.embedded_paths(point, engine)
-        else:
-            paths = serving.staged_paths(point, self.settings.roots)
-        synthetic = serving.synthetic_for(point, self.settings.golden)
-        plan = serving.plan_for(point, paths, synthetic=synthetic, embedded=engine)
-        spec = serving.to_spec(plan, paths, embedded=engine is not None, key=key)
+        with self.progress.doing("preparing", point.id):
+            engine = self.embedded() if point.recipe.engine.embedded else None
+            if engine is not None:
+                paths = serving.embedded_paths(point, engine)
+            else:
+                paths = serving.staged_paths(point, self.settings.roots)
+            synthetic = serving.synthetic_for(point, self.settings.golden)
+            plan = serving.plan_for(point, paths, synthetic=synthetic, embedded=engine)
+            spec = serving.to_spec(plan, paths, embedded=engine is not None, key=key)
         with self.progress.doing("waiting", spec.label):
             return self.pool.acquire(spec)
 

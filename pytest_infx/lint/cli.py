@@ -9,6 +9,7 @@ from typing import Any, TextIO
 
 from pytest_infx.lint.context import DEFAULT_BASE_REF, build_context, default_base_ref, ref_exists
 from pytest_infx.lint.findings import all_rules
+from pytest_infx.lint.masters import master_changes, master_keys
 from pytest_infx.lint.scope import PullRequest, pull_request_from_env
 
 
@@ -75,3 +76,38 @@ def register(subparsers: Any) -> None:
         "--main", action="store_true", help="lint as on the main branch (placeholders fail)"
     )
     parser.set_defaults(func=run)
+    _master_layout_for_changed(subparsers)
+
+
+def _master_layout_for_changed(subparsers: Any) -> None:
+    """``infx changed --recipes configs`` on a repository that keeps InferenceX's master
+    configs: the config keys are the top-level keys of ``*-master.yaml``, not recipe files,
+    so the keys whose block changed are listed instead of every file failing to load as a
+    recipe."""
+    parser = getattr(subparsers, "choices", {}).get("changed")
+    if parser is None:
+        return
+    recipes_changed = parser.get_default("func")
+
+    def changed(args: argparse.Namespace) -> int:
+        folder = Path(args.recipes)
+        if not any(folder.glob("*-master.yaml")):
+            status: int = recipes_changed(args)
+            return status
+        return _print_master_changes(Path.cwd(), folder, args.base)
+
+    parser.set_defaults(func=changed)
+
+
+def _print_master_changes(root: Path, folder: Path, base: str) -> int:
+    pattern = f"{folder.as_posix().rstrip('/')}/*-master.yaml"
+    if not ref_exists(root, base):
+        print(f"infx changed: git ref {base!r} does not exist in {root}; fetch it or name another")
+        return 2
+    changes = master_changes(root, pattern, base)
+    keys = master_keys(root, pattern) or {}
+    for key, how in (changes or {}).items():
+        where = keys[key]
+        print(f"{key}: {how} ({where.path.relative_to(root)}:{where.line})")
+    print(f"{len(changes or {})} of {len(keys)} config keys changed since {base}")
+    return 0

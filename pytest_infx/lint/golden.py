@@ -18,6 +18,7 @@ from pytest_infx.lint.context import LintContext
 from pytest_infx.lint.curves import golden_files, load_curves
 from pytest_infx.lint.findings import Finding, rule
 from pytest_infx.lint.recipes import golden_refs
+from pytest_infx.textio import NotUtf8Error, read_utf8
 
 _RUN_URL = re.compile(r"https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/actions/runs/(\d+)")
 _MODEL_KEY = re.compile(r"[a-z0-9_.-]+")
@@ -26,13 +27,16 @@ _ROW_HINT = "| Model | Method | [{name}.yaml]({name}.yaml) | [<run id>](<run url
 
 
 def _texts(ctx: LintContext) -> dict[str, str]:
+    """The text of each golden file that can be read; one that cannot (not UTF-8) is left
+    out, so golden-format alone reports it, with its line and column."""
+
     def read() -> dict[str, str]:
         texts: dict[str, str] = {}
         for name, path in golden_files(ctx).items():
             try:
-                texts[name] = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                texts[name] = ""
+                texts[name] = read_utf8(path)
+            except (OSError, NotUtf8Error):
+                continue
         return texts
 
     return ctx.memo("golden.texts", read)
@@ -330,7 +334,7 @@ def check_orphans(ctx: LintContext) -> list[Finding]:
         if isinstance(loaded, Curve):
             if loaded.header.reference:
                 continue
-        elif _REFERENCE.search(_texts(ctx).get(name, "")):
+        elif name not in _texts(ctx) or _REFERENCE.search(_texts(ctx)[name]):
             continue
         found.append(
             Finding(

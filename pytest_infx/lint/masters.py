@@ -61,9 +61,10 @@ def master_keys(root: Path, pattern: str | None) -> dict[str, MasterKey] | None:
     return found
 
 
-def changed_master_keys(root: Path, pattern: str | None, base: str) -> frozenset[str] | None:
-    """Keys added, or whose block changed, since ``base``; a removed key needs no entry.
-    ``None`` when there are no master configs or the base cannot be read."""
+def master_changes(root: Path, pattern: str | None, base: str) -> dict[str, str] | None:
+    """Key -> ``"added"`` or ``"changed"`` for the keys whose block differs from ``base``; a
+    removed key needs no entry. ``None`` when there are no master configs or the base cannot
+    be read."""
     head = master_keys(root, pattern)
     if head is None:
         return None
@@ -74,4 +75,13 @@ def changed_master_keys(root: Path, pattern: str | None, base: str) -> frozenset
             return None
         for key, where in blocks(data or b"", path).items():
             before.setdefault(key, where.block)
-    return frozenset(key for key, where in head.items() if before.get(key) != where.block)
+    return {
+        key: "added" if key not in before else "changed"
+        for key, where in sorted(head.items())
+        if before.get(key) != where.block
+    }
+
+
+def changed_master_keys(root: Path, pattern: str | None, base: str) -> frozenset[str] | None:
+    changes = master_changes(root, pattern, base)
+    return None if changes is None else frozenset(changes)

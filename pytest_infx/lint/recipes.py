@@ -58,11 +58,13 @@ def _coordinates(recipe: Recipe) -> list[tuple[dict[str, object], Cell | None]]:
     bench = recipe.speedbench
     if bench is not None:
         for k, mode in _all_cells(recipe):
-            point = {"tp": recipe.tp, "concurrency": bench.concurrency}
+            point = {"kind": "speedbench", "tp": recipe.tp, "concurrency": bench.concurrency}
             coords.append(({**point, "draft-length": k, "thinking": mode}, (k, mode)))
     if recipe.agentic is not None:
         pairs = {(p.tp, c) for p in recipe.agentic.points for c in p.concurrency}
-        coords.extend(({"tp": tp, "concurrency": c}, None) for tp, c in sorted(pairs))
+        coords.extend(
+            ({"kind": "agentic", "tp": tp, "concurrency": c}, None) for tp, c in sorted(pairs)
+        )
     return coords
 
 
@@ -71,18 +73,23 @@ def _variants(source: RecipeSource, errors: list[RecipeError]) -> list[Variant]:
     than ``expand`` because nothing is fingerprinted."""
     from pydantic import ValidationError
 
-    from pytest_infx.recipes.loader import deep_merge, validation_errors
+    from pytest_infx.recipes.loader import deep_merge, recipe_errors, validation_errors
+    from pytest_infx.recipes.points import unmatched_override
     from pytest_infx.recipes.rules import matching_overrides
     from pytest_infx.recipes.schema import Recipe
 
     if not source.overrides:
         return [Variant(source, source.recipe, source.raw, _all_cells(source.recipe))]
     groups: dict[tuple[int, ...], list[Cell]] = {}
+    seen: list[dict[str, object]] = []
     for coords, cell in _coordinates(source.recipe):
+        seen.append(coords)
         matched = tuple(o.index for o in matching_overrides(source.overrides, coords))
         cells = groups.setdefault(matched, [])
         if cell is not None:
             cells.append(cell)
+    used = {index for matched in groups for index in matched}
+    errors.extend(unmatched_override(o, seen) for o in source.overrides if o.index not in used)
     found: list[Variant] = []
     for matched, cells in groups.items():
         raw = source.raw
@@ -97,6 +104,7 @@ def _variants(source: RecipeSource, errors: list[RecipeError]) -> list[Variant]:
         except ValidationError as exc:
             errors.extend(validation_errors(raw, exc))
             continue
+        errors.extend(recipe_errors(raw, recipe))
         found.append(Variant(source, recipe, raw, tuple(cells)))
     return found
 
@@ -127,9 +135,11 @@ def recipe_texts(ctx: LintContext) -> dict[Path, str]:
             if path.suffix not in RECIPE_SUFFIXES or path.name.startswith("."):
                 continue
             try:
-                texts[path] = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
+                data = path.read_bytes()
+            except OSError:
                 continue
+            # recipes-load names a byte that is not UTF-8; the text rules still see the rest.
+            texts[path] = data.decode("utf-8", "replace")
         return texts
 
     return ctx.memo("recipes.texts", read)

@@ -26,7 +26,7 @@ import pytest
 
 from pytest_infx.atomic import atomic_write_bytes
 
-Kind = Literal["cell", "point", "server", "waiting"]
+Kind = Literal["cell", "point", "preparing", "server", "waiting"]
 FOLDER = "progress"
 FLUSH_S = 0.5
 LIVE_TICK_S = 1.0
@@ -51,6 +51,7 @@ class Activity:
     tokens: int = 0
     log: str | None = None
     duration_s: float | None = None
+    pid: int = 0
 
 
 def clock(seconds: float) -> str:
@@ -83,6 +84,8 @@ def render(activity: Activity, now: float, *, tagged: bool) -> str:
     a = activity
     head = f"infx [{a.worker}]" if tagged else "infx"
     elapsed = max(0.0, now - a.started)
+    if a.kind == "preparing":
+        return f"{head} preparing the server of {a.name}: engine, checkpoint ({clock(elapsed)})"
     if a.kind in ("server", "waiting"):
         verb = "starting server" if a.kind == "server" else "waiting for server"
         text = f"{head} {verb} {a.name} ({clock(elapsed)})"
@@ -120,6 +123,7 @@ class Tracker:
         self.worker = worker
         self.flush_s = flush_s
         self._lock = threading.Lock()
+        self._flushing = threading.Lock()
         self._activity: Activity | None = None
         self._version = 0
         self._written = 0
@@ -131,7 +135,7 @@ class Tracker:
         return self._activity
 
     def begin(self, kind: Kind, name: str, **fields: Any) -> None:
-        self._set(Activity(self.worker, kind, name, time.time(), **fields))
+        self._set(Activity(self.worker, kind, name, time.time(), pid=os.getpid(), **fields))
 
     def idle(self) -> None:
         self._set(None)
@@ -167,21 +171,24 @@ class Tracker:
             self._thread.start()
 
     def flush(self) -> None:
+        """Write the newest activity; flushes are serialised, so an older one never lands
+        after a newer one."""
         if self.path is None:
             return
-        with self._lock:
-            activity, version = self._activity, self._version
-        if version == self._written:
-            return
-        try:
-            if activity is None:
-                self.path.unlink(missing_ok=True)
-            else:
-                data = json.dumps(asdict(activity)).encode()
-                atomic_write_bytes(self.path, data, durable=False)
-        except OSError:
-            return
-        self._written = version
+        with self._flushing:
+            with self._lock:
+                activity, version = self._activity, self._version
+            if version == self._written:
+                return
+            try:
+                if activity is None:
+                    self.path.unlink(missing_ok=True)
+                else:
+                    data = json.dumps(asdict(activity)).encode()
+                    atomic_write_bytes(self.path, data, durable=False)
+            except OSError:
+                return
+            self._written = version
 
     def _run(self) -> None:
         while not self._closed.wait(self.flush_s):
@@ -196,7 +203,8 @@ class Tracker:
 
 
 def read_activities(folder: Path) -> list[Activity]:
-    """Every process's activity; a file being replaced or half-known is skipped this time."""
+    """Every live process's activity. A file being replaced is skipped this time; the file of
+    a worker that died (xdist replaces a crashed worker under a new name) is skipped for good."""
     found: list[Activity] = []
     try:
         paths = sorted(folder.glob("*.json"))
@@ -204,11 +212,24 @@ def read_activities(folder: Path) -> list[Activity]:
         return found
     for path in paths:
         try:
-            data = json.loads(path.read_bytes())
-            found.append(Activity(**data))
+            activity = Activity(**json.loads(path.read_bytes()))
         except (OSError, ValueError, TypeError):
             continue
+        if _alive(activity.pid):
+            found.append(activity)
     return found
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def worker_id() -> str:

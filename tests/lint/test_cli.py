@@ -57,3 +57,19 @@ def test_lint_reads_recipe_keys_and_changed_keys(
     out = capsys.readouterr().out
     assert "config key 'smollm2-bf16-cpu-vllm-nope' matches no recipe key" in out
     assert "recipe key 'smollm2-bf16-cpu-vllm-draft' changed since origin/main but no new" in out
+
+
+def test_lint_pr_number_main_branch_and_history_audit(
+    changelog_repo: MakeRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ENTRY_A.replace("  description:", "  description:   ")
+    ctx = changelog_repo(base, join(base, entry("a", pr_link="XXX")))
+    root = str(ctx.root)
+    assert main(["lint", "--root", root, "--pr", "7"]) == 0
+    assert main(["lint", "--root", root, "--main"]) == 1
+    assert "on the main branch a new entry's pr-link must be its PR URL" in capsys.readouterr().out
+    assert main(["lint", "--root", root, "--all"]) == 1
+    out = capsys.readouterr().out
+    assert (
+        "perf-changelog.yaml:5 (entry 1): trailing whitespace after the text at column 15." in out
+    )

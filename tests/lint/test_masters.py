@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from pytest_infx.cli import main
 from pytest_infx.lint.context import build_context
 from pytest_infx.lint.findings import Finding, get_rule
 from pytest_infx.lint.masters import blocks
@@ -120,3 +123,21 @@ def test_the_pull_request_comes_from_github_actions() -> None:
     push = {"GITHUB_ACTIONS": "true", "GITHUB_REF": "refs/heads/main", "GITHUB_EVENT_NAME": "push"}
     assert pull_request_from_env(push).main
     assert pull_request_from_env({"GITHUB_REF": "refs/pull/1/merge"}).number is None
+
+
+def test_infx_changed_lists_master_config_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = _repo(tmp_path)
+    master = root / "configs/nvidia-master.yaml"
+    master.write_text(MASTER.replace("conc: 32", "conc: 48") + "kimik3-fp4-b300-vllm:\n  conc: 8\n")
+    (root / "configs/runners.yaml").write_text("b300:\n- b300-nv_0\n")
+    monkeypatch.chdir(root)
+    assert main(["changed", "--recipes", "configs", "--base", "HEAD"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "glm5.2-fp8-b300-sglang: changed (configs/nvidia-master.yaml:7)",
+        "kimik3-fp4-b300-vllm: added (configs/nvidia-master.yaml:10)",
+        "2 of 3 config keys changed since HEAD",
+    ]
+    assert main(["changed", "--recipes", "configs", "--base", "nope"]) == 2
+    assert "git ref 'nope' does not exist" in capsys.readouterr().out

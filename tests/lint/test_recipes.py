@@ -59,6 +59,26 @@ def test_load_reports_an_override_that_does_not_validate(rules_repo: MakeRulesRe
     assert found[0].startswith(f"{DFLASH}:{line_of(bad, 'tp: zero')}: tp: Input should be")
 
 
+def test_load_reports_an_override_that_matches_no_point(rules_repo: MakeRulesRepo) -> None:
+    bad = DFLASH_RECIPE + "overrides:\n  - when: {draft-length: 9}\n    tp: 8\n"
+    found = rendered(rules_repo, "recipes-load", {DFLASH: bad})
+    assert len(found) == 1
+    assert found[0].startswith(f"{DFLASH}:{line_of(bad, 'when: {draft-length: 9}')}:")
+    assert "matches no point" in found[0]
+
+
+def test_load_reports_an_owned_flag_set_by_an_override(rules_repo: MakeRulesRepo) -> None:
+    bad = (
+        DFLASH_RECIPE
+        + "overrides:\n  - when: {draft-length: 7}\n"
+        + "    engine: {args: {tensor_parallel_size: 8}}\n"
+    )
+    found = rendered(rules_repo, "recipes-load", {DFLASH: bad})
+    assert len(found) == 1
+    assert "tensor_parallel_size" in found[0]
+    assert found[0].startswith(f"{DFLASH}:{line_of(bad, 'tensor_parallel_size: 8')}:")
+
+
 def test_image_digest(rules_repo: MakeRulesRepo) -> None:
     bad = DFLASH_RECIPE.replace(DIGEST, "")
     assert rendered(rules_repo, "recipes-image-digest", {DFLASH: bad}) == [

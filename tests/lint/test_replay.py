@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+# in-process pytester runs re-import yaml unless it is loaded first; libyaml keeps the old nodes
+import pytest_infx.lint.changelog  # noqa: F401
 from pytest_infx.lint.context import build_context
 from pytest_infx.lint.findings import Finding, all_rules
 from pytest_infx.lint.scope import PullRequest as Pull
@@ -168,5 +170,30 @@ def test_a_missing_base_is_a_visible_warning(small_history: pytest.Pytester) -> 
             "WARNING: base ref 'origin/main' not found in *: the lint rules judged the whole"
             " history, not this change, and append-only, pr-link and coverage were skipped.",
             "Fetch the base (git fetch origin main; *) or name one with --infx-base REF.",
+        ]
+    )
+
+
+def test_scenario_types_come_from_the_ini_and_main_rejects_placeholders(
+    small_history: pytest.Pytester,
+) -> None:
+    log = small_history.path / "perf-changelog.yaml"
+    text = log.read_text()
+    new = render_entry([config_keys()[0]], "XXX").replace(
+        "  description:", "  scenario-type:\n    - long-context\n  description:"
+    )
+    log.write_text(text[: text.rindex("- config-keys:")] + new)
+    strict = small_history.runpytest("-m", "lint", "-p", "no:cacheprovider", "-k", "schema")
+    strict.stdout.fnmatch_lines(
+        ["*scenario-type 'long-context' is not one of fixed-seq-len, agentic-coding.*"]
+    )
+    small_history.makeini("[pytest]\ninfx_scenario_types =\n    fixed-seq-len\n    long-context\n")
+    assert small_history.runpytest("-m", "lint", "-p", "no:cacheprovider").ret == 0
+    on_main = small_history.runpytest("-m", "lint", "-p", "no:cacheprovider", "--infx-main")
+    on_main.stdout.fnmatch_lines(
+        [
+            "*(entry 721): on the main branch a new entry's pr-link must be its PR URL;"
+            " found 'XXX'.*",
+            "FAILED infx-lint::changelog-pr-link - *",
         ]
     )

@@ -49,11 +49,12 @@ def test_a_cell_within_the_tolerance_passes_and_leaves_the_file_alone(sweep: Swe
 def test_snapshot_update_writes_a_missing_curve(sweep: Sweep) -> None:
     sweep.add(KEY, draft_lengths=KS)
     missing = sweep.run()
-    missing.assert_outcomes(failed=4)
+    missing.assert_outcomes(errors=4)
     missing.stdout.fnmatch_lines(
-        [f"*golden curve {CURVE} does not exist (*); record it with --snapshot-update"]
+        [f"*no golden curve '{CURVE}' in *; record it with --snapshot-update or name an existing*"]
     )
     assert not (sweep.golden / f"{CURVE}.yaml").exists()
+    assert not sweep.record.exists(), "a cell without a curve to gate on started no server"
     sweep.run("--snapshot-update").assert_outcomes(passed=4)
     curve = load_curve(sweep.golden / f"{CURVE}.yaml")
     assert {m: dict(curve.modes[m]) for m in MODES} == {

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -86,6 +87,10 @@ def test_a_starting_server_shows_its_logs_last_line(tmp_path: Path) -> None:
     server = Activity("main", "server", "k-k2", started=0.0, log=str(log))
     assert render(server, 75.0, tagged=False) == (
         "infx starting server k-k2 (1:15): INFO compiling graphs 3/7"
+    )
+    preparing = Activity("gw2", "preparing", "k[k2-thinking_off]", started=0.0)
+    assert render(preparing, 3700.0, tagged=True) == (
+        "infx [gw2] preparing the server of k[k2-thinking_off]: engine, checkpoint (1:01:40)"
     )
     point = Activity("main", "point", "k[tp1-c4]", started=0.0, duration_s=60.0, log=str(log))
     assert render(point, 20.0, tagged=False) == (
@@ -177,3 +182,13 @@ def test_a_bad_progress_setting_is_a_usage_error(
     result = pytester.runpytest_subprocess("--collect-only", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*{message}*"])
+
+
+def test_the_activity_of_a_dead_worker_is_not_shown(tmp_path: Path) -> None:
+    Tracker(tmp_path, "gw0").begin("cell", "k[k1-thinking_on]", total=4)
+    Tracker(tmp_path, "gw1").begin("cell", "k[k2-thinking_on]", total=4)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    crashed = tmp_path / "gw1.json"
+    crashed.write_text(crashed.read_text().replace(f'"pid": {os.getpid()}', f'"pid": {dead.pid}'))
+    assert [a.worker for a in read_activities(tmp_path)] == ["gw0"]

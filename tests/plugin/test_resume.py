@@ -5,6 +5,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -12,7 +13,7 @@ from pytest_infx.golden.io import loads_curve
 from pytest_infx.kinds.agentic import traces_sha256
 from pytest_infx.recipes.loader import load_tree
 from pytest_infx.recipes.points import expand_all
-from pytest_infx.resume import judge
+from pytest_infx.resume import Reuse, judge
 
 from .conftest import Sweep
 from .fake_vllm import DEFAULT_PATTERN, expected_al
@@ -84,13 +85,15 @@ def test_resume_runs_only_the_cells_left_and_completes_the_reports(
         [
             "*- infx resume -*",
             *(lit(f"{i}: reused from cells/{i}.json: AL {al:.2f}") for i in _cell_ids(1)),
-            "2 cells reused, 4 run (*)",
+            "2 cells reused, 4 run: 4 without a result file",
         ]
     )
     curve = loads_curve((sweep.results / f"{KEY}.al.yaml").read_text(), name=CURVE)
     for mode in MODES:
         assert dict(curve.modes[mode]) == {k: round(expected_al(DEFAULT_PATTERN, k), 2) for k in KS}
     assert "Out of tolerance" not in (sweep.results / "drift-summary.md").read_text()
+    html = (sweep.results / "report.html").read_text()
+    assert [i for k in KS for i in _cell_ids(k) if f">{i}.json<" not in html] == []
 
 
 def test_a_changed_dataset_or_recipe_runs_the_cell_again(interrupted: Sweep) -> None:
@@ -101,13 +104,13 @@ def test_a_changed_dataset_or_recipe_runs_the_cell_again(interrupted: Sweep) -> 
     result = sweep.run("--infx-resume", "-k", "k1")
     result.assert_outcomes(passed=2)
     assert [s["k"] for s in records(sweep.record)] == [1]
-    result.stdout.fnmatch_lines(["0 cells reused, 2 run (2 dataset changed (sha256 differs))"])
+    result.stdout.fnmatch_lines(["0 cells reused, 2 run: 2 whose dataset changed (sha256 differs)"])
     recipe = sweep.recipes / f"{KEY}.yaml"
     recipe.write_text(recipe.read_text().replace("0.33.0+fake", "0.33.1+fake"))
     result = sweep.run("--infx-resume", "-k", "k1")
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(
-        ["0 cells reused, 2 run (2 recipe or engine changed (point fingerprint differs))"]
+        ["0 cells reused, 2 run: 2 whose recipe or engine changed (point fingerprint differs)"]
     )
 
 
@@ -117,7 +120,7 @@ def test_a_failed_cell_is_not_reused(sweep: Sweep) -> None:
     result = sweep.run("--infx-resume")
     outcomes = result.parseoutcomes()
     assert (outcomes.get("passed"), outcomes.get("reused"), outcomes.get("failed")) == (None, 1, 1)
-    result.stdout.fnmatch_lines(["1 cells reused, 1 run (1 did not pass last time)"])
+    result.stdout.fnmatch_lines(["1 cell reused, 1 run: 1 that did not pass last time"])
 
 
 def test_a_passed_agentic_point_is_reused_without_starting_its_server(sweep: Sweep) -> None:
@@ -156,6 +159,21 @@ def test_a_passed_agentic_point_is_reused_without_starting_its_server(sweep: Swe
     )
     stale_path = sweep.results / "agentic" / f"{high.id}.json"
     assert judge(stale_path, high, traces_sha256(high)) == (
-        "recipe or engine changed (point fingerprint differs)"
+        "whose recipe or engine changed (point fingerprint differs)"
     )
-    assert judge(path, low, "f" * 64) == "dataset changed (sha256 differs)"
+    assert judge(path, low, "f" * 64) == "whose dataset changed (sha256 differs)"
+
+
+def test_a_missing_broken_or_foreign_result_file_is_not_reused(tmp_path: Path) -> None:
+    write_recipe(tmp_path / "recipes", recipe(KEY, record=tmp_path / "starts.jsonl"))
+    point, other = expand_all(load_tree(tmp_path / "recipes"))
+    path = tmp_path / "cell.json"
+    assert judge(path, point, None) == "without a result file"
+    path.write_text('{"id": ')
+    assert str(judge(path, point, None)).startswith("with an unreadable result file (")
+    path.write_text(json.dumps({"id": other.id, "fingerprint": other.fingerprint}))
+    assert judge(path, point, None) == "with another item's result file"
+    stored = {"id": point.id, "fingerprint": point.fingerprint, "verdict": "pass", "al": 1.5}
+    path.write_text(json.dumps({**stored, "dataset": {"sha256": "a" * 64}}))
+    reuse = judge(path, point, "a" * 64)
+    assert isinstance(reuse, Reuse) and reuse.reason(tmp_path) == "reused from cell.json: AL 1.50"

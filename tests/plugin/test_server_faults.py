@@ -30,7 +30,7 @@ def test_a_server_that_dies_at_start_fails_only_its_items(sweep: Sweep) -> None:
 
 def test_a_server_that_never_gets_ready_times_out(sweep: Sweep) -> None:
     sweep.add("stuck-cpu-vllm", faults=["never-ready"], ready_timeout=1.5)
-    result = sweep.run()
+    result = sweep.run("--snapshot-update")
     result.assert_outcomes(errors=2)
     result.stdout.fnmatch_lines(
         [
@@ -45,7 +45,7 @@ def test_a_server_that_never_gets_ready_times_out(sweep: Sweep) -> None:
 
 def test_a_start_failure_is_reported_once(sweep: Sweep) -> None:
     sweep.add("dead-cpu-vllm", faults=["die-at-start"], modes=["thinking_off"])
-    result = sweep.run()
+    result = sweep.run("--snapshot-update")
     result.assert_outcomes(errors=1)
     text = result.stdout.str()
     errors_section = text.split("short test summary info")[0]
