@@ -25,7 +25,9 @@ LOG_TAIL_BYTES = 4096
 
 @dataclass(frozen=True, kw_only=True)
 class AlCell:
-    """One SPEED-Bench cell; ``al`` is None when the cell failed its checks."""
+    """One SPEED-Bench cell; ``al`` is None when the cell failed its checks. ``reused`` says
+    why this run did not measure it (``--infx-resume`` took its passed result from an earlier
+    run, whose file and server log these are); only the session knows, the files do not."""
 
     id: str
     k: int
@@ -39,6 +41,7 @@ class AlCell:
     total: int | None
     file: Path
     log: Path | None
+    reused: str | None = None
 
     @property
     def status(self) -> str:
@@ -74,7 +77,8 @@ class AlRecipe:
 
 @dataclass(frozen=True, kw_only=True)
 class AgenticPoint:
-    """One AgentX point; ``interactivity`` (tokens/s one user sees) is None without a TPOT."""
+    """One AgentX point; ``interactivity`` (tokens/s one user sees) is None without a TPOT.
+    ``reused`` (as on :class:`AlCell`) is why this run took the point from an earlier run."""
 
     id: str
     tp: int
@@ -89,6 +93,7 @@ class AgenticPoint:
     submission_valid: bool | None
     file: Path
     log: Path | None
+    reused: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -112,13 +117,15 @@ class ServerLog:
 
 @dataclass(frozen=True, kw_only=True)
 class Outcome:
-    """What pytest said about one recipe item (the report keeps items that left no file)."""
+    """What pytest said about one recipe item (the report keeps items that left no file);
+    ``reused`` is the resume reason of an item whose stored result stood in for a run."""
 
     id: str
     recipe: str
     outcome: str
     reason: str
     file: str | None = None
+    reused: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -171,7 +178,9 @@ def _log_of(data: Mapping[str, Any], results: Path) -> Path | None:
     return here if here.is_file() else Path(log)
 
 
-def _al_cell(path: Path, data: Mapping[str, Any], results: Path) -> AlCell:
+def _al_cell(
+    path: Path, data: Mapping[str, Any], results: Path, reused: Mapping[str, str]
+) -> AlCell:
     point = data.get("point") or {}
     golden = data.get("golden") if isinstance(data.get("golden"), Mapping) else None
     requests = data.get("requests") or {}
@@ -188,10 +197,13 @@ def _al_cell(path: Path, data: Mapping[str, Any], results: Path) -> AlCell:
         total=requests.get("total"),
         file=path,
         log=_log_of(data, results),
+        reused=reused.get(str(data["id"])),
     )
 
 
-def _agentic_point(path: Path, data: Mapping[str, Any], results: Path) -> AgenticPoint:
+def _agentic_point(
+    path: Path, data: Mapping[str, Any], results: Path, reused: Mapping[str, str]
+) -> AgenticPoint:
     throughput = data.get("throughput") or {}
     ttft = (data.get("latency_ms") or {}).get("ttft") or {}
     requests = data.get("requests") or {}
@@ -209,6 +221,7 @@ def _agentic_point(path: Path, data: Mapping[str, Any], results: Path) -> Agenti
         submission_valid=data.get("submission_valid"),
         file=path,
         log=_log_of(data, results),
+        reused=reused.get(str(data["id"])),
     )
 
 
@@ -230,11 +243,12 @@ def _al_recipe(
     rows: list[tuple[Path, dict[str, Any]]],
     store: GoldenStore,
     curves: Mapping[str, str],
+    reused: Mapping[str, str],
     problems: list[str],
 ) -> AlRecipe:
     cells = tuple(
         sorted(
-            (_al_cell(p, d, results) for p, d in rows),
+            (_al_cell(p, d, results, reused) for p, d in rows),
             key=lambda c: (c.mode != "thinking_off", c.k),
         )
     )
@@ -292,8 +306,11 @@ def read_sweep(
 ) -> Sweep:
     """The sweep under ``results``; ``recipes`` limits it to the recipe keys of this run (an
     old recipe's files in a reused results folder are not this run's news), and ``curves``
-    names a recipe's golden curve when none of its cells got as far as the comparison."""
+    names a recipe's golden curve when none of its cells got as far as the comparison; an
+    outcome's ``reused`` reason marks its cell or point as taken from an earlier run."""
     wanted = None if recipes is None else set(recipes)
+    outcomes = tuple(outcomes)
+    reused = {o.id: o.reused for o in outcomes if o.reused is not None}
     problems: list[str] = []
     al_rows: dict[str, list[tuple[Path, dict[str, Any]]]] = {}
     agentic_rows: dict[str, list[AgenticPoint]] = {}
@@ -307,13 +324,13 @@ def read_sweep(
         data = _load(path, problems)
         if data is not None and (wanted is None or data["recipe"] in wanted):
             agentic_rows.setdefault(str(data["recipe"]), []).append(
-                _agentic_point(path, data, results)
+                _agentic_point(path, data, results, reused)
             )
     store = GoldenStore(golden_root)
     return Sweep(
         results=results,
         al=tuple(
-            _al_recipe(results, key, rows, store, curves or {}, problems)
+            _al_recipe(results, key, rows, store, curves or {}, reused, problems)
             for key, rows in sorted(al_rows.items())
         ),
         agentic=tuple(
@@ -321,6 +338,6 @@ def read_sweep(
             for key, points in sorted(agentic_rows.items())
         ),
         logs=server_logs(results),
-        outcomes=tuple(outcomes),
+        outcomes=outcomes,
         problems=tuple(problems),
     )

@@ -2,9 +2,10 @@
 of the session, on the controller only, write the HTML report and its pictures.
 
 The report is built from the result files, so the controller needs nothing from the workers but
-the test reports xdist already sends it; those also say which items never wrote a file, and
-which recipe file each item came from (the golden curve of a recipe whose every cell failed is
-found there).
+the test reports xdist already sends it; those also say which items never wrote a file, which
+recipe file each item came from (the golden curve of a recipe whose every cell failed is found
+there), and, through the user property ``--infx-resume`` puts on a reused item, which cells
+this run took from an earlier one (their files look no different).
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ class ReportPlugin:
         else:
             return
         from pytest_infx.report.records import Outcome
+        from pytest_infx.resume import REUSED_PROPERTY, property_of
 
         reason = _reason(report.longreprtext) if not report.passed else ""
         self.outcomes[item_id] = Outcome(
@@ -81,6 +83,7 @@ class ReportPlugin:
             outcome=outcome,
             reason=reason,
             file=recipe_file,
+            reused=property_of(report, REUSED_PROPERTY),
         )
 
     def _curves(self) -> dict[str, str]:
