@@ -19,7 +19,14 @@ from urllib.parse import quote
 
 from pytest_infx.atomic import atomic_write_bytes, atomic_write_text
 from pytest_infx.report import plots
-from pytest_infx.report.records import AgenticRecipe, AlCell, AlRecipe, Outcome, Sweep
+from pytest_infx.report.records import (
+    AgenticPoint,
+    AgenticRecipe,
+    AlCell,
+    AlRecipe,
+    Outcome,
+    Sweep,
+)
 
 REPORT_NAME = "report.html"
 PLOTS_DIR = "plots"
@@ -73,17 +80,21 @@ def _badge(status: str) -> str:
     return f'<span class="badge {_e(status)}">{_e(status)}</span>'
 
 
-def _source(reused: str | None) -> str:
-    """Where a row's figures come from: this run, or the earlier run ``--infx-resume`` took
-    them from (the reason names its result file; the row's server log is that run's)."""
-    if reused is None:
-        return '<span class="muted">this run</span>'
-    shown = reused.removeprefix(REUSED_PREFIX)
-    return f'{_badge("reused")} <span class="muted">{_e(shown)}</span>'
+def _source(row: AlCell | AgenticPoint) -> str:
+    """Where a row's figures come from: this run; the earlier run ``--infx-resume`` took them
+    from (the reason names its result file; the row's server log is that run's); an earlier
+    run that this one did not select; or, rebuilt from a folder, unknown."""
+    if row.reused is not None:
+        shown = row.reused.removeprefix(REUSED_PREFIX)
+        return f'{_badge("reused")} <span class="muted">{_e(shown)}</span>'
+    if row.ran is None:
+        return '<span class="muted">-</span>'
+    return "this run" if row.ran else '<span class="muted">an earlier run (not selected)</span>'
 
 
-def _log_link(log: Path | None, reused: str | None, base: Path) -> str:
-    if log is None or reused is None:
+def _log_link(row: AlCell | AgenticPoint, base: Path) -> str:
+    log = row.log
+    if log is None or (row.reused is None and row.ran is not False):
         return _link(log, base, log.name if log else "")
     return f'{_link(log, base, log.name)} <span class="muted">(earlier run)</span>'
 
@@ -114,9 +125,9 @@ def _al_row(recipe: AlRecipe, cell: AlCell, base: Path) -> str:
         f'<td class="num">{_fmt(cell.al)}</td><td class="num">{_fmt(golden)}</td>'
         f'<td class="num">{"-" if delta is None else f"{delta:+.2f}"}</td>'
         f'<td class="num">{allowed}</td><td class="num">{requests}</td>'
-        f"<td>{_badge(cell.status)}{_reasons(cell.reasons)}</td><td>{_source(cell.reused)}</td>"
+        f"<td>{_badge(cell.status)}{_reasons(cell.reasons)}</td><td>{_source(cell)}</td>"
         f"<td>{_link(cell.file, base, cell.id + '.json')}</td>"
-        f"<td>{_log_link(cell.log, cell.reused, base)}</td></tr>"
+        f"<td>{_log_link(cell, base)}</td></tr>"
     )
 
 
@@ -153,9 +164,9 @@ def _agentic_section(recipe: AgenticRecipe, png: bytes | None, base: Path) -> st
                 f'<td class="num">{_fmt(p.ttft_p50_ms, 1)}</td>'
                 f'<td class="num">{p.failed}/{p.total}</td>'
                 f"<td>{_badge(p.verdict)}{_e(valid)}{_reasons(p.reasons)}</td>"
-                f"<td>{_source(p.reused)}</td>"
+                f"<td>{_source(p)}</td>"
                 f"<td>{_link(p.file, base, p.id + '.json')}</td>"
-                f"<td>{_log_link(p.log, p.reused, base)}</td></tr>"
+                f"<td>{_log_link(p, base)}</td></tr>"
             )
     return "\n".join(
         [

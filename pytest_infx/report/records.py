@@ -25,9 +25,10 @@ LOG_TAIL_BYTES = 4096
 
 @dataclass(frozen=True, kw_only=True)
 class AlCell:
-    """One SPEED-Bench cell; ``al`` is None when the cell failed its checks. ``reused`` says
-    why this run did not measure it (``--infx-resume`` took its passed result from an earlier
-    run, whose file and server log these are); only the session knows, the files do not."""
+    """One SPEED-Bench cell; ``al`` is None when the cell failed its checks. Only the session
+    knows, the files do not: ``ran`` whether this run had the item (None when the report is
+    rebuilt from a folder), ``reused`` why it did not measure it (``--infx-resume`` took its
+    passed result from an earlier run, whose file and server log these are)."""
 
     id: str
     k: int
@@ -41,6 +42,7 @@ class AlCell:
     total: int | None
     file: Path
     log: Path | None
+    ran: bool | None = None
     reused: str | None = None
 
     @property
@@ -78,7 +80,7 @@ class AlRecipe:
 @dataclass(frozen=True, kw_only=True)
 class AgenticPoint:
     """One AgentX point; ``interactivity`` (tokens/s one user sees) is None without a TPOT.
-    ``reused`` (as on :class:`AlCell`) is why this run took the point from an earlier run."""
+    ``ran`` and ``reused`` are as on :class:`AlCell`."""
 
     id: str
     tp: int
@@ -93,6 +95,7 @@ class AgenticPoint:
     submission_valid: bool | None
     file: Path
     log: Path | None
+    ran: bool | None = None
     reused: str | None = None
 
 
@@ -145,6 +148,17 @@ class Sweep:
         return [o for o in self.outcomes if o.id not in written]
 
 
+class _Session:
+    """What this run's outcomes say about a result file's item."""
+
+    def __init__(self, outcomes: tuple[Outcome, ...]) -> None:
+        self.ids = {o.id for o in outcomes}
+        self.reused = {o.id: o.reused for o in outcomes if o.reused is not None}
+
+    def ran(self, item_id: str) -> bool | None:
+        return item_id in self.ids if self.ids else None
+
+
 def _json_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.glob("*.json") if p.is_file()) if folder.is_dir() else []
 
@@ -178,9 +192,7 @@ def _log_of(data: Mapping[str, Any], results: Path) -> Path | None:
     return here if here.is_file() else Path(log)
 
 
-def _al_cell(
-    path: Path, data: Mapping[str, Any], results: Path, reused: Mapping[str, str]
-) -> AlCell:
+def _al_cell(path: Path, data: Mapping[str, Any], results: Path, session: _Session) -> AlCell:
     point = data.get("point") or {}
     golden = data.get("golden") if isinstance(data.get("golden"), Mapping) else None
     requests = data.get("requests") or {}
@@ -197,12 +209,13 @@ def _al_cell(
         total=requests.get("total"),
         file=path,
         log=_log_of(data, results),
-        reused=reused.get(str(data["id"])),
+        ran=session.ran(str(data["id"])),
+        reused=session.reused.get(str(data["id"])),
     )
 
 
 def _agentic_point(
-    path: Path, data: Mapping[str, Any], results: Path, reused: Mapping[str, str]
+    path: Path, data: Mapping[str, Any], results: Path, session: _Session
 ) -> AgenticPoint:
     throughput = data.get("throughput") or {}
     ttft = (data.get("latency_ms") or {}).get("ttft") or {}
@@ -221,7 +234,8 @@ def _agentic_point(
         submission_valid=data.get("submission_valid"),
         file=path,
         log=_log_of(data, results),
-        reused=reused.get(str(data["id"])),
+        ran=session.ran(str(data["id"])),
+        reused=session.reused.get(str(data["id"])),
     )
 
 
@@ -243,12 +257,12 @@ def _al_recipe(
     rows: list[tuple[Path, dict[str, Any]]],
     store: GoldenStore,
     curves: Mapping[str, str],
-    reused: Mapping[str, str],
+    session: _Session,
     problems: list[str],
 ) -> AlRecipe:
     cells = tuple(
         sorted(
-            (_al_cell(p, d, results, reused) for p, d in rows),
+            (_al_cell(p, d, results, session) for p, d in rows),
             key=lambda c: (c.mode != "thinking_off", c.k),
         )
     )
@@ -310,7 +324,7 @@ def read_sweep(
     outcome's ``reused`` reason marks its cell or point as taken from an earlier run."""
     wanted = None if recipes is None else set(recipes)
     outcomes = tuple(outcomes)
-    reused = {o.id: o.reused for o in outcomes if o.reused is not None}
+    session = _Session(outcomes)
     problems: list[str] = []
     al_rows: dict[str, list[tuple[Path, dict[str, Any]]]] = {}
     agentic_rows: dict[str, list[AgenticPoint]] = {}
@@ -324,13 +338,13 @@ def read_sweep(
         data = _load(path, problems)
         if data is not None and (wanted is None or data["recipe"] in wanted):
             agentic_rows.setdefault(str(data["recipe"]), []).append(
-                _agentic_point(path, data, results, reused)
+                _agentic_point(path, data, results, session)
             )
     store = GoldenStore(golden_root)
     return Sweep(
         results=results,
         al=tuple(
-            _al_recipe(results, key, rows, store, curves or {}, reused, problems)
+            _al_recipe(results, key, rows, store, curves or {}, session, problems)
             for key, rows in sorted(al_rows.items())
         ),
         agentic=tuple(

@@ -162,12 +162,15 @@ def test_rows_reused_from_an_earlier_run_say_so_and_where_from(folder: Folder) -
     assert f"from cells/{cell}: AL 1.61</span>" in table[cell]
     assert 'class="badge pass">pass<' in table[cell], "the verdict is kept beside the mark"
     assert f"from agentic/{point}: 123.4 output tok/s/GPU</span>" in table[point]
+    fresh = f"{KEY}[k1-thinking_on].json"
     for name, row in table.items():
-        assert ("(earlier run)" in row) == (name in (cell, point)), name
-        assert ("this run" in row) == (name not in (cell, point)), name
+        assert ("this run" in row) == (name == fresh), name
+        assert ("(earlier run)" in row) == (name != fresh), name
+        assert ("an earlier run (not selected)" in row) == (name not in (cell, point, fresh))
     assert "items without a result file, 2 reused from an earlier run (--infx-resume)." in page
     plain = report_html.write_report(read_sweep(folder.results, folder.golden)).html.read_text()
     assert 'class="badge reused"' not in plain and "earlier run" not in plain
+    assert "this run" not in plain, "a report rebuilt from a folder cannot know what ran"
 
 
 def test_reused_cells_and_points_are_boxed_in_the_plots(folder: Folder) -> None:
