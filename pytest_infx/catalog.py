@@ -87,8 +87,13 @@ def build(tree: Tree, stale: Catalog | None = None) -> Catalog:
     return Catalog(points, errors, stamps)
 
 
-def cached_catalog(root: Path, folder: Path | None, tree: Callable[[], Tree]) -> Catalog:
-    """The catalog of ``root``; ``tree`` reads the tree only when the cache misses."""
+def cached_catalog(
+    root: Path, folder: Path | None, tree: Callable[[], Tree], engines: str = ""
+) -> Catalog:
+    """The catalog of ``root``; ``tree`` reads the tree only when the cache misses. Server keys
+    come from the engine adapters, so a catalog made with other providers (``engines``, their
+    identity) is kept apart."""
+    name = f"catalog-{engines}" if engines else "catalog"
     return cached(
-        root, folder, "catalog", Catalog, lambda stale: build(tree(), stale), lambda c: not c.errors
+        root, folder, name, Catalog, lambda stale: build(tree(), stale), lambda c: not c.errors
     )

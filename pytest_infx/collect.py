@@ -17,7 +17,7 @@ import pytest
 
 from pytest_infx import items as item_functions
 from pytest_infx.catalog import Catalog, PointRef, cached_catalog
-from pytest_infx.gcpause import paused
+from pytest_infx.engines import extensions
 from pytest_infx.options import settings
 from pytest_infx.recipes.cache import cached_tree
 from pytest_infx.recipes.layout import RECIPE_SUFFIXES, is_recipe
@@ -59,10 +59,21 @@ def catalog(config: pytest.Config) -> Catalog:
     found = config.stash.get(CATALOG, None)
     if found is None:
         found = cached_catalog(
-            settings(config).recipes, _cache_folder(config), lambda: tree(config)
+            settings(config).recipes,
+            _cache_folder(config),
+            lambda: tree(config),
+            extensions.identity(),
         )
         config.stash[CATALOG] = found
     return found
+
+
+def in_recipe_folder(config: pytest.Config, path: Path) -> bool:
+    """Whether ``path`` lies in a recipe folder that is a proper subfolder of the rootdir (one
+    that holds the whole repository holds the host's tests too)."""
+    recipes = settings(config).recipes
+    root = config.rootpath
+    return path.is_relative_to(recipes) and not root.is_relative_to(recipes)
 
 
 def is_recipe_file(config: pytest.Config, path: Path) -> bool:
@@ -78,11 +89,7 @@ def is_recipe_file(config: pytest.Config, path: Path) -> bool:
 class RecipeFile(pytest.File):
     """One recipe file; its items are the points of its recipe."""
 
-    def collect(self) -> list[pytest.Item]:
-        with paused():
-            return list(self._items())
-
-    def _items(self) -> Iterator[pytest.Item]:
+    def collect(self) -> Iterator[pytest.Item]:
         found = catalog(self.config)
         error = found.errors.get(self.path)
         if error:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +16,7 @@ PROGRESS_MODES = ("auto", "live", "lines", "off")
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("infx", "pytest-infx: inference benchmarks")
     group.addoption(
-        "--gpu",
+        "--infx-gpu",
         dest="infx_gpu",
         metavar="NAME",
         default=None,
@@ -59,7 +60,7 @@ def add_options(parser: pytest.Parser) -> None:
         help="folder that recipe dataset paths are relative to (default: the rootdir)",
     )
     group.addoption(
-        "--changed-since",
+        "--infx-changed-since",
         dest="infx_changed_since",
         metavar="REF",
         default=None,
@@ -214,6 +215,38 @@ def add_slurm_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
         flag = "--" + dest.replace("_", "-")
         group.addoption(flag, dest=dest, metavar=metavar, default=None, help=text)
         parser.addini(dest, text, default="")
+
+
+SHORT_NAMES = {
+    "--gpu": ("--infx-gpu", "infx_gpu", "NAME"),
+    "--changed-since": ("--infx-changed-since", "infx_changed_since", "REF"),
+}
+
+
+def add_short_names(parser: pytest.Parser) -> list[str]:
+    """The short names the README uses (``--gpu``, ``--changed-since``), added once every
+    plugin and initial conftest has added its options, and only where none of them has the
+    name: a host's own ``--gpu`` keeps working, and pytest-infx's stays reachable under its
+    ``--infx-`` name. Returns a note for each short name left to its owner."""
+    taken = {
+        name
+        for group in getattr(parser, "_groups", ())
+        for option in group.options
+        for name in option.names()
+    }
+    group = parser.getgroup("infx")
+    notes = []
+    for short, (full, dest, metavar) in SHORT_NAMES.items():
+        if short not in taken:
+            try:
+                group.addoption(short, dest=dest, metavar=metavar, help=f"short for {full}")
+                continue
+            except (ValueError, argparse.ArgumentError):
+                pass
+        notes.append(
+            f"{short} is another plugin's or conftest's option here; pytest-infx's is {full}"
+        )
+    return notes
 
 
 @dataclass(frozen=True)

@@ -5,29 +5,27 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_infx import collect, gcpause, hardware, options, selection
+from pytest_infx import collect, gcpause, hardware, markers, options, selection
+from pytest_infx.engines import extensions
 from pytest_infx.lint import items as lint
 from pytest_infx.report import reporter, summary
 
 pytest_plugins = ["pytest_infx.fixtures"]
 
-MARKERS = {
-    "speedbench": "SPEED-Bench acceptance-length cell (one draft length x thinking mode)",
-    "agentic": "AgentX throughput/latency point (one TP x concurrency)",
-    "lint": "repository rule (changelog, comments, recipes, golden registry)",
-    "engine": "needs the real embedded CPU engine (installs it on first use)",
-}
 RUNNER = pytest.StashKey[str]()
 SUMMARY = pytest.StashKey[summary.Summary]()
 RUN_DIR = pytest.StashKey[tuple[Path, str | None]]()
 REASONS = pytest.StashKey[list[str]]()
 PLAN = pytest.StashKey[list[str]]()
 FROZEN = pytest.StashKey[bool]()
+GC_PAUSE = pytest.StashKey[gcpause.Pause]()
+NOTES = pytest.StashKey[list[str]]()
 WORKER_REASONS = "infx_reasons"
 
 
@@ -44,10 +42,26 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         slurm.configure_controller(config)
 
 
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from pytest_infx import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_load_initial_conftests(
+    early_config: pytest.Config, parser: pytest.Parser
+) -> Generator[None, object, object]:
+    result = yield
+    early_config.stash[NOTES] = options.add_short_names(parser)
+    return result
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    for name, text in MARKERS.items():
-        config.addinivalue_line("markers", f"{name}: {text}")
+    config.stash.setdefault(NOTES, []).extend(markers.register(config))
     config.stash[REASONS] = []
+    config.stash[GC_PAUSE] = gcpause.Pause()
+    _use_engine_providers(config)
     # registered before pytest's own cleanups, so it runs after their closing gc.collect()
     config.add_cleanup(lambda: _give_back_gc(config))
     config.stash[SUMMARY] = summary.Summary()
@@ -85,6 +99,21 @@ def _register_sweep_reports(config: pytest.Config) -> None:
         config.pluginmanager.register(display, progress.PLUGIN_NAME)
 
 
+def _use_engine_providers(config: pytest.Config) -> None:
+    """Adapters from this run's ``pytest_infx_register_engines`` hooks join those of installed
+    packages; a provider that gives something unusable stops the run before collection."""
+    impls = config.pluginmanager.hook.pytest_infx_register_engines.get_hookimpls
+    extensions.use_hook(impls)
+    config.add_cleanup(lambda: extensions.drop_hook(impls))
+    if extensions.identity():
+        from pytest_infx.engines import registry
+
+        try:
+            registry.adapters()
+        except extensions.EngineRegistrationError as exc:
+            raise pytest.UsageError(str(exc)) from None
+
+
 def _give_back_gc(config: pytest.Config) -> None:
     if config.stash.get(FROZEN, False):
         gcpause.unfreeze()
@@ -107,13 +136,44 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         os.environ[options.RUN_DIR_VAR] = previous
 
 
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_collection(session: pytest.Session) -> Generator[None, object, object]:
+    """Where no host test will run (``--collect-only``, or only recipe and lint items), what
+    collection built is frozen before the collector resumes, so neither the resumed collector nor
+    pytest's closing full collection walks it; it is given back after that closing collection."""
+    try:
+        return (yield)
+    finally:
+        if session.config.stash[GC_PAUSE].stop(freeze=_runs_only_ours(session)):
+            session.config.stash[FROZEN] = True
+
+
+def pytest_collectstart(collector: pytest.Collector) -> None:
+    """The collector is paused while pytest walks the recipe folder and running again for the
+    host's own test files."""
+    pause = collector.config.stash[GC_PAUSE]
+    if collect.in_recipe_folder(collector.config, collector.path):
+        pause.start()
+    else:
+        pause.stop()
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    return [f"infx: {note}" for note in config.stash.get(NOTES, [])]
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    """``-m lint`` alone selects only the lint rules, which come from no file: importing test
-    modules and reading recipes would only feed the deselection."""
-    if lint.only_lint(config) and lint.wants_lint(config) and collection_path != config.rootpath:
-        return True
-    return None
+    """``-m lint`` alone selects the lint rules and the host's own lint-marked tests: recipe
+    items never carry the marker, so the recipe folder is not read, while every other file is
+    collected as it would be without pytest-infx. ``-m infx_lint`` asks for the rules alone,
+    which come from no file, so nothing is collected at all."""
+    markexpr = str(config.getoption("markexpr", default="") or "").strip()
+    if markexpr not in (lint.MARKER, markers.OWN_LINT) or not lint.wants_lint(config):
+        return None
+    if markexpr == markers.OWN_LINT:
+        return collection_path != config.rootpath or None
+    return collect.in_recipe_folder(config, collection_path) or None
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -162,7 +222,10 @@ def pytest_collection_modifyitems(
         if getattr(config.option, "loadgroup", False):
             selection.mark_server_groups(items, key)
     if lint.wants_lint(config):
-        items.extend(lint.lint_items(session))
+        rules = lint.lint_items(session)
+        for rule in rules:
+            rule.add_marker(markers.OWN_LINT)
+        items.extend(rules)
 
 
 def _runs_only_ours(session: pytest.Session) -> bool:
@@ -170,16 +233,8 @@ def _runs_only_ours(session: pytest.Session) -> bool:
     recipe and lint items were selected."""
     if session.config.option.collectonly:
         return True
-    return all(collect.ref_of(i) is not None or isinstance(i, lint.LintItem) for i in session.items)
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtestloop(session: pytest.Session) -> None:
-    """Freezes what collection built, so later full collections (pytest's closing one included)
-    skip it, but only in a run where no host test runs: the collector is the host's, and it is
-    given back unchanged at unconfigure."""
-    if _runs_only_ours(session) and gcpause.freeze():
-        session.config.stash[FROZEN] = True
+    items: list[pytest.Item] = getattr(session, "items", [])
+    return all(collect.ref_of(i) is not None or isinstance(i, lint.LintItem) for i in items)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

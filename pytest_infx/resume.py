@@ -24,13 +24,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_infx.report.reporter import REUSED_PROPERTY, property_of
+
 if TYPE_CHECKING:
     from pytest_infx.preflight import Datasets
     from pytest_infx.recipes.points import Point
     from pytest_infx.run import Run
 
 REUSE = pytest.StashKey["Reuse"]()
-REUSED_PROPERTY = "infx_reused"
 RERUN_PROPERTY = "infx_rerun"
 AGENTIC = "agentic"
 
@@ -113,13 +114,6 @@ def mark(items: Sequence[pytest.Item], results_dir: Path, datasets: Datasets) ->
             item.user_properties.append((REUSED_PROPERTY, verdict.reason(results_dir)))
         else:
             item.user_properties.append((RERUN_PROPERTY, verdict))
-
-
-def property_of(report: pytest.TestReport, name: str) -> str | None:
-    for key, value in report.user_properties:
-        if key == name:
-            return str(value)
-    return None
 
 
 @dataclass

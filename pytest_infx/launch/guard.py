@@ -69,6 +69,14 @@ def _live_members(
     ]
 
 
+def _say(message: str) -> None:
+    """Write to the guard's stderr, which may be a pipe whose reader (the process that died)
+    is gone: a failed write must not stop the guard from ending its group."""
+    with contextlib.suppress(OSError):
+        sys.stderr.write(message)
+        sys.stderr.flush()
+
+
 def _reap() -> None:
     with contextlib.suppress(ChildProcessError):
         while os.waitpid(-1, os.WNOHANG)[0] > 0:
@@ -145,7 +153,7 @@ def _wait_gone(
 def terminate_tree(me: int, grace_s: float) -> None:
     """TERM everything below the guard, wait up to the grace period, then KILL what is left."""
     if end_groups([me], grace_s, own_tree=True, poll=_reap, kill_wait_s=1.0):
-        sys.stderr.write(f"guard: processes still alive after {grace_s:g} s; sending SIGKILL\n")
+        _say(f"guard: processes still alive after {grace_s:g} s; sending SIGKILL\n")
 
 
 def command(
@@ -217,7 +225,7 @@ def main(argv: list[str]) -> int:
     if os.getpgid(0) != me:
         os.setpgid(0, 0)
     if parent is not None and os.getppid() != parent:
-        sys.stderr.write("guard: the launching process is already gone; not starting\n")
+        _say("guard: the launching process is already gone; not starting\n")
         return 1
     received: list[int] = []
     wake_r, wake_w = os.pipe()
@@ -232,7 +240,7 @@ def main(argv: list[str]) -> int:
     try:
         child = subprocess.Popen(engine, pass_fds=fds)
     except OSError as exc:
-        sys.stderr.write(f"guard: cannot start {engine[0]!r}: {exc}\n")
+        _say(f"guard: cannot start {engine[0]!r}: {exc}\n")
         return 127
     pidfd = os.pidfd_open(child.pid)
     code: int | None = None
@@ -248,9 +256,7 @@ def main(argv: list[str]) -> int:
                 os.read(wake_r, 512)
     if received:
         why = "parent died" if os.getppid() != parent and parent is not None else "signal"
-        sys.stderr.write(
-            f"guard: {why} ({signal.Signals(received[0]).name}); stopping its process group\n"
-        )
+        _say(f"guard: {why} ({signal.Signals(received[0]).name}); stopping its process group\n")
         terminate_tree(me, grace)
         code = _status(child.wait()) if code is None else code
     else:
@@ -258,7 +264,8 @@ def main(argv: list[str]) -> int:
     if cleanup:
         with contextlib.suppress(OSError, subprocess.SubprocessError):
             subprocess.run(cleanup, timeout=60, check=False, capture_output=True)
-    sys.stderr.flush()
+    with contextlib.suppress(OSError):
+        sys.stderr.flush()
     return code if code is not None else 0
 
 

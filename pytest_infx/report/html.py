@@ -19,10 +19,18 @@ from urllib.parse import quote
 
 from pytest_infx.atomic import atomic_write_bytes, atomic_write_text
 from pytest_infx.report import plots
-from pytest_infx.report.records import AgenticRecipe, AlCell, AlRecipe, Outcome, Sweep
+from pytest_infx.report.records import (
+    AgenticPoint,
+    AgenticRecipe,
+    AlCell,
+    AlRecipe,
+    Outcome,
+    Sweep,
+)
 
 REPORT_NAME = "report.html"
 PLOTS_DIR = "plots"
+REUSED_PREFIX = "reused "
 
 STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1b1b1b;max-width:1200px}
@@ -31,6 +39,7 @@ table{border-collapse:collapse;margin:8px 0}th,td{border:1px solid #ddd;padding:
 text-align:left;vertical-align:top}th{background:#f4f4f4}td.num{text-align:right}
 .pass,.passed{background:#dff3e0}.fail,.failed,.error{background:#fbdada}.drift{background:#fde9c8}
 .badge{padding:1px 6px;border-radius:3px;font-weight:600}.muted{color:#666}
+.badge.reused{background:#dde6f7;color:#23407a}
 .note{background:#fff7d6;border:1px solid #ecd77a;padding:6px 10px;margin:8px 0}
 img{max-width:100%;border:1px solid #eee}pre{background:#f7f7f7;padding:6px;overflow:auto;
 font-size:12px;max-height:320px}code{font-size:12px}td pre{white-space:pre-wrap;
@@ -71,6 +80,25 @@ def _badge(status: str) -> str:
     return f'<span class="badge {_e(status)}">{_e(status)}</span>'
 
 
+def _source(row: AlCell | AgenticPoint) -> str:
+    """Where a row's figures come from: this run; the earlier run ``--infx-resume`` took them
+    from (the reason names its result file; the row's server log is that run's); an earlier
+    run that this one did not select; or, rebuilt from a folder, unknown."""
+    if row.reused is not None:
+        shown = row.reused.removeprefix(REUSED_PREFIX)
+        return f'{_badge("reused")} <span class="muted">{_e(shown)}</span>'
+    if row.ran is None:
+        return '<span class="muted">-</span>'
+    return "this run" if row.ran else '<span class="muted">an earlier run (not selected)</span>'
+
+
+def _log_link(row: AlCell | AgenticPoint, base: Path) -> str:
+    log = row.log
+    if log is None or (row.reused is None and row.ran is not False):
+        return _link(log, base, log.name if log else "")
+    return f'{_link(log, base, log.name)} <span class="muted">(earlier run)</span>'
+
+
 def _fmt(value: float | None, digits: int = 2) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 
@@ -97,9 +125,9 @@ def _al_row(recipe: AlRecipe, cell: AlCell, base: Path) -> str:
         f'<td class="num">{_fmt(cell.al)}</td><td class="num">{_fmt(golden)}</td>'
         f'<td class="num">{"-" if delta is None else f"{delta:+.2f}"}</td>'
         f'<td class="num">{allowed}</td><td class="num">{requests}</td>'
-        f"<td>{_badge(cell.status)}{_reasons(cell.reasons)}</td>"
+        f"<td>{_badge(cell.status)}{_reasons(cell.reasons)}</td><td>{_source(cell)}</td>"
         f"<td>{_link(cell.file, base, cell.id + '.json')}</td>"
-        f"<td>{_link(cell.log, base, cell.log.name if cell.log else '')}</td></tr>"
+        f"<td>{_log_link(cell, base)}</td></tr>"
     )
 
 
@@ -116,7 +144,8 @@ def _al_section(recipe: AlRecipe, png: bytes | None, base: Path) -> str:
     parts.append(_image(png, f"AL of {recipe.key} against its golden curve"))
     parts.append(
         "<table><tr><th>k</th><th>thinking</th><th>AL</th><th>golden</th><th>delta</th>"
-        "<th>allowed ±</th><th>requests</th><th>verdict</th><th>cell</th><th>server log</th></tr>"
+        "<th>allowed ±</th><th>requests</th><th>verdict</th><th>measured</th><th>cell</th>"
+        "<th>server log</th></tr>"
         + "".join(_al_row(recipe, cell, base) for cell in recipe.cells)
         + "</table>"
     )
@@ -135,8 +164,9 @@ def _agentic_section(recipe: AgenticRecipe, png: bytes | None, base: Path) -> st
                 f'<td class="num">{_fmt(p.ttft_p50_ms, 1)}</td>'
                 f'<td class="num">{p.failed}/{p.total}</td>'
                 f"<td>{_badge(p.verdict)}{_e(valid)}{_reasons(p.reasons)}</td>"
+                f"<td>{_source(p)}</td>"
                 f"<td>{_link(p.file, base, p.id + '.json')}</td>"
-                f"<td>{_link(p.log, base, p.log.name if p.log else '')}</td></tr>"
+                f"<td>{_log_link(p, base)}</td></tr>"
             )
     return "\n".join(
         [
@@ -144,8 +174,8 @@ def _agentic_section(recipe: AgenticRecipe, png: bytes | None, base: Path) -> st
             f"<p>AgentX, {len(recipe.points)} points.</p>",
             _image(png, f"throughput against interactivity of {recipe.key}"),
             "<table><tr><th>TP</th><th>concurrency</th><th>tok/s/GPU</th><th>tok/s/user</th>"
-            "<th>TTFT p50 ms</th><th>failed requests</th><th>verdict</th><th>point</th>"
-            "<th>server log</th></tr>" + "".join(rows) + "</table>",
+            "<th>TTFT p50 ms</th><th>failed requests</th><th>verdict</th><th>measured</th>"
+            "<th>point</th><th>server log</th></tr>" + "".join(rows) + "</table>",
         ]
     )
 
@@ -194,6 +224,8 @@ def render(
     bad_cells = sum(1 for c in cells if c.status != "pass")
     bad_points = sum(1 for p in points if p.verdict != "passed")
     missing = sweep.without_file()
+    reused = sum(1 for c in cells if c.reused) + sum(1 for p in points if p.reused)
+    earlier = f", {reused} reused from an earlier run (--infx-resume)" if reused else ""
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     keys = [r.key for r in sweep.al] + [r.key for r in sweep.agentic]
     toc = [f'<a href="#{_e(key)}">{_e(key)}</a>' for key in keys]
@@ -202,7 +234,7 @@ def render(
         f'<p class="muted">{_e(stamp)}; results folder <code>{_e(sweep.results)}</code></p>',
         f"<p>{len(cells)} SPEED-Bench cells ({bad_cells} failed or out of tolerance), "
         f"{len(points)} AgentX points ({bad_points} failed), "
-        f"{len(missing)} items without a result file.</p>",
+        f"{len(missing)} items without a result file{earlier}.</p>",
     ]
     if toc:
         body.append("<p>" + " · ".join(toc) + "</p>")

@@ -23,6 +23,8 @@ INSTALL_HINT: Final = "pip install 'pytest-infx[plots]'"
 MODE_COLORS: Final = {"thinking_off": "#1f77b4", "thinking_on": "#ff7f0e"}
 TP_COLORS: Final = ("#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 FAIL_COLOR: Final = "#d62728"
+REUSED_COLOR: Final = "#23407a"
+REUSED_LABEL: Final = "reused from an earlier run"
 DPI: Final = 100
 SIZE_IN: Final = (9.0, 5.0)
 
@@ -54,14 +56,15 @@ def _png(figure: Figure) -> bytes:
 
 def al_png(recipe: AlRecipe) -> bytes:
     """Per thinking mode: the golden curve (dashed) inside its tolerance band, the measured AL
-    with its 2-standard-error bar, a red ring on a cell out of tolerance and a red cross where
-    a cell failed its checks (drawn at its golden value, or at AL 1 without one). With two
-    modes each takes one half of its k's slot, so equal curves do not hide each other."""
+    with its 2-standard-error bar, a red ring on a cell out of tolerance, a red cross where
+    a cell failed its checks (drawn at its golden value, or at AL 1 without one) and a dark
+    blue square around a cell this run reused rather than measured. With two modes each takes
+    one half of its k's slot, so equal curves do not hide each other."""
     figure, ax = _figure()
     modes = sorted({c.mode for c in recipe.cells}, key=lambda m: m != "thinking_off")
     if recipe.golden is not None:
         modes += [m for m in sorted(recipe.golden.modes) if m not in modes]
-    labels = {"failed cell (no AL)", "out of tolerance"}
+    labels = {"failed cell (no AL)", "out of tolerance", REUSED_LABEL}
     for index, mode in enumerate(modes):
         side = 0.0 if len(modes) == 1 else (-1.0 if index == 0 else 1.0)
         _al_mode(ax, recipe, mode, side, labels)
@@ -154,6 +157,22 @@ def _al_mode(ax: Axes, recipe: AlRecipe, mode: str, side: float, labels: set[str
                 linestyle="none",
                 label=_take(labels, "out of tolerance"),
             )
+        if cell.al is not None and cell.reused is not None:
+            _reused_mark(ax, cell.k + shift, cell.al, _take(labels, REUSED_LABEL))
+
+
+def _reused_mark(ax: Axes, x: float, y: float, label: str | None) -> None:
+    ax.plot(
+        [x],
+        [y],
+        marker="s",
+        markersize=13,
+        markerfacecolor="none",
+        markeredgecolor=REUSED_COLOR,
+        markeredgewidth=2,
+        linestyle="none",
+        label=label,
+    )
 
 
 def _take(labels: set[str], label: str) -> str | None:
@@ -172,9 +191,11 @@ def _golden_ks(recipe: AlRecipe) -> set[int]:
 
 def agentic_png(recipe: AgenticRecipe) -> bytes:
     """One line per TP through its concurrencies: output tokens/s per GPU against tokens/s per
-    user, each point labelled with its concurrency, failed points crossed in red."""
+    user, each point labelled with its concurrency, failed points crossed in red, points this
+    run reused rather than measured boxed in dark blue."""
     figure, ax = _figure()
     failed_label = True
+    labels = {REUSED_LABEL}
     unplotted: list[str] = []
     for index, (tp, points) in enumerate(recipe.by_tp().items()):
         color = TP_COLORS[index % len(TP_COLORS)]
@@ -205,6 +226,8 @@ def agentic_png(recipe: AgenticRecipe) -> bytes:
                     label="failed point" if failed_label else None,
                 )
                 failed_label = False
+            if point.reused is not None:
+                _reused_mark(ax, x, y, _take(labels, REUSED_LABEL))
     ax.set_xlabel("interactivity (output tokens/s per user, 1000 / median TPOT)")
     ax.set_ylabel("throughput (output tokens/s per GPU)")
     ax.set_title(f"{recipe.key}\nthroughput vs interactivity per TP", fontsize=11)

@@ -25,7 +25,10 @@ LOG_TAIL_BYTES = 4096
 
 @dataclass(frozen=True, kw_only=True)
 class AlCell:
-    """One SPEED-Bench cell; ``al`` is None when the cell failed its checks."""
+    """One SPEED-Bench cell; ``al`` is None when the cell failed its checks. Only the session
+    knows, the files do not: ``ran`` whether this run had the item (None when the report is
+    rebuilt from a folder), ``reused`` why it did not measure it (``--infx-resume`` took its
+    passed result from an earlier run, whose file and server log these are)."""
 
     id: str
     k: int
@@ -39,6 +42,8 @@ class AlCell:
     total: int | None
     file: Path
     log: Path | None
+    ran: bool | None = None
+    reused: str | None = None
 
     @property
     def status(self) -> str:
@@ -74,7 +79,8 @@ class AlRecipe:
 
 @dataclass(frozen=True, kw_only=True)
 class AgenticPoint:
-    """One AgentX point; ``interactivity`` (tokens/s one user sees) is None without a TPOT."""
+    """One AgentX point; ``interactivity`` (tokens/s one user sees) is None without a TPOT.
+    ``ran`` and ``reused`` are as on :class:`AlCell`."""
 
     id: str
     tp: int
@@ -89,6 +95,8 @@ class AgenticPoint:
     submission_valid: bool | None
     file: Path
     log: Path | None
+    ran: bool | None = None
+    reused: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -112,13 +120,15 @@ class ServerLog:
 
 @dataclass(frozen=True, kw_only=True)
 class Outcome:
-    """What pytest said about one recipe item (the report keeps items that left no file)."""
+    """What pytest said about one recipe item (the report keeps items that left no file);
+    ``reused`` is the resume reason of an item whose stored result stood in for a run."""
 
     id: str
     recipe: str
     outcome: str
     reason: str
     file: str | None = None
+    reused: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -136,6 +146,17 @@ class Sweep:
             p.id for r in self.agentic for p in r.points
         }
         return [o for o in self.outcomes if o.id not in written]
+
+
+class _Session:
+    """What this run's outcomes say about a result file's item."""
+
+    def __init__(self, outcomes: tuple[Outcome, ...]) -> None:
+        self.ids = {o.id for o in outcomes}
+        self.reused = {o.id: o.reused for o in outcomes if o.reused is not None}
+
+    def ran(self, item_id: str) -> bool | None:
+        return item_id in self.ids if self.ids else None
 
 
 def _json_files(folder: Path) -> list[Path]:
@@ -171,7 +192,7 @@ def _log_of(data: Mapping[str, Any], results: Path) -> Path | None:
     return here if here.is_file() else Path(log)
 
 
-def _al_cell(path: Path, data: Mapping[str, Any], results: Path) -> AlCell:
+def _al_cell(path: Path, data: Mapping[str, Any], results: Path, session: _Session) -> AlCell:
     point = data.get("point") or {}
     golden = data.get("golden") if isinstance(data.get("golden"), Mapping) else None
     requests = data.get("requests") or {}
@@ -188,10 +209,14 @@ def _al_cell(path: Path, data: Mapping[str, Any], results: Path) -> AlCell:
         total=requests.get("total"),
         file=path,
         log=_log_of(data, results),
+        ran=session.ran(str(data["id"])),
+        reused=session.reused.get(str(data["id"])),
     )
 
 
-def _agentic_point(path: Path, data: Mapping[str, Any], results: Path) -> AgenticPoint:
+def _agentic_point(
+    path: Path, data: Mapping[str, Any], results: Path, session: _Session
+) -> AgenticPoint:
     throughput = data.get("throughput") or {}
     ttft = (data.get("latency_ms") or {}).get("ttft") or {}
     requests = data.get("requests") or {}
@@ -209,6 +234,8 @@ def _agentic_point(path: Path, data: Mapping[str, Any], results: Path) -> Agenti
         submission_valid=data.get("submission_valid"),
         file=path,
         log=_log_of(data, results),
+        ran=session.ran(str(data["id"])),
+        reused=session.reused.get(str(data["id"])),
     )
 
 
@@ -230,11 +257,12 @@ def _al_recipe(
     rows: list[tuple[Path, dict[str, Any]]],
     store: GoldenStore,
     curves: Mapping[str, str],
+    session: _Session,
     problems: list[str],
 ) -> AlRecipe:
     cells = tuple(
         sorted(
-            (_al_cell(p, d, results) for p, d in rows),
+            (_al_cell(p, d, results, session) for p, d in rows),
             key=lambda c: (c.mode != "thinking_off", c.k),
         )
     )
@@ -292,8 +320,11 @@ def read_sweep(
 ) -> Sweep:
     """The sweep under ``results``; ``recipes`` limits it to the recipe keys of this run (an
     old recipe's files in a reused results folder are not this run's news), and ``curves``
-    names a recipe's golden curve when none of its cells got as far as the comparison."""
+    names a recipe's golden curve when none of its cells got as far as the comparison; an
+    outcome's ``reused`` reason marks its cell or point as taken from an earlier run."""
     wanted = None if recipes is None else set(recipes)
+    outcomes = tuple(outcomes)
+    session = _Session(outcomes)
     problems: list[str] = []
     al_rows: dict[str, list[tuple[Path, dict[str, Any]]]] = {}
     agentic_rows: dict[str, list[AgenticPoint]] = {}
@@ -307,13 +338,13 @@ def read_sweep(
         data = _load(path, problems)
         if data is not None and (wanted is None or data["recipe"] in wanted):
             agentic_rows.setdefault(str(data["recipe"]), []).append(
-                _agentic_point(path, data, results)
+                _agentic_point(path, data, results, session)
             )
     store = GoldenStore(golden_root)
     return Sweep(
         results=results,
         al=tuple(
-            _al_recipe(results, key, rows, store, curves or {}, problems)
+            _al_recipe(results, key, rows, store, curves or {}, session, problems)
             for key, rows in sorted(al_rows.items())
         ),
         agentic=tuple(
@@ -321,6 +352,6 @@ def read_sweep(
             for key, points in sorted(agentic_rows.items())
         ),
         logs=server_logs(results),
-        outcomes=tuple(outcomes),
+        outcomes=outcomes,
         problems=tuple(problems),
     )

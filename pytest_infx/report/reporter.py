@@ -2,9 +2,10 @@
 of the session, on the controller only, write the HTML report and its pictures.
 
 The report is built from the result files, so the controller needs nothing from the workers but
-the test reports xdist already sends it; those also say which items never wrote a file, and
-which recipe file each item came from (the golden curve of a recipe whose every cell failed is
-found there).
+the test reports xdist already sends it; those also say which items never wrote a file, which
+recipe file each item came from (the golden curve of a recipe whose every cell failed is found
+there), and, through the user property ``REUSED_PROPERTY`` that ``--infx-resume`` puts on a
+reused item, which cells this run took from an earlier one (their files look no different).
 """
 
 from __future__ import annotations
@@ -19,10 +20,19 @@ if TYPE_CHECKING:
     from pytest_infx.report.html import ReportFiles
     from pytest_infx.report.records import Outcome
 
+REUSED_PROPERTY = "infx_reused"
 RECIPE_MARKERS = ("speedbench", "agentic")
 RECIPE_SUFFIXES = (".yaml", ".yml")
 REASON_CHARS = 2000
 XDIST_HEADER = re.compile(r"\[gw\d+\] \S+ -- Python ")
+
+
+def property_of(report: pytest.TestReport, name: str) -> str | None:
+    """A user property read from the test report, the one way it reaches the xdist controller."""
+    for key, value in report.user_properties:
+        if key == name:
+            return str(value)
+    return None
 
 
 def _item_id(nodeid: str) -> str:
@@ -81,6 +91,7 @@ class ReportPlugin:
             outcome=outcome,
             reason=reason,
             file=recipe_file,
+            reused=property_of(report, REUSED_PROPERTY),
         )
 
     def _curves(self) -> dict[str, str]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_infx.engines.base import RenderError
-from pytest_infx.engines.registry import ADAPTERS
+from pytest_infx.engines.registry import adapters
 from pytest_infx.speedbench import al as al_mod
 from pytest_infx.speedbench import checks
 from pytest_infx.speedbench.client import (
@@ -92,7 +92,7 @@ async def _run(settings: CellSettings, dataset: Dataset, on_done: OnDone | None)
     engine = _engine_name(settings.engine)
     rendered: str | None = None
     render_error: str | None = None
-    adapter = ADAPTERS.get(settings.engine)
+    adapter = adapters().get(settings.engine)
     if adapter is not None:
         try:
             rendered = await adapter.rendered_prompt(

@@ -11,7 +11,6 @@ off).
 from __future__ import annotations
 
 import asyncio
-import gc
 import importlib
 import json
 import ssl
@@ -20,6 +19,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pytest_infx.gcpause import paused
 from pytest_infx.http1 import (
     Connection,
     Endpoint,
@@ -204,19 +204,15 @@ async def run_pass(
         finally:
             conn.close()
 
-    gc_was_on = gc.isenabled()
-    if config.pause_gc:
-        gc.disable()
     started = time.time()
     t0 = time.perf_counter()
-    try:
-        async with asyncio.TaskGroup() as group:
-            for _ in range(min(config.concurrency, len(prompts))):
-                group.create_task(worker())
-    finally:
-        wall = time.perf_counter() - t0
-        if gc_was_on:
-            gc.enable()
+    with paused(config.pause_gc):
+        try:
+            async with asyncio.TaskGroup() as group:
+                for _ in range(min(config.concurrency, len(prompts))):
+                    group.create_task(worker())
+        finally:
+            wall = time.perf_counter() - t0
     return PassResult(
         records=tuple(r for r in results if r is not None), started=started, wall_s=wall
     )

@@ -41,3 +41,104 @@ def test_an_in_process_run_gives_the_collector_back(
     assert result.ret == 0
     assert gc.isenabled()
     assert gc.get_freeze_count() == 0
+
+
+OWN_LINT_TEST = """
+import pytest
+
+@pytest.mark.lint
+def test_own_lint():
+    pass
+
+def test_unrelated():
+    pass
+"""
+
+
+def _lint_ids(result: pytest.RunResult) -> list[str]:
+    return [line for line in result.outlines if line.startswith("infx-lint::")]
+
+
+def test_a_hosts_own_lint_tests_run_with_m_lint(recipes: Path, pytester: pytest.Pytester) -> None:
+    write(recipes / "s.yaml", speedbench("s-b300", draft_lengths=[1]))
+    pytester.makepyfile(test_host=OWN_LINT_TEST)
+    listed = pytester.runpytest("--collect-only", "-q", "-m", "lint")
+    assert "test_host.py::test_own_lint" in listed.outlines
+    assert _lint_ids(listed)
+    assert not [line for line in listed.outlines if "s-b300" in line or "unrelated" in line]
+    ran = pytester.runpytest("-m", "lint", "-k", "own_lint", "-v")
+    ran.stdout.fnmatch_lines(["test_host.py::test_own_lint PASSED*"])
+
+
+def test_a_host_option_named_gpu_stays_the_hosts(recipes: Path, pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(
+        """
+        def pytest_addoption(parser):
+            parser.addoption("--gpu", action="store_true", help="the host's own GPU switch")
+        """
+    )
+    pytester.makepyfile(
+        test_host="def test_gpu_flag(request):\n    assert request.config.getoption('--gpu')\n"
+    )
+    write(recipes / "s.yaml", speedbench("s-b200", runner="b200", draft_lengths=[1]))
+    write(recipes / "t.yaml", speedbench("t-b300", draft_lengths=[1]))
+    host = pytester.runpytest("--gpu", "test_host.py")
+    host.assert_outcomes(passed=1)
+    host.stdout.fnmatch_lines(
+        ["infx: --gpu is another plugin's or conftest's option here; pytest-infx's is --infx-gpu"]
+    )
+    ours = pytester.runpytest("--collect-only", "-q", "--infx-gpu", "b200", "recipes")
+    assert [line for line in ours.outlines if "::" in line] == [
+        "recipes/s.yaml::s-b200[k1-thinking_off]",
+        "recipes/s.yaml::s-b200[k1-thinking_on]",
+    ]
+
+
+def test_the_short_names_work_where_nobody_else_has_them(
+    recipes: Path, pytester: pytest.Pytester
+) -> None:
+    write(recipes / "s.yaml", speedbench("s-b200", runner="b200", draft_lengths=[1]))
+    write(recipes / "t.yaml", speedbench("t-b300", draft_lengths=[1]))
+    result = pytester.runpytest("--collect-only", "-q", "--gpu", "b300")
+    assert [line for line in result.outlines if "::" in line] == [
+        "recipes/t.yaml::t-b300[k1-thinking_off]",
+        "recipes/t.yaml::t-b300[k1-thinking_on]",
+    ]
+    assert "infx:" not in result.stdout.str()
+
+
+def test_a_host_lint_marker_combines_with_the_rules(
+    recipes: Path, pytester: pytest.Pytester
+) -> None:
+    pytester.makeini(
+        "[pytest]\naddopts = -p no:cacheprovider\nmarkers =\n    lint: the host's own checks\n"
+    )
+    pytester.makepyfile(test_host=OWN_LINT_TEST)
+    markers = pytester.runpytest("--markers")
+    assert markers.stdout.str().count("@pytest.mark.lint:") == 1
+    markers.stdout.fnmatch_lines(["@pytest.mark.lint: the host's own checks"])
+    header = pytester.runpytest("--collect-only", "--strict-markers", "-m", "lint")
+    header.stdout.fnmatch_lines(
+        [
+            "infx: marker 'lint' is also this repository's: -m lint selects its lint-marked "
+            "tests and pytest-infx's lint rules (-m infx_lint: the rules alone)"
+        ]
+    )
+    both = pytester.runpytest("--collect-only", "-q", "--strict-markers", "-m", "lint")
+    assert "test_host.py::test_own_lint" in both.outlines
+    assert _lint_ids(both)
+    rules = pytester.runpytest("--collect-only", "-q", "--strict-markers", "-m", "infx_lint")
+    assert "test_host.py::test_own_lint" not in rules.outlines
+    assert _lint_ids(rules) == _lint_ids(both)
+
+
+def test_m_infx_lint_runs_the_rules_without_reading_any_test_or_recipe(
+    recipes: Path, pytester: pytest.Pytester
+) -> None:
+    pytester.makepyfile(test_heavy="raise RuntimeError('imported a test module')\n")
+    (recipes / "broken.yaml").write_text("key: broken\nunknown-field: 1\n")
+    result = pytester.runpytest("--collect-only", "-q", "-m", "infx_lint")
+    assert result.ret == 0, result.stdout.str()
+    assert "imported a test module" not in result.stdout.str()
+    assert "broken" not in result.stdout.str()
+    assert _lint_ids(result)

@@ -128,11 +128,16 @@ def test_base_option_drives_the_changelog_rules(lint_repo: pytest.Pytester) -> N
     result.stderr.fnmatch_lines(["*--infx-base: git ref 'nope' does not exist*"])
 
 
-def test_lint_alone_imports_no_test_module_and_reads_no_recipe(lint_repo: pytest.Pytester) -> None:
-    lint_repo.makepyfile(test_heavy="raise RuntimeError('imported a test module')\n")
+def test_lint_alone_reads_no_recipe_but_runs_the_hosts_lint_tests(
+    lint_repo: pytest.Pytester,
+) -> None:
+    lint_repo.makepyfile(
+        test_own="import pytest\n\n@pytest.mark.lint\ndef test_own_lint():\n    pass\n\n"
+        "def test_other():\n    pass\n"
+    )
     (lint_repo.path / "recipes" / "broken.yaml").write_text("key: broken\nunknown-field: 1\n")
     lint_repo.makeini("[pytest]\ntestpaths = . recipes\n")
-    result = lint_repo.runpytest("-m", "lint", "-k", "golden", "-p", "no:cacheprovider")
-    assert "imported a test module" not in result.stdout.str()
+    result = lint_repo.runpytest("-m", "lint", "-k", "golden or own", "-p", "no:cacheprovider")
+    assert "broken" not in result.stdout.str()
     chosen = sum("golden" in r.id for r in all_rules())
-    result.assert_outcomes(passed=chosen, deselected=len(all_rules()) - chosen)
+    result.assert_outcomes(passed=chosen + 1, deselected=len(all_rules()) - chosen + 1)

@@ -55,6 +55,16 @@ def _interrupted_after_first_server(sweep: Sweep) -> None:
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, out.decode(errors="replace")
 
 
+def _report_rows(page: Path) -> dict[str, str]:
+    """The report's table rows by the item whose result file each links."""
+    found = {}
+    for chunk in page.read_text().split("<tr")[1:]:
+        row = chunk.split("</tr>", 1)[0]
+        if '.json">' in row:
+            found[row.split('.json">', 1)[1].split(".json</a>", 1)[0]] = row
+    return found
+
+
 @pytest.fixture
 def interrupted(sweep: Sweep) -> Sweep:
     sweep.add(KEY, extra=PACED, draft_lengths=KS, concurrency=1)
@@ -92,8 +102,14 @@ def test_resume_runs_only_the_cells_left_and_completes_the_reports(
     for mode in MODES:
         assert dict(curve.modes[mode]) == {k: round(expected_al(DEFAULT_PATTERN, k), 2) for k in KS}
     assert "Out of tolerance" not in (sweep.results / "drift-summary.md").read_text()
-    html = (sweep.results / "report.html").read_text()
-    assert [i for k in KS for i in _cell_ids(k) if f">{i}.json<" not in html] == []
+    table = _report_rows(sweep.results / "report.html")
+    assert sorted(table) == sorted(i for k in KS for i in _cell_ids(k))
+    assert sorted(i for i, row in table.items() if 'class="badge reused"' in row) == _cell_ids(1)
+    for i in _cell_ids(1):
+        assert f"from cells/{i}.json: AL {al:.2f}</span>" in table[i]
+        assert "(earlier run)</span>" in table[i], "the k1 log is the interrupted run's"
+    for i in _cell_ids(2) + _cell_ids(3):
+        assert "<td>this run</td>" in table[i] and "earlier run" not in table[i]
 
 
 def test_a_changed_dataset_or_recipe_runs_the_cell_again(interrupted: Sweep) -> None:
@@ -157,6 +173,9 @@ def test_a_passed_agentic_point_is_reused_without_starting_its_server(sweep: Swe
             " 1     2      123.4 * 0/10 (0.0%)",
         ]
     )
+    rows = _report_rows(sweep.results / "report.html")
+    assert f"from agentic/{low.id}.json: 123.4 output tok/s/GPU</span>" in rows[low.id]
+    assert 'class="badge reused"' not in rows[high.id]
     stale_path = sweep.results / "agentic" / f"{high.id}.json"
     assert judge(stale_path, high, traces_sha256(high)) == (
         "whose recipe or engine changed (point fingerprint differs)"

@@ -130,6 +130,60 @@ def test_items_that_left_no_file_are_listed_with_why(folder: Folder) -> None:
     assert f"{KEY}[k1-thinking_on]</code>" not in section
 
 
+def _reused_outcomes() -> list[Outcome]:
+    """What the session says when ``--infx-resume`` took k1 thinking_off and the TP2 c1 point
+    from an earlier run and measured k1 thinking_on."""
+    cell, point = f"{KEY}[k1-thinking_off]", f"{AGENTIC}[tp2-c1]"
+    return [
+        Outcome(
+            id=cell,
+            recipe=KEY,
+            outcome="passed",
+            reason="",
+            reused=f"reused from cells/{cell}.json: AL 1.61",
+        ),
+        Outcome(id=f"{KEY}[k1-thinking_on]", recipe=KEY, outcome="passed", reason=""),
+        Outcome(
+            id=point,
+            recipe=AGENTIC,
+            outcome="passed",
+            reason="",
+            reused=f"reused from agentic/{point}.json: 123.4 output tok/s/GPU",
+        ),
+    ]
+
+
+def test_rows_reused_from_an_earlier_run_say_so_and_where_from(folder: Folder) -> None:
+    sweep = read_sweep(folder.results, folder.golden, outcomes=_reused_outcomes())
+    page = html.unescape(report_html.write_report(sweep).html.read_text())
+    table = _rows(page)
+    cell, point = f"{KEY}[k1-thinking_off].json", f"{AGENTIC}[tp2-c1].json"
+    assert {name for name, row in table.items() if "badge reused" in row} == {cell, point}
+    assert f"from cells/{cell}: AL 1.61</span>" in table[cell]
+    assert 'class="badge pass">pass<' in table[cell], "the verdict is kept beside the mark"
+    assert f"from agentic/{point}: 123.4 output tok/s/GPU</span>" in table[point]
+    fresh = f"{KEY}[k1-thinking_on].json"
+    for name, row in table.items():
+        assert ("this run" in row) == (name == fresh), name
+        assert ("(earlier run)" in row) == (name != fresh), name
+        assert ("an earlier run (not selected)" in row) == (name not in (cell, point, fresh))
+    assert "items without a result file, 2 reused from an earlier run (--infx-resume)." in page
+    plain = report_html.write_report(read_sweep(folder.results, folder.golden)).html.read_text()
+    assert 'class="badge reused"' not in plain and "earlier run" not in plain
+    assert "this run" not in plain, "a report rebuilt from a folder cannot know what ran"
+
+
+def test_reused_cells_and_points_are_boxed_in_the_plots(folder: Folder) -> None:
+    image = pytest.importorskip("PIL.Image")
+    fresh = read_sweep(folder.results, folder.golden)
+    resumed = read_sweep(folder.results, folder.golden, outcomes=_reused_outcomes())
+    color = bytes(int(plots.REUSED_COLOR[i : i + 2], 16) for i in (1, 3, 5))
+    assert _pixels(image, plots.al_png(fresh.al[0]), color) == 0
+    assert _pixels(image, plots.al_png(resumed.al[0]), color) > 40
+    assert _pixels(image, plots.agentic_png(fresh.agentic[0]), color) == 0
+    assert _pixels(image, plots.agentic_png(resumed.agentic[0]), color) > 40
+
+
 def test_failed_and_drifted_cells_are_drawn_in_red(folder: Folder) -> None:
     image = pytest.importorskip("PIL.Image")
     (recipe,) = read_sweep(folder.results, folder.golden).al
@@ -221,10 +275,14 @@ def _link_texts(row: str) -> list[str]:
 
 
 def _red_pixels(image: object, png: bytes) -> int:
+    return _pixels(image, png, bytes((214, 39, 40)))
+
+
+def _pixels(image: object, png: bytes, rgb: bytes) -> int:
     import io
 
     picture = image.open(io.BytesIO(png)).convert("RGB")  # type: ignore[attr-defined]
-    return int(picture.tobytes().count(bytes((214, 39, 40))))
+    return int(picture.tobytes().count(rgb))
 
 
 def test_infx_report_rebuilds_the_report_from_a_copied_folder(

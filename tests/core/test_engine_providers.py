@@ -1,0 +1,136 @@
+"""Engine adapters from outside the package: a conftest hook and an installed entry point."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .helpers import speedbench, write
+
+ADAPTER = """
+from pytest_infx.engines.base import make_plan, speculation
+
+
+class TrtllmAdapter:
+    name = NAME
+
+    def plan(self, point, paths, *, synthetic=None, embedded_python=None):
+        _, k = speculation(point)
+        argv = ["trtllm-serve", paths.target, "--port", "{port}", "--tp_size", str(point.tp)]
+        argv += ["--spec-draft-len", str(k)]
+        return make_plan(self.name, point, argv, {"TRTLLM_FROM": SOURCE}, k)
+
+    async def rendered_prompt(self, base_url, *, model, messages, chat_template_kwargs,
+                              timeout_s=60.0):
+        return None
+"""
+
+HOOK = """
+
+def pytest_infx_register_engines():
+    return [TrtllmAdapter]
+"""
+
+PLAN = ("--collect-only", "-q", "--gpu", "b300", "--infx-plan")
+
+
+def _adapter(name: str = "trtllm", source: str = "conftest") -> str:
+    return ADAPTER.replace("NAME", repr(name)).replace("SOURCE", repr(source))
+
+
+@pytest.fixture
+def trtllm_recipe(recipes: Path) -> Path:
+    return write(
+        recipes / "t.yaml", speedbench("t-b300-trtllm", engine="trtllm", draft_lengths=[2])
+    )
+
+
+def test_a_conftest_hook_adds_an_engine(trtllm_recipe: Path, pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(_adapter() + HOOK)
+    result = pytester.runpytest(*PLAN)
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [
+            "t-b300-trtllm[[]k2-thinking_off[]]  (fingerprint *",
+            "  server * (trtllm, image trtllm/*, 4 GPU(s), port 8888 preferred)",
+            "    argv: trtllm-serve '$MODEL_ROOT/MiMo-V2.6-Flash-RL' --port '{port}' --tp_size 4 "
+            "--spec-draft-len 2",
+            "    env: TRTLLM_FROM=conftest",
+        ]
+    )
+
+
+def test_without_an_adapter_the_plan_says_how_to_add_one(
+    trtllm_recipe: Path, pytester: pytest.Pytester
+) -> None:
+    result = pytester.runpytest(*PLAN)
+    result.stdout.fnmatch_lines(
+        ["  server: cannot plan: *cannot launch trtllm servers*pytest_infx_engines*"]
+    )
+
+
+def test_an_installed_entry_point_adds_an_engine(
+    trtllm_recipe: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A separately installed package (here a distribution on PYTHONPATH, with its own
+    ``entry_points.txt``) provides the adapter; nothing in pytest-infx names it."""
+    site = pytester.path / "site"
+    (site / "infx_trtllm").mkdir(parents=True)
+    (site / "infx_trtllm" / "__init__.py").write_text(_adapter(source="entry point"))
+    info = site / "infx_trtllm-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: infx-trtllm\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(
+        "[pytest_infx_engines]\ntrtllm = infx_trtllm:TrtllmAdapter\n"
+    )
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    result = pytester.runpytest_subprocess(*PLAN)
+    assert result.ret == 0, result.stdout.str() + result.stderr.str()
+    result.stdout.fnmatch_lines(["    argv: trtllm-serve *", "    env: TRTLLM_FROM='entry point'"])
+
+
+@pytest.mark.parametrize(
+    ("conftest", "message"),
+    [
+        (
+            _adapter("vllm") + HOOK,
+            "ERROR: pytest_infx_register_engines in */conftest.py: engine 'vllm' is already "
+            "provided by pytest-infx itself; *",
+        ),
+        (
+            _adapter("tgi") + HOOK,
+            "ERROR: pytest_infx_register_engines in */conftest.py: engine 'tgi' can never be "
+            "used: recipes name their engine as one of vllm, sglang, trtllm, atom",
+        ),
+        (
+            "class Half:\n    name = 'atom'\n" + HOOK.replace("TrtllmAdapter", "Half"),
+            "ERROR: pytest_infx_register_engines in */conftest.py: <class 'conftest.Half'> is "
+            "not an engine adapter: it lacks `plan()`, `rendered_prompt()` *",
+        ),
+    ],
+    ids=["taken-name", "unknown-name", "not-an-adapter"],
+)
+def test_a_bad_provider_stops_the_run_naming_itself(
+    trtllm_recipe: Path, pytester: pytest.Pytester, conftest: str, message: str
+) -> None:
+    pytester.makeconftest(conftest)
+    result = pytester.runpytest(*PLAN)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+def test_two_providers_of_one_engine_are_refused(
+    trtllm_recipe: Path, pytester: pytest.Pytester
+) -> None:
+    pytester.makeconftest(_adapter() + HOOK)
+    pytester.makepyfile(other_plugin=_adapter(source="plugin") + HOOK)
+    pytester.syspathinsert()
+    result = pytester.runpytest("-p", "other_plugin", *PLAN)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: pytest_infx_register_engines in *: engine 'trtllm' is already provided by "
+            "pytest_infx_register_engines in *; *"
+        ]
+    )
