@@ -100,7 +100,7 @@ def slurm_conf(host: str, cpus: int, gpus: int) -> str:
     return "\n".join(
         [
             "ClusterName=infx",
-            f"SlurmctldHost={host}",
+            f"SlurmctldHost={host}(127.0.0.1)",
             "AuthType=auth/munge",
             "ProctrackType=proctrack/linuxproc",
             "TaskPlugin=task/none",
@@ -120,7 +120,8 @@ def slurm_conf(host: str, cpus: int, gpus: int) -> str:
             "SlurmdSpoolDir=/var/spool/slurmd",
             f"SlurmctldLogFile={LOG_DIR / 'slurmctld.log'}",
             f"SlurmdLogFile={LOG_DIR / 'slurmd.log'}",
-            f"NodeName={host} CPUs={cpus} RealMemory=20000 Gres=gpu:{gpus} State=UNKNOWN",
+            f"NodeName={host} NodeAddr=127.0.0.1 CPUs={cpus} RealMemory=20000 Gres=gpu:{gpus} "
+            "State=UNKNOWN",
             f"PartitionName={PARTITION} Nodes={host} Default=YES OverSubscribe=YES "
             "MaxTime=INFINITE State=UP",
             "",
