@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 RUN_DIR_VAR = "INFX_RUN_DIR"
+PROGRESS_DIR_VAR = "INFX_PROGRESS_DIR"
 PROGRESS_MODES = ("auto", "live", "lines", "off")
 
 

@@ -21,6 +21,7 @@ pytest_plugins = ["pytest_infx.fixtures"]
 RUNNER = pytest.StashKey[str]()
 SUMMARY = pytest.StashKey[summary.Summary]()
 RUN_DIR = pytest.StashKey[tuple[Path, str | None]]()
+PROGRESS_DIR = pytest.StashKey[tuple[Path, str | None]]()
 REASONS = pytest.StashKey[list[str]]()
 PLAN = pytest.StashKey[list[str]]()
 FROZEN = pytest.StashKey[bool]()
@@ -73,6 +74,13 @@ def pytest_configure(config: pytest.Config) -> None:
         run_dir = Path(tempfile.mkdtemp(prefix="infx-run-"))
         config.stash[RUN_DIR] = (run_dir, os.environ.get(options.RUN_DIR_VAR))
         os.environ[options.RUN_DIR_VAR] = str(run_dir)
+        from pytest_infx.report.progress import FOLDER
+
+        shown = run_dir / FOLDER
+        if config.pluginmanager.has_plugin("infx-slurm"):
+            shown = options.settings(config).results / f".progress-{run_dir.name}"
+        config.stash[PROGRESS_DIR] = (shown, os.environ.get(options.PROGRESS_DIR_VAR))
+        os.environ[options.PROGRESS_DIR_VAR] = str(shown)
     if not lint.only_lint(config):
         _register_sweep_reports(config)
     if hasattr(config, "workerinput") and os.environ.get("SLURM_JOB_ID"):
@@ -90,11 +98,11 @@ def _register_sweep_reports(config: pytest.Config) -> None:
     from pytest_infx.report import progress
 
     config.pluginmanager.register(resume.ResumePlugin(config), "infx-resume")
-    found = config.stash.get(RUN_DIR, None)
+    found = config.stash.get(PROGRESS_DIR, None)
     if found is not None:
         settings = options.settings(config)
         display = progress.ProgressPlugin(
-            config, settings.progress, settings.progress_interval_s, found[0] / progress.FOLDER
+            config, settings.progress, settings.progress_interval_s, found[0]
         )
         config.pluginmanager.register(display, progress.PLUGIN_NAME)
 
@@ -120,6 +128,10 @@ def _give_back_gc(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    shown = config.stash.get(PROGRESS_DIR, None)
+    if shown is not None:
+        shutil.rmtree(shown[0], ignore_errors=True)
+        _restore(options.PROGRESS_DIR_VAR, shown[1])
     found = config.stash.get(RUN_DIR, None)
     if found is None:
         return
@@ -130,10 +142,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
         sweep(Registry(registry))
     shutil.rmtree(run_dir, ignore_errors=True)
+    _restore(options.RUN_DIR_VAR, previous)
+
+
+def _restore(name: str, previous: str | None) -> None:
     if previous is None:
-        os.environ.pop(options.RUN_DIR_VAR, None)
+        os.environ.pop(name, None)
     else:
-        os.environ[options.RUN_DIR_VAR] = previous
+        os.environ[name] = previous
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

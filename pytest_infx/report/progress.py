@@ -25,6 +25,7 @@ from typing import Any, Literal
 import pytest
 
 from pytest_infx.atomic import atomic_write_bytes
+from pytest_infx.options import PROGRESS_DIR_VAR
 
 Kind = Literal["cell", "point", "preparing", "server", "waiting"]
 FOLDER = "progress"
@@ -237,7 +238,11 @@ def worker_id() -> str:
 
 
 def tracker_for(run_dir: Path, mode: str) -> Tracker:
-    folder = None if mode == "off" else run_dir / FOLDER
+    """The tracker of this process; its file goes where the controller's display reads, which
+    the controller names in the environment (under Slurm, a folder on the shared results
+    filesystem, since a job's own run folder is on its node)."""
+    shared = os.environ.get(PROGRESS_DIR_VAR)
+    folder = None if mode == "off" else Path(shared) if shared else run_dir / FOLDER
     if folder is not None:
         folder.mkdir(parents=True, exist_ok=True)
     return Tracker(folder, worker_id())

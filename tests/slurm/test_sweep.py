@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from plugin.conftest import Sweep, wait_gone
 from plugin.helpers import live_pids, recipe, records, write_recipe
+from plugin.test_progress import CELL_LINE
 
 from pytest_infx.launch.ports import free_port
 
@@ -70,6 +71,17 @@ def test_two_jobs_run_every_item_with_one_job_per_server(slurm_sweep: Sweep) -> 
     assert cells == sorted(ids)
     assert list((slurm_sweep.results / "logs").glob("*.log"))
     assert slurm_sweep.golden.joinpath("smollm2_fake_k3.yaml").exists()
+
+
+def test_progress_lines_come_back_from_the_jobs(slurm_sweep: Sweep) -> None:
+    ids = _gpu_recipes(slurm_sweep, "--step-delay", "0.12")
+    result = slurm_sweep.run(*SLURM, "--infx-progress-interval", "0.3")
+    result.assert_outcomes(passed=len(ids))
+    cells = [m for line in result.outlines if (m := CELL_LINE.match(line))]
+    assert cells, "no progress line came back from a job:\n" + result.stdout.str()
+    assert {m["worker"] for m in cells} <= {"gw0", "gw1"}
+    assert {m["id"] for m in cells} <= set(ids)
+    assert not list(slurm_sweep.results.glob(".progress-*")), "the shared progress folder stays"
 
 
 def _controller(sweep: Sweep) -> subprocess.Popen[bytes]:
