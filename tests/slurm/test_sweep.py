@@ -135,7 +135,9 @@ def test_ctrl_c_cancels_every_job_and_leaves_no_process(slurm_sweep: Sweep) -> N
         out = _finish(proc, timeout=120)
     finally:
         _finish(proc, timeout=5)
-    assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
+    # a second KeyboardInterrupt from execnet's teardown can end Python by the signal itself
+    assert proc.returncode in (pytest.ExitCode.INTERRUPTED, -signal.SIGINT), out
+    assert "KeyboardInterrupt" in out, out
     assert run_jobs() == []
     assert wait_gone(slurm_sweep.record, timeout=10.0) == []
     assert not live_pids(slurm_sweep.record)
