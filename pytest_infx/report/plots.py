@@ -127,16 +127,7 @@ def _al_mode(ax: Axes, recipe: AlRecipe, mode: str, side: float, labels: set[str
         if cell.al is None:
             at = golden.get(cell.k) or 1.0
             label = _take(labels, "failed cell (no AL)")
-            ax.plot(
-                [cell.k + shift],
-                [at],
-                marker="x",
-                color=FAIL_COLOR,
-                markersize=12,
-                markeredgewidth=2.5,
-                linestyle="none",
-                label=label,
-            )
+            _failed_mark(ax, cell.k + shift, at, label)
             ax.annotate(
                 "failed",
                 (cell.k + shift, at),
@@ -159,6 +150,19 @@ def _al_mode(ax: Axes, recipe: AlRecipe, mode: str, side: float, labels: set[str
             )
         if cell.al is not None and cell.reused is not None:
             _reused_mark(ax, cell.k + shift, cell.al, _take(labels, REUSED_LABEL))
+
+
+def _failed_mark(ax: Axes, x: float, y: float, label: str | None) -> None:
+    ax.plot(
+        [x],
+        [y],
+        marker="x",
+        color=FAIL_COLOR,
+        markersize=12,
+        markeredgewidth=2.5,
+        linestyle="none",
+        label=label,
+    )
 
 
 def _reused_mark(ax: Axes, x: float, y: float, label: str | None) -> None:
@@ -215,16 +219,7 @@ def agentic_png(recipe: AgenticRecipe) -> bytes:
                 color=color,
             )
             if point.verdict != "passed":
-                ax.plot(
-                    [x],
-                    [y],
-                    marker="x",
-                    color=FAIL_COLOR,
-                    markersize=12,
-                    markeredgewidth=2.5,
-                    linestyle="none",
-                    label="failed point" if failed_label else None,
-                )
+                _failed_mark(ax, x, y, "failed point" if failed_label else None)
                 failed_label = False
             if point.reused is not None:
                 _reused_mark(ax, x, y, _take(labels, REUSED_LABEL))

@@ -76,6 +76,14 @@ def entry_at(offsets: list[int], offset: int) -> int | None:
     return position if position >= 0 else None
 
 
+def _beyond_cap(path: str, total: int, what: str) -> list[Finding]:
+    """One summary finding for the occurrences past the first ``_REPORT_CAP`` shown one by one,
+    so a file full of tabs gives a readable report."""
+    if total <= _REPORT_CAP:
+        return []
+    return [Finding("changelog-bytes", path, None, None, f"{total - _REPORT_CAP} more {what}.", "")]
+
+
 def byte_findings(
     data: bytes,
     parsed: ParsedChangelog,
@@ -137,17 +145,7 @@ def byte_findings(
                 "Use spaces and LF line endings only.",
             )
     for char, total in counts.items():
-        if total > _REPORT_CAP:
-            found.append(
-                Finding(
-                    "changelog-bytes",
-                    path,
-                    None,
-                    None,
-                    f"{total - _REPORT_CAP} more occurrences of {_FORBIDDEN_NAMES[char]}.",
-                    "",
-                )
-            )
+        found.extend(_beyond_cap(path, total, f"occurrences of {_FORBIDDEN_NAMES[char]}"))
 
     if not data.endswith(b"\n"):
         add(len(data) - 1, "the file does not end with a newline.", "Add one final newline.")
@@ -162,17 +160,7 @@ def byte_findings(
                 f"trailing whitespace after the text at column {lines.column(match.start(1))}.",
                 "Remove the spaces at the end of the line.",
             )
-    if trailing > _REPORT_CAP:
-        found.append(
-            Finding(
-                "changelog-bytes",
-                path,
-                None,
-                None,
-                f"{trailing - _REPORT_CAP} more lines with trailing whitespace.",
-                "",
-            )
-        )
+    found.extend(_beyond_cap(path, trailing, "lines with trailing whitespace"))
     for run in _blank_runs(data):
         begin, end = run[0][0], run[-1][1]
         spaces = [b for b, e in run if data[b:e] != b"\n"]
