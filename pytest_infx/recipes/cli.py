@@ -27,12 +27,15 @@ def register(subparsers: Any) -> None:
 def _changed(args: argparse.Namespace) -> int:
     try:
         changes = changed_since(Path.cwd(), args.recipes, args.base)
+        total = len(load_tree(args.recipes))
     except GitError as exc:
         print(f"infx changed: {exc}")
         return 2
+    except RecipeErrors as exc:
+        print(exc)
+        return 2
     for change in changes:
         print(change.render())
-    total = len(load_tree(args.recipes))
     print(f"{len(changes)} of {total} config keys changed since {args.base}")
     return 0
 

@@ -141,3 +141,15 @@ def test_infx_changed_lists_master_config_keys(
     ]
     assert main(["changed", "--recipes", "configs", "--base", "nope"]) == 2
     assert "git ref 'nope' does not exist" in capsys.readouterr().out
+
+
+def test_infx_changed_on_a_tree_that_does_not_load_says_why_without_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_files(tmp_path, {"configs/x.yaml": "a: [1\n"})
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "x")
+    monkeypatch.chdir(tmp_path)
+    assert main(["changed", "--recipes", "configs", "--base", "HEAD"]) == 2
+    assert capsys.readouterr().out.startswith("configs/x.yaml:2:1: invalid YAML")
