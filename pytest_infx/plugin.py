@@ -74,13 +74,6 @@ def pytest_configure(config: pytest.Config) -> None:
         run_dir = Path(tempfile.mkdtemp(prefix="infx-run-"))
         config.stash[RUN_DIR] = (run_dir, os.environ.get(options.RUN_DIR_VAR))
         os.environ[options.RUN_DIR_VAR] = str(run_dir)
-        from pytest_infx.report.progress import FOLDER
-
-        shown = run_dir / FOLDER
-        if config.pluginmanager.has_plugin("infx-slurm"):
-            shown = options.settings(config).results / f".progress-{run_dir.name}"
-        config.stash[PROGRESS_DIR] = (shown, os.environ.get(options.PROGRESS_DIR_VAR))
-        os.environ[options.PROGRESS_DIR_VAR] = str(shown)
     if not lint.only_lint(config):
         _register_sweep_reports(config)
     if hasattr(config, "workerinput") and os.environ.get("SLURM_JOB_ID"):
@@ -93,18 +86,25 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _register_sweep_reports(config: pytest.Config) -> None:
-    """Resume reporting everywhere; the progress display where the terminal is."""
+    """Resume reporting everywhere; the progress display where the terminal is, reading the
+    folder it names to the workers (under Slurm one on the shared results filesystem, since a
+    job's run folder is on its node)."""
     from pytest_infx import resume
     from pytest_infx.report import progress
 
     config.pluginmanager.register(resume.ResumePlugin(config), "infx-resume")
-    found = config.stash.get(PROGRESS_DIR, None)
-    if found is not None:
-        settings = options.settings(config)
-        display = progress.ProgressPlugin(
-            config, settings.progress, settings.progress_interval_s, found[0]
-        )
-        config.pluginmanager.register(display, progress.PLUGIN_NAME)
+    found = config.stash.get(RUN_DIR, None)
+    if found is None:
+        return
+    settings = options.settings(config)
+    shown = found[0] / progress.FOLDER
+    if config.pluginmanager.has_plugin("infx-slurm"):
+        shown = settings.results / f".progress-{found[0].name}"
+    config.stash[PROGRESS_DIR] = (shown, os.environ.get(options.PROGRESS_DIR_VAR))
+    os.environ[options.PROGRESS_DIR_VAR] = str(shown)
+    interval = settings.progress_interval_s
+    display = progress.ProgressPlugin(config, settings.progress, interval, shown)
+    config.pluginmanager.register(display, progress.PLUGIN_NAME)
 
 
 def _use_engine_providers(config: pytest.Config) -> None:
