@@ -50,8 +50,8 @@ def build(tree: Tree, stale: Catalog | None = None) -> Catalog:
     one ``stale`` was built from keeps its points without being expanded again.
 
     A server is what the effective recipe (one object per set of matching overrides), the kind,
-    the TP and the draft length make of it; thinking and concurrency are the client's, so most
-    points of a file reuse a plan already made.
+    the TP, the draft length and, for an agentic point, the concurrency (its admission) make of
+    it; thinking is the client's, so thinking modes reuse a plan already made.
     """
     from pytest_infx.plan import server_key
     from pytest_infx.recipes.errors import RecipeErrors
@@ -75,9 +75,10 @@ def build(tree: Tree, stale: Catalog | None = None) -> Catalog:
             errors[source.path] = str(exc)
             continue
         refs = []
-        servers: dict[tuple[int, str, int, int | None], str] = {}
+        servers: dict[tuple[int, str, int, int | None, int | None], str] = {}
         for p in expanded:
-            shared = (id(p.recipe), p.kind, p.tp, p.draft_length)
+            conc = p.concurrency if p.kind == "agentic" else None
+            shared = (id(p.recipe), p.kind, p.tp, p.draft_length, conc)
             server = servers.get(shared)
             if server is None:
                 server = servers[shared] = server_key(p)

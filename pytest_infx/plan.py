@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -87,4 +88,17 @@ def render(point: Point, root: Path | None = None) -> list[str]:
     golden = golden_of(point)
     if golden:
         lines.append(f"  golden: {golden}")
+    return lines
+
+
+def sharing(points: Iterable[Point]) -> list[str]:
+    """Which points one server serves: a reader of the plan should not have to compare keys."""
+    users: dict[str, list[str]] = {}
+    for point in points:
+        users.setdefault(server_key(point), []).append(point.id)
+    total = sum(len(ids) for ids in users.values())
+    lines = [f"servers: {len(users)} for {total} point(s)"]
+    for key, ids in users.items():
+        if len(ids) > 1 and not key.startswith("unplannable:"):
+            lines.append(f"  server {key} shared by {len(ids)}: {', '.join(ids)}")
     return lines

@@ -279,10 +279,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     from pytest_infx import plan
 
     lines: list[str] = []
+    planned = []
     for item in session.items:
         point = collect.point_of(item)
         if point is not None:
+            planned.append(point)
             lines.extend(plan.render(point, config.rootpath))
+    lines.extend(plan.sharing(planned))
     config.stash[PLAN] = lines
 
 

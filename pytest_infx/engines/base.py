@@ -2,7 +2,7 @@
 any) to ask that server how it renders a chat request.
 
 A plan is a plain value. Two points with equal plans share one server (thinking on and off at
-one draft length, or every concurrency of one TP), so the plan must hold everything that makes a
+one draft length, or agentic points of two recipes launched alike), so the plan must hold everything that makes a
 server different and nothing that does not (the port is chosen at launch and appears in argv as
 the literal ``{port}``).
 """
@@ -118,15 +118,16 @@ def flags(args: Mapping[str, Any], *, key: str) -> list[str]:
 
 
 def admission_limit(point: Point) -> int | None:
-    """Max running requests for an agentic server: factor x the largest concurrency at its TP.
+    """Max running requests for an agentic server: factor x this point's concurrency.
 
-    One server serves every concurrency of a TP, so it is sized for the largest of them.
+    InferenceX sizes each point's server for its own concurrency (subagent fan-out can exceed
+    it); a server sized for a larger one would admit more at once and change what a low
+    concurrency measures.
     """
     agentic = point.recipe.agentic
     if point.kind != "agentic" or agentic is None:
         return None
-    top = max(c for p in agentic.points if p.tp == point.tp for c in p.concurrency)
-    return max(1, math.ceil(agentic.admission_factor * top))
+    return max(1, math.ceil(agentic.admission_factor * point.concurrency))
 
 
 def is_embedded(path: str | None) -> bool:
@@ -148,7 +149,7 @@ def make_plan(
 ) -> ServerPlan:
     """The plan fields every adapter fills the same way; the adapter owns argv and env."""
     recipe = point.recipe
-    suffix = f"k{k}" if point.kind == "speedbench" else f"tp{point.tp}"
+    suffix = f"k{k}" if point.kind == "speedbench" else f"tp{point.tp}-c{point.concurrency}"
     return ServerPlan(
         engine=engine,
         argv=tuple(argv),

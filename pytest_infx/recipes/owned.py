@@ -30,9 +30,9 @@ _ALWAYS: Final[dict[str, str]] = {
     "speculative-num-draft-tokens": "the speculative block and the point's draft length",
 }
 _AGENTIC: Final[dict[str, str]] = {
-    "max-num-seqs": "agentic.admission-factor x the TP's largest concurrency",
-    "max-running-requests": "agentic.admission-factor x the TP's largest concurrency",
-    "cuda-graph-max-bs": "agentic.admission-factor x the TP's largest concurrency",
+    "max-num-seqs": "agentic.admission-factor x the point's concurrency",
+    "max-running-requests": "agentic.admission-factor x the point's concurrency",
+    "cuda-graph-max-bs": "agentic.admission-factor x the point's concurrency",
 }
 
 

@@ -139,8 +139,8 @@ class _Effective:
 def _material(
     kind: Kind, tp: int, dumped: dict[str, Any], thinking: ThinkingMode | None
 ) -> dict[str, Any]:
-    """What affects a point's result: not gating settings, and not other points beyond what
-    they share with it (an agentic server is sized for its TP's top concurrency)."""
+    """What affects a point's result: not gating settings, and not the other points (an agentic
+    server is sized for its own point's concurrency, which the coordinates carry)."""
     material = {k: v for k, v in dumped.items() if k not in ("speedbench", "agentic")}
     if kind == "speedbench":
         bench = dict(dumped["speedbench"])
@@ -151,10 +151,8 @@ def _material(
         material["speedbench"] = bench
     else:
         bench = dict(dumped["agentic"])
-        points = bench.pop("points")
+        bench.pop("points")
         bench.pop("failed-request-threshold")
-        # The server at this TP is sized for its largest concurrency (admission limit).
-        bench["top-concurrency"] = max(c for p in points if p["tp"] == tp for c in p["concurrency"])
         material["agentic"] = bench
     material["tp"] = tp
     return material

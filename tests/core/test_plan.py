@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import json
-import math
 import re
 import shlex
 from pathlib import Path
@@ -96,20 +95,43 @@ def test_sglang_plan_maps_draft_length_to_steps(recipes: Path, pytester: pytest.
         assert argv[argv.index("--tp-size") + 1] == "4"
 
 
-def test_agentic_plan_sizes_the_server_for_the_top_concurrency(
+def test_agentic_plan_sizes_each_server_for_its_own_points_concurrency(
     recipes: Path, pytester: pytest.Pytester
 ) -> None:
     write(recipes / "a.yaml", agentic("a-b200-agentic", points={4: (1, 8, 32), 2: (4,)}))
-    blocks = plan_blocks(pytester.runpytest("--collect-only", "--infx-plan", "--gpu", "b200"))
+    result = pytester.runpytest("--collect-only", "--infx-plan", "--gpu", "b200")
+    blocks = plan_blocks(result)
     assert len(blocks) == 4
     for item_id, block in blocks.items():
         tp, conc = (int(n) for n in re.findall(r"\d+", item_id.split("[")[1]))
         argv = shlex.split(block["argv"])
-        top = 32 if tp == 4 else 4
-        assert argv[argv.index("--max-running-requests") + 1] == str(math.ceil(2.0 * top))
+        assert argv[argv.index("--max-running-requests") + 1] == str(2 * conc)
+        assert argv[argv.index("--cuda-graph-max-bs") + 1] == str(2 * conc)
         assert argv[argv.index("--tp-size") + 1] == str(tp)
         assert json.loads(block["client"])["concurrency"] == conc
         assert "golden" not in block
+    servers = {block["server"].split(" ")[0] for block in blocks.values()}
+    assert len(servers) == 4
+    assert "servers: 4 for 4 point(s)" in result.outlines
+
+
+def test_agentic_points_launched_alike_share_one_server_and_the_plan_says_so(
+    recipes: Path, pytester: pytest.Pytester
+) -> None:
+    write(recipes / "a.yaml", agentic("a-b200-agentic", points={4: (1, 8)}))
+    write(recipes / "b.yaml", agentic("a-b200-agentic-power", points={4: (8,)}))
+    result = pytester.runpytest("--collect-only", "--infx-plan", "--gpu", "b200")
+    blocks = plan_blocks(result)
+    server = {item_id: block["server"].split(" ")[0] for item_id, block in blocks.items()}
+    assert server["a-b200-agentic[tp4-c8]"] == server["a-b200-agentic-power[tp4-c8]"]
+    assert server["a-b200-agentic[tp4-c1]"] != server["a-b200-agentic[tp4-c8]"]
+    assert "servers: 2 for 3 point(s)" in result.outlines
+    shared = f"  server {server['a-b200-agentic[tp4-c8]']} shared by 2: "
+    line = next(line for line in result.outlines if line.startswith(shared))
+    assert set(line[len(shared) :].split(", ")) == {
+        "a-b200-agentic[tp4-c8]",
+        "a-b200-agentic-power[tp4-c8]",
+    }
 
 
 @pytest.mark.parametrize("name", ["tensor_parallel_size", "served_model_name", "tp"])
