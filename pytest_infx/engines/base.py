@@ -2,9 +2,9 @@
 any) to ask that server how it renders a chat request.
 
 A plan is a plain value. Two points with equal plans share one server (thinking on and off at
-one draft length, or agentic points of two recipes launched alike), so the plan must hold everything that makes a
-server different and nothing that does not (the port is chosen at launch and appears in argv as
-the literal ``{port}``).
+one draft length, or agentic points of two recipes launched alike), so the plan must hold
+everything that makes a server different and nothing that does not (the port is chosen at
+launch and appears in argv as the literal ``{port}``).
 """
 
 from __future__ import annotations

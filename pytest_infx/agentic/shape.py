@@ -1,0 +1,120 @@
+"""How InferenceX identifies one AgentX point: the topology its aggregate carries, the GPU
+count its per-GPU figures divide by, and the name of its result file.
+
+InferenceX's workflow names a single-node AgentX result
+``<exp-name>_<precision>_<framework>_tp<TP>-pp<PP>-dcp<DCP>-pcp<PCP>-ep<EP>-dpa<DPA>_disagg-false
+_spec-<SPEC>_conc<CONC>_<runner>[_recipe-<fingerprint>].json`` (``benchmark-tmpl.yml``), with
+``exp-name = <model prefix>_tp<TP>_conc<CONC>_kvnone[_spec-<SPEC>]``
+(``generate_sweep_configs.py``). Its aggregation and dashboards find a point by that name, so
+ours carries the same one.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_infx.recipes.owned import canonical
+from pytest_infx.recipes.points import Point
+
+RUNNER_NAME_VAR = "RUNNER_NAME"
+
+_PP_FLAGS = ("pipeline-parallel-size", "pp-size", "pp")
+_DCP_FLAGS = ("decode-context-parallel-size", "dcp-size")
+_PCP_FLAGS = ("prefill-context-parallel-size", "pcp-size")
+_EP_FLAGS = ("expert-parallel-size", "ep-size", "ep")
+_DP_FLAGS = ("data-parallel-size", "dp-size", "dp")
+
+
+@dataclass(frozen=True, kw_only=True)
+class PointShape:
+    model_prefix: str
+    precision: str
+    framework: str
+    tp: int
+    conc: int
+    runner: str
+    pp: int = 1
+    dcp: int = 1
+    pcp: int = 1
+    ep: int = 1
+    dp_attention: bool = False
+    spec_decoding: str = "none"
+    fingerprint: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("tp", "conc", "pp", "dcp", "pcp", "ep"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+
+    @property
+    def num_gpus(self) -> int:
+        """InferenceX's per-GPU denominator: TP x PP x prefill context parallel size."""
+        return self.tp * self.pp * self.pcp
+
+    @property
+    def exp_name(self) -> str:
+        spec = f"_spec-{self.spec_decoding}" if self.spec_decoding != "none" else ""
+        return f"{self.model_prefix}_tp{self.tp}_conc{self.conc}_kvnone{spec}"
+
+    @property
+    def result_filename(self) -> str:
+        """The file name without ``.json``, as InferenceX's ``RESULT_FILENAME``."""
+        dpa = "true" if self.dp_attention else "false"
+        name = (
+            f"{self.exp_name}_{self.precision}_{self.framework}"
+            f"_tp{self.tp}-pp{self.pp}-dcp{self.dcp}-pcp{self.pcp}-ep{self.ep}-dpa{dpa}"
+            f"_disagg-false_spec-{self.spec_decoding}_conc{self.conc}_{self.runner}"
+        )
+        if self.fingerprint:
+            name += f"_recipe-{self.fingerprint[:16]}"
+        return name
+
+
+def shape_of(point: Point, *, runner: str | None = None) -> PointShape:
+    """The shape of an agentic point; ``runner`` names the machine (InferenceX uses the CI
+    runner's name), else ``$RUNNER_NAME``, else the recipe's runner label.
+
+    Parallelism other than TP is read from the engine flags that set it, since a recipe states
+    it there exactly as the engine takes it; DP attention is SGLang's ``enable-dp-attention``
+    or vLLM's data parallelism (its attention is data parallel across the ranks).
+    """
+    recipe = point.recipe
+    args = {canonical(name): value for name, value in recipe.engine.args.items()}
+    dp = _size(args, _DP_FLAGS, point)
+    ep = _size(args, _EP_FLAGS, point)
+    if ep == 1 and args.get("enable-expert-parallel") is True:
+        ep = point.tp * dp
+    agentic = recipe.agentic
+    spec = agentic.speculative.method if agentic and agentic.speculative else "none"
+    return PointShape(
+        model_prefix=recipe.model.prefix,
+        precision=recipe.model.precision,
+        framework=recipe.engine.name,
+        tp=point.tp,
+        conc=point.concurrency,
+        runner=runner or os.environ.get(RUNNER_NAME_VAR) or recipe.runner,
+        pp=_size(args, _PP_FLAGS, point),
+        dcp=_size(args, _DCP_FLAGS, point),
+        pcp=_size(args, _PCP_FLAGS, point),
+        ep=ep,
+        dp_attention=args.get("enable-dp-attention") is True
+        or (recipe.engine.name == "vllm" and dp > 1),
+        spec_decoding=spec,
+        fingerprint=point.fingerprint,
+    )
+
+
+def _size(args: Mapping[str, Any], names: tuple[str, ...], point: Point) -> int:
+    for name in names:
+        if name in args:
+            value = args[name]
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(
+                    f"{point.id}: engine.args.{name} must be an integer >= 1, got {value!r}"
+                )
+            return value
+    return 1

@@ -1,0 +1,115 @@
+"""Result file names as InferenceX's workflow builds them at 843c6254f.
+
+``.github/workflows/benchmark-tmpl.yml``: ``RESULT_FILENAME = ${EXP_NAME}_${PRECISION}_${FRAMEWORK}
+_tp${TP}-pp${PP_SIZE}-dcp${DCP_SIZE}-pcp${PCP_SIZE}-ep${EP_SIZE}-dpa${DP_ATTENTION}_disagg-${DISAGG}
+_spec-${SPEC_DECODING}_conc${CONC}_${runner.name}``, then ``_recipe-${RECIPE_FINGERPRINT:0:16}``;
+``utils/matrix_logic/generate_sweep_configs.py`` (single node, agentic):
+``exp-name = f"{model_code}_tp{tp}_conc{conc}_kvnone" + (f"_spec-{spec}" if spec != "none")``;
+``e2e-tests.yml`` passes ``disagg: 'false'`` for single-node AgentX.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from pytest_infx.agentic.shape import PointShape, shape_of
+from pytest_infx.recipes.loader import load_file
+from pytest_infx.recipes.points import Point, expand
+
+
+def _points(folder: Path, key: str, tp: int, conc: list[int], **args: Any) -> list[Point]:
+    recipe = {
+        "key": key,
+        "model": {
+            "hub-id": "XiaomiMiMo/MiMo-V2.6-Flash-RL",
+            "served-name": "mimo",
+            "prefix": "mimov2.6flash",
+            "precision": "fp4",
+        },
+        "runner": "b200",
+        "engine": {
+            "name": "sglang",
+            "image": f"lmsysorg/sglang:v0.5.21-cu130@sha256:{'b1' * 32}",
+            "args": args,
+        },
+        "agentic": {"points": [{"tp": tp, "concurrency": conc}]},
+    }
+    path = folder / f"{key}.yaml"
+    path.write_text(yaml.safe_dump(recipe, sort_keys=False))
+    return expand(load_file(path))
+
+
+def test_plain_point_name() -> None:
+    shape = PointShape(
+        model_prefix="mimov2.6flash",
+        precision="fp4",
+        framework="sglang",
+        tp=4,
+        conc=32,
+        runner="b200-nv_03",
+    )
+    assert shape.result_filename == (
+        "mimov2.6flash_tp4_conc32_kvnone_fp4_sglang_tp4-pp1-dcp1-pcp1-ep1-dpafalse"
+        "_disagg-false_spec-none_conc32_b200-nv_03"
+    )
+
+
+def test_speculative_dp_attention_point_with_fingerprint() -> None:
+    shape = PointShape(
+        model_prefix="dsv4",
+        precision="fp4",
+        framework="vllm",
+        tp=8,
+        ep=8,
+        dp_attention=True,
+        spec_decoding="mtp",
+        conc=64,
+        runner="b200-dgxc_1",
+        fingerprint="0123456789abcdef",
+    )
+    assert shape.exp_name == "dsv4_tp8_conc64_kvnone_spec-mtp"
+    assert shape.result_filename == (
+        "dsv4_tp8_conc64_kvnone_spec-mtp_fp4_vllm_tp8-pp1-dcp1-pcp1-ep8-dpatrue"
+        "_disagg-false_spec-mtp_conc64_b200-dgxc_1_recipe-0123456789abcdef"
+    )
+
+
+def test_gpu_count_is_tp_pp_pcp_not_dcp() -> None:
+    shape = PointShape(
+        model_prefix="m", precision="fp8", framework="vllm", tp=2, pp=2, dcp=2, pcp=3, conc=1,
+        runner="h200",
+    )  # fmt: skip
+    assert shape.num_gpus == 12
+
+
+def test_shape_of_a_recipe_point_reads_parallelism_from_engine_flags(tmp_path: Path) -> None:
+    (point,) = _points(tmp_path, "m-agentic", 4, [8], **{"ep-size": 4, "enable-dp-attention": True})
+    shape = shape_of(point, runner="b200-nv_0")
+    assert (shape.tp, shape.ep, shape.dp_attention, shape.conc) == (4, 4, True, 8)
+    assert (shape.framework, shape.precision, shape.model_prefix) == (
+        "sglang",
+        "fp4",
+        "mimov2.6flash",
+    )
+    assert shape.fingerprint == point.fingerprint
+    assert shape.result_filename.endswith(f"_conc8_b200-nv_0_recipe-{point.fingerprint}")
+
+
+def test_runner_name_comes_from_the_ci_runner_then_the_recipe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (point,) = _points(tmp_path, "k", 2, [1])
+    monkeypatch.delenv("RUNNER_NAME", raising=False)
+    assert shape_of(point).runner == "b200"
+    monkeypatch.setenv("RUNNER_NAME", "b200-nv_7")
+    assert shape_of(point).runner == "b200-nv_7"
+
+
+def test_a_bad_parallel_size_names_the_point_and_flag(tmp_path: Path) -> None:
+    (point,) = _points(tmp_path, "k", 2, [1], **{"pp-size": 0})
+    with pytest.raises(ValueError, match=r"k\[tp2-c1\]: engine.args.pp-size must be an integer"):
+        shape_of(point)
