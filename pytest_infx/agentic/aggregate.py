@@ -364,3 +364,26 @@ def round_floats(obj: Any, decimal_places: int = 5) -> Any:
     if isinstance(obj, list):
         return [round_floats(value, decimal_places) for value in obj]
     return obj
+
+
+def headline(agg: Mapping[str, Any], *, num_gpus: int) -> dict[str, Any] | None:
+    """The throughput block of our own result file, from an aggregate: InferenceX's per-GPU
+    figures and the output rate one user sees (1 / median ITL); None without a throughput
+    span."""
+    metrics = agg.get("request_metrics") or {}
+    block = metrics.get("throughput") or {}
+    if not block:
+        return None
+    intvty = (metrics.get("latency") or {}).get("intvty") or {}
+    return {
+        "method": "inferencex",
+        "total_tokens_per_s": block["total"]["tokens_per_second"],
+        "output_tokens_per_s": block["output"]["tokens_per_second"],
+        "input_tokens_per_s": block["input"]["tokens_per_second"],
+        "total_tokens_per_s_per_gpu": block["per_gpu"]["total_tput_tps"],
+        "output_tokens_per_s_per_gpu": block["per_gpu"]["output_tput_tps"],
+        "input_tokens_per_s_per_gpu": block["per_gpu"]["input_tput_tps"],
+        "output_tokens_per_s_per_user": intvty.get("p50"),
+        "duration_s": block["duration_seconds"],
+        "gpus": num_gpus,
+    }

@@ -21,10 +21,14 @@ def result_record(
     result: AgenticResult,
     *,
     verdict: GateVerdict | None = None,
+    throughput: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A JSON-ready record; ``identity`` holds the keys in :data:`IDENTITY_KEYS`.
 
     ``image`` may be None (a CPU run has a command, not an image); the others must be set.
+    ``throughput`` is the block computed the InferenceX way from the per-request records
+    (``aggregate.headline``); without it the block holds aiperf's own summary figures, whose
+    output rate is over the benchmark duration rather than the requests' span.
     """
     missing = [key for key in IDENTITY_KEYS if key not in identity]
     if missing:
@@ -42,12 +46,16 @@ def result_record(
         "failed": result.failed,
         "error_ratio": result.error_ratio,
     }
-    record["throughput"] = {
-        "output_tokens_per_s": result.output_throughput,
-        "output_tokens_per_s_per_gpu": result.output_throughput_per_gpu,
-        "requests_per_s": result.request_rate,
-        "gpus": result.gpus,
-    }
+    if throughput is not None:
+        record["throughput"] = {**throughput, "requests_per_s": result.request_rate}
+    else:
+        record["throughput"] = {
+            "method": "aiperf",
+            "output_tokens_per_s": result.output_throughput,
+            "output_tokens_per_s_per_gpu": result.output_throughput_per_gpu,
+            "requests_per_s": result.request_rate,
+            "gpus": result.gpus,
+        }
     record["latency_ms"] = {
         "ttft": _percentiles(result.ttft_ms),
         "tpot": _percentiles(result.tpot_ms),
@@ -62,7 +70,9 @@ def result_record(
         "export": str(result.export_path),
         "duration_s": result.duration_s,
         "was_cancelled": result.was_cancelled,
+        "exit_code": result.exit_code,
         "output_tokens": result.output_tokens,
+        "output_tokens_per_s": result.output_throughput,
     }
     record["errors"] = [
         {"code": kind.code, "type": kind.kind, "message": kind.message, "count": kind.count}

@@ -69,6 +69,7 @@ class AgenticResult:
     tpot_ms: Percentiles | None
     e2e_ms: Percentiles | None
     errors: tuple[ErrorKind, ...]
+    exit_code: int = 0
 
     @property
     def error_ratio(self) -> float:

@@ -9,9 +9,17 @@ from a frozen :class:`AgenticRun`. Things learnt from aiperf 0.13.0 that shape t
   under 900 s breaks the floor; both need ``--unsafe-override``, which stamps
   ``submission_valid=false`` in the export. :attr:`AgenticRun.override` adds it only then.
 - There is no ``--warmup-requests-per-lane`` in 0.13.0: agentic replay warms each lane by
-  replaying its trajectory up to a random start turn (``--trajectory-start-min/max-ratio``). The
-  argv is checked against ``aiperf profile --help`` before launch, so a flag the installed aiperf
-  lacks fails in a second with its name instead of after start-up.
+  replaying its trajectory up to a random start turn (``--trajectory-start-min/max-ratio``; the
+  scenario fills in 0.0-1.0 when they are not given, so InferenceX's 0.25-0.75 is passed), and
+  its warm-up waits ``--agentic-warmup-grace-period`` (``--warmup-grace-period`` applies to a
+  declared warm-up phase only). The argv is checked against ``aiperf profile --help`` before
+  launch, so a flag the installed aiperf lacks fails in a second with its name instead of
+  after start-up.
+- The scenario forbids ``--trace-idle-gap-cap-seconds`` (InferenceX's 300 s per-trajectory idle
+  cap); passing it would make the run non-submittable, so it is passed only on a run that
+  overrides the scenario anyway.
+- ``--failed-request-threshold`` stops the run once the failed ratio of profiling records passes
+  it; aiperf then exits non-zero after writing its export, so the numbers are still read.
 - With ``HF_HUB_OFFLINE`` or ``TRANSFORMERS_OFFLINE`` set, aiperf looks a local tokenizer folder
   up as a hub repo id and fails; without them it loads a local folder with no network access.
   Those two variables are therefore removed from aiperf's environment for a local tokenizer.
@@ -21,6 +29,7 @@ from a frozen :class:`AgenticRun`. Things learnt from aiperf 0.13.0 that shape t
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import re
@@ -74,6 +83,10 @@ class AgenticRun:
     scenario: str | None = SCENARIO
     warmup_requests_per_lane: int | None = None
     trajectory_start_ratio: tuple[float, float] | None = None
+    trace_idle_gap_cap_s: float | None = None
+    warmup_grace_period_s: float | None = None
+    failed_request_threshold: float | None = None
+    max_context_length: int | None = None
     request_count: int | None = None
     num_dataset_entries: int | None = None
     grace_period_s: float | None = None
@@ -129,6 +142,14 @@ def build_argv(run: AgenticRun) -> list[str]:
         low, high = run.trajectory_start_ratio
         argv += ["--trajectory-start-min-ratio", _number(low)]
         argv += ["--trajectory-start-max-ratio", _number(high)]
+    if run.trace_idle_gap_cap_s is not None and (run.scenario is None or run.override):
+        argv += ["--trace-idle-gap-cap-seconds", _number(run.trace_idle_gap_cap_s)]
+    if run.warmup_grace_period_s is not None:
+        argv += ["--agentic-warmup-grace-period", _number(run.warmup_grace_period_s)]
+    if run.failed_request_threshold is not None:
+        argv += ["--failed-request-threshold", _number(run.failed_request_threshold)]
+    if run.max_context_length is not None:
+        argv += ["--max-context-length", str(run.max_context_length)]
     if run.request_count is not None:
         argv += ["--request-count", str(run.request_count)]
     if run.use_server_token_count:
@@ -210,7 +231,8 @@ def run_aiperf(
     timeout_s: float | None = None,
     env: Mapping[str, str] | None = None,
 ) -> AgenticResult:
-    """Run aiperf to the end and parse its export.
+    """Run aiperf to the end and parse its export; a run that exits non-zero after writing
+    its export (the failed-request threshold stopped it) is returned with ``exit_code`` set.
 
     aiperf runs under the launcher's guard, in its own process group: the whole group is ended
     on timeout, on Ctrl-C, on any error here and when this process dies, since aiperf forks
@@ -254,9 +276,10 @@ def run_aiperf(
             raise
         reader.join(timeout=30)
         guarded.stop()
-    if rc != 0:
+    if rc != 0 and not run.export_path.is_file():
         raise AgenticRunError(f"aiperf exited with {rc}; log {log_path}\n" + _tail(tail))
-    return parse_export(run.export_path, gpus=run.gpus)
+    result = parse_export(run.export_path, gpus=run.gpus)
+    return result if rc == 0 else dataclasses.replace(result, exit_code=rc)
 
 
 def _pump(

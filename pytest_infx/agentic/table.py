@@ -10,12 +10,26 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-_COLUMNS = ("TP", "conc", "tok/s/GPU", "TTFT p50", "TTFT p99", "TPOT p50", "tok/s/user", "errors")
+_COLUMNS = (
+    "TP",
+    "conc",
+    "tok/s/GPU",
+    "TTFT p50",
+    "TTFT p99",
+    "TPOT p50",
+    "tok/s/user",
+    "total tok/s/GPU",
+    "errors",
+)
 _NUMERIC = frozenset(_COLUMNS[:-1])
 
 
 def render_tables(records: Iterable[Mapping[str, Any]]) -> str:
-    """One titled table per recipe; latencies in ms; ``*`` marks a run not valid for submission."""
+    """One titled table per recipe; latencies in ms; ``*`` marks a run not valid for submission.
+
+    ``tok/s/GPU`` is output tokens, ``total tok/s/GPU`` input plus output (InferenceX's headline
+    figure; ``-`` for a record that only has aiperf's summary figures).
+    """
     by_recipe: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for record in records:
         by_recipe[str(record["recipe"])].append(record)
@@ -50,6 +64,7 @@ def _row(record: Mapping[str, Any]) -> tuple[str, ...]:
         _fmt(_stat(latency.get("ttft"), "p99"), 1),
         _fmt(_stat(latency.get("tpot"), "p50"), 2),
         _fmt(record.get("interactivity_tokens_per_s_per_user"), 1),
+        _fmt(record["throughput"].get("total_tokens_per_s_per_gpu"), 1),
         errors,
     )
 

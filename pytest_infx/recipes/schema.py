@@ -121,7 +121,11 @@ class Agentic(Strict):
     admission_factor: float = Field(default=2.0, gt=0)
     speculative: AgenticSpeculative | None = None
     duration: int = Field(default=1800, ge=1)
-    trajectory_start_ratio: list[float] | None = Field(default=None, min_length=2, max_length=2)
+    trajectory_start_ratio: list[float] | None = Field(
+        default_factory=lambda: [0.25, 0.75], min_length=2, max_length=2
+    )
+    trace_idle_gap_cap: float | None = Field(default=300.0, gt=0)
+    warmup_grace_period: float | None = Field(default=1800.0, gt=0)
     request_count: int | None = Field(default=None, ge=1)
     seed: int = 42
     traces: str = "semianalysis_cc_traces_weka_062126"

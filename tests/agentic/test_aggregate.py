@@ -18,6 +18,7 @@ import pytest
 
 from pytest_infx.agentic.aggregate import (
     build_aggregate,
+    headline,
     load_records,
     parse_records,
     percentile,
@@ -183,3 +184,23 @@ def test_a_broken_record_line_names_the_file_and_line(tmp_path: Path) -> None:
         load_records(path)
     with pytest.raises(ExportError, match="per-request records are missing"):
         load_records(tmp_path / "absent.jsonl")
+
+
+def test_headline_is_our_throughput_block_from_the_aggregate() -> None:
+    agg = build_aggregate(parse_records(_lines(RECORDS)), {}, SHAPE, model="m", image=None)
+    block = headline(agg, num_gpus=SHAPE.num_gpus)
+    assert block == {
+        "method": "inferencex",
+        "total_tokens_per_s": 1400,
+        "output_tokens_per_s": 200,
+        "input_tokens_per_s": 1200,
+        "total_tokens_per_s_per_gpu": 175,
+        "output_tokens_per_s_per_gpu": 25,
+        "input_tokens_per_s_per_gpu": 150,
+        "output_tokens_per_s_per_user": 50,
+        "duration_s": 5,
+        "gpus": 8,
+    }
+    lone = build_aggregate(parse_records(_lines([_record(3, 3, 1, 1)])), {}, SHAPE, model="m",
+                           image=None)  # fmt: skip
+    assert headline(lone, num_gpus=8) is None

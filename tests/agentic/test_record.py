@@ -50,3 +50,15 @@ def test_identity_must_be_complete(data_dir: Path) -> None:
         result_record(partial, result)
     with pytest.raises(ValueError, match="tp must be an integer >= 1"):
         result_record(IDENTITY | {"tp": "4"}, result)
+
+
+def test_the_inferencex_throughput_block_replaces_aiperfs_summary(data_dir: Path) -> None:
+    result = parse_export(data_dir / "profile_export_ok.json", gpus=4)
+    throughput = {"method": "inferencex", "output_tokens_per_s_per_gpu": 25.0, "gpus": 8}
+    record = result_record(IDENTITY, result, throughput=throughput)
+    assert record["throughput"] == {**throughput, "requests_per_s": result.request_rate}
+    assert record["aiperf"]["output_tokens_per_s"] == result.output_throughput
+    assert record["aiperf"]["exit_code"] == 0
+    plain = result_record(IDENTITY, result)
+    assert plain["throughput"]["method"] == "aiperf"
+    assert plain["throughput"]["output_tokens_per_s_per_gpu"] == result.output_throughput / 4

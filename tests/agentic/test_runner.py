@@ -238,3 +238,63 @@ def _alive(pid: int) -> bool:
             return fh.read().split()[2] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_inferencex_sampling_and_warmup_flags_that_aiperf_0_13_has(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    """benchmark_lib.sh's replay command at 843c6254f: start ratio 0.25-0.75, warm-up grace
+    1800 s, live failed-request threshold, context cap from the server's max model length."""
+    run = _run(
+        tmp_path,
+        trajectory_start_ratio=(0.25, 0.75),
+        warmup_grace_period_s=1800.0,
+        failed_request_threshold=0.1,
+        max_context_length=2048,
+        trace_idle_gap_cap_s=300.0,
+    )
+    argv = build_argv(run)
+    assert _value(argv, "--trajectory-start-min-ratio") == "0.25"
+    assert _value(argv, "--trajectory-start-max-ratio") == "0.75"
+    assert _value(argv, "--agentic-warmup-grace-period") == "1800"
+    assert _value(argv, "--failed-request-threshold") == "0.1"
+    assert _value(argv, "--max-context-length") == "2048"
+    assert _value(argv, "--trace-idle-gap-cap-seconds") == "300"
+    help_text = (data_dir / "aiperf-0.13.0-profile-help.txt").read_text()
+    assert missing_flags(argv, help_text) == []
+
+
+def test_the_idle_gap_cap_is_left_out_where_the_scenario_forbids_it(tmp_path: Path) -> None:
+    """aiperf 0.13's inferencex-agentx-mvp scenario sets forbid_trace_idle_gap_cap; the flag
+    would need the override and so make a submittable run non-submittable."""
+    run = _run(
+        tmp_path,
+        traces=None,
+        public_dataset="semianalysis_cc_traces_weka_062126",
+        duration_s=1800.0,
+        trace_idle_gap_cap_s=300.0,
+    )
+    argv = build_argv(run)
+    assert not run.override
+    assert "--trace-idle-gap-cap-seconds" not in argv
+    assert "--unsafe-override" not in argv
+
+
+def test_a_run_stopped_by_the_threshold_still_returns_its_export(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    export = (data_dir / "profile_export_errors11.json").read_text()
+    target = tmp_path / "out" / "profile_export_aiperf.json"
+    _fake_aiperf(
+        tmp_path,
+        data_dir / "aiperf-0.13.0-profile-help.txt",
+        f"""
+        open({str(target)!r}, "w").write({export!r})
+        print("failed-request threshold exceeded", flush=True)
+        sys.exit(1)
+        """,
+    )
+    (tmp_path / "tok").mkdir()
+    result = run_aiperf(_run(tmp_path, failed_request_threshold=0.1), timeout_s=60)
+    assert result.exit_code == 1
+    assert (result.total, result.failed) == (100, 11)

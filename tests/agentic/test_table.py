@@ -49,3 +49,21 @@ def test_missing_latencies_render_as_dash(data_dir: Path) -> None:
     record["interactivity_tokens_per_s_per_user"] = None
     row = render_tables([record]).splitlines()[3].split()
     assert row[3] == "-" and row[4] == "-" and row[6] == "-"
+
+
+def test_the_inferencex_total_per_gpu_is_its_own_column(data_dir: Path) -> None:
+    result = parse_export(data_dir / "profile_export_ok.json", gpus=1)
+    throughput = {
+        "method": "inferencex",
+        "output_tokens_per_s_per_gpu": 25.0,
+        "total_tokens_per_s_per_gpu": 1234.5,
+        "gpus": 8,
+    }
+    record = result_record(_identity("r", 8, 4), result, throughput=throughput)
+    lines = render_tables([record]).splitlines()
+    assert "total tok/s/GPU" in lines[1]
+    row = lines[3].split()
+    assert row[2] == "25.0"
+    assert row[7] == "1,234.5"
+    aiperf_only = result_record(_identity("r", 1, 1), result)
+    assert render_tables([aiperf_only]).splitlines()[3].split()[7] == "-"
