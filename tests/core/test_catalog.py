@@ -45,6 +45,8 @@ def test_the_catalog_holds_what_expansion_and_planning_give(tmp_path: Path) -> N
         assert [(r.id, r.kind, r.runner, r.fingerprint, r.server) for r in refs] == expected
     servers = {r.name: r.server for r in catalog.points[root / "a.yaml"]}
     assert servers["k1-thinking_off"] == servers["k1-thinking_on"] != servers["k2-thinking_off"]
+    agentic_servers = [r.server for r in catalog.points[root / "b.yaml"]]
+    assert len(set(agentic_servers)) == len(agentic_servers) == 8
 
 
 def test_a_file_that_fails_keeps_its_error_text_and_the_others_their_points(
