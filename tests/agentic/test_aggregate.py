@@ -11,6 +11,9 @@ interactivity is 1 / the matching inter-token latency statistic.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -204,3 +207,42 @@ def test_headline_is_our_throughput_block_from_the_aggregate() -> None:
     lone = build_aggregate(parse_records(_lines([_record(3, 3, 1, 1)])), {}, SHAPE, model="m",
                            image=None)  # fmt: skip
     assert headline(lone, num_gpus=8) is None
+
+
+INFERENCEX_VAR = "INFX_INFERENCEX_CHECKOUT"
+
+
+def test_inferencex_own_aggregation_gives_the_same_request_metrics(tmp_path: Path) -> None:
+    """Runs InferenceX's ``process_agentic_result`` from a checkout named by
+    ``$INFX_INFERENCEX_CHECKOUT`` on the same records; skipped without one."""
+    checkout = os.environ.get(INFERENCEX_VAR)
+    if not checkout:
+        pytest.skip(f"set {INFERENCEX_VAR} to an InferenceX checkout to compare with its code")
+    artifacts = tmp_path / "results" / "aiperf_artifacts"
+    artifacts.mkdir(parents=True)
+    (artifacts / "profile_export.jsonl").write_text("".join(_lines(RECORDS)))
+    env = {
+        **os.environ,
+        "RESULT_FILENAME": "ref",
+        "RESULT_DIR": str(tmp_path / "results"),
+        "AGENTIC_OUTPUT_DIR": str(tmp_path / "out"),
+        "KV_OFFLOADING": "none",
+        "TP": "4",
+        "PCP_SIZE": "2",
+        "CONC": "8",
+        "FRAMEWORK": "vllm",
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "utils.agentic.aggregation.process_agentic_result"],
+        cwd=checkout,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    theirs = json.loads((tmp_path / "out" / "ref.json").read_text())
+    ours = build_aggregate(parse_records(_lines(RECORDS)), {}, SHAPE, model="m", image=None)
+    assert ours["request_metrics"] == theirs["request_metrics"]
+    assert ours["request_accounting"] == theirs["request_accounting"]
