@@ -108,7 +108,10 @@ def test_agentic_plan_sizes_each_server_for_its_own_points_concurrency(
         assert argv[argv.index("--max-running-requests") + 1] == str(2 * conc)
         assert argv[argv.index("--cuda-graph-max-bs") + 1] == str(2 * conc)
         assert argv[argv.index("--tp-size") + 1] == str(tp)
-        assert json.loads(block["client"])["concurrency"] == conc
+        client = json.loads(block["client"])
+        assert client["concurrency"] == conc
+        assert client["trajectory_start_ratio"] == [0.25, 0.75]
+        assert (client["trace_idle_gap_cap_s"], client["warmup_grace_period_s"]) == (300, 1800)
         assert "golden" not in block
     servers = {block["server"].split(" ")[0] for block in blocks.values()}
     assert len(servers) == 4
