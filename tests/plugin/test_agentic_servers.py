@@ -1,0 +1,80 @@
+"""AgentX points against the fake vLLM through real aiperf: each concurrency gets a server
+admitting 2 x that concurrency, points launched alike share one, and each point leaves our
+result file and InferenceX's, under InferenceX's name."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_infx.agentic.shape import shape_of
+from pytest_infx.cachedir import cache_root
+from pytest_infx.recipes.loader import load_file
+from pytest_infx.recipes.points import expand
+
+from .conftest import Sweep
+from .helpers import recipe, records, write_recipe
+
+TOKENIZER = Path(__file__).resolve().parents[1] / "agentic" / "data" / "tokenizer"
+CACHE = cache_root()
+
+
+@pytest.fixture
+def aiperf_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The installed aiperf, found by the run even though pytester moves the home folder."""
+    from pytest_infx.envs.aiperf import installed_aiperf
+
+    if installed_aiperf(cache_dir=CACHE) is None:
+        pytest.skip("aiperf is not installed; run 'infx engine install aiperf'")
+    monkeypatch.setenv("INFX_CACHE_DIR", str(CACHE))
+
+
+def _agentic(sweep: Sweep, key: str, concurrency: list[int], port: int) -> Path:
+    data: dict[str, Any] = recipe(key, record=sweep.record, port=port)
+    del data["speedbench"]
+    data["model"]["path"] = str(TOKENIZER)
+    data["agentic"] = {
+        "points": [{"tp": 1, "concurrency": concurrency}],
+        "duration": 60,
+        "request-count": 4,
+        "trajectory-start-ratio": [0.0, 0.0],
+        "traces": "builtin",
+        "num-dataset-entries": None,
+    }
+    return write_recipe(sweep.recipes, data)
+
+
+def test_a_server_per_concurrency_shared_by_points_launched_alike(
+    aiperf_installed: None, sweep: Sweep, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_infx.launch.ports import free_port
+
+    monkeypatch.delenv("RUNNER_NAME", raising=False)
+    port = free_port("127.0.0.1")
+    main = _agentic(sweep, "fake-agentic", [1, 2], port)
+    _agentic(sweep, "fake-agentic-twin", [2], port)
+    result = sweep.run("-m", "agentic", "-p", "no:randomly")
+    result.assert_outcomes(passed=3)
+    starts = records(sweep.record)
+    admissions = sorted(int(s["argv"][s["argv"].index("--max-num-seqs") + 1]) for s in starts)
+    assert admissions == [2, 4]
+    ours = {
+        item: json.loads((sweep.results / "agentic" / f"{item}.json").read_text())
+        for item in ("fake-agentic[tp1-c1]", "fake-agentic[tp1-c2]", "fake-agentic-twin[tp1-c2]")
+    }
+    logs = {item: record["server"]["log"] for item, record in ours.items()}
+    assert logs["fake-agentic[tp1-c2]"] == logs["fake-agentic-twin[tp1-c2]"]
+    assert logs["fake-agentic[tp1-c1]"] != logs["fake-agentic[tp1-c2]"]
+    for point in expand(load_file(main)):
+        record = ours[point.id]
+        name = f"agentic/inferencex/{shape_of(point, runner='cpu').result_filename}.json"
+        assert record["inferencex_result"] == name
+        agg = json.loads((sweep.results / name).read_text())
+        assert agg["conc"] == point.concurrency
+        assert record["throughput"]["method"] == "inferencex"
+        per_gpu = agg["request_metrics"]["throughput"]["per_gpu"]
+        assert record["throughput"]["total_tokens_per_s_per_gpu"] == per_gpu["total_tput_tps"]
+        assert per_gpu["total_tput_tps"] > per_gpu["output_tput_tps"] > 0
