@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pytest_infx.recipes.owned import owner
+from pytest_infx.recipes.owned import canonical, owner
 from pytest_infx.recipes.points import Point
 from pytest_infx.recipes.schema import EMBEDDED_PREFIX, Speculative
 
@@ -127,7 +127,13 @@ def admission_limit(point: Point) -> int | None:
     agentic = point.recipe.agentic
     if point.kind != "agentic" or agentic is None:
         return None
-    return max(1, math.ceil(agentic.admission_factor * point.concurrency))
+    ranks = 1
+    if point.recipe.engine.name == "vllm":
+        # vLLM's max-num-seqs holds per data-parallel rank; InferenceX divides 2 x CONC by it.
+        args = {canonical(name): value for name, value in point.recipe.engine.args.items()}
+        size = args.get("data-parallel-size", args.get("dp", 1))
+        ranks = size if isinstance(size, int) and not isinstance(size, bool) and size > 1 else 1
+    return max(1, math.ceil(agentic.admission_factor * point.concurrency / ranks))
 
 
 def is_embedded(path: str | None) -> bool:

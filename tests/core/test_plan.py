@@ -118,6 +118,21 @@ def test_agentic_plan_sizes_each_server_for_its_own_points_concurrency(
     assert "servers: 4 for 4 point(s)" in result.outlines
 
 
+def test_vllm_admission_is_per_data_parallel_rank(recipes: Path, pytester: pytest.Pytester) -> None:
+    """InferenceX's vLLM AgentX scripts with DP attention: MAX_NUM_SEQS = 2 x CONC / TP, the
+    number of data-parallel ranks, since vLLM applies max-num-seqs per rank."""
+    recipe = changed(
+        agentic("v-b200-agentic", points={8: (8, 64)}, engine="vllm"),
+        "engine.args",
+        {"data-parallel-size": 8, "enable-expert-parallel": True},
+    )
+    write(recipes / "v.yaml", recipe)
+    blocks = plan_blocks(pytester.runpytest("--collect-only", "--infx-plan", "--gpu", "b200"))
+    for conc in (8, 64):
+        argv = shlex.split(blocks[f"v-b200-agentic[tp8-c{conc}]"]["argv"])
+        assert argv[argv.index("--max-num-seqs") + 1] == str(2 * conc // 8)
+
+
 def test_agentic_points_launched_alike_share_one_server_and_the_plan_says_so(
     recipes: Path, pytester: pytest.Pytester
 ) -> None:
