@@ -251,7 +251,7 @@ def _qps(records: tuple[Mapping[str, Any], ...]) -> dict[str, Any]:
 
 
 def _token_stats(values: list[int]) -> dict[str, float]:
-    return stats([float(v) for v in values]) | ({"mean": statistics.mean(values)} if values else {})
+    return stats([float(v) for v in values])
 
 
 def _cache_hit_rate(export: Mapping[str, Any]) -> float | None:
