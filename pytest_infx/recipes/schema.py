@@ -106,8 +106,13 @@ class Speedbench(Strict):
 
 
 class AgenticPoints(Strict):
+    """One arm of the search space: a TP, its concurrencies and, where a key serves one TP in
+    several ways (expert parallel, DP attention, KV offload, speculative or not), the name of
+    the arm, which overrides select with ``when: {variant: ...}``."""
+
     tp: int = Field(ge=1)
     concurrency: list[PositiveInt] = Field(min_length=1)
+    variant: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9.-]*$")
 
 
 class AgenticSpeculative(Speculative):
@@ -148,4 +153,4 @@ class Recipe(Strict):
 
 
 RECIPE_CONTROL_FIELDS = ("extends", "overrides", "abstract")
-POINT_FIELDS = ("kind", "tp", "concurrency", "draft-length", "thinking")
+POINT_FIELDS = ("kind", "tp", "concurrency", "draft-length", "thinking", "variant")
