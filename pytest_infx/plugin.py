@@ -278,11 +278,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     from pytest_infx import plan
 
+    golden = options.settings(config).golden
     lines: list[str] = []
     for item in session.items:
         point = collect.point_of(item)
         if point is not None:
-            lines.extend(plan.render(point, config.rootpath))
+            lines.extend(plan.render(point, config.rootpath, golden))
     config.stash[PLAN] = lines
 
 

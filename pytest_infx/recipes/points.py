@@ -157,7 +157,7 @@ def _material(
 ) -> dict[str, Any]:
     """What affects a point's result: not gating settings, and not other points beyond what
     they share with it (an agentic server is sized for its TP's top concurrency)."""
-    material = {k: v for k, v in dumped.items() if k not in ("speedbench", "agentic")}
+    material = {k: v for k, v in dumped.items() if k not in ("speedbench", "agentic", "docs")}
     if kind == "speedbench":
         bench = dict(dumped["speedbench"])
         modes = bench.pop("thinking-modes")

@@ -144,6 +144,9 @@ class Recipe(Strict):
     tp: int = Field(default=1, ge=1)
     speedbench: Speedbench | None = None
     agentic: Agentic | None = None
+    docs: str | None = None
+    """Prose for the reader: where and why the recipe departs from the script it mirrors. It
+    changes no result, so it is not part of any fingerprint."""
 
     @model_validator(mode="after")
     def _has_benchmark(self) -> Recipe:

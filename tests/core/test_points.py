@@ -360,3 +360,12 @@ def test_an_override_on_an_unknown_variant_names_the_variants_there_are(tmp_path
     (error,) = info.value.errors
     assert "matches no point" in error.problem
     assert "variant: hicache" in error.hint
+
+
+def test_docs_are_prose_and_change_no_fingerprint(tmp_path: Path) -> None:
+    recipe = agentic("a-agentic", points={4: (1, 8)})
+    before = hashes(tmp_path, recipe)
+    recipe["docs"] = "Serves on a free port when 8888 is taken, where the script fails."
+    points = points_of(tmp_path, recipe, "b.yaml")
+    assert points[0].recipe.docs == recipe["docs"]
+    assert {p.name: p.fingerprint for p in points} == before
