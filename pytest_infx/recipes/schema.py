@@ -79,6 +79,7 @@ class Sampling(Strict):
     top_p: float | None = Field(default=None, gt=0, le=1)
     top_k: int | None = None
     seed: int | None = None
+    presence_penalty: float | None = Field(default=None, ge=-2, le=2)
 
 
 class DatasetRef(Strict):
