@@ -4,8 +4,7 @@ A team that keeps recipes beside InferenceX's ``configs/*-master.yaml`` must kee
 a concurrency added to a search space and not to the recipe is a point nobody measures. Points
 are compared as (TP, concurrency, variant), where the variant of a search-space entry is named
 from what serves that TP differently (expert parallel size, DP attention, decode context
-parallel, the KV offload backend), the way recipes name their ``agentic.points`` variants; a
-point on both sides whose speculative decoding differs is a difference too.
+parallel, the KV offload backend), the way recipes name their ``agentic.points`` variants.
 """
 
 from __future__ import annotations
@@ -29,15 +28,12 @@ _RUNNER = re.compile(r"(?:^|[:-])([a-z]+[0-9]+[a-z]*)(?:-|$)")
 
 @dataclass(frozen=True, order=True)
 class ConfigPoint:
-    """One AgentX point: the key, TP, concurrency and variant (``""`` for none), and whether it
-    runs speculative decoding (not part of the identity: a change of it is a difference of the
-    point, not a new point)."""
+    """One AgentX point: the key, TP, concurrency and variant (``""`` for none)."""
 
     key: str
     tp: int
     concurrency: int
     variant: str
-    speculative: bool
 
     @property
     def name(self) -> str:
@@ -106,10 +102,9 @@ def master_points(path: Path, masters: str = DEFAULT_MASTERS) -> MasterSide:
         found: list[ConfigPoint] = []
         for group in groups:
             for entry in group.get("search-space", ()):
-                spec = entry.get("spec-decoding", "none") not in (None, "none")
                 variant = variant_of(entry)
                 found.extend(
-                    ConfigPoint(key, int(entry["tp"]), int(c), variant, spec)
+                    ConfigPoint(key, int(entry["tp"]), int(c), variant)
                     for c in entry.get("conc-list", ())
                 )
         points[key] = found
@@ -123,10 +118,8 @@ def recipe_points(points: Iterable[Point]) -> dict[str, list[ConfigPoint]]:
     for point in points:
         if point.kind != "agentic":
             continue
-        agentic = point.recipe.agentic
-        spec = agentic is not None and agentic.speculative is not None
         found.setdefault(point.recipe_key, []).append(
-            ConfigPoint(point.recipe_key, point.tp, point.concurrency, point.variant or "", spec)
+            ConfigPoint(point.recipe_key, point.tp, point.concurrency, point.variant or "")
         )
     return found
 
@@ -136,7 +129,6 @@ class KeyDifference:
     key: str
     only_in_masters: tuple[str, ...]
     only_in_recipes: tuple[str, ...]
-    speculative: tuple[str, ...]
     runner: str | None
 
     def render(self) -> list[str]:
@@ -147,8 +139,6 @@ class KeyDifference:
             lines.append(f"  only in the master configs: {', '.join(self.only_in_masters)}")
         if self.only_in_recipes:
             lines.append(f"  only in the recipes: {', '.join(self.only_in_recipes)}")
-        if self.speculative:
-            lines.append(f"  speculative decoding differs: {', '.join(self.speculative)}")
         return lines
 
 
@@ -175,20 +165,13 @@ def compare(
         theirs = {(p.tp, p.concurrency, p.variant): p for p in masters.points[key]}
         ours = {(p.tp, p.concurrency, p.variant): p for p in recipes.get(key, ())}
         total += len(theirs.keys() & ours.keys())
-        spec = [
-            f"{ours[c].name} (master configs: {'on' if theirs[c].speculative else 'off'})"
-            for c in sorted(theirs.keys() & ours.keys())
-            if theirs[c].speculative != ours[c].speculative
-        ]
         runner = None
         if key in runners and runners[key] != masters.runners.get(key):
             runner = f"recipe {runners[key]}, master configs {masters.runners.get(key)}"
         missing = [theirs[c] for c in theirs.keys() - ours.keys()]
         extra = [ours[c] for c in ours.keys() - theirs.keys()]
-        if missing or extra or spec or runner:
-            differences.append(
-                KeyDifference(key, _order(missing), _order(extra), tuple(spec), runner)
-            )
+        if missing or extra or runner:
+            differences.append(KeyDifference(key, _order(missing), _order(extra), runner))
     local = tuple(sorted(set(recipes) - set(masters.points)))
     return Comparison(
         tuple(differences), tuple(sorted(masters.points)), total, local, masters.skipped

@@ -119,20 +119,6 @@ def test_a_point_missing_on_either_side_is_listed(
     assert "  only in the recipes: tp8-c8\n" in out
 
 
-def test_a_point_served_without_speculation_differs(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    arms: list[dict[str, object]] = [
-        {"tp": 8, "concurrency": [1, 4]},
-        {"tp": 8, "variant": "hicache", "concurrency": [64]},
-    ]
-    recipes = recipe(tmp_path, arms, spec=False)
-    status = main(["compare-configs", str(checkout(tmp_path)), "--recipes", str(recipes)])
-    out = capsys.readouterr().out
-    assert status == 1
-    assert "speculative decoding differs: tp8-c1 (master configs: on)" in out
-
-
 def test_a_folder_without_master_configs_is_a_usage_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
