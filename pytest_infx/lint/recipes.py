@@ -63,10 +63,10 @@ def _coordinates(recipe: Recipe) -> list[tuple[dict[str, object], Cell | None]]:
     if recipe.agentic is not None:
         arms = {(p.tp, c, p.variant or "") for p in recipe.agentic.points for c in p.concurrency}
         for tp, c, arm in sorted(arms):
-            point: dict[str, object] = {"kind": "agentic", "tp": tp, "concurrency": c}
+            where: dict[str, object] = {"kind": "agentic", "tp": tp, "concurrency": c}
             if arm:
-                point["variant"] = arm
-            coords.append((point, None))
+                where["variant"] = arm
+            coords.append((where, None))
     return coords
 
 
