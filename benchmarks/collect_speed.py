@@ -6,7 +6,8 @@ overrides, so the loader, the expansion and the plugin hooks all do their real w
 at most 1.5 s including pytest start-up. Timed warm (nothing changed since the last run), after
 an edit of one recipe file, and cold (``-p no:cacheprovider``: a fresh clone).
 
-Run: ``python benchmarks/collect_speed.py [--keys 208] [--runs 7] [--keep DIR] [--profile]``.
+Run: ``python benchmarks/collect_speed.py [--keys 208] [--runs 7] [--keep DIR] [--profile]``;
+``--recipes recipes`` times the repository's own recipe folder instead of a generated tree.
 """
 
 from __future__ import annotations
@@ -180,6 +181,14 @@ def generate_tree(root: Path, n_keys: int = 208, *, seed: int = 0) -> int:
     return len(keys)
 
 
+def copy_tree(recipes: Path, root: Path) -> None:
+    """A repository's own recipe folder under ``root``, with the pytest.ini the timing uses."""
+    import shutil
+
+    shutil.copytree(recipes, root / "recipes", dirs_exist_ok=True)
+    (root / "pytest.ini").write_text("[pytest]\ntestpaths = recipes\n", encoding="utf-8")
+
+
 def count_points(root: Path) -> tuple[int, int]:
     """Recipe keys and points, straight from the loader (no pytest)."""
     from pytest_infx.recipes.loader import load_tree
@@ -340,6 +349,9 @@ def profile_collect(root: Path, extra: Sequence[str], top: int = 25) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--keys", type=int, default=208, help="recipe keys to generate")
+    parser.add_argument(
+        "--recipes", type=Path, help="time this recipe folder (copied) instead of a generated tree"
+    )
     parser.add_argument("--runs", type=int, default=7, help="timed runs per variant")
     parser.add_argument("--keep", type=Path, help="generate into this folder and keep it")
     parser.add_argument("--gpu", default="b300", help="--gpu passed to pytest")
@@ -351,7 +363,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     env = child_env(bytecode=not args.no_bytecode)
     with tempfile.TemporaryDirectory(prefix="infx-collect-") as scratch:
         root = args.keep or Path(scratch)
-        generate_tree(root, args.keys)
+        if args.recipes is not None:
+            copy_tree(args.recipes, root)
+        else:
+            generate_tree(root, args.keys)
         empty = Path(scratch) / "empty"
         (empty / "recipes").mkdir(parents=True)
         (empty / "pytest.ini").write_text("[pytest]\ntestpaths = recipes\n", encoding="utf-8")

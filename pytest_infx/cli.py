@@ -18,6 +18,7 @@ _COMMANDS: tuple[str, ...] = (
     "pytest_infx.envs.cli",
     "pytest_infx.golden.cli",
     "pytest_infx.lint.cli",
+    "pytest_infx.lint.compare",
     "pytest_infx.precision",
     "pytest_infx.report.cli",
 )

@@ -14,11 +14,26 @@ from typing import Any
 
 from pytest_infx.engines.base import PlanError, ServerPlan
 from pytest_infx.engines.registry import adapter_for, symbolic_paths
+from pytest_infx.golden.lookup import SyntheticSetting, golden_al, synthetic_setting
+from pytest_infx.golden.store import GoldenStore
 from pytest_infx.recipes.points import Point
 
 
-def server_plan(point: Point) -> ServerPlan:
-    return adapter_for(point).plan(point, symbolic_paths(point))
+def server_plan(point: Point, golden: Path | None = None) -> ServerPlan:
+    """The server of ``point``; with the golden folder, a speculative agentic point's plan
+    carries the synthetic acceptance that its run injects from the curve."""
+    synthetic = synthetic_of(point, golden) if golden is not None else None
+    return adapter_for(point).plan(point, symbolic_paths(point), synthetic=synthetic)
+
+
+def synthetic_of(point: Point, golden: Path) -> SyntheticSetting | None:
+    agentic = point.recipe.agentic
+    if point.kind != "agentic" or agentic is None or agentic.speculative is None:
+        return None
+    spec = agentic.speculative
+    store = GoldenStore(golden)
+    al = golden_al(store, spec.golden, spec.draft_length, spec.thinking == "thinking_on")
+    return synthetic_setting(point.recipe.engine.name, al, spec.draft_length)
 
 
 def server_key(point: Point) -> str:
@@ -68,15 +83,17 @@ def golden_of(point: Point) -> str | None:
     return None
 
 
-def render(point: Point, root: Path | None = None) -> list[str]:
+def render(point: Point, root: Path | None = None, golden: Path | None = None) -> list[str]:
     where = point.path
     if root is not None and point.path.is_relative_to(root):
         where = point.path.relative_to(root)
     lines = [f"{point.id}  (fingerprint {point.fingerprint}, {where}:{point.line})"]
     try:
-        plan = server_plan(point)
+        plan = server_plan(point, golden)
     except PlanError as exc:
         return [*lines, f"  server: cannot plan: {exc}"]
+    except (LookupError, OSError, ValueError) as exc:
+        return [*lines, f"  server: cannot plan its synthetic acceptance: {exc}"]
     runtime = f"image {plan.image}" if plan.image else "local process"
     lines.append(
         f"  server {plan.key} ({plan.engine}, {runtime}, {plan.gpus} GPU(s), "
@@ -88,9 +105,9 @@ def render(point: Point, root: Path | None = None) -> list[str]:
             "    env: " + " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(plan.env.items()))
         )
     lines.append("  client: " + json.dumps(client_settings(point), sort_keys=True))
-    golden = golden_of(point)
-    if golden:
-        lines.append(f"  golden: {golden}")
+    curve = golden_of(point)
+    if curve:
+        lines.append(f"  golden: {curve}")
     return lines
 
 

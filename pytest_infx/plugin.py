@@ -278,13 +278,14 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     from pytest_infx import plan
 
+    golden = options.settings(config).golden
     lines: list[str] = []
     planned = []
     for item in session.items:
         point = collect.point_of(item)
         if point is not None:
             planned.append(point)
-            lines.extend(plan.render(point, config.rootpath))
+            lines.extend(plan.render(point, config.rootpath, golden))
     lines.extend(plan.sharing(planned))
     config.stash[PLAN] = lines
 

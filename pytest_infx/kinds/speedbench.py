@@ -178,7 +178,13 @@ class SpeedbenchCell:
             chat_template_kwargs=bench.thinking_modes[self.point.thinking],
             max_tokens=bench.output_len,
             concurrency=bench.concurrency,
-            sampling=Sampling(temperature=s.temperature, top_p=s.top_p, top_k=s.top_k, seed=s.seed),
+            sampling=Sampling(
+                temperature=s.temperature,
+                top_p=s.top_p,
+                top_k=s.top_k,
+                seed=s.seed,
+                presence_penalty=s.presence_penalty,
+            ),
             request_timeout_s=bench.request_timeout,
         )
 

@@ -61,10 +61,12 @@ def _coordinates(recipe: Recipe) -> list[tuple[dict[str, object], Cell | None]]:
             point = {"kind": "speedbench", "tp": recipe.tp, "concurrency": bench.concurrency}
             coords.append(({**point, "draft-length": k, "thinking": mode}, (k, mode)))
     if recipe.agentic is not None:
-        pairs = {(p.tp, c) for p in recipe.agentic.points for c in p.concurrency}
-        coords.extend(
-            ({"kind": "agentic", "tp": tp, "concurrency": c}, None) for tp, c in sorted(pairs)
-        )
+        arms = {(p.tp, c, p.variant or "") for p in recipe.agentic.points for c in p.concurrency}
+        for tp, c, arm in sorted(arms):
+            where: dict[str, object] = {"kind": "agentic", "tp": tp, "concurrency": c}
+            if arm:
+                where["variant"] = arm
+            coords.append((where, None))
     return coords
 
 

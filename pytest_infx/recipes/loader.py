@@ -286,6 +286,7 @@ _COORDINATE_HINTS = {
     "concurrency": "write a positive integer or a list of them, e.g. 'concurrency: [32, 64]'",
     "draft-length": "write a positive integer or a list of them, e.g. 'draft-length: [7, 8]'",
     "thinking": "write thinking_on or thinking_off",
+    "variant": "write the name of an agentic.points variant, e.g. 'variant: hicache'",
 }
 
 
@@ -295,6 +296,8 @@ def _valid_coordinate(name: str, value: Any) -> bool:
         return value in ("thinking_on", "thinking_off", "on", "off") or isinstance(value, bool)
     if name == "kind":
         return value in ("speedbench", "agentic")
+    if name == "variant":
+        return isinstance(value, str) and bool(value)
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
@@ -334,18 +337,20 @@ def recipe_errors(raw: LinedDict, recipe: Recipe) -> list[RecipeError]:
             )
         )
     if recipe.agentic is not None:
-        by_tp: dict[int, int] = {}
+        by_arm: dict[tuple[int, str | None], int] = {}
         for index, point in enumerate(recipe.agentic.points):
             fields: tuple[str | int, ...] = ("agentic", "points", index, "concurrency")
             out.extend(_repeats(raw, point.concurrency, fields, "concurrency"))
-            earlier = by_tp.setdefault(point.tp, index)
+            earlier = by_arm.setdefault((point.tp, point.variant), index)
             if earlier != index:
+                arm = f" variant {point.variant!r}" if point.variant else ""
                 out.append(
                     RecipeError(
                         _locate(raw, ("agentic", "points", index, "tp")),
                         f"agentic.points[{index}].tp",
-                        f"TP {point.tp} is listed again (first in agentic.points[{earlier}])",
-                        "give each TP one entry with all its concurrencies",
+                        f"TP {point.tp}{arm} is listed again (first in agentic.points[{earlier}])",
+                        "give each TP (and variant) one entry with all its concurrencies,"
+                        " or name the arms apart with 'variant:'",
                     )
                 )
     agentic = recipe.agentic is not None

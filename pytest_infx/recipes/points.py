@@ -47,6 +47,7 @@ class Point:
     path: Path = field(compare=False)
     line: int = field(compare=False)
     fingerprint: str = ""
+    variant: str | None = None
 
     @property
     def id(self) -> str:
@@ -62,6 +63,8 @@ class Point:
             coords["draft-length"] = self.draft_length
         if self.thinking is not None:
             coords["thinking"] = self.thinking
+        if self.variant is not None:
+            coords["variant"] = self.variant
         return coords
 
 
@@ -93,7 +96,9 @@ class _Effective:
         self._cache: dict[tuple[int, ...], tuple[Recipe, dict[str, Any]]] = {
             (): (source.recipe, source.recipe.model_dump(mode="json", by_alias=True))
         }
-        self._materials: dict[tuple[tuple[int, ...], Kind, int, ThinkingMode | None], str] = {}
+        self._materials: dict[
+            tuple[tuple[int, ...], Kind, int, ThinkingMode | None, str | None], str
+        ] = {}
         self.used: set[int] = set()
 
     def matching(self, coords: dict[str, Any]) -> tuple[int, ...]:
@@ -123,25 +128,35 @@ class _Effective:
         return cached
 
     def material(
-        self, matched: tuple[int, ...], kind: Kind, tp: int, thinking: ThinkingMode | None
+        self,
+        matched: tuple[int, ...],
+        kind: Kind,
+        tp: int,
+        thinking: ThinkingMode | None,
+        variant: str | None = None,
     ) -> str:
-        key = (matched, kind, tp, thinking)
+        key = (matched, kind, tp, thinking, variant)
         found = self._materials.get(key)
         if found is None:
             dumped = self.for_overrides(matched)[1]
             found = json.dumps(
-                _material(kind, tp, dumped, thinking), sort_keys=True, separators=(",", ":")
+                _material(kind, tp, dumped, thinking),
+                sort_keys=True,
+                separators=(",", ":"),
             )
             self._materials[key] = found
         return found
 
 
 def _material(
-    kind: Kind, tp: int, dumped: dict[str, Any], thinking: ThinkingMode | None
+    kind: Kind,
+    tp: int,
+    dumped: dict[str, Any],
+    thinking: ThinkingMode | None,
 ) -> dict[str, Any]:
     """What affects a point's result: not gating settings, and not the other points (an agentic
     server is sized for its own point's concurrency, which the coordinates carry)."""
-    material = {k: v for k, v in dumped.items() if k not in ("speedbench", "agentic")}
+    material = {k: v for k, v in dumped.items() if k not in ("speedbench", "agentic", "docs")}
     if kind == "speedbench":
         bench = dict(dumped["speedbench"])
         modes = bench.pop("thinking-modes")
@@ -176,12 +191,15 @@ def _point(
     concurrency: int,
     draft_length: int | None,
     thinking: ThinkingMode | None,
+    variant: str | None = None,
 ) -> Point:
     coords: dict[str, Any] = {"tp": tp, "concurrency": concurrency}
     if draft_length is not None:
         coords["draft-length"] = draft_length
     if thinking is not None:
         coords["thinking"] = thinking
+    if variant is not None:
+        coords["variant"] = variant
     matched = eff.matching({**coords, "kind": kind})
     recipe = eff.for_overrides(matched)[0]
     if kind == "speedbench" and recipe.speedbench is not None:
@@ -201,7 +219,8 @@ def _point(
         recipe=recipe,
         path=source.path,
         line=source.location.line,
-        fingerprint=_fingerprint(kind, coords, eff.material(matched, kind, tp, thinking)),
+        fingerprint=_fingerprint(kind, coords, eff.material(matched, kind, tp, thinking, variant)),
+        variant=variant,
     )
 
 
@@ -227,9 +246,13 @@ def expand(source: RecipeSource) -> list[Point]:
                     )
                 )
     if recipe.agentic is not None:
-        pairs = sorted({(p.tp, c) for p in recipe.agentic.points for c in p.concurrency})
-        for tp, conc in pairs:
-            points.append(_point(source, eff, "agentic", f"tp{tp}-c{conc}", tp, conc, None, None))
+        arms = sorted(
+            {(p.tp, c, p.variant or "") for p in recipe.agentic.points for c in p.concurrency}
+        )
+        for tp, conc, arm in arms:
+            name = f"tp{tp}-c{conc}-{arm}" if arm else f"tp{tp}-c{conc}"
+            variant = arm or None
+            points.append(_point(source, eff, "agentic", name, tp, conc, None, None, variant))
     dead = [o for o in source.overrides if o.index not in eff.used]
     if dead:
         coordinates = [p.coordinates() for p in points]

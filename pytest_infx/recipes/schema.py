@@ -79,6 +79,7 @@ class Sampling(Strict):
     top_p: float | None = Field(default=None, gt=0, le=1)
     top_k: int | None = None
     seed: int | None = None
+    presence_penalty: float | None = Field(default=None, ge=-2, le=2)
 
 
 class DatasetRef(Strict):
@@ -106,8 +107,13 @@ class Speedbench(Strict):
 
 
 class AgenticPoints(Strict):
+    """One arm of the search space: a TP, its concurrencies and, where a key serves one TP in
+    several ways (expert parallel, DP attention, KV offload, speculative or not), the name of
+    the arm, which overrides select with ``when: {variant: ...}``."""
+
     tp: int = Field(ge=1)
     concurrency: list[PositiveInt] = Field(min_length=1)
+    variant: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9.-]*$")
 
 
 class AgenticSpeculative(Speculative):
@@ -143,6 +149,9 @@ class Recipe(Strict):
     tp: int = Field(default=1, ge=1)
     speedbench: Speedbench | None = None
     agentic: Agentic | None = None
+    docs: str | None = None
+    """Prose for the reader: where and why the recipe departs from the script it mirrors. It
+    changes no result, so it is not part of any fingerprint."""
 
     @model_validator(mode="after")
     def _has_benchmark(self) -> Recipe:
@@ -152,4 +161,4 @@ class Recipe(Strict):
 
 
 RECIPE_CONTROL_FIELDS = ("extends", "overrides", "abstract")
-POINT_FIELDS = ("kind", "tp", "concurrency", "draft-length", "thinking")
+POINT_FIELDS = ("kind", "tp", "concurrency", "draft-length", "thinking", "variant")

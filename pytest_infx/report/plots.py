@@ -194,21 +194,21 @@ def _golden_ks(recipe: AlRecipe) -> set[int]:
 
 
 def agentic_png(recipe: AgenticRecipe) -> bytes:
-    """One line per TP through its concurrencies: output tokens/s per GPU against tokens/s per
-    user, each point labelled with its concurrency, failed points crossed in red, points this
-    run reused rather than measured boxed in dark blue."""
+    """One line per TP (and variant) through its concurrencies: output tokens/s per GPU against
+    tokens/s per user, each point labelled with its concurrency, failed points crossed in red,
+    points this run reused rather than measured boxed in dark blue."""
     figure, ax = _figure()
     failed_label = True
     labels = {REUSED_LABEL}
     unplotted: list[str] = []
-    for index, (tp, points) in enumerate(recipe.by_tp().items()):
+    for index, (arm, points) in enumerate(recipe.arms().items()):
         color = TP_COLORS[index % len(TP_COLORS)]
         drawn = [p for p in points if _finite(p.interactivity) and _finite(p.throughput_per_gpu)]
         unplotted += [p.id for p in points if p not in drawn]
         drawn.sort(key=lambda p: p.interactivity or 0.0)
         xs = [p.interactivity or 0.0 for p in drawn]
         ys = [p.throughput_per_gpu or 0.0 for p in drawn]
-        ax.plot(xs, ys, marker="o", color=color, linewidth=1.8, label=f"TP{tp}")
+        ax.plot(xs, ys, marker="o", color=color, linewidth=1.8, label=arm)
         for point, x, y in zip(drawn, xs, ys, strict=True):
             ax.annotate(
                 f"c{point.concurrency}",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -109,6 +110,23 @@ class AgenticRecipe:
         for point in sorted(self.points, key=lambda p: (-p.tp, p.concurrency)):
             groups.setdefault(point.tp, []).append(point)
         return groups
+
+    def arms(self) -> dict[str, list[AgenticPoint]]:
+        """Points by TP and variant (``TP8``, ``TP8 ep8-dpa-hicache``): the arms of one TP are
+        different servers, so a throughput curve runs through one arm's concurrencies only."""
+        groups: dict[str, list[AgenticPoint]] = {}
+        for point in sorted(self.points, key=lambda p: (-p.tp, _variant(p.id), p.concurrency)):
+            variant = _variant(point.id)
+            groups.setdefault(f"TP{point.tp} {variant}".rstrip(), []).append(point)
+        return groups
+
+
+_VARIANT = re.compile(r"\[tp\d+-c\d+-([^\]]+)\]$")
+
+
+def _variant(item_id: str) -> str:
+    found = _VARIANT.search(item_id)
+    return found.group(1) if found else ""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -50,6 +50,7 @@ class Sampling:
     top_p: float | None = None
     top_k: int | None = None
     seed: int | None = None
+    presence_penalty: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +150,7 @@ def request_body(config: ClientConfig, prompt: Prompt) -> dict[str, Any]:
         ("top_p", s.top_p),
         ("top_k", s.top_k),
         ("seed", s.seed),
+        ("presence_penalty", s.presence_penalty),
     ):
         if value is not None:
             body[key] = value

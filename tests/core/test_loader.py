@@ -514,3 +514,12 @@ def test_an_engine_arg_with_leading_dashes_is_rejected_at_load(tmp_path: Path) -
     error = only_error(path, "engine.args.--max-model-len")
     assert error.problem == "flag names are written without leading dashes"
     assert error.hint == "write 'max-model-len:'"
+
+
+def test_one_tp_may_list_several_named_variants_but_not_one_twice(tmp_path: Path) -> None:
+    recipe = agentic("a-agentic", points={8: (1, 4)})
+    recipe["agentic"]["points"].append({"tp": 8, "variant": "hicache", "concurrency": [4]})
+    assert len(expand(load_file(write(tmp_path / "ok.yaml", recipe)))) == 3
+    recipe["agentic"]["points"].append({"tp": 8, "variant": "hicache", "concurrency": [8]})
+    error = only_error(write(tmp_path / "bad.yaml", recipe), "agentic.points[2].tp")
+    assert "TP 8 variant 'hicache' is listed again (first in agentic.points[1])" in error.problem

@@ -158,3 +158,30 @@ def test_the_argv_builder_refuses_owned_flags_under_any_spelling(name: str) -> N
 
     with pytest.raises(PlanError, match=rf"k: engine.args.{re.escape(name)} is set by pytest-infx"):
         flags({name: 2}, key="k")
+
+
+def test_plan_of_a_speculative_agentic_point_shows_the_synthetic_acceptance_of_its_curve(
+    recipes: Path, pytester: pytest.Pytester
+) -> None:
+    curve = Path(__file__).resolve().parents[2] / "golden" / "mimov2.6flash_dflash.yaml"
+    (pytester.path / "golden").mkdir()
+    (pytester.path / "golden" / curve.name).write_text(curve.read_text())
+    recipe = agentic("spec-b200-agentic", points={4: (8,)})
+    recipe["agentic"]["speculative"] = {
+        "method": "dflash",
+        "block-size": 8,
+        "draft-length": 3,
+        "golden": "mimov2.6flash_dflash",
+    }
+    write(recipes / "spec.yaml", recipe)
+    missing = agentic("nocurve-b200-agentic", points={4: (8,)})
+    missing["agentic"]["speculative"] = {**recipe["agentic"]["speculative"], "golden": "absent"}
+    write(recipes / "missing.yaml", missing)
+    result = pytester.runpytest("--collect-only", "-q", "--infx-plan", "--gpu", "b200")
+    assert result.ret == 0, result.stdout.str()
+    blocks = plan_blocks(result)
+    env = dict(pair.split("=", 1) for pair in blocks["spec-b200-agentic[tp4-c8]"]["env"].split())
+    assert env["SGLANG_SIMULATE_ACC_LEN"] == "2.97"
+    assert env["SGLANG_SIMULATE_ACC_METHOD"] == "match-expected"
+    server = blocks["nocurve-b200-agentic[tp4-c8]"]["server"]
+    assert server.startswith("cannot plan its synthetic acceptance:")

@@ -316,3 +316,55 @@ def test_an_override_that_matches_no_agentic_point_lists_what_exists(tmp_path: P
     (error,) = info.value.errors
     assert error.field == "overrides[0].when"
     assert error.hint.startswith("the points have tp: 4; concurrency: 8, 16")
+
+
+def with_arms(key: str) -> Recipe:
+    recipe = agentic(key, points={8: (1, 64)})
+    recipe["agentic"]["points"].append({"tp": 8, "variant": "hicache", "concurrency": [64, 72]})
+    recipe["overrides"] = [
+        {"when": {"variant": "hicache"}, "engine": {"args": {"enable-hierarchical-cache": True}}}
+    ]
+    return recipe
+
+
+def test_variants_of_one_tp_are_points_of_their_own(tmp_path: Path) -> None:
+    points = points_of(tmp_path, with_arms("a-agentic"))
+    assert [p.id for p in points] == [
+        "a-agentic[tp8-c1]",
+        "a-agentic[tp8-c64]",
+        "a-agentic[tp8-c64-hicache]",
+        "a-agentic[tp8-c72-hicache]",
+    ]
+    assert [p.variant for p in points] == [None, None, "hicache", "hicache"]
+    assert points[2].coordinates() == {
+        "kind": "agentic",
+        "tp": 8,
+        "concurrency": 64,
+        "variant": "hicache",
+    }
+
+
+def test_an_override_on_a_variant_changes_only_its_points(tmp_path: Path) -> None:
+    points = {p.name: p for p in points_of(tmp_path, with_arms("a-agentic"))}
+    assert "enable-hierarchical-cache" in points["tp8-c64-hicache"].recipe.engine.args
+    assert "enable-hierarchical-cache" not in points["tp8-c64"].recipe.engine.args
+    assert points["tp8-c64-hicache"].fingerprint != points["tp8-c64"].fingerprint
+
+
+def test_an_override_on_an_unknown_variant_names_the_variants_there_are(tmp_path: Path) -> None:
+    recipe = with_arms("a-agentic")
+    recipe["overrides"][0]["when"] = {"variant": "hicahce"}
+    with pytest.raises(RecipeErrors) as info:
+        points_of(tmp_path, recipe)
+    (error,) = info.value.errors
+    assert "matches no point" in error.problem
+    assert "variant: hicache" in error.hint
+
+
+def test_docs_are_prose_and_change_no_fingerprint(tmp_path: Path) -> None:
+    recipe = agentic("a-agentic", points={4: (1, 8)})
+    before = hashes(tmp_path, recipe)
+    recipe["docs"] = "Serves on a free port when 8888 is taken, where the script fails."
+    points = points_of(tmp_path, recipe, "b.yaml")
+    assert points[0].recipe.docs == recipe["docs"]
+    assert {p.name: p.fingerprint for p in points} == before

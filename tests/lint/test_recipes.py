@@ -246,3 +246,18 @@ def test_al_literals_in_bases_and_engine_args(rules_repo: MakeRulesRepo) -> None
     assert [f.split(": ")[0] for f in found] == [
         f"{DFLASH}:{line_of(recipe, 'speculative-config')}"
     ]
+
+
+def test_load_accepts_an_override_on_a_variant_and_reports_an_unknown_one(
+    rules_repo: MakeRulesRepo,
+) -> None:
+    arm = SGLANG_AGENTIC.replace(
+        "  speculative:",
+        "    - tp: 4\n      variant: hicache\n      concurrency: [8]\n  speculative:",
+    )
+    good = arm + "overrides:\n  - when: {variant: hicache}\n    engine: {args: {page-size: 64}}\n"
+    assert rendered(rules_repo, "recipes-load", {SGLANG: good}) == []
+    bad = good.replace("when: {variant: hicache}", "when: {variant: hicahce}")
+    found = rendered(rules_repo, "recipes-load", {SGLANG: bad})
+    assert len(found) == 1 and "matches no point" in found[0]
+    assert "variant: hicache" in found[0]

@@ -299,3 +299,10 @@ def test_stamping_selector_stamps_the_poll_return() -> None:
         selector.close()
         a.close()
         b.close()
+
+
+def test_presence_penalty_is_sent_when_the_recipe_gives_one(standin: StandinServer) -> None:
+    cfg = config(standin, max_tokens=5, sampling=Sampling(temperature=0.7, presence_penalty=1.5))
+    run_pass_sync(cfg, prompts("hello"))
+    (body,) = standin.state.bodies
+    assert body["presence_penalty"] == 1.5 and body["temperature"] == 0.7

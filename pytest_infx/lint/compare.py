@@ -1,0 +1,220 @@
+"""``infx compare-configs``: the AgentX points of a recipe tree against a checkout's master configs.
+
+A team that keeps recipes beside InferenceX's ``configs/*-master.yaml`` must keep the two in step:
+a concurrency added to a search space and not to the recipe is a point nobody measures. Points
+are compared as (TP, concurrency, variant), where the variant of a search-space entry is named
+from what serves that TP differently (expert parallel size, DP attention, decode context
+parallel, the KV offload backend), the way recipes name their ``agentic.points`` variants.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_infx.lint.masters import master_keys
+from pytest_infx.recipes.errors import RecipeErrors
+from pytest_infx.recipes.loader import load_tree
+from pytest_infx.recipes.points import Point, expand_all
+
+FRAMEWORKS = ("vllm", "sglang")
+SCENARIO = "agentic-coding"
+_RUNNER = re.compile(r"(?:^|[:-])([a-z]+[0-9]+[a-z]*)(?:-|$)")
+
+
+@dataclass(frozen=True, order=True)
+class ConfigPoint:
+    """One AgentX point: the key, TP, concurrency and variant (``""`` for none)."""
+
+    key: str
+    tp: int
+    concurrency: int
+    variant: str
+
+    @property
+    def name(self) -> str:
+        suffix = f"-{self.variant}" if self.variant else ""
+        return f"tp{self.tp}-c{self.concurrency}{suffix}"
+
+
+def variant_of(entry: Mapping[str, Any]) -> str:
+    """The variant name of one search-space entry, as a recipe's ``agentic.points`` names it."""
+    parts: list[str] = []
+    ep = entry.get("ep")
+    if isinstance(ep, int) and ep > 1:
+        parts.append(f"ep{ep}")
+    if entry.get("dp-attn") is True:
+        parts.append("dpa")
+    dcp = entry.get("dcp-size")
+    if isinstance(dcp, int) and dcp > 1:
+        parts.append(f"dcp{dcp}")
+    offload = entry.get("kv-offloading", "none")
+    if offload not in (None, "none"):
+        backend = entry.get("kv-offload-backend")
+        name = backend.get("name") if isinstance(backend, Mapping) else None
+        parts.append(str(name or offload))
+    return "-".join(parts)
+
+
+def _runner(label: str) -> str:
+    found = _RUNNER.search(label.split(":", 1)[-1])
+    return found.group(1) if found else label
+
+
+@dataclass(frozen=True)
+class MasterSide:
+    points: dict[str, list[ConfigPoint]]
+    runners: dict[str, str]
+    skipped: int
+
+
+DEFAULT_MASTERS = "nvidia-master.yaml"
+
+
+def master_points(path: Path, masters: str = DEFAULT_MASTERS) -> MasterSide:
+    """The single-node vLLM and SGLang AgentX points of the master configs named ``masters``
+    (a glob) under ``path`` (a checkout root or its configs folder), by key."""
+    import yaml
+
+    pattern = f"configs/{masters}" if (path / "configs").is_dir() else masters
+    keys = master_keys(path, pattern)
+    if keys is None:
+        raise FileNotFoundError(f"{path}: no {pattern} here; give the checkout root")
+    points: dict[str, list[ConfigPoint]] = {}
+    runners: dict[str, str] = {}
+    skipped = 0
+    for key, where in keys.items():
+        parsed = yaml.safe_load(where.block)
+        config = parsed.get(key) if isinstance(parsed, dict) else None
+        if not isinstance(config, dict):
+            continue
+        scenarios = config.get("scenarios")
+        groups = scenarios.get(SCENARIO) if isinstance(scenarios, dict) else None
+        if not groups:
+            continue
+        if config.get("framework") not in FRAMEWORKS or config.get("multinode"):
+            skipped += 1
+            continue
+        found: list[ConfigPoint] = []
+        for group in groups:
+            for entry in group.get("search-space", ()):
+                variant = variant_of(entry)
+                found.extend(
+                    ConfigPoint(key, int(entry["tp"]), int(c), variant)
+                    for c in entry.get("conc-list", ())
+                )
+        points[key] = found
+        runners[key] = _runner(str(config.get("runner", "")))
+    return MasterSide(points, runners, skipped)
+
+
+def recipe_points(points: Iterable[Point]) -> dict[str, list[ConfigPoint]]:
+    """The AgentX points of a recipe tree, by key, in the same terms as the master configs."""
+    found: dict[str, list[ConfigPoint]] = {}
+    for point in points:
+        if point.kind != "agentic":
+            continue
+        found.setdefault(point.recipe_key, []).append(
+            ConfigPoint(point.recipe_key, point.tp, point.concurrency, point.variant or "")
+        )
+    return found
+
+
+@dataclass(frozen=True)
+class KeyDifference:
+    key: str
+    only_in_masters: tuple[str, ...]
+    only_in_recipes: tuple[str, ...]
+    runner: str | None
+
+    def render(self) -> list[str]:
+        lines = [f"{self.key}:"]
+        if self.runner:
+            lines.append(f"  runner: {self.runner}")
+        if self.only_in_masters:
+            lines.append(f"  only in the master configs: {', '.join(self.only_in_masters)}")
+        if self.only_in_recipes:
+            lines.append(f"  only in the recipes: {', '.join(self.only_in_recipes)}")
+        return lines
+
+
+def _order(names: Iterable[ConfigPoint]) -> tuple[str, ...]:
+    return tuple(p.name for p in sorted(names))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    differences: tuple[KeyDifference, ...]
+    compared: tuple[str, ...]
+    points: int
+    local_keys: tuple[str, ...]
+    skipped: int
+
+
+def compare(
+    masters: MasterSide, recipes: Mapping[str, list[ConfigPoint]], runners: Mapping[str, str]
+) -> Comparison:
+    """Every master key against its recipe: points one side has and the other has not."""
+    differences: list[KeyDifference] = []
+    total = 0
+    for key in sorted(masters.points):
+        theirs = {(p.tp, p.concurrency, p.variant): p for p in masters.points[key]}
+        ours = {(p.tp, p.concurrency, p.variant): p for p in recipes.get(key, ())}
+        total += len(theirs.keys() & ours.keys())
+        runner = None
+        if key in runners and runners[key] != masters.runners.get(key):
+            runner = f"recipe {runners[key]}, master configs {masters.runners.get(key)}"
+        missing = [theirs[c] for c in theirs.keys() - ours.keys()]
+        extra = [ours[c] for c in ours.keys() - theirs.keys()]
+        if missing or extra or runner:
+            differences.append(KeyDifference(key, _order(missing), _order(extra), runner))
+    local = tuple(sorted(set(recipes) - set(masters.points)))
+    return Comparison(
+        tuple(differences), tuple(sorted(masters.points)), total, local, masters.skipped
+    )
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "compare-configs",
+        help="AgentX points that a recipe tree and a checkout's master configs do not share",
+    )
+    parser.add_argument("path", type=Path, help="checkout root, or its configs folder")
+    parser.add_argument("--recipes", default="recipes", type=Path, help="recipe folder")
+    parser.add_argument(
+        "--masters",
+        default=DEFAULT_MASTERS,
+        help=f"master-config files to compare, a glob (default {DEFAULT_MASTERS})",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        masters = master_points(args.path, args.masters)
+        sources = load_tree(args.recipes)
+        points = expand_all(sources)
+    except (FileNotFoundError, RecipeErrors) as exc:
+        print(f"infx compare-configs: {exc}")
+        return 2
+    runners = {source.recipe.key: source.recipe.runner for source in sources}
+    result = compare(masters, recipe_points(points), runners)
+    for difference in result.differences:
+        print("\n".join(difference.render()))
+    print(
+        f"{len(result.compared)} keys of {args.masters} (single-node vLLM/SGLang {SCENARIO}),"
+        f" {result.points} points on both sides, {len(result.differences)} keys differ"
+    )
+    if result.local_keys:
+        print(
+            f"recipe keys with no master-config key (not compared): {', '.join(result.local_keys)}"
+        )
+    if result.skipped:
+        print(
+            f"{result.skipped} {SCENARIO} master keys of other frameworks or multinode not compared"
+        )
+    return 1 if result.differences else 0

@@ -1,0 +1,127 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pytest_infx.cli import main
+from pytest_infx.lint.compare import master_points, variant_of
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+MASTER = """\
+qwen3.5-fp8-b200-sglang-agentic-mtp:
+  image: lmsysorg/sglang:v0.5.16-cu130
+  runner: cluster:b200-dgxc
+  framework: sglang
+  multinode: false
+  scenarios:
+    agentic-coding:
+    - dram-utilization: 0.8
+      search-space:
+      - {tp: 8, ep: 1, spec-decoding: mtp, kv-offloading: none, conc-list: [1, 4]}
+      - tp: 8
+        ep: 1
+        spec-decoding: mtp
+        kv-offloading: dram
+        kv-offload-backend: {name: hicache}
+        conc-list: [64]
+minimaxm3-fp4-b200-trt-agentic-mtp:
+  framework: trt
+  runner: cluster:b200-dgxc
+  scenarios:
+    agentic-coding:
+    - search-space:
+      - {tp: 8, conc-list: [1]}
+"""
+
+
+def checkout(tmp_path: Path) -> Path:
+    write(tmp_path / "infx" / "configs" / "nvidia-master.yaml", MASTER)
+    return tmp_path / "infx"
+
+
+def recipe(tmp_path: Path, arms: list[dict[str, object]], spec: bool = True) -> Path:
+    data: dict[str, object] = {
+        "key": "qwen3.5-fp8-b200-sglang-agentic-mtp",
+        "model": {
+            "hub-id": "Qwen/Qwen3.5-397B-A17B-FP8",
+            "served-name": "qwen3.5",
+            "prefix": "qwen3.5",
+            "precision": "fp8",
+        },
+        "runner": "b200",
+        "engine": {"name": "sglang", "image": f"lmsysorg/sglang:v0.5.16-cu130@sha256:{'7b' * 32}"},
+        "agentic": {"points": arms},
+    }
+    if spec:
+        data["agentic"] = {
+            "points": arms,
+            "speculative": {"method": "eagle", "draft-length": 3, "golden": "qwen3.5_mtp"},
+        }
+    write(tmp_path / "recipes" / "q.yaml", yaml.safe_dump(data, sort_keys=False))
+    return tmp_path / "recipes"
+
+
+def test_variant_names_follow_what_serves_the_tp_differently() -> None:
+    assert variant_of({"tp": 8, "ep": 1, "kv-offloading": "none"}) == ""
+    assert variant_of({"tp": 8, "ep": 8, "dp-attn": True, "kv-offloading": "none"}) == "ep8-dpa"
+    entry = {"kv-offloading": "dram", "kv-offload-backend": {"name": "mooncake"}, "dcp-size": 8}
+    assert variant_of(entry) == "dcp8-mooncake"
+
+
+def test_master_points_are_the_single_node_vllm_and_sglang_agentic_points(tmp_path: Path) -> None:
+    side = master_points(checkout(tmp_path))
+    assert list(side.points) == ["qwen3.5-fp8-b200-sglang-agentic-mtp"]
+    assert [p.name for p in side.points["qwen3.5-fp8-b200-sglang-agentic-mtp"]] == [
+        "tp8-c1",
+        "tp8-c4",
+        "tp8-c64-hicache",
+    ]
+    assert side.runners == {"qwen3.5-fp8-b200-sglang-agentic-mtp": "b200"}
+    assert side.skipped == 1
+    assert master_points(checkout(tmp_path) / "configs").points == side.points
+
+
+def test_the_same_points_on_both_sides_is_no_difference(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    arms: list[dict[str, object]] = [
+        {"tp": 8, "concurrency": [1, 4]},
+        {"tp": 8, "variant": "hicache", "concurrency": [64]},
+    ]
+    status = main(
+        ["compare-configs", str(checkout(tmp_path)), "--recipes", str(recipe(tmp_path, arms))]
+    )
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "3 points on both sides, 0 keys differ" in out
+
+
+def test_a_point_missing_on_either_side_is_listed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    arms: list[dict[str, object]] = [
+        {"tp": 8, "concurrency": [1, 8]},
+        {"tp": 8, "variant": "hicache", "concurrency": [64]},
+    ]
+    status = main(
+        ["compare-configs", str(checkout(tmp_path)), "--recipes", str(recipe(tmp_path, arms))]
+    )
+    out = capsys.readouterr().out
+    assert status == 1
+    assert "  only in the master configs: tp8-c4\n" in out
+    assert "  only in the recipes: tp8-c8\n" in out
+
+
+def test_a_folder_without_master_configs_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = main(["compare-configs", str(tmp_path), "--recipes", str(tmp_path)])
+    assert status == 2
+    assert "no nvidia-master.yaml here" in capsys.readouterr().out

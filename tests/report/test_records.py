@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from pytest_infx.report.records import AgenticPoint, AgenticRecipe
+
+
+def point(item_id: str, tp: int, concurrency: int) -> AgenticPoint:
+    return AgenticPoint(
+        id=item_id,
+        tp=tp,
+        concurrency=concurrency,
+        throughput_per_gpu=1.0,
+        interactivity=1.0,
+        ttft_p50_ms=1.0,
+        failed=0,
+        total=1,
+        verdict="passed",
+        reasons=(),
+        submission_valid=True,
+        file=Path(f"{item_id}.json"),
+        log=None,
+    )
+
+
+def test_arms_keep_the_variants_of_one_tp_apart() -> None:
+    recipe = AgenticRecipe(
+        key="q",
+        points=(
+            point("q[tp8-c64-hicache]", 8, 64),
+            point("q[tp8-c64]", 8, 64),
+            point("q[tp8-c1]", 8, 1),
+            point("q[tp8-c72-hicache]", 8, 72),
+            point("q[tp4-c8-ep4-dpa]", 4, 8),
+        ),
+    )
+    arms = {label: [p.id for p in points] for label, points in recipe.arms().items()}
+    assert arms == {
+        "TP8": ["q[tp8-c1]", "q[tp8-c64]"],
+        "TP8 hicache": ["q[tp8-c64-hicache]", "q[tp8-c72-hicache]"],
+        "TP4 ep4-dpa": ["q[tp4-c8-ep4-dpa]"],
+    }
