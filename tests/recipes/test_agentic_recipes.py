@@ -49,6 +49,9 @@ def aiperf(
         "request_count": None,
         "traces": traces,
         "failed_request_threshold": 0.1,
+        "trace_idle_gap_cap_s": 300.0,
+        "warmup_grace_period_s": 1800.0,
+        "max_context_length": None,
     }
 
 
