@@ -206,8 +206,12 @@ def check_names(ctx: LintContext) -> list[Finding]:
                 )
             )
             continue
-        for recipe_rel, prefix, served in users.get(name, ()):
+        prefixes: set[str] = set()
+        for recipe_rel, prefix, served, measures in users.get(name, ()):
             if not name.startswith((f"{prefix}_", f"{prefix}-")):
+                if prefix in prefixes:
+                    continue
+                prefixes.add(prefix)
                 found.append(
                     Finding(
                         "golden-names",
@@ -219,7 +223,7 @@ def check_names(ctx: LintContext) -> list[Finding]:
                         f"Name it {prefix}_<method>[_<variant>].yaml (and update the recipes).",
                     )
                 )
-            elif key not in served:
+            elif measures and key not in served:
                 found.append(
                     Finding(
                         "golden-names",
@@ -235,31 +239,39 @@ def check_names(ctx: LintContext) -> list[Finding]:
     return found
 
 
-def _users(ctx: LintContext) -> dict[str, list[tuple[str, str, frozenset[str]]]]:
-    """Curve name -> (recipe file, model prefix, accepted model keys) of the recipes using it."""
+def _users(ctx: LintContext) -> dict[str, list[tuple[str, str, frozenset[str], bool]]]:
+    """Curve name -> (recipe file, model prefix, accepted model keys, whether it measures the
+    curve) of the recipes using it.
+
+    Only a SPEED-Bench recipe measures a curve; an AgentX recipe reads it for synthetic
+    acceptance and may serve another precision of the model (InferenceX serves NVFP4 with the
+    acceptance measured on FP8), so its served name does not have to be the curve's model key.
+    """
     return ctx.memo("golden.users", lambda: _read_users(ctx), key=ctx.tree_signature)
 
 
-def _read_users(ctx: LintContext) -> dict[str, list[tuple[str, str, frozenset[str]]]]:
+def _read_users(ctx: LintContext) -> dict[str, list[tuple[str, str, frozenset[str], bool]]]:
     tree = ctx.tree()
-    users: dict[str, list[tuple[str, str, frozenset[str]]]] = {}
-    seen: set[tuple[str, str]] = set()
+    users: dict[str, list[tuple[str, str, frozenset[str], bool]]] = {}
+    seen: set[tuple[str, str, bool]] = set()
     for source in tree.sources if tree is not None else ():
         recipe = source.recipe
-        names = []
+        names: list[tuple[str, bool]] = []
         if recipe.speedbench is not None:
-            names.append(recipe.speedbench.golden)
+            names.append((recipe.speedbench.golden, True))
         if recipe.agentic is not None and recipe.agentic.speculative is not None:
-            names.append(recipe.agentic.speculative.golden)
+            names.append((recipe.agentic.speculative.golden, False))
         model = recipe.model
         served = frozenset(
             {model.served_name.lower(), model.hub_id.rsplit("/", 1)[-1].lower()}
             | ({model.path.rstrip("/").rsplit("/", 1)[-1].lower()} if model.path else set())
         )
-        for name in names:
-            if (name, model.prefix) not in seen:
-                seen.add((name, model.prefix))
-                users.setdefault(name, []).append((ctx.relpath(source.path), model.prefix, served))
+        for name, measures in names:
+            if (name, model.prefix, measures) not in seen:
+                seen.add((name, model.prefix, measures))
+                users.setdefault(name, []).append(
+                    (ctx.relpath(source.path), model.prefix, served, measures)
+                )
     return users
 
 

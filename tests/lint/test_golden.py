@@ -90,12 +90,22 @@ def test_names_model_key(rules_repo: MakeRulesRepo) -> None:
 def test_names_model_key_matches_the_recipes(rules_repo: MakeRulesRepo) -> None:
     bad = MIMO_CURVE.replace("mimo-v2.6-flash-rl:", "glm-5.2-fp8:")
     line = bad.splitlines().index("glm-5.2-fp8:") + 1
-    found = rendered(rules_repo, "golden-names", {CURVE: bad})
-    assert found[0] == (
-        f"{CURVE}:{line}: model key 'glm-5.2-fp8' is not the model {SGLANG} serves"
+    assert rendered(rules_repo, "golden-names", {CURVE: bad}) == [
+        f"{CURVE}:{line}: model key 'glm-5.2-fp8' is not the model {DFLASH} serves"
         " ('mimo-v2.6-flash-rl'). The model key is the lowercased basename of the served model"
         " path; check that the curve was measured on this model."
+    ]
+
+
+def test_an_agentic_recipe_may_read_a_curve_of_another_precision(
+    rules_repo: MakeRulesRepo,
+) -> None:
+    served = SGLANG_AGENTIC.replace(
+        "extends: _base/mimo-agentic.yaml\n",
+        "extends: _base/mimo-agentic.yaml\nmodel:\n  served-name: mimo-v2.6-flash-rl-nvfp4\n",
     )
+    assert served != SGLANG_AGENTIC
+    assert rendered(rules_repo, "golden-names", {SGLANG: served}) == []
 
 
 def test_names_start_with_the_model_prefix(rules_repo: MakeRulesRepo) -> None:
