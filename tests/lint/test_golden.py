@@ -102,7 +102,8 @@ def test_an_agentic_recipe_may_read_a_curve_of_another_precision(
 ) -> None:
     served = SGLANG_AGENTIC.replace(
         "extends: _base/mimo-agentic.yaml\n",
-        "extends: _base/mimo-agentic.yaml\nmodel:\n  served-name: mimo-v2.6-flash-rl-nvfp4\n",
+        "extends: _base/mimo-agentic.yaml\nmodel:\n  hub-id: XiaomiMiMo/MiMo-V2.6-Flash-RL-NVFP4\n"
+        "  served-name: mimo-v2.6-flash-rl-nvfp4\n",
     )
     assert served != SGLANG_AGENTIC
     assert rendered(rules_repo, "golden-names", {SGLANG: served}) == []
