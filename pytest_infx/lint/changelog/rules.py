@@ -20,12 +20,12 @@ from pytest_infx.lint.changelog.entries import (
 from pytest_infx.lint.changelog.history import (
     ChangelogDiff,
     canonical_pr_url,
+    comparable,
     diff_changelog,
-    normalize_like,
 )
 from pytest_infx.lint.changelog.layout import Lines, byte_findings, entry_offsets
 from pytest_infx.lint.context import LintContext
-from pytest_infx.lint.findings import Finding, rule
+from pytest_infx.lint.findings import Finding, SkipReason, rule
 from pytest_infx.lint.masters import master_files
 from pytest_infx.store import digest
 
@@ -57,22 +57,28 @@ def changed_entries(ctx: LintContext) -> frozenset[int] | None:
 
 def changed_lines(ctx: LintContext) -> Callable[[int], bool] | None:
     """Which changelog lines the change wrote, for the byte rules; ``None`` outside PR mode.
-    The appended bytes count whole (separators included), and so does each new or corrected
-    entry elsewhere with the line above it, where its separator is."""
-    entries = changed_entries(ctx)
-    if entries is None:
+    The appended bytes count whole (separators included), and so does each new entry elsewhere
+    with the line above it, where its separator is, unless that line is the base's; of a
+    corrected old entry only its pr-link line counts. Bytes the change may not touch are never
+    its finding."""
+    if not ctx.pr_mode:
         return None
-    base = ctx.base_changelog or b""
-    head = normalize_like(base, ctx.head_changelog() or b"")
+    diff = changelog_diff(ctx)
+    base, head = comparable(ctx.base_changelog or b"", ctx.head_changelog() or b"")
     lines = Lines(head)
     offsets = entry_offsets(head)
     spans: list[range] = []
+    kept = 0
     if head.startswith(base):
-        spans.append(range(lines.line(len(base)), len(lines.newlines) + 2))
-    for index in entries:
+        kept = lines.line(len(base))
+        spans.append(range(kept, len(lines.newlines) + 2))
+    spans.extend(range(c.line, c.line + 1) for c in diff.corrections)
+    for index in diff.new_entries:
         if index < len(offsets):
             end = offsets[index + 1] if index + 1 < len(offsets) else len(head)
-            spans.append(range(lines.line(offsets[index]) - 1, lines.line(end) + 1))
+            first = lines.line(offsets[index])
+            above = first - 1 if first - 1 >= kept else first
+            spans.append(range(above, lines.line(end) + 1))
     return lambda line: any(line in span for span in spans)
 
 
@@ -109,6 +115,21 @@ def _no_changelog(ctx: LintContext) -> str | None:
     if ctx.head_changelog() is None:
         return f"no {ctx.changelog_rel} in {ctx.root}"
     return None
+
+
+def _conflicted(ctx: LintContext) -> str | None:
+    """Why the rules after the schema say nothing about a changelog holding conflict markers:
+    the markers are the one finding, and every other rule would only repeat them."""
+    if ctx.head_changelog() is not None and parsed_head(ctx).conflicted:
+        return "the changelog holds Git conflict markers (see changelog-schema)"
+    return None
+
+
+def _unless_conflicted(reason: Callable[[LintContext], str | None]) -> SkipReason:
+    def skip(ctx: LintContext) -> str | None:
+        return reason(ctx) or _conflicted(ctx)
+
+    return skip
 
 
 def _no_base(ctx: LintContext) -> str | None:
@@ -163,7 +184,7 @@ def check_schema(ctx: LintContext) -> list[Finding]:
     "changelog-bytes",
     "The changelog's bytes: LF only, no tabs or NULs, one blank line between entries, one final"
     " newline.",
-    skip_reason=_no_changelog,
+    skip_reason=_unless_conflicted(_no_changelog),
 )
 def check_bytes(ctx: LintContext) -> list[Finding]:
     def compute() -> list[Finding]:
@@ -187,7 +208,7 @@ def check_bytes(ctx: LintContext) -> list[Finding]:
 @rule(
     "changelog-append-only",
     "The changelog starts with the base's bytes; only old pr-links may be corrected.",
-    skip_reason=_no_base,
+    skip_reason=_unless_conflicted(_no_base),
 )
 def check_append_only(ctx: LintContext) -> list[Finding]:
     if ctx.head_changelog() is None:
@@ -223,7 +244,7 @@ def check_append_only(ctx: LintContext) -> list[Finding]:
     "changelog-pr-link",
     "New entries link to their PR: 'XXX', '.../pull/XXX' or '.../pull/<N>' (on main: the PR"
     " URL only; with a known PR number: that PR's URL or a placeholder).",
-    skip_reason=_no_base,
+    skip_reason=_unless_conflicted(_no_base),
 )
 def check_pr_links(ctx: LintContext) -> list[Finding]:
     repo = changelog_diff(ctx).pr_repo
@@ -273,7 +294,7 @@ def _matcher(pattern: str, keys: frozenset[str]) -> set[str]:
 @rule(
     "changelog-config-keys",
     "Every config key (fnmatch wildcards allowed) names a recipe key or a master-config key.",
-    skip_reason=_needs_recipe_keys,
+    skip_reason=_unless_conflicted(_needs_recipe_keys),
 )
 def check_config_keys(ctx: LintContext) -> list[Finding]:
     keys = ctx.keys() or frozenset()
@@ -321,7 +342,7 @@ def _changed_indirectly(ctx: LintContext) -> bool:
 @rule(
     "changelog-coverage",
     "Each changed recipe key is covered by exactly one new entry; no entry without a change.",
-    skip_reason=_needs_changed_keys,
+    skip_reason=_unless_conflicted(_needs_changed_keys),
 )
 def check_coverage(ctx: LintContext) -> list[Finding]:
     changed = ctx.changed() or frozenset()
