@@ -181,15 +181,19 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 @pytest.hookimpl(tryfirst=True)
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """``-m lint`` alone selects the lint rules and the host's own lint-marked tests: recipe
-    items never carry the marker, so the recipe folder is not read, while every other file is
-    collected as it would be without pytest-infx. ``-m infx_lint`` asks for the rules alone,
-    which come from no file, so nothing is collected at all."""
+    items never carry the marker, so the recipe folder is not read, and a test module whose
+    source cannot mark a test ``lint`` is not imported. ``-m infx_lint`` asks for the rules
+    alone, which come from no file, so nothing is collected at all."""
     markexpr = str(config.getoption("markexpr", default="") or "").strip()
     if markexpr not in (lint.MARKER, markers.OWN_LINT) or not lint.wants_lint(config):
         return None
     if markexpr == markers.OWN_LINT:
         return collection_path != config.rootpath or None
-    return collect.in_recipe_folder(config, collection_path) or None
+    if collect.in_recipe_folder(config, collection_path):
+        return True
+    from pytest_infx.lint import marked
+
+    return marked.skippable(collection_path, config.rootpath) or None
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
