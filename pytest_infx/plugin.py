@@ -293,6 +293,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     if session.config.stash.get(FROZEN, False):
         gcpause.refreeze()
+    if lint.judged_nothing(session.config) and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
     workeroutput: dict[str, Any] | None = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:
         reasons: list[str] = session.config.stash[REASONS]
@@ -316,11 +318,15 @@ def pytest_terminal_summary(
         terminalreporter.write_sep("=", "infx plan")
         for line in plan_lines:
             terminalreporter.write_line(line)
-    lint_lines = lint.summary_lines(config)
+    errors = sum(
+        1 for r in terminalreporter.stats.get("error", []) if isinstance(r, pytest.CollectReport)
+    )
+    lint_lines = lint.stopped_by_collection(config, errors) or lint.summary_lines(config)
     if lint_lines:
         terminalreporter.write_sep("-", "infx lint")
         for line in lint_lines:
-            terminalreporter.write_line(line, yellow=line.startswith("WARNING"), bold=True)
+            red = line.startswith("ERROR")
+            terminalreporter.write_line(line, yellow=line.startswith("WARNING"), red=red, bold=True)
     reasons = config.stash.get(REASONS, [])
     if reasons:
         terminalreporter.write_sep("-", "infx selection")

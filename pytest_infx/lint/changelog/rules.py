@@ -325,6 +325,21 @@ def check_config_keys(ctx: LintContext) -> list[Finding]:
     return found
 
 
+def _changelog_only_allowed(ctx: LintContext, entry: ChangelogEntry) -> bool:
+    """Whether the repository lets this new entry stand without a changed config key."""
+    policy = ctx.changelog_only
+    if policy.mode == "match" and policy.pattern is not None:
+        return any(re.search(policy.pattern, line) for line in entry.description)
+    if policy.mode == "repeat":
+        return any(
+            earlier.index < entry.index
+            and earlier.config_keys == entry.config_keys
+            and earlier.description == entry.description
+            for earlier in parsed_head(ctx).valid()
+        )
+    return False
+
+
 def _changed_indirectly(ctx: LintContext) -> bool:
     """Whether points may have changed through files other than their config: with master
     configs, a collector script or a recipe file a config names (InferenceX's
@@ -355,9 +370,14 @@ def check_coverage(ctx: LintContext) -> list[Finding]:
     added = new_entries(ctx)
     found: list[Finding] = []
     indirect = _changed_indirectly(ctx)
+    policy = ctx.changelog_only
+    allowed = {entry.index for entry in added if _changelog_only_allowed(ctx, entry)}
+    remove = "Remove the entry: a change that moves no benchmark point adds none."
+    if policy.mode != "forbid":
+        remove = f"Remove the entry, or make it one that may change no key: {policy.describe()}."
     if not changed:
         for entry in added:
-            if not entry.evals_only and not indirect:
+            if not entry.evals_only and not indirect and entry.index not in allowed:
                 found.append(
                     Finding(
                         "changelog-coverage",
@@ -365,7 +385,7 @@ def check_coverage(ctx: LintContext) -> list[Finding]:
                         entry.line,
                         entry.index,
                         f"new entry, but no recipe key changed since {base}.",
-                        "Remove the entry: a change that moves no benchmark point adds none.",
+                        remove,
                     )
                 )
         return found
@@ -377,17 +397,18 @@ def check_coverage(ctx: LintContext) -> list[Finding]:
                 if entry not in covering[hit]:
                     covering[hit].append(entry)
             unknown = known is not None and not _matcher(pattern, known)
-            if not hits and not entry.evals_only and not unknown and not indirect:
-                found.append(
-                    Finding(
-                        "changelog-coverage",
-                        path,
-                        line,
-                        entry.index,
-                        f"new entry lists {pattern!r}, but no point of it changed since {base}.",
-                        "List only the keys 'infx changed' reports (evals-only entries excepted).",
-                    )
+            if hits or entry.evals_only or unknown or indirect or entry.index in allowed:
+                continue
+            found.append(
+                Finding(
+                    "changelog-coverage",
+                    path,
+                    line,
+                    entry.index,
+                    f"new entry lists {pattern!r}, but no point of it changed since {base}.",
+                    "List only the keys 'infx changed' reports (evals-only entries excepted).",
                 )
+            )
     end = (ctx.head_changelog() or b"").count(b"\n") or None
     for key in sorted(changed):
         entries = covering[key]
