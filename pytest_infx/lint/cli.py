@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from pytest_infx.lint.context import DEFAULT_BASE_REF, build_context, default_base_ref, ref_exists
-from pytest_infx.lint.findings import all_rules
+from pytest_infx.lint.findings import UnknownRuleError, select_rules, selectors
 from pytest_infx.lint.masters import master_changes, master_keys
 from pytest_infx.lint.scope import PullRequest, pull_request_from_env
 
@@ -25,6 +25,11 @@ def run(args: argparse.Namespace) -> int:
         pull = PullRequest(number=args.pr)
     if args.main:
         pull = PullRequest(main=True)
+    try:
+        rules = select_rules(selectors(args.select), selectors(args.ignore))
+    except UnknownRuleError as exc:
+        print(f"error: --select / --ignore: {exc}", file=sys.stderr)
+        return 2
     ctx = build_context(root, base_ref=base, audit=args.all, pull=pull)
     if base is None:
         print(
@@ -33,9 +38,11 @@ def run(args: argparse.Namespace) -> int:
             file=out,
         )
     failed = 0
-    for selected in all_rules():
+    skipped = 0
+    for selected in rules:
         reason = selected.skip_reason(ctx)
         if reason is not None:
+            skipped += 1
             print(f"skip {selected.id}: {reason}", file=out)
             continue
         findings = selected.check(ctx)
@@ -48,6 +55,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"ok   {selected.id}", file=out)
     if failed:
         print(f"{failed} finding(s)", file=out)
+        return 1
+    if skipped == len(rules):
+        print(f"error: nothing to judge in {root}: every lint rule was skipped", file=out)
         return 1
     return 0
 
@@ -74,6 +84,18 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--main", action="store_true", help="lint as on the main branch (placeholders fail)"
+    )
+    parser.add_argument(
+        "--select",
+        action="append",
+        default=[],
+        help="rule ids or families to run (comma-separated, repeatable; default: all)",
+    )
+    parser.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        help="rule ids or families not to run (comma-separated, repeatable)",
     )
     parser.set_defaults(func=run)
     _master_layout_for_changed(subparsers)

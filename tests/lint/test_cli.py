@@ -73,3 +73,25 @@ def test_lint_pr_number_main_branch_and_history_audit(
     assert (
         "perf-changelog.yaml:5 (entry 1): trailing whitespace after the text at column 15." in out
     )
+
+
+def test_lint_selects_rules_and_refuses_unknown_ids(
+    changelog_repo: MakeRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ctx = changelog_repo(ENTRY_A, join(ENTRY_A, entry("a", pr_link="TBD")))
+    root = str(ctx.root)
+    assert main(["lint", "--root", root, "--ignore", "changelog-pr-link"]) == 0
+    assert "changelog-pr-link" not in capsys.readouterr().out
+    assert main(["lint", "--root", root, "--select", "changelog-schema,changelog-pr-link"]) == 1
+    out = capsys.readouterr().out
+    assert [line.split(":")[0] for line in out.splitlines()[:2]] == [
+        "ok   changelog-schema",
+        "FAIL changelog-pr-link",
+    ]
+    assert main(["lint", "--root", root, "--select", "changelogs"]) == 2
+    assert "unknown lint rule id 'changelogs'" in capsys.readouterr().err
+
+
+def test_lint_that_judges_nothing_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["lint", "--root", str(tmp_path)]) == 1
+    assert f"error: nothing to judge in {tmp_path}" in capsys.readouterr().out
