@@ -122,8 +122,8 @@ class LintSuite(pytest.Collector):
 
     def _build(self) -> LintContext:
         root = self.root
-        recipes = _ini(self.config, "infx_recipes") or RECIPE_DIRS[0]
-        golden = _ini(self.config, "infx_golden") or GOLDEN_DIR
+        recipes = _folder(self.config, root, "infx_recipes", RECIPE_DIRS[0])
+        golden = _folder(self.config, root, "infx_golden", GOLDEN_DIR)
         base = self.base if self.base is not None else DEFAULT_BASE_REF
         cache = getattr(self.config, "cache", None)
         config = self.config
@@ -174,6 +174,20 @@ class LintSuite(pytest.Collector):
         if ctx.base_ref is None:
             return []
         return [f"PR mode: judged the change since {ctx.base_ref} in {ctx.root}"]
+
+
+def _folder(config: pytest.Config, root: Path, name: str, default: str) -> str:
+    """An ini folder as the lint root sees it. The ini names it relative to the rootdir, as the
+    benchmark run reads it (an ini in a test folder names ``../golden_al_distribution``); a
+    folder that is not there but is under the lint root is read relative to the lint root."""
+    value = _ini(config, name) or default
+    found = (config.rootpath / value).resolve()
+    if not found.exists() and (root / value).exists():
+        return value
+    try:
+        return found.relative_to(root).as_posix()
+    except ValueError:
+        return str(found)
 
 
 def _ini_list(config: pytest.Config, name: str) -> tuple[str, ...]:
