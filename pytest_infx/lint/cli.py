@@ -7,7 +7,13 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from pytest_infx.lint.context import DEFAULT_BASE_REF, build_context, default_base_ref, ref_exists
+from pytest_infx.lint.context import (
+    DEFAULT_BASE_REF,
+    ChangelogOnly,
+    build_context,
+    default_base_ref,
+    ref_exists,
+)
 from pytest_infx.lint.findings import UnknownRuleError, select_rules, selectors
 from pytest_infx.lint.masters import master_changes, master_keys
 from pytest_infx.lint.scope import PullRequest, pull_request_from_env
@@ -30,7 +36,14 @@ def run(args: argparse.Namespace) -> int:
     except UnknownRuleError as exc:
         print(f"error: --select / --ignore: {exc}", file=sys.stderr)
         return 2
-    ctx = build_context(root, base_ref=base, audit=args.all, pull=pull)
+    try:
+        changelog_only = ChangelogOnly.parse(args.changelog_only_entries)
+    except ValueError as exc:
+        print(f"error: --changelog-only-entries: {exc}", file=sys.stderr)
+        return 2
+    ctx = build_context(
+        root, base_ref=base, audit=args.all, pull=pull, changelog_only=changelog_only
+    )
     if base is None:
         print(
             f"warning: no base ({DEFAULT_BASE_REF} not found): judging the whole history;"
@@ -90,6 +103,12 @@ def register(subparsers: Any) -> None:
         action="append",
         default=[],
         help="rule ids or families to run (comma-separated, repeatable; default: all)",
+    )
+    parser.add_argument(
+        "--changelog-only-entries",
+        default="forbid",
+        help="new entries that change no config key: forbid (default), repeat or match:REGEX"
+        " (as ini infx_changelog_only_entries)",
     )
     parser.add_argument(
         "--ignore",
