@@ -10,6 +10,8 @@ parse, recipe problems, base diff and script scans are reused), after an edit (t
 recipe and the new entry are touched before each run: what a developer fixing a finding sees),
 and cold (``-p no:cacheprovider``: a fresh clone, as in CI).
 Run: ``python benchmarks/lint_speed.py [--entries 772] [--keys 208] [--runs 7] [--profile]``.
+``--checkout FOLDER`` times the pre-PR ``pytest -m lint`` and CI's ``pytest -m infx_lint`` as
+typed in an existing checkout (this repository; an InferenceX checkout's ``utils/``).
 
 ``--inferencex CHECKOUT --agreement N`` replays the checkout's last N changelog commits, each
 against its parent (``infx lint``, changelog-only entries allowed as InferenceX's results
@@ -477,9 +479,14 @@ def bench_inferencex(checkout: Path, base: str, runs: int) -> int:
         "--head-ref",
         "HEAD",
     ]
-    print(f"InferenceX checkout {checkout} at {head}, base {base}; {runs} runs each")
-    warm = time_command(ours, checkout, runs)
-    cold = time_command([*ours, "-p", "no:cacheprovider"], checkout, runs)
+    # InferenceX's CI runs pytest where its ini is, so lint is typed there too.
+    where = checkout / "utils" if (checkout / "utils" / "pytest.ini").is_file() else checkout
+    print(
+        f"InferenceX checkout {checkout} at {head}, base {base}; pytest in {where};"
+        f" {runs} runs each"
+    )
+    warm = time_command(ours, where, runs)
+    cold = time_command([*ours, "-p", "no:cacheprovider"], where, runs)
     them = time_command(theirs, checkout, runs)
     rows = (
         ("pytest -m lint (PR mode), warm", warm, WARM_GOAL_S),
@@ -522,6 +529,24 @@ def written_rules(base: bytes, head: bytes) -> list[str]:
     if re.search(rb"\S[ \t]+\n", added):
         why.append("trailing whitespace in the appended bytes")
     return why
+
+
+def bench_checkout(folder: Path, runs: int) -> int:
+    """``pytest -m lint`` (the pre-PR command: the rules and the host's lint-marked tests) and
+    ``pytest -m infx_lint`` (the rules alone) as typed in ``folder``, warm, whole process."""
+    rows = []
+    for marker in ("lint", "infx_lint"):
+        argv = [sys.executable, "-m", "pytest", "-m", marker, "-q"]
+        rows.append((f"pytest -m {marker}, warm", time_command(argv, folder, runs)))
+    print(f"in {folder}; {runs} runs each")
+    for label, (median, times, cpu, status) in rows:
+        spread = ", ".join(f"{t:.2f}" for t in sorted(times))
+        verdict = " ok" if median <= WARM_GOAL_S else f" OVER {WARM_GOAL_S} s"
+        print(
+            f"{label:<26} median {median:.2f} s wall [{spread}], {cpu:.2f} s CPU,"
+            f" exit {status}{verdict}"
+        )
+    return 0 if rows[0][1][0] <= WARM_GOAL_S else 1
 
 
 def agreement(checkout: Path, count: int) -> int:
@@ -626,6 +651,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="with --inferencex: replay its last N changelog commits against their parents"
         " and count the verdicts that agree with its validator (instead of timing)",
     )
+    parser.add_argument(
+        "--checkout",
+        type=Path,
+        metavar="FOLDER",
+        help="time pytest -m lint and -m infx_lint as typed in FOLDER (this repository, or an"
+        " InferenceX checkout's utils/) instead of a generated repository",
+    )
     parser.add_argument("--entries", type=int, default=772)
     parser.add_argument("--keys", type=int, default=208)
     parser.add_argument("--runs", type=int, default=7)
@@ -633,6 +665,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, help="generate into this folder and keep it")
     parser.add_argument("--profile", action="store_true", help="profile one in-process run")
     args = parser.parse_args(argv)
+    if args.checkout is not None:
+        return bench_checkout(args.checkout.resolve(), args.runs)
     if args.inferencex is not None and args.agreement:
         return agreement(args.inferencex.resolve(), args.agreement)
     if args.inferencex is not None:

@@ -36,8 +36,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
-    """``--infx-slurm N`` becomes xdist's worker specs here, before xdist reads them."""
-    if not hasattr(config, "workerinput"):
+    """``--infx-slurm N`` becomes xdist's worker specs here, before xdist reads them. A run
+    that asks for no Slurm workers does not import the launch package at all (lint runs)."""
+    asked = config.getoption("infx_slurm", None) or config.getini("infx_slurm")
+    if asked and not hasattr(config, "workerinput"):
         from pytest_infx.launch import slurm
 
         slurm.configure_controller(config)
