@@ -1,9 +1,11 @@
 """The append-only rule: how the head changelog differs from the base, entry by entry.
 
 Because the file only grows, the head must start with the base's bytes; entries are split at
-their ``- config-keys:`` lines and matched with the base's, and only an old entry's ``pr-link``
-may change (to a canonical PR URL, never in the same change as new entries). CRLF endings and a
-missing final newline are undone first: the byte rules report those, once.
+their top-level list items (so an entry without ``config-keys`` is not read as the end of the
+entry above it) and matched with the base's, and only an old entry's ``pr-link`` may change (to
+a canonical PR URL, never in the same change as new entries). CRLF endings and a missing final
+newline are undone first (on both sides when the base itself has CRLF): the byte rules report
+those, once.
 """
 
 from __future__ import annotations

@@ -231,7 +231,7 @@ def byte_findings(
                     line,
                     index,
                     "entry does not start with a '- config-keys:' line at column 0.",
-                    "Put config-keys first: entries are counted and split at that line.",
+                    "Put config-keys first: InferenceX's tools count entries at that line.",
                     quote_lines([lines.text(line)], line),
                 )
             )
