@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from pytest_infx.lint.context import (
+    CHANGELOG_NAME,
     DEFAULT_BASE_REF,
     ChangelogOnly,
     build_context,
@@ -15,12 +16,15 @@ from pytest_infx.lint.context import (
     ref_exists,
 )
 from pytest_infx.lint.findings import UnknownRuleError, select_rules, selectors
+from pytest_infx.lint.gitio import git_toplevel
 from pytest_infx.lint.masters import master_changes, master_keys
 from pytest_infx.lint.scope import PullRequest, pull_request_from_env
 
 
 def run(args: argparse.Namespace) -> int:
-    root = Path(args.root).resolve()
+    root = Path(args.root or ".").resolve()
+    if args.root is None and not (root / CHANGELOG_NAME).exists():
+        root = git_toplevel(root) or root
     out: TextIO = sys.stdout
     base = args.base if args.base is not None else default_base_ref(root)
     if args.base is not None and not ref_exists(root, args.base):
@@ -81,7 +85,12 @@ def register(subparsers: Any) -> None:
         help="check the changelog, comment, recipe and golden registry rules (what"
         " `pytest -m lint` runs)",
     )
-    parser.add_argument("--root", default=".", help="repository root (default: .)")
+    parser.add_argument(
+        "--root",
+        default=None,
+        help="repository root (default: . when it holds perf-changelog.yaml, else the Git top"
+        " level)",
+    )
     parser.add_argument(
         "--base",
         default=None,

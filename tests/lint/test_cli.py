@@ -115,3 +115,13 @@ def test_lint_allows_changelog_only_entries_as_told(
     assert main(["lint", "--root", root, *allowed]) == 0
     assert main(["lint", "--root", root, "--changelog-only-entries", "maybe"]) == 2
     assert "'maybe' is not one of forbid, repeat, match:REGEX" in capsys.readouterr().err
+
+
+def test_lint_from_a_test_folder_judges_the_repository(
+    changelog_repo: MakeRepo, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ctx = changelog_repo(ENTRY_A, join(ENTRY_A, entry("a", pr_link="TBD")))
+    (ctx.root / "utils").mkdir()
+    monkeypatch.chdir(ctx.root / "utils")
+    assert main(["lint", "--select", "changelog-pr-link"]) == 1
+    assert "pr-link 'TBD' is not accepted" in capsys.readouterr().out
