@@ -30,6 +30,7 @@ from pytest_infx.lint.context import (
 from pytest_infx.lint.findings import Rule, UnknownRuleError, select_rules, selectors
 from pytest_infx.lint.gitio import git_toplevel
 from pytest_infx.lint.scope import PullRequest, pull_request_from_env
+from pytest_infx.markers import OWN_LINT
 from pytest_infx.store import Store
 
 if TYPE_CHECKING:
@@ -37,7 +38,6 @@ if TYPE_CHECKING:
 
 SUITE_NAME = "infx-lint"
 MARKER = "lint"
-OWN_MARKER = "infx_lint"
 ROOT_OPTION = "infx_lint_root"
 BASE_OPTION = "infx_base"
 SUITE = pytest.StashKey["LintSuite"]()
@@ -219,7 +219,7 @@ def stopped_by_collection(config: pytest.Config, errors: int) -> list[str]:
     return [
         f"ERROR: {errors} collection error{'s' if errors != 1 else ''} in this repository's"
         " own tests stopped the run before any lint rule ran.",
-        f"To lint without collecting them, run: pytest -m {OWN_MARKER}",
+        f"To lint without collecting them, run: pytest -m {OWN_LINT}",
     ]
 
 
