@@ -10,9 +10,13 @@ parse, recipe problems, base diff and script scans are reused), after an edit (t
 recipe and the new entry are touched before each run: what a developer fixing a finding sees),
 and cold (``-p no:cacheprovider``: a fresh clone, as in CI).
 Run: ``python benchmarks/lint_speed.py [--entries 772] [--keys 208] [--runs 7] [--profile]``.
+``--checkout FOLDER`` times the pre-PR ``pytest -m lint`` and CI's ``pytest -m infx_lint`` as
+typed in an existing checkout (this repository; an InferenceX checkout's ``utils/``).
 
 ``--inferencex CHECKOUT --agreement N`` replays the checkout's last N changelog commits, each
-against its parent, and counts the verdicts that agree with InferenceX's validator.
+against its parent (``infx lint``, changelog-only entries allowed as InferenceX's results
+recovery writes them), and counts the verdicts that agree with InferenceX's validator and with
+a literal reading of its written byte rules.
 ``--inferencex CHECKOUT [--base REF]`` times PR mode on a real InferenceX checkout instead (the
 work tree at a pull request's commit, ``REF`` its parent, default ``HEAD^``), warm and cold, and
 InferenceX's own ``utils/validate_perf_changelog.py`` on the same commit; goals: at most 1.0 s
@@ -24,6 +28,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import re
 import resource
 import statistics
 import subprocess
@@ -474,9 +479,14 @@ def bench_inferencex(checkout: Path, base: str, runs: int) -> int:
         "--head-ref",
         "HEAD",
     ]
-    print(f"InferenceX checkout {checkout} at {head}, base {base}; {runs} runs each")
-    warm = time_command(ours, checkout, runs)
-    cold = time_command([*ours, "-p", "no:cacheprovider"], checkout, runs)
+    # InferenceX's CI runs pytest where its ini is, so lint is typed there too.
+    where = checkout / "utils" if (checkout / "utils" / "pytest.ini").is_file() else checkout
+    print(
+        f"InferenceX checkout {checkout} at {head}, base {base}; pytest in {where};"
+        f" {runs} runs each"
+    )
+    warm = time_command(ours, where, runs)
+    cold = time_command([*ours, "-p", "no:cacheprovider"], where, runs)
     them = time_command(theirs, checkout, runs)
     rows = (
         ("pytest -m lint (PR mode), warm", warm, WARM_GOAL_S),
@@ -499,6 +509,46 @@ def bench_inferencex(checkout: Path, base: str, runs: int) -> int:
     return 0 if met else 1
 
 
+def written_rules(base: bytes, head: bytes) -> list[str]:
+    """InferenceX's written byte rules for one change, read literally (docs/ci-procedures.md,
+    docs/configuration-procedures.md): the base's bytes stay as they are and come first
+    (nothing inserted, deleted or normalised), the appended entries are separated from what
+    is above them by exactly one empty line (a blank line already at the end of the base is
+    that line), hold no trailing whitespace, and the file ends with one newline."""
+    if not head.startswith(base):
+        return ["the base's bytes changed or an entry was inserted"]
+    added = head[len(base) :]
+    why: list[str] = []
+    after_blank = re.search(rb"\n[ \t]*\n\Z", base) is not None
+    if not added.startswith(b"- config-keys:" if after_blank else b"\n- config-keys:"):
+        why.append("the separator above the new entry is not one empty line")
+    if re.search(rb"\n[ \t]*\n[ \t]*\n", added) or re.search(rb"\n[ \t]+\n", added):
+        why.append("a blank line run or a whitespace-only line in the appended bytes")
+    if not added.endswith(b"\n") or re.search(rb"\n[ \t]*\n\Z", added):
+        why.append("the file does not end with exactly one newline")
+    if re.search(rb"\S[ \t]+\n", added):
+        why.append("trailing whitespace in the appended bytes")
+    return why
+
+
+def bench_checkout(folder: Path, runs: int) -> int:
+    """``pytest -m lint`` (the pre-PR command: the rules and the host's lint-marked tests) and
+    ``pytest -m infx_lint`` (the rules alone) as typed in ``folder``, warm, whole process."""
+    rows = []
+    for marker in ("lint", "infx_lint"):
+        argv = [sys.executable, "-m", "pytest", "-m", marker, "-q"]
+        rows.append((f"pytest -m {marker}, warm", time_command(argv, folder, runs)))
+    print(f"in {folder}; {runs} runs each")
+    for label, (median, times, cpu, status) in rows:
+        spread = ", ".join(f"{t:.2f}" for t in sorted(times))
+        verdict = " ok" if median <= WARM_GOAL_S else f" OVER {WARM_GOAL_S} s"
+        print(
+            f"{label:<26} median {median:.2f} s wall [{spread}], {cpu:.2f} s CPU,"
+            f" exit {status}{verdict}"
+        )
+    return 0 if rows[0][1][0] <= WARM_GOAL_S else 1
+
+
 def agreement(checkout: Path, count: int) -> int:
     """Replay the last ``count`` commits that touched the changelog, each linted against its
     parent (``infx lint``) and checked by InferenceX's validator, and count the verdicts that
@@ -513,7 +563,7 @@ def agreement(checkout: Path, count: int) -> int:
 
     start = git("rev-parse", "HEAD")
     commits = git("log", f"-{count}", "--format=%H", start, "--", "perf-changelog.yaml").split()
-    same_changelog = same_all = 0
+    same_changelog = same_all = same_written = 0
     try:
         for sha in commits:
             git("checkout", "-q", "--detach", sha)
@@ -543,6 +593,8 @@ def agreement(checkout: Path, count: int) -> int:
                     ".",
                     "--base",
                     f"{sha}^",
+                    "--changelog-only-entries",
+                    "repeat",
                 ],
                 cwd=checkout,
                 capture_output=True,
@@ -558,15 +610,25 @@ def agreement(checkout: Path, count: int) -> int:
             their_ok = theirs.returncode == 0
             same_changelog += changelog_ok == their_ok
             same_all += (not failed) == their_ok
+            base = subprocess.run(
+                ["git", "show", f"{sha}^:perf-changelog.yaml"],
+                cwd=checkout,
+                capture_output=True,
+                check=False,
+            ).stdout
+            written = written_rules(base, (checkout / "perf-changelog.yaml").read_bytes())
+            same_written += changelog_ok == (not written)
             print(
                 f"{sha[:10]} theirs {'pass' if their_ok else 'FAIL'}"
                 f" ours {'pass' if not failed else 'FAIL ' + ','.join(failed)}"
+                f" written-bytes {'pass' if not written else 'FAIL ' + '; '.join(written)}"
             )
     finally:
         git("checkout", "-q", start)
     print(
         f"verdicts that agree with utils/validate_perf_changelog.py over {len(commits)} commits:"
-        f" changelog rules {same_changelog}, every rule {same_all}"
+        f" changelog rules {same_changelog}, every rule {same_all}; changelog rules with the"
+        f" written byte rules: {same_written}"
     )
     return 0
 
@@ -589,6 +651,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="with --inferencex: replay its last N changelog commits against their parents"
         " and count the verdicts that agree with its validator (instead of timing)",
     )
+    parser.add_argument(
+        "--checkout",
+        type=Path,
+        metavar="FOLDER",
+        help="time pytest -m lint and -m infx_lint as typed in FOLDER (this repository, or an"
+        " InferenceX checkout's utils/) instead of a generated repository",
+    )
     parser.add_argument("--entries", type=int, default=772)
     parser.add_argument("--keys", type=int, default=208)
     parser.add_argument("--runs", type=int, default=7)
@@ -596,6 +665,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, help="generate into this folder and keep it")
     parser.add_argument("--profile", action="store_true", help="profile one in-process run")
     args = parser.parse_args(argv)
+    if args.checkout is not None:
+        return bench_checkout(args.checkout.resolve(), args.runs)
     if args.inferencex is not None and args.agreement:
         return agreement(args.inferencex.resolve(), args.agreement)
     if args.inferencex is not None:

@@ -187,6 +187,22 @@ def add_options(parser: pytest.Parser) -> None:
         type="bool",
         default=False,
     )
+    parser.addini(
+        "infx_lint_select",
+        "lint rule ids or families (changelog, comments, recipes, golden) to run; default all",
+        type="args",
+        default=[],
+    )
+    parser.addini(
+        "infx_lint_ignore", "lint rule ids or families not to run", type="args", default=[]
+    )
+    parser.addini(
+        "infx_changelog_only_entries",
+        "new changelog entries that change no config key: forbid (default), repeat (an"
+        " earlier entry's config-keys and description, as a results recovery writes them)"
+        " or match:REGEX (a description line matches)",
+        default="forbid",
+    )
     parser.addini("infx_base", "git ref the lint rules compare with", default="")
     parser.addini("infx_staged_root", "folder of checkpoints staged on this runner", default="")
     parser.addini("infx_download_root", "where missing checkpoints are downloaded", default="")

@@ -36,8 +36,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
-    """``--infx-slurm N`` becomes xdist's worker specs here, before xdist reads them."""
-    if not hasattr(config, "workerinput"):
+    """``--infx-slurm N`` becomes xdist's worker specs here, before xdist reads them. A run
+    that asks for no Slurm workers does not import the launch package at all (lint runs)."""
+    asked = config.getoption("infx_slurm", None) or config.getini("infx_slurm")
+    if asked and not hasattr(config, "workerinput"):
         from pytest_infx.launch import slurm
 
         slurm.configure_controller(config)
@@ -181,15 +183,19 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 @pytest.hookimpl(tryfirst=True)
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """``-m lint`` alone selects the lint rules and the host's own lint-marked tests: recipe
-    items never carry the marker, so the recipe folder is not read, while every other file is
-    collected as it would be without pytest-infx. ``-m infx_lint`` asks for the rules alone,
-    which come from no file, so nothing is collected at all."""
+    items never carry the marker, so the recipe folder is not read, and a test module whose
+    source cannot mark a test ``lint`` is not imported. ``-m infx_lint`` asks for the rules
+    alone, which come from no file, so nothing is collected at all."""
     markexpr = str(config.getoption("markexpr", default="") or "").strip()
     if markexpr not in (lint.MARKER, markers.OWN_LINT) or not lint.wants_lint(config):
         return None
     if markexpr == markers.OWN_LINT:
         return collection_path != config.rootpath or None
-    return collect.in_recipe_folder(config, collection_path) or None
+    if collect.in_recipe_folder(config, collection_path):
+        return True
+    from pytest_infx.lint import marked
+
+    return marked.skippable(collection_path, config.rootpath) or None
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -293,6 +299,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     if session.config.stash.get(FROZEN, False):
         gcpause.refreeze()
+    if lint.judged_nothing(session.config) and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
     workeroutput: dict[str, Any] | None = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:
         reasons: list[str] = session.config.stash[REASONS]
@@ -316,11 +324,15 @@ def pytest_terminal_summary(
         terminalreporter.write_sep("=", "infx plan")
         for line in plan_lines:
             terminalreporter.write_line(line)
-    lint_lines = lint.summary_lines(config)
+    errors = sum(
+        1 for r in terminalreporter.stats.get("error", []) if isinstance(r, pytest.CollectReport)
+    )
+    lint_lines = lint.stopped_by_collection(config, errors) or lint.summary_lines(config)
     if lint_lines:
         terminalreporter.write_sep("-", "infx lint")
         for line in lint_lines:
-            terminalreporter.write_line(line, yellow=line.startswith("WARNING"), bold=True)
+            red = line.startswith("ERROR")
+            terminalreporter.write_line(line, yellow=line.startswith("WARNING"), red=red, bold=True)
     reasons = config.stash.get(REASONS, [])
     if reasons:
         terminalreporter.write_sep("-", "infx selection")

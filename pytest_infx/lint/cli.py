@@ -7,14 +7,24 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from pytest_infx.lint.context import DEFAULT_BASE_REF, build_context, default_base_ref, ref_exists
-from pytest_infx.lint.findings import all_rules
+from pytest_infx.lint.context import (
+    CHANGELOG_NAME,
+    DEFAULT_BASE_REF,
+    ChangelogOnly,
+    build_context,
+    default_base_ref,
+    ref_exists,
+)
+from pytest_infx.lint.findings import UnknownRuleError, select_rules, selectors
+from pytest_infx.lint.gitio import git_toplevel
 from pytest_infx.lint.masters import master_changes, master_keys
 from pytest_infx.lint.scope import PullRequest, pull_request_from_env
 
 
 def run(args: argparse.Namespace) -> int:
-    root = Path(args.root).resolve()
+    root = Path(args.root or ".").resolve()
+    if args.root is None and not (root / CHANGELOG_NAME).exists():
+        root = git_toplevel(root) or root
     out: TextIO = sys.stdout
     base = args.base if args.base is not None else default_base_ref(root)
     if args.base is not None and not ref_exists(root, args.base):
@@ -25,7 +35,19 @@ def run(args: argparse.Namespace) -> int:
         pull = PullRequest(number=args.pr)
     if args.main:
         pull = PullRequest(main=True)
-    ctx = build_context(root, base_ref=base, audit=args.all, pull=pull)
+    try:
+        rules = select_rules(selectors(args.select), selectors(args.ignore))
+    except UnknownRuleError as exc:
+        print(f"error: --select / --ignore: {exc}", file=sys.stderr)
+        return 2
+    try:
+        changelog_only = ChangelogOnly.parse(args.changelog_only_entries)
+    except ValueError as exc:
+        print(f"error: --changelog-only-entries: {exc}", file=sys.stderr)
+        return 2
+    ctx = build_context(
+        root, base_ref=base, audit=args.all, pull=pull, changelog_only=changelog_only
+    )
     if base is None:
         print(
             f"warning: no base ({DEFAULT_BASE_REF} not found): judging the whole history;"
@@ -33,9 +55,11 @@ def run(args: argparse.Namespace) -> int:
             file=out,
         )
     failed = 0
-    for selected in all_rules():
+    skipped = 0
+    for selected in rules:
         reason = selected.skip_reason(ctx)
         if reason is not None:
+            skipped += 1
             print(f"skip {selected.id}: {reason}", file=out)
             continue
         findings = selected.check(ctx)
@@ -49,6 +73,9 @@ def run(args: argparse.Namespace) -> int:
     if failed:
         print(f"{failed} finding(s)", file=out)
         return 1
+    if skipped == len(rules):
+        print(f"error: nothing to judge in {root}: every lint rule was skipped", file=out)
+        return 1
     return 0
 
 
@@ -58,7 +85,12 @@ def register(subparsers: Any) -> None:
         help="check the changelog, comment, recipe and golden registry rules (what"
         " `pytest -m lint` runs)",
     )
-    parser.add_argument("--root", default=".", help="repository root (default: .)")
+    parser.add_argument(
+        "--root",
+        default=None,
+        help="repository root (default: . when it holds perf-changelog.yaml, else the Git top"
+        " level)",
+    )
     parser.add_argument(
         "--base",
         default=None,
@@ -74,6 +106,24 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--main", action="store_true", help="lint as on the main branch (placeholders fail)"
+    )
+    parser.add_argument(
+        "--select",
+        action="append",
+        default=[],
+        help="rule ids or families to run (comma-separated, repeatable; default: all)",
+    )
+    parser.add_argument(
+        "--changelog-only-entries",
+        default="forbid",
+        help="new entries that change no config key: forbid (default), repeat or match:REGEX"
+        " (as ini infx_changelog_only_entries)",
+    )
+    parser.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        help="rule ids or families not to run (comma-separated, repeatable)",
     )
     parser.set_defaults(func=run)
     _master_layout_for_changed(subparsers)

@@ -41,6 +41,41 @@ _SKIP_DIRS = frozenset({"node_modules", "__pycache__", "build", "dist"})
 
 
 @dataclass(frozen=True)
+class ChangelogOnly:
+    """What a new changelog entry that changes no config key may be: ``forbid`` (the default:
+    an entry without a change moves no point), ``repeat`` (it repeats an earlier entry's
+    config-keys and description, as InferenceX's results recovery appends them) or ``match``
+    (a description line matches ``pattern``)."""
+
+    mode: str = "forbid"
+    pattern: str | None = None
+
+    @classmethod
+    def parse(cls, value: str) -> ChangelogOnly:
+        """Read the ini value; a value that is none of the forms raises ``ValueError`` naming
+        them."""
+        text = value.strip()
+        if text in ("", "forbid"):
+            return cls()
+        if text == "repeat":
+            return cls("repeat")
+        if text.startswith("match:"):
+            pattern = text.removeprefix("match:").strip()
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"{pattern!r} is not a regular expression ({exc})") from None
+            if pattern:
+                return cls("match", pattern)
+        raise ValueError(f"{value!r} is not one of forbid, repeat, match:REGEX")
+
+    def describe(self) -> str:
+        if self.mode == "repeat":
+            return "repeat an earlier entry's config-keys and description"
+        return f"have a description line matching {self.pattern!r}"
+
+
+@dataclass(frozen=True)
 class LintContext:
     """Inputs of the lint rules.
 
@@ -59,6 +94,7 @@ class LintContext:
     changed scripts). ``audit`` (or a missing base) judges the whole history; ``base_missing``
     names the ref that was asked for and not found, so the run can say so. ``pull`` says
     where the change goes (its PR number, or the main branch) for the pr-link rule.
+    ``changelog_only`` says which new entries may change no config key.
     """
 
     root: Path
@@ -82,6 +118,7 @@ class LintContext:
     pull: PullRequest = field(default_factory=PullRequest)
     scenario_types: tuple[str, ...] = SCENARIO_TYPES
     master_configs: str | None = MASTER_CONFIGS
+    changelog_only: ChangelogOnly = field(default_factory=ChangelogOnly)
     _memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def memo(
@@ -306,6 +343,7 @@ def build_context(
     pull: PullRequest | None = None,
     scenario_types: Iterable[str] = SCENARIO_TYPES,
     master_configs: str | None = MASTER_CONFIGS,
+    changelog_only: ChangelogOnly | None = None,
 ) -> LintContext:
     """Gather the context; costs at most two ``git`` calls. ``base_ref=None`` means no base, so
     base-relative rules are skipped and the rest judge everything; with ``base_optional`` a
@@ -342,6 +380,7 @@ def build_context(
         pull=pull or PullRequest(),
         scenario_types=tuple(scenario_types),
         master_configs=master_configs,
+        changelog_only=changelog_only or ChangelogOnly(),
     )
 
 

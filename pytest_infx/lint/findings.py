@@ -135,6 +135,42 @@ def get_rule(rule_id: str) -> Rule:
         ) from None
 
 
+class UnknownRuleError(ValueError):
+    """A rule id in a selection that names no rule and no family of rules."""
+
+
+def _names(selector: str, chosen: Rule) -> bool:
+    """A selector is a rule id or a family prefix (``changelog`` names ``changelog-*``), as
+    ruff reads its ``select`` codes."""
+    return chosen.id == selector or chosen.id.startswith(f"{selector}-")
+
+
+def select_rules(select: Sequence[str] = (), ignore: Sequence[str] = ()) -> tuple[Rule, ...]:
+    """The rules a repository chose: those ``select`` names (all when empty), less those
+    ``ignore`` names; a selector that names no rule is an error, so a typo never silently
+    turns a rule off."""
+    rules = all_rules()
+    unknown = [s for s in (*select, *ignore) if not any(_names(s, r) for r in rules)]
+    if unknown:
+        families = sorted({r.id.split("-", 1)[0] for r in rules})
+        raise UnknownRuleError(
+            f"unknown lint rule id{'s' if len(unknown) > 1 else ''}"
+            f" {', '.join(repr(u) for u in unknown)}; a selector is a rule id"
+            f" ({', '.join(r.id for r in rules)}) or a family ({', '.join(families)})"
+        )
+    return tuple(
+        r
+        for r in rules
+        if (not select or any(_names(s, r) for s in select))
+        and not any(_names(s, r) for s in ignore)
+    )
+
+
+def selectors(values: Sequence[str]) -> tuple[str, ...]:
+    """Selectors as a user writes them: whitespace- or comma-separated."""
+    return tuple(part for value in values for part in value.replace(",", " ").split())
+
+
 def run_rules(ctx: LintContext, rules: tuple[Rule, ...] | None = None) -> list[Finding]:
     """Run ``rules`` (default: all) and return their findings in rule order."""
     found: list[Finding] = []

@@ -77,3 +77,13 @@ def read_base(root: Path, ref: str, path: Path) -> tuple[str | None, bytes | Non
 def read_base_file(root: Path, ref: str, path: Path) -> bytes | None:
     """The bytes of ``path`` at ``ref``: ``None`` if the ref is missing, ``b""`` if the file is."""
     return read_base(root, ref, path)[1]
+
+
+def git_toplevel(folder: Path) -> Path | None:
+    """The top folder of the work tree holding ``folder``; ``None`` outside one."""
+    try:
+        done = git(folder, "rev-parse", "--show-toplevel")
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    top = done.stdout.decode("utf-8", "replace").strip()
+    return Path(top).resolve() if done.returncode == 0 and top else None

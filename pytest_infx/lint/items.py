@@ -17,16 +17,20 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_infx.lint.context import (
+    CHANGELOG_NAME,
     DEFAULT_BASE_REF,
     GOLDEN_DIR,
     RECIPE_DIRS,
     SCENARIO_TYPES,
+    ChangelogOnly,
     LintContext,
     build_context,
     ref_exists,
 )
-from pytest_infx.lint.findings import Rule, all_rules
+from pytest_infx.lint.findings import Rule, UnknownRuleError, select_rules, selectors
+from pytest_infx.lint.gitio import git_toplevel
 from pytest_infx.lint.scope import PullRequest, pull_request_from_env
+from pytest_infx.markers import OWN_LINT
 from pytest_infx.store import Store
 
 if TYPE_CHECKING:
@@ -59,9 +63,14 @@ def _setting(config: pytest.Config, name: str) -> str | None:
 
 def lint_root(config: pytest.Config) -> Path:
     """``--infx-lint-root`` / ini ``infx_lint_root`` (relative to the rootdir), else the
-    rootdir."""
+    rootdir when it holds the changelog, else the Git top level: a repository that keeps its
+    pytest ini in a test folder (InferenceX's ``utils/``) lints the whole repository."""
     given = _setting(config, ROOT_OPTION)
-    return (config.rootpath / given).resolve() if given else config.rootpath
+    if given:
+        return (config.rootpath / given).resolve()
+    if (config.rootpath / CHANGELOG_NAME).exists():
+        return config.rootpath
+    return git_toplevel(config.rootpath) or config.rootpath
 
 
 def only_lint(config: pytest.Config) -> bool:
@@ -85,14 +94,26 @@ def wants_lint(config: pytest.Config) -> bool:
 class LintSuite(pytest.Collector):
     """Parent of the lint items (node id ``infx-lint``); owns the one lint context."""
 
-    def __init__(self, *, root: Path, base: str | None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        root: Path,
+        base: str | None,
+        rules: tuple[Rule, ...],
+        changelog_only: ChangelogOnly,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.root = root
         self.base = base
+        self.rules = rules
+        self.changelog_only = changelog_only
+        self.ran = 0
+        self.skips: list[str] = []
         self._context: LintContext | None = None
 
     def collect(self) -> list[pytest.Item]:
-        return [LintItem.from_parent(self, name=rule.id, rule=rule) for rule in all_rules()]
+        return [LintItem.from_parent(self, name=rule.id, rule=rule) for rule in self.rules]
 
     def context(self) -> LintContext:
         if self._context is None:
@@ -101,8 +122,8 @@ class LintSuite(pytest.Collector):
 
     def _build(self) -> LintContext:
         root = self.root
-        recipes = _ini(self.config, "infx_recipes") or RECIPE_DIRS[0]
-        golden = _ini(self.config, "infx_golden") or GOLDEN_DIR
+        recipes = _folder(self.config, root, "infx_recipes", RECIPE_DIRS[0])
+        golden = _folder(self.config, root, "infx_golden", GOLDEN_DIR)
         base = self.base if self.base is not None else DEFAULT_BASE_REF
         cache = getattr(self.config, "cache", None)
         config = self.config
@@ -124,6 +145,7 @@ class LintSuite(pytest.Collector):
             audit=bool(config.getoption("infx_lint_all", default=False)),
             pull=pull,
             scenario_types=scenarios,
+            changelog_only=self.changelog_only,
         )
 
     def summary(self) -> list[str]:
@@ -132,6 +154,13 @@ class LintSuite(pytest.Collector):
         ctx = self._context
         if ctx is None:
             return []
+        if self.ran and len(self.skips) == self.ran:
+            return [
+                f"ERROR: nothing to judge in {ctx.root}: every lint rule was skipped"
+                f" ({'; '.join(dict.fromkeys(self.skips))}).",
+                "Point the lint at the repository: ini infx_lint_root (relative to the rootdir)"
+                " or --infx-lint-root.",
+            ]
         if ctx.base_missing is not None:
             return [
                 f"WARNING: base ref {ctx.base_missing!r} not found in {ctx.root}: the lint"
@@ -147,6 +176,20 @@ class LintSuite(pytest.Collector):
         return [f"PR mode: judged the change since {ctx.base_ref} in {ctx.root}"]
 
 
+def _folder(config: pytest.Config, root: Path, name: str, default: str) -> str:
+    """An ini folder as the lint root sees it. The ini names it relative to the rootdir, as the
+    benchmark run reads it (an ini in a test folder names ``../golden_al_distribution``); a
+    folder that is not there but is under the lint root is read relative to the lint root."""
+    value = _ini(config, name) or default
+    found = (config.rootpath / value).resolve()
+    if not found.exists() and (root / value).exists():
+        return value
+    try:
+        return found.relative_to(root).as_posix()
+    except ValueError:
+        return str(found)
+
+
 def _ini_list(config: pytest.Config, name: str) -> tuple[str, ...]:
     try:
         value = config.getini(name)
@@ -159,6 +202,25 @@ def summary_lines(config: pytest.Config) -> list[str]:
     """The lint suite's summary lines for the terminal (none when lint did not run)."""
     suite = config.stash.get(SUITE, None)
     return suite.summary() if suite is not None else []
+
+
+def judged_nothing(config: pytest.Config) -> bool:
+    """Whether lint rules ran and every one was skipped: the run judged nothing, which must
+    not read as a pass."""
+    suite = config.stash.get(SUITE, None)
+    return suite is not None and suite.ran > 0 and len(suite.skips) == suite.ran
+
+
+def stopped_by_collection(config: pytest.Config, errors: int) -> list[str]:
+    """What to say when the host's collection errors kept every lint rule from running."""
+    suite = config.stash.get(SUITE, None)
+    if suite is None or suite.ran or not errors:
+        return []
+    return [
+        f"ERROR: {errors} collection error{'s' if errors != 1 else ''} in this repository's"
+        " own tests stopped the run before any lint rule ran.",
+        f"To lint without collecting them, run: pytest -m {OWN_LINT}",
+    ]
 
 
 def _shared_tree(config: pytest.Config, recipes: Path) -> Callable[[], Any] | None:
@@ -189,9 +251,12 @@ class LintItem(pytest.Item):
         return self.parent
 
     def runtest(self) -> None:
-        ctx = self.suite.context()
+        suite = self.suite
+        suite.ran += 1
+        ctx = suite.context()
         reason = self.rule.skip_reason(ctx)
         if reason is not None:
+            suite.skips.append(reason)
             pytest.skip(f"{self.rule.id}: {reason}")
         findings = self.rule.check(ctx)
         if findings:
@@ -223,7 +288,26 @@ def lint_items(session: pytest.Session) -> list[pytest.Item]:
         raise pytest.UsageError(
             f"--infx-base: git ref {base!r} does not exist in {root}; fetch it or name another"
         )
-    suite = LintSuite.from_parent(session, name=SUITE_NAME, nodeid=SUITE_NAME, root=root, base=base)
+    try:
+        rules = select_rules(
+            selectors(_ini_list(config, "infx_lint_select")),
+            selectors(_ini_list(config, "infx_lint_ignore")),
+        )
+    except UnknownRuleError as exc:
+        raise pytest.UsageError(f"ini infx_lint_select / infx_lint_ignore: {exc}") from None
+    try:
+        changelog_only = ChangelogOnly.parse(_ini(config, "infx_changelog_only_entries") or "")
+    except ValueError as exc:
+        raise pytest.UsageError(f"ini infx_changelog_only_entries: {exc}") from None
+    suite = LintSuite.from_parent(
+        session,
+        name=SUITE_NAME,
+        nodeid=SUITE_NAME,
+        root=root,
+        base=base,
+        rules=rules,
+        changelog_only=changelog_only,
+    )
     config.stash[SUITE] = suite
     items = suite.collect()
     # Reported like a collected file, so "collected N items" counts the rules.

@@ -75,7 +75,7 @@ def tree_at(repo: Path, ref: str, recipes: Path, into: Path) -> Path:
     """Write the recipe folder as it was at ``ref`` under ``into``; return that folder."""
     toplevel = Path(_git(repo, "rev-parse", "--show-toplevel").decode().strip())
     relative = recipes.resolve().relative_to(toplevel.resolve()).as_posix()
-    listing = _git(repo, "ls-tree", "-r", "-z", ref, "--", relative).split(b"\0")
+    listing = _git(repo, "ls-tree", "--full-tree", "-r", "-z", ref, "--", relative).split(b"\0")
     entries = []
     for line in listing:
         if not line:

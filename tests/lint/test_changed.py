@@ -79,3 +79,10 @@ def test_context_computes_changed_keys_only_when_asked(recipe_repo: Path) -> Non
     assert ctx.changed() == frozenset({"mimov2.6flash-fp4-b300-vllm-dflash"})
     no_base = build_context(recipe_repo, comment_files=())
     assert no_base.changed() is None
+
+
+def test_changed_since_from_a_subfolder_of_the_repository(recipe_repo: Path) -> None:
+    """InferenceX runs pytest from utils/, so the git calls start below the top level."""
+    utils = recipe_repo / "utils"
+    utils.mkdir()
+    assert changed_since(utils, recipe_repo / "recipes", "origin/main") == []

@@ -73,3 +73,55 @@ def test_lint_pr_number_main_branch_and_history_audit(
     assert (
         "perf-changelog.yaml:5 (entry 1): trailing whitespace after the text at column 15." in out
     )
+
+
+def test_lint_selects_rules_and_refuses_unknown_ids(
+    changelog_repo: MakeRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ctx = changelog_repo(ENTRY_A, join(ENTRY_A, entry("a", pr_link="TBD")))
+    root = str(ctx.root)
+    assert main(["lint", "--root", root, "--ignore", "changelog-pr-link"]) == 0
+    assert "changelog-pr-link" not in capsys.readouterr().out
+    assert main(["lint", "--root", root, "--select", "changelog-schema,changelog-pr-link"]) == 1
+    out = capsys.readouterr().out
+    assert [line.split(":")[0] for line in out.splitlines()[:2]] == [
+        "ok   changelog-schema",
+        "FAIL changelog-pr-link",
+    ]
+    assert main(["lint", "--root", root, "--select", "changelogs"]) == 2
+    assert "unknown lint rule id 'changelogs'" in capsys.readouterr().err
+
+
+def test_lint_that_judges_nothing_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["lint", "--root", str(tmp_path)]) == 1
+    assert f"error: nothing to judge in {tmp_path}" in capsys.readouterr().out
+
+
+def test_lint_allows_changelog_only_entries_as_told(
+    changelog_repo: MakeRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    recovered = ENTRY_A.replace("pull/2707", "pull/2801")
+    ctx = changelog_repo(ENTRY_A, join(ENTRY_A, recovered))
+    master = ctx.root / "configs" / "nvidia-master.yaml"
+    master.parent.mkdir()
+    master.write_text("dsv4-fp4-b200-vllm-agentic-mtp:\n  image: example/vllm:v1\n")
+    git(ctx.root, "add", "configs")
+    git(ctx.root, "commit", "-q", "-m", "masters")
+    git(ctx.root, "update-ref", "refs/remotes/origin/main", "HEAD")
+    root = str(ctx.root)
+    assert main(["lint", "--root", root, "--select", "changelog-coverage"]) == 1
+    assert "new entry, but no recipe key changed" in capsys.readouterr().out
+    allowed = ["--select", "changelog-coverage", "--changelog-only-entries", "repeat"]
+    assert main(["lint", "--root", root, *allowed]) == 0
+    assert main(["lint", "--root", root, "--changelog-only-entries", "maybe"]) == 2
+    assert "'maybe' is not one of forbid, repeat, match:REGEX" in capsys.readouterr().err
+
+
+def test_lint_from_a_test_folder_judges_the_repository(
+    changelog_repo: MakeRepo, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ctx = changelog_repo(ENTRY_A, join(ENTRY_A, entry("a", pr_link="TBD")))
+    (ctx.root / "utils").mkdir()
+    monkeypatch.chdir(ctx.root / "utils")
+    assert main(["lint", "--select", "changelog-pr-link"]) == 1
+    assert "pr-link 'TBD' is not accepted" in capsys.readouterr().out

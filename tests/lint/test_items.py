@@ -141,3 +141,39 @@ def test_lint_alone_reads_no_recipe_but_runs_the_hosts_lint_tests(
     assert "broken" not in result.stdout.str()
     chosen = sum("golden" in r.id for r in all_rules())
     result.assert_outcomes(passed=chosen + 1, deselected=len(all_rules()) - chosen + 1)
+
+
+MARKED = "import pytest\n\n@pytest.mark.lint\ndef test_own_lint():\n    pass\n"
+UNIMPORTABLE = "import package_that_is_not_installed\n\ndef test_needs_it():\n    pass\n"
+
+
+@pytest.fixture
+def host(pytester: pytest.Pytester) -> pytest.Pytester:
+    write_files(pytester.path, dict(repo_files()))
+    pytester.makeini("[pytest]\ntestpaths = tests\n")
+    write_files(
+        pytester.path,
+        {"tests/test_own.py": MARKED, "tests/test_heavy.py": UNIMPORTABLE},
+    )
+    return pytester
+
+
+def test_a_module_that_cannot_mark_lint_is_not_imported(host: pytest.Pytester) -> None:
+    result = host.runpytest("-m", "lint", "-p", "no:cacheprovider", "-q")
+    assert "package_that_is_not_installed" not in result.stdout.str()
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    passed = result.parseoutcomes()["passed"]
+    judged = sum(r.id.startswith(("recipes-", "golden-", "comments-")) for r in all_rules())
+    assert passed == judged + 1
+
+
+def test_a_conftest_that_marks_lint_keeps_every_module_below_it(host: pytest.Pytester) -> None:
+    write_files(
+        host.path,
+        {
+            "tests/conftest.py": "def pytest_collection_modifyitems(items):\n"
+            "    for item in items:\n        item.add_marker('lint')\n"
+        },
+    )
+    result = host.runpytest("-m", "lint", "-p", "no:cacheprovider", "-q")
+    result.stdout.fnmatch_lines(["*ModuleNotFoundError*package_that_is_not_installed*"])

@@ -15,6 +15,7 @@ from pytest_infx.lint.scope import PullRequest as Pull
 
 from .history import (
     ENTRIES,
+    REPO,
     PullRequest,
     base_files,
     build,
@@ -196,4 +197,110 @@ def test_scenario_types_come_from_the_ini_and_main_rejects_placeholders(
             " found 'XXX'.*",
             "FAILED infx-lint::changelog-pr-link - *",
         ]
+    )
+
+
+def test_run_from_the_repositorys_test_folder_lints_the_whole_repository(
+    small_history: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """InferenceX keeps its pytest.ini in utils/ and runs pytest there."""
+    utils = small_history.path / "utils"
+    write(
+        utils, {"pytest.ini": "[pytest]\ntestpaths = .\n", "test_math.py": "def test_x(): pass\n"}
+    )
+    monkeypatch.chdir(utils)
+    result = small_history.runpytest("-m", "infx_lint", "-p", "no:cacheprovider", "--infx-pr", "7")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [f"PR mode: judged the change since origin/main in {small_history.path}"]
+    )
+    assert "no perf-changelog.yaml" not in result.stdout.str()
+
+
+def test_a_lint_run_that_judges_nothing_fails_with_the_reason(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeini("[pytest]\n")
+    result = pytester.runpytest("-m", "infx_lint", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            f"ERROR: nothing to judge in {pytester.path}: every lint rule was skipped"
+            " (no perf-changelog.yaml in *",
+            "Point the lint at the repository: ini infx_lint_root *",
+        ]
+    )
+
+
+def test_collection_errors_that_stop_lint_name_the_command_that_does_not_collect(
+    small_history: pytest.Pytester,
+) -> None:
+    write(
+        small_history.path,
+        {
+            "tests/test_host.py": "import pytest\nimport not_installed\n\n@pytest.mark.lint\n"
+            "def test_x(): pass\n"
+        },
+    )
+    stopped = small_history.runpytest("-m", "lint", "-p", "no:cacheprovider", "--infx-pr", "7")
+    assert stopped.ret == pytest.ExitCode.INTERRUPTED
+    stopped.stdout.fnmatch_lines(
+        [
+            "ERROR: 1 collection error in this repository's own tests stopped the run before"
+            " any lint rule ran.",
+            "To lint without collecting them, run: pytest -m infx_lint",
+        ]
+    )
+    alone = small_history.runpytest("-m", "infx_lint", "-p", "no:cacheprovider", "--infx-pr", "7")
+    assert alone.ret == pytest.ExitCode.OK, alone.stdout.str()
+
+
+def test_a_repository_selects_its_rule_families(small_history: pytest.Pytester) -> None:
+    args = ("-m", "lint", "-p", "no:cacheprovider", "--infx-lint-all", "-q")
+    small_history.makeini("[pytest]\ninfx_lint_ignore = comments\n")
+    audit = small_history.runpytest(*args)
+    audit.stdout.fnmatch_lines(["FAILED infx-lint::changelog-bytes - *"])
+    assert "comments-" not in audit.stdout.str()
+    small_history.makeini("[pytest]\ninfx_lint_select = changelog-schema, comments-header\n")
+    chosen = small_history.runpytest("--collect-only", *args)
+    assert [line for line in chosen.outlines if line.startswith("infx-lint::")] == [
+        "infx-lint::changelog-schema",
+        "infx-lint::comments-header",
+    ]
+    small_history.makeini("[pytest]\ninfx_lint_select = changelog comment-header\n")
+    typo = small_history.runpytest(*args)
+    assert typo.ret == pytest.ExitCode.USAGE_ERROR
+    typo.stderr.fnmatch_lines(
+        ["*infx_lint_select / infx_lint_ignore: unknown lint rule id 'comment-header'; *"]
+    )
+
+
+def test_changelog_only_entries_are_a_repository_setting(small_history: pytest.Pytester) -> None:
+    """InferenceX's results recovery appends entries that repeat an earlier entry's keys and
+    description with the recovery PR's link, and changes nothing else."""
+    repo = small_history.path
+    git(repo, "checkout", "-q", "--", ".")
+    log = repo / "perf-changelog.yaml"
+    history = log.read_text()
+    first = history[: history.index("\n- config-keys:", 1) + 1]
+    repeated = first.replace(f"{REPO}/1001", "XXX")
+    log.write_text(history + "\n" + repeated)
+    args = ("-m", "lint", "-p", "no:cacheprovider", "-k", "coverage")
+    forbidden = small_history.runpytest(*args)
+    forbidden.stdout.fnmatch_lines(["*new entry, but no recipe key changed since origin/main.*"])
+    assert forbidden.ret == pytest.ExitCode.TESTS_FAILED
+    repeat = ("-o", "infx_changelog_only_entries=repeat")
+    assert small_history.runpytest(*args, *repeat).ret == pytest.ExitCode.OK
+    log.write_text(history + "\n" + repeated.replace("Change number 1", "Something else"))
+    reworded = small_history.runpytest(*args, *repeat)
+    reworded.stdout.fnmatch_lines(
+        ["*Remove the entry, or make it one that may change no key: repeat an earlier entry's*"]
+    )
+    assert reworded.ret == pytest.ExitCode.TESTS_FAILED
+    matched = ("-o", "infx_changelog_only_entries=match:^Something")
+    assert small_history.runpytest(*args, *matched).ret == pytest.ExitCode.OK
+    bad = small_history.runpytest(*args, "-o", "infx_changelog_only_entries=sometimes")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(
+        ["*infx_changelog_only_entries: 'sometimes' is not one of forbid, repeat, match:REGEX"]
     )

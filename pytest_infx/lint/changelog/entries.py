@@ -8,13 +8,14 @@ entry is reported with its line, not only the first.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import yaml
 
 from pytest_infx.lint.context import SCENARIO_TYPES
-from pytest_infx.lint.findings import Finding
+from pytest_infx.lint.findings import Finding, quote_numbered
 from pytest_infx.yamlkeys import repeated_key
 
 PLACEHOLDER = "XXX"
@@ -31,6 +32,12 @@ _EVAL_FIELDS: tuple[str, ...] = ("evals-only", "all-evals", "eval-min-prefill-ep
 _STR = "tag:yaml.org,2002:str"
 _INT = "tag:yaml.org,2002:int"
 _BOOL = "tag:yaml.org,2002:bool"
+_CONFLICT = re.compile(r"^(?:<{7}|\|{7}|={7}|>{7})(?=[ \r\n]|\Z)", re.MULTILINE)
+CONFLICT_MESSAGE = "unresolved Git conflict"
+
+
+def missing_field(name: str) -> str:
+    return f"missing required field '{name}'."
 
 
 @dataclass(frozen=True)
@@ -61,6 +68,7 @@ class ParsedChangelog:
     item_lines: tuple[int, ...]
     findings: tuple[Finding, ...]
     yaml_ok: bool
+    conflicted: bool = False
 
     def valid(self) -> Iterator[ChangelogEntry]:
         return (entry for entry in self.entries if entry is not None)
@@ -139,7 +147,7 @@ class _EntryBuilder:
             if name not in fields:
                 self.error(
                     self.node,
-                    f"missing required field '{name}'.",
+                    missing_field(name),
                     "Every entry has config-keys, description and pr-link.",
                 )
         if any(name not in fields for name in REQUIRED_FIELDS):
@@ -250,6 +258,24 @@ def _yaml_error_finding(path: str, exc: yaml.YAMLError) -> Finding:
     )
 
 
+def _conflict_finding(path: str, text: str, markers: list[tuple[int, str]]) -> Finding:
+    """One finding for a merge left unresolved: at its first marker, quoting every marker line,
+    so the YAML error and byte findings the markers would also cause are not reported."""
+    lines = text.split("\n")
+    first = markers[0][0]
+    return Finding(
+        "changelog-schema",
+        path,
+        first,
+        None,
+        f"{CONFLICT_MESSAGE}: {len(markers)} conflict marker line"
+        f"{'s' if len(markers) != 1 else ''} ({', '.join(m for _, m in markers)}).",
+        "Resolve the merge: keep the base's entries as they are, put the new entries after them"
+        " separated by one blank line, and delete the marker lines.",
+        quote_numbered([(line, lines[line - 1].rstrip("\r")) for line, _ in markers]),
+    )
+
+
 def parse_changelog(
     data: bytes,
     *,
@@ -271,6 +297,12 @@ def parse_changelog(
             ),
             False,
         )
+    markers = [
+        (text.count("\n", 0, match.start()) + 1, match.group())
+        for match in _CONFLICT.finditer(text)
+    ]
+    if markers:
+        return ParsedChangelog((), (), (_conflict_finding(path, text, markers),), False, True)
     loader = yaml.CSafeLoader(text)
     try:
         root = loader.get_single_node()

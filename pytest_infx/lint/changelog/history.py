@@ -1,9 +1,11 @@
 """The append-only rule: how the head changelog differs from the base, entry by entry.
 
 Because the file only grows, the head must start with the base's bytes; entries are split at
-their ``- config-keys:`` lines and matched with the base's, and only an old entry's ``pr-link``
-may change (to a canonical PR URL, never in the same change as new entries). CRLF endings and a
-missing final newline are undone first: the byte rules report those, once.
+their top-level list items (so an entry without ``config-keys`` is not read as the end of the
+entry above it) and matched with the base's, and only an old entry's ``pr-link`` may change (to
+a canonical PR URL, never in the same change as new entries). CRLF endings and a missing final
+newline are undone first (on both sides when the base itself has CRLF): the byte rules report
+those, once.
 """
 
 from __future__ import annotations
@@ -95,9 +97,19 @@ def normalize_like(base: bytes, head: bytes) -> bytes:
     have undone, so comparing them finds what else changed."""
     if b"\r\n" in head and b"\r\n" not in base:
         head = head.replace(b"\r\n", b"\n")
+
     if head and base.endswith(b"\n") and not head.endswith(b"\n"):
         head += b"\n"
     return head
+
+
+def comparable(base: bytes, head: bytes) -> tuple[bytes, bytes]:
+    """Base and head as the history comparison reads them: :func:`normalize_like`, and a
+    CRLF base that the change only appended to read with LF endings on both sides, so its
+    endings are not a difference."""
+    if b"\r\n" in base and head.startswith(base):
+        return base.replace(b"\r\n", b"\n"), head.replace(b"\r\n", b"\n")
+    return base, normalize_like(base, head)
 
 
 def canonical_pr_url(repo: str) -> re.Pattern[str]:
@@ -112,7 +124,7 @@ def diff_changelog(
     repo = pr_repo or infer_pr_repo(base)
     canonical = canonical_pr_url(repo)
     # CRLF endings and a missing final newline are the byte rule's findings, not history's.
-    head = normalize_like(base, head)
+    base, head = comparable(base, head)
     base_pre, base_chunks = split_entries(base)
     head_pre, head_chunks = split_entries(head)
     head_offsets = entry_offsets(head)

@@ -1,8 +1,10 @@
 """The changelog's bytes: line endings, forbidden characters, blank lines and entry starts.
 
 Entries start with a ``- config-keys:`` line at column 0 and are separated by exactly one blank
-line; the file is split and counted at those lines, so each rule here is a linear scan over
-bytes, and a finding names the line (and column) a person would open.
+line. The file is split at the column-0 ``- `` lines that start YAML list items, so an entry
+that lost or moved its ``config-keys`` is still one entry (one schema finding, not an old entry
+that seems to have grown); each rule here is a linear scan over bytes, and a finding names the
+line (and column) a person would open.
 """
 
 from __future__ import annotations
@@ -12,11 +14,12 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
-from pytest_infx.lint.changelog.entries import ParsedChangelog
+from pytest_infx.lint.changelog.entries import ParsedChangelog, missing_field
 from pytest_infx.lint.findings import Finding, quote_lines
 
 CRLF_MESSAGE = "uses CRLF line endings"
 _ENTRY_START = re.compile(rb"^- config-keys:", re.MULTILINE)
+_ITEM_START = re.compile(rb"^-(?=[ \r\n]|\Z)", re.MULTILINE)
 _BLANK_LINE = re.compile(rb"^[ \t]*\n", re.MULTILINE)
 _FORBIDDEN = re.compile(rb"[\t\r\x00]")
 _TRAILING_SPACE = re.compile(rb"\S([ \t]+)$", re.MULTILINE)
@@ -45,8 +48,8 @@ class Lines:
 
 
 def entry_offsets(data: bytes) -> list[int]:
-    """Byte offsets of the ``- config-keys:`` lines that start entries."""
-    return [match.start() for match in _ENTRY_START.finditer(data)]
+    """Byte offsets of the lines that start entries (top-level list items)."""
+    return [match.start() for match in _ITEM_START.finditer(data)]
 
 
 def split_entries(data: bytes) -> tuple[bytes, list[bytes]]:
@@ -162,12 +165,14 @@ def byte_findings(
             )
     found.extend(_beyond_cap(path, trailing, "lines with trailing whitespace"))
     for run in _blank_runs(data):
-        begin, end = run[0][0], run[-1][1]
+        start, end = run[0][0], run[-1][1]
+        # A run the change made or lengthened is reported at the first blank line it wrote.
+        begin = next((b for b, _ in run if wanted(b)), run[0][0])
         spaces = [b for b, e in run if data[b:e] != b"\n"]
         many = f"{len(run)} blank lines" if len(run) > 1 else "a blank line"
         # One finding per run: a misplaced run that also holds spaces is still one cause.
         aside = " (holding only whitespace)" if spaces else ""
-        if begin == 0:
+        if start == 0:
             add(
                 begin,
                 f"the file starts with {many}{aside}.",
@@ -206,14 +211,17 @@ def byte_findings(
                 "entry is not separated from the previous entry by a blank line.",
                 "Put exactly one blank line before each '- config-keys:'.",
             )
-    if parsed.yaml_ok and len(parsed.item_lines) != len(offsets):
-        start_lines = {lines.line(offset) for offset in offsets}
+    keyed = [match.start() for match in _ENTRY_START.finditer(data)]
+    if parsed.yaml_ok and len(parsed.item_lines) != len(keyed):
+        start_lines = {lines.line(offset) for offset in keyed}
+        # An entry without config-keys is the schema rule's finding; here it would be a second.
+        keyless = {f.entry for f in parsed.findings if f.message == missing_field("config-keys")}
         odd = [
             (i, line)
             for i, line in enumerate(parsed.item_lines)
-            if line not in start_lines and (scope is None or scope(line))
+            if line not in start_lines and i not in keyless and (scope is None or scope(line))
         ]
-        if scope is not None and not odd:
+        if not odd and (scope is not None or len(parsed.item_lines) - len(keyless) == len(keyed)):
             return found
         for index, line in odd[:_REPORT_CAP]:
             found.append(
@@ -223,17 +231,19 @@ def byte_findings(
                     line,
                     index,
                     "entry does not start with a '- config-keys:' line at column 0.",
-                    "Put config-keys first: entries are counted and split at that line.",
+                    "Put config-keys first: InferenceX's tools count entries at that line.",
                     quote_lines([lines.text(line)], line),
                 )
             )
+        if odd and len(odd) <= _REPORT_CAP:
+            return found
         found.append(
             Finding(
                 "changelog-bytes",
                 path,
                 None,
                 None,
-                f"{len(offsets)} '- config-keys:' lines for {len(parsed.item_lines)} entries.",
+                f"{len(keyed)} '- config-keys:' lines for {len(parsed.item_lines)} entries.",
                 "Each entry starts with exactly one '- config-keys:' line at column 0.",
             )
         )

@@ -20,12 +20,12 @@ from pytest_infx.lint.changelog.entries import (
 from pytest_infx.lint.changelog.history import (
     ChangelogDiff,
     canonical_pr_url,
+    comparable,
     diff_changelog,
-    normalize_like,
 )
 from pytest_infx.lint.changelog.layout import Lines, byte_findings, entry_offsets
 from pytest_infx.lint.context import LintContext
-from pytest_infx.lint.findings import Finding, rule
+from pytest_infx.lint.findings import Finding, SkipReason, rule
 from pytest_infx.lint.masters import master_files
 from pytest_infx.store import digest
 
@@ -57,22 +57,28 @@ def changed_entries(ctx: LintContext) -> frozenset[int] | None:
 
 def changed_lines(ctx: LintContext) -> Callable[[int], bool] | None:
     """Which changelog lines the change wrote, for the byte rules; ``None`` outside PR mode.
-    The appended bytes count whole (separators included), and so does each new or corrected
-    entry elsewhere with the line above it, where its separator is."""
-    entries = changed_entries(ctx)
-    if entries is None:
+    The appended bytes count whole (separators included), and so does each new entry elsewhere
+    with the line above it, where its separator is, unless that line is the base's; of a
+    corrected old entry only its pr-link line counts. Bytes the change may not touch are never
+    its finding."""
+    if not ctx.pr_mode:
         return None
-    base = ctx.base_changelog or b""
-    head = normalize_like(base, ctx.head_changelog() or b"")
+    diff = changelog_diff(ctx)
+    base, head = comparable(ctx.base_changelog or b"", ctx.head_changelog() or b"")
     lines = Lines(head)
     offsets = entry_offsets(head)
     spans: list[range] = []
+    kept = 0
     if head.startswith(base):
-        spans.append(range(lines.line(len(base)), len(lines.newlines) + 2))
-    for index in entries:
+        kept = lines.line(len(base))
+        spans.append(range(kept, len(lines.newlines) + 2))
+    spans.extend(range(c.line, c.line + 1) for c in diff.corrections)
+    for index in diff.new_entries:
         if index < len(offsets):
             end = offsets[index + 1] if index + 1 < len(offsets) else len(head)
-            spans.append(range(lines.line(offsets[index]) - 1, lines.line(end) + 1))
+            first = lines.line(offsets[index])
+            above = first - 1 if first - 1 >= kept else first
+            spans.append(range(above, lines.line(end) + 1))
     return lambda line: any(line in span for span in spans)
 
 
@@ -109,6 +115,21 @@ def _no_changelog(ctx: LintContext) -> str | None:
     if ctx.head_changelog() is None:
         return f"no {ctx.changelog_rel} in {ctx.root}"
     return None
+
+
+def _conflicted(ctx: LintContext) -> str | None:
+    """Why the rules after the schema say nothing about a changelog holding conflict markers:
+    the markers are the one finding, and every other rule would only repeat them."""
+    if ctx.head_changelog() is not None and parsed_head(ctx).conflicted:
+        return "the changelog holds Git conflict markers (see changelog-schema)"
+    return None
+
+
+def _unless_conflicted(reason: Callable[[LintContext], str | None]) -> SkipReason:
+    def skip(ctx: LintContext) -> str | None:
+        return reason(ctx) or _conflicted(ctx)
+
+    return skip
 
 
 def _no_base(ctx: LintContext) -> str | None:
@@ -163,7 +184,7 @@ def check_schema(ctx: LintContext) -> list[Finding]:
     "changelog-bytes",
     "The changelog's bytes: LF only, no tabs or NULs, one blank line between entries, one final"
     " newline.",
-    skip_reason=_no_changelog,
+    skip_reason=_unless_conflicted(_no_changelog),
 )
 def check_bytes(ctx: LintContext) -> list[Finding]:
     def compute() -> list[Finding]:
@@ -187,7 +208,7 @@ def check_bytes(ctx: LintContext) -> list[Finding]:
 @rule(
     "changelog-append-only",
     "The changelog starts with the base's bytes; only old pr-links may be corrected.",
-    skip_reason=_no_base,
+    skip_reason=_unless_conflicted(_no_base),
 )
 def check_append_only(ctx: LintContext) -> list[Finding]:
     if ctx.head_changelog() is None:
@@ -223,7 +244,7 @@ def check_append_only(ctx: LintContext) -> list[Finding]:
     "changelog-pr-link",
     "New entries link to their PR: 'XXX', '.../pull/XXX' or '.../pull/<N>' (on main: the PR"
     " URL only; with a known PR number: that PR's URL or a placeholder).",
-    skip_reason=_no_base,
+    skip_reason=_unless_conflicted(_no_base),
 )
 def check_pr_links(ctx: LintContext) -> list[Finding]:
     repo = changelog_diff(ctx).pr_repo
@@ -273,7 +294,7 @@ def _matcher(pattern: str, keys: frozenset[str]) -> set[str]:
 @rule(
     "changelog-config-keys",
     "Every config key (fnmatch wildcards allowed) names a recipe key or a master-config key.",
-    skip_reason=_needs_recipe_keys,
+    skip_reason=_unless_conflicted(_needs_recipe_keys),
 )
 def check_config_keys(ctx: LintContext) -> list[Finding]:
     keys = ctx.keys() or frozenset()
@@ -304,6 +325,21 @@ def check_config_keys(ctx: LintContext) -> list[Finding]:
     return found
 
 
+def _changelog_only_allowed(ctx: LintContext, entry: ChangelogEntry) -> bool:
+    """Whether the repository lets this new entry stand without a changed config key."""
+    policy = ctx.changelog_only
+    if policy.mode == "match" and policy.pattern is not None:
+        return any(re.search(policy.pattern, line) for line in entry.description)
+    if policy.mode == "repeat":
+        return any(
+            earlier.index < entry.index
+            and earlier.config_keys == entry.config_keys
+            and earlier.description == entry.description
+            for earlier in parsed_head(ctx).valid()
+        )
+    return False
+
+
 def _changed_indirectly(ctx: LintContext) -> bool:
     """Whether points may have changed through files other than their config: with master
     configs, a collector script or a recipe file a config names (InferenceX's
@@ -321,7 +357,7 @@ def _changed_indirectly(ctx: LintContext) -> bool:
 @rule(
     "changelog-coverage",
     "Each changed recipe key is covered by exactly one new entry; no entry without a change.",
-    skip_reason=_needs_changed_keys,
+    skip_reason=_unless_conflicted(_needs_changed_keys),
 )
 def check_coverage(ctx: LintContext) -> list[Finding]:
     changed = ctx.changed() or frozenset()
@@ -334,9 +370,14 @@ def check_coverage(ctx: LintContext) -> list[Finding]:
     added = new_entries(ctx)
     found: list[Finding] = []
     indirect = _changed_indirectly(ctx)
+    policy = ctx.changelog_only
+    allowed = {entry.index for entry in added if _changelog_only_allowed(ctx, entry)}
+    remove = "Remove the entry: a change that moves no benchmark point adds none."
+    if policy.mode != "forbid":
+        remove = f"Remove the entry, or make it one that may change no key: {policy.describe()}."
     if not changed:
         for entry in added:
-            if not entry.evals_only and not indirect:
+            if not entry.evals_only and not indirect and entry.index not in allowed:
                 found.append(
                     Finding(
                         "changelog-coverage",
@@ -344,7 +385,7 @@ def check_coverage(ctx: LintContext) -> list[Finding]:
                         entry.line,
                         entry.index,
                         f"new entry, but no recipe key changed since {base}.",
-                        "Remove the entry: a change that moves no benchmark point adds none.",
+                        remove,
                     )
                 )
         return found
@@ -356,17 +397,18 @@ def check_coverage(ctx: LintContext) -> list[Finding]:
                 if entry not in covering[hit]:
                     covering[hit].append(entry)
             unknown = known is not None and not _matcher(pattern, known)
-            if not hits and not entry.evals_only and not unknown and not indirect:
-                found.append(
-                    Finding(
-                        "changelog-coverage",
-                        path,
-                        line,
-                        entry.index,
-                        f"new entry lists {pattern!r}, but no point of it changed since {base}.",
-                        "List only the keys 'infx changed' reports (evals-only entries excepted).",
-                    )
+            if hits or entry.evals_only or unknown or indirect or entry.index in allowed:
+                continue
+            found.append(
+                Finding(
+                    "changelog-coverage",
+                    path,
+                    line,
+                    entry.index,
+                    f"new entry lists {pattern!r}, but no point of it changed since {base}.",
+                    "List only the keys 'infx changed' reports (evals-only entries excepted).",
                 )
+            )
     end = (ctx.head_changelog() or b"").count(b"\n") or None
     for key in sorted(changed):
         entries = covering[key]
