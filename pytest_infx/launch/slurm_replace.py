@@ -159,6 +159,7 @@ class Replacements:
                         command(["scancel", str(job.id)])
                     except SlurmError:
                         pass
+                    return
         finally:
             tracker.close()
 
@@ -188,7 +189,6 @@ class Replacements:
                 longrepr=f"no worker was left to run it: {reason}",
                 when="call",
             )
-            report.node = pending  # type: ignore[attr-defined]
             self.config.hook.pytest_runtest_logreport(report=report)
         if self.sched.collection is None:
             self.dsession.shouldstop = f"no Slurm worker could start: {reason}"

@@ -6,6 +6,7 @@ import json
 import signal
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -84,8 +85,9 @@ def test_progress_lines_come_back_from_the_jobs(slurm_sweep: Sweep) -> None:
     assert not list(slurm_sweep.results.glob(".progress-*")), "the shared progress folder stays"
 
 
-def _controller(sweep: Sweep) -> subprocess.Popen[bytes]:
-    argv = [sys.executable, "-m", "pytest", "--infx-results", str(sweep.results), "-rA", *SLURM]
+def _controller(sweep: Sweep, *extra: str, args: Sequence[str] = SLURM) -> subprocess.Popen[bytes]:
+    argv = [sys.executable, "-m", "pytest", "--infx-results", str(sweep.results), "-rA", *args]
+    argv += extra
     proc: subprocess.Popen[bytes] = sweep.pytester.popen(
         argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
     )
