@@ -72,13 +72,6 @@ class Pending:
     def __repr__(self) -> str:
         return f"<replacement {self.worker} ({self.name})>"
 
-    @property
-    def shutting_down(self) -> bool:
-        return True
-
-    def shutdown(self) -> None:
-        """Never asked to work, so there is nothing to stop."""
-
 
 class Replacements:
     """Starts xdist's replacement workers off the controller's thread."""

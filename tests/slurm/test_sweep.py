@@ -100,6 +100,10 @@ def _finish(proc: subprocess.Popen[bytes], timeout: float) -> str:
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         proc.kill()
+        # an srun left by the killed controller holds the output pipe open until its job ends
+        jobs = [str(job) for job, _, _ in run_jobs()]
+        if jobs:
+            subprocess.run(["scancel", *jobs], check=False)
         out, _ = proc.communicate()
         pytest.fail(
             f"the controller did not exit in {timeout:g} s:\n{out.decode(errors='replace')}"
