@@ -87,8 +87,13 @@ def test_scancel_of_both_jobs_fails_their_items_and_the_rest_run_on_replacements
 
 @pytest.mark.parametrize("workers", [2, 1])
 def test_a_node_going_down_fails_the_items_its_jobs_ran_and_the_rest_pass_after_resume(
-    slurm_sweep: Sweep, node: Node, workers: int
+    slurm_sweep: Sweep, node: Node, workers: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    """The replacements start on the node the dead jobs ran on, and remove their run
+    folders: no folder of a finished or killed job is left when the run ends."""
+    node_tmp = tmp_path / "node-tmp"
+    node_tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(node_tmp))
     _gpu_recipes(slurm_sweep, "--step-delay", "0.5")
     args = ("--gpu", "h200", "--infx-slurm", str(workers), "--infx-slurm-gpus", "4")
     proc = _controller(slurm_sweep, "--snapshot-update", args=args)
@@ -106,6 +111,7 @@ def test_a_node_going_down_fails_the_items_its_jobs_ran_and_the_rest_pass_after_
     assert outcome(out) == f"{workers} failed, {ITEMS - workers} passed", out
     for victim in victims:
         assert f"Slurm job {victim} on {node.host} lost its node (node failure)" in out, out
+    assert sorted(p.name for p in node_tmp.glob("infx-run-*")) == []
 
 
 def test_a_pending_replacement_does_not_delay_another_jobs_failure(
