@@ -50,8 +50,8 @@ def node(slurm_cluster: Cluster) -> Iterator[Node]:
     assert wait_until(lambda: found.state().startswith(("idle", "mixed", "alloc")), 60)
 
 
-def pending_jobs() -> list[int]:
-    return [job for job, _, state in run_jobs() if state == "PENDING"]
+def pending_jobs(root: Path) -> list[int]:
+    return [job for job, _, state in run_jobs(root) if state == "PENDING"]
 
 
 def job_named(name: str) -> int | None:
@@ -74,9 +74,9 @@ def test_scancel_of_both_jobs_fails_their_items_and_the_rest_run_on_replacements
         assert wait_until(lambda: len(_job_ids(slurm_sweep.record)) == 2, timeout=120)
         victims = sorted(_job_ids(slurm_sweep.record))
         subprocess.run(["scancel", *victims], check=True)
-        out = _finish(proc, timeout=180)
+        out = _finish(proc, root=slurm_sweep.root, timeout=180)
     finally:
-        _finish(proc, timeout=5)
+        _finish(proc, root=slurm_sweep.root, timeout=5)
     assert "INTERNALERROR" not in out, out
     assert proc.returncode == pytest.ExitCode.TESTS_FAILED, out
     assert outcome(out) == f"2 failed, {ITEMS - 2} passed", out
@@ -102,11 +102,13 @@ def test_a_node_going_down_fails_the_items_its_jobs_ran_and_the_rest_pass_after_
         victims = sorted(_job_ids(slurm_sweep.record))
         node.set("DOWN")
         node.set("DRAIN")
-        assert wait_until(lambda: len(pending_jobs()) == workers, timeout=60), run_jobs()
+        assert wait_until(lambda: len(pending_jobs(slurm_sweep.root)) == workers, timeout=60), (
+            run_jobs(slurm_sweep.root)
+        )
         node.set("RESUME")
-        out = _finish(proc, timeout=240)
+        out = _finish(proc, root=slurm_sweep.root, timeout=240)
     finally:
-        _finish(proc, timeout=5)
+        _finish(proc, root=slurm_sweep.root, timeout=5)
     assert "INTERNALERROR" not in out, out
     assert outcome(out) == f"{workers} failed, {ITEMS - workers} passed", out
     for victim in victims:
@@ -126,14 +128,16 @@ def test_a_pending_replacement_does_not_delay_another_jobs_failure(
         first, second = sorted(_job_ids(slurm_sweep.record))
         node.set("DRAIN")
         subprocess.run(["scancel", first], check=True)
-        assert wait_until(lambda: len(pending_jobs()) == 1, timeout=30), run_jobs()
+        assert wait_until(lambda: len(pending_jobs(slurm_sweep.root)) == 1, timeout=30), run_jobs(
+            slurm_sweep.root
+        )
         subprocess.run(["scancel", second], check=True)
-        both_queued = wait_until(lambda: len(pending_jobs()) == 2, timeout=30)
+        both_queued = wait_until(lambda: len(pending_jobs(slurm_sweep.root)) == 2, timeout=30)
         time.sleep(1.0)
         node.set("RESUME")
-        out = _finish(proc, timeout=240)
+        out = _finish(proc, root=slurm_sweep.root, timeout=240)
     finally:
-        _finish(proc, timeout=5)
+        _finish(proc, root=slurm_sweep.root, timeout=5)
     assert both_queued, "the second job's end waited for the first replacement:\n" + out
     assert "INTERNALERROR" not in out, out
     assert outcome(out) == f"2 failed, {ITEMS - 2} passed", out
@@ -152,10 +156,10 @@ def test_replacements_waiting_past_the_limit_fail_the_items_left_with_the_queue_
         node.set("DRAIN")
         subprocess.run(["scancel", *victims], check=True)
         started = time.monotonic()
-        out = _finish(proc, timeout=120)
+        out = _finish(proc, root=slurm_sweep.root, timeout=120)
         took = time.monotonic() - started
     finally:
-        _finish(proc, timeout=5)
+        _finish(proc, root=slurm_sweep.root, timeout=5)
     assert "INTERNALERROR" not in out, out
     assert proc.returncode == pytest.ExitCode.TESTS_FAILED, out
     assert outcome(out) == f"{ITEMS} failed", out
@@ -167,7 +171,7 @@ def test_replacements_waiting_past_the_limit_fail_the_items_left_with_the_queue_
     )
     assert len(waited) == ITEMS - 2, out
     assert took < 60, f"the run took {took:.0f} s after the jobs ended:\n{out}"
-    assert pending_jobs() == []
+    assert pending_jobs(slurm_sweep.root) == []
 
 
 @pytest.mark.parametrize(
@@ -201,7 +205,7 @@ def test_a_request_the_cluster_cannot_serve_is_one_usage_line(
     assert reason in errors[0].lower(), errors[0]
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
     assert took < 5, f"{took:.1f} s"
-    assert run_jobs() == []
+    assert run_jobs(pytester.path) == []
 
 
 def test_the_next_run_removes_run_folders_of_jobs_slurm_no_longer_lists(

@@ -94,14 +94,14 @@ def _controller(sweep: Sweep, *extra: str, args: Sequence[str] = SLURM) -> subpr
     return proc
 
 
-def _finish(proc: subprocess.Popen[bytes], timeout: float) -> str:
+def _finish(proc: subprocess.Popen[bytes], timeout: float, root: Path | None = None) -> str:
     """The controller's output once it exits; killed (and its output shown) past `timeout`."""
     try:
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         proc.kill()
         # an srun left by the killed controller holds the output pipe open until its job ends
-        jobs = [str(job) for job, _, _ in run_jobs()]
+        jobs = [str(job) for job, _, _ in run_jobs(root)]
         if jobs:
             subprocess.run(["scancel", *jobs], check=False)
         out, _ = proc.communicate()
@@ -122,9 +122,9 @@ def test_scancel_of_one_job_fails_only_the_item_it_ran(slurm_sweep: Sweep) -> No
         assert wait_until(lambda: len(_job_ids(slurm_sweep.record)) == 2, timeout=120)
         victim = sorted(_job_ids(slurm_sweep.record))[0]
         subprocess.run(["scancel", victim], check=True)
-        out = _finish(proc, timeout=120)
+        out = _finish(proc, root=slurm_sweep.root, timeout=120)
     finally:
-        _finish(proc, timeout=5)
+        _finish(proc, root=slurm_sweep.root, timeout=5)
     assert proc.returncode == pytest.ExitCode.TESTS_FAILED, out
     assert f"1 failed, {len(ids) - 1} passed" in out, out
     assert f"Slurm job {victim} on " in out and "was cancelled" in out, out
@@ -136,15 +136,15 @@ def test_ctrl_c_cancels_every_job_and_leaves_no_process(slurm_sweep: Sweep) -> N
     proc = _controller(slurm_sweep)
     try:
         assert wait_until(lambda: len(_job_ids(slurm_sweep.record)) == 2, timeout=120)
-        assert run_jobs(), "no worker job is running mid-sweep"
+        assert run_jobs(slurm_sweep.root), "no worker job is running mid-sweep"
         proc.send_signal(signal.SIGINT)
-        out = _finish(proc, timeout=120)
+        out = _finish(proc, root=slurm_sweep.root, timeout=120)
     finally:
-        _finish(proc, timeout=5)
+        _finish(proc, root=slurm_sweep.root, timeout=5)
     # a second KeyboardInterrupt from execnet's teardown can end Python by the signal itself
     assert proc.returncode in (pytest.ExitCode.INTERRUPTED, -signal.SIGINT), out
     assert "KeyboardInterrupt" in out, out
-    assert run_jobs() == []
+    assert run_jobs(slurm_sweep.root) == []
     assert wait_gone(slurm_sweep.record, timeout=10.0) == []
     assert not live_pids(slurm_sweep.record)
     assert wait_until(lambda: not processes_in(slurm_sweep.root), timeout=10.0)
