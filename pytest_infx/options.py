@@ -227,6 +227,11 @@ def add_slurm_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
         "infx_slurm_time": ("TIME", "time limit per worker job, in srun's --time format"),
         "infx_slurm_account": ("NAME", "Slurm account charged for the worker jobs"),
         "infx_slurm_args": ("ARGS", "extra srun arguments for every worker job, shell-quoted"),
+        "infx_slurm_wait": (
+            "S",
+            "seconds a replacement job may wait in the queue; then the items no worker can run "
+            "fail with squeue's reason (default: wait as long as it takes)",
+        ),
     }
     for dest, (metavar, text) in slurm.items():
         flag = "--" + dest.replace("_", "-")

@@ -27,7 +27,9 @@ PLAN = pytest.StashKey[list[str]]()
 FROZEN = pytest.StashKey[bool]()
 GC_PAUSE = pytest.StashKey[gcpause.Pause]()
 NOTES = pytest.StashKey[list[str]]()
+GOLDEN_TREE_KEY = pytest.StashKey[dict[str, list[str] | None]]()
 WORKER_REASONS = "infx_reasons"
+GOLDEN_TREE = "infx_golden_tree"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -268,6 +270,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         config.stash[run.SESSION_ITEMS] = list(session.items)
         settings = options.settings(config)
         datasets = preflight.Datasets(settings.dataset_dir)
+        workerinput: dict[str, Any] = getattr(config, "workerinput", {})
+        datasets.golden = preflight.GoldenTree.from_wire(workerinput.get(GOLDEN_TREE))
         check = precision.check_for(settings)
         recording = bool(config.getoption("update_snapshots", False))
         for item in session.items:
@@ -305,6 +309,19 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if workeroutput is not None:
         reasons: list[str] = session.config.stash[REASONS]
         workeroutput[WORKER_REASONS] = reasons
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """Every worker, a replacement started mid-run included, judges golden names from the
+    golden folder as the run started (see preflight.GoldenTree)."""
+    from pytest_infx import preflight
+
+    config: pytest.Config = node.config
+    if GOLDEN_TREE_KEY not in config.stash:
+        tree = preflight.golden_tree(options.settings(config).golden)
+        config.stash[GOLDEN_TREE_KEY] = tree.to_wire()
+    node.workerinput[GOLDEN_TREE] = config.stash[GOLDEN_TREE_KEY]
 
 
 @pytest.hookimpl(optionalhook=True)

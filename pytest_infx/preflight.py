@@ -18,11 +18,50 @@ from pytest_infx.recipes.points import Point
 from pytest_infx.speedbench.dataset import Dataset, DatasetError, default_dataset_path, load_dataset
 
 
+@dataclass(frozen=True)
+class GoldenTree:
+    """The golden curves and registered names as the run started. xdist workers, and a Slurm
+    job that replaces a dead one, judge golden names from this view the controller took, not
+    from the folder as it is when they collect: by then another worker may have recorded a
+    curve under ``--snapshot-update``, which would make a new name look like a typo of it."""
+
+    names: frozenset[str]
+    registered: frozenset[str] | None
+
+    def to_wire(self) -> dict[str, list[str] | None]:
+        """Plain lists, the only shape execnet carries to a worker."""
+        registered = sorted(self.registered) if self.registered is not None else None
+        return {"names": sorted(self.names), "registered": registered}
+
+    @classmethod
+    def from_wire(cls, data: object) -> GoldenTree | None:
+        if not isinstance(data, dict):
+            return None
+        registered = data.get("registered")
+        return cls(
+            frozenset(data.get("names") or ()),
+            frozenset(registered) if registered is not None else None,
+        )
+
+
+def golden_tree(golden_root: Path) -> GoldenTree:
+    from pytest_infx.golden.io import GoldenFileError
+    from pytest_infx.golden.store import GoldenStore
+
+    store = GoldenStore(golden_root)
+    try:
+        registered: frozenset[str] | None = frozenset(e.curve for e in store.registry())
+    except GoldenFileError:
+        registered = None
+    return GoldenTree(frozenset(store.names()), registered)
+
+
 @dataclass
 class Datasets:
     """Loaded datasets by (path, category), so 14 cells read one file once."""
 
     base: Path
+    golden: GoldenTree | None = None
     _cache: dict[tuple[Path, str, int | None], Dataset | DatasetError] = field(default_factory=dict)
     golden_checked: dict[tuple[Path, str], str | None] = field(default_factory=dict)
 
@@ -73,14 +112,13 @@ def golden_name_problem(
     if point.kind != "speedbench" or bench is None:
         return None
     key = (golden_root, bench.golden)
+    if cache.golden is None:
+        cache.golden = golden_tree(golden_root)
+    tree = cache.golden
     if key not in cache.golden_checked:
-        cache.golden_checked[key] = _golden_name_problem(point, bench.golden, golden_root)
+        cache.golden_checked[key] = _golden_name_problem(point, bench.golden, golden_root, tree)
     found = cache.golden_checked[key]
-    if (
-        found is None
-        and recording is False
-        and not (golden_root / f"{bench.golden}.yaml").is_file()
-    ):
+    if found is None and recording is False and bench.golden not in tree.names:
         return (
             f"{_golden_line(point)}: speedbench.golden: no golden curve {bench.golden!r} in"
             f" {golden_root}; record it with --snapshot-update or name an existing curve"
@@ -88,21 +126,18 @@ def golden_name_problem(
     return found
 
 
-def _golden_name_problem(point: Point, name: str, golden_root: Path) -> str | None:
-    from pytest_infx.golden.io import GoldenFileError
-    from pytest_infx.golden.store import REGISTRY_FILE, GoldenStore
+def _golden_name_problem(
+    point: Point, name: str, golden_root: Path, tree: GoldenTree
+) -> str | None:
+    from pytest_infx.golden.store import REGISTRY_FILE
 
-    store = GoldenStore(golden_root)
-    if store.path(name).is_file():
+    if name in tree.names:
         return None
-    near = difflib.get_close_matches(name, store.names(), n=3, cutoff=NEAR_CUTOFF)
+    near = difflib.get_close_matches(name, sorted(tree.names), n=3, cutoff=NEAR_CUTOFF)
     if not near:
         return None
-    try:
-        if name in {entry.curve for entry in store.registry()}:
-            return None
-    except GoldenFileError:
-        pass
+    if tree.registered is not None and name in tree.registered:
+        return None
     shown = ", ".join(repr(n) for n in near)
     return (
         f"{_golden_line(point)}: speedbench.golden: no golden curve {name!r} in {golden_root},"

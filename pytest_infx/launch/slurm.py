@@ -10,6 +10,7 @@ unique to the run and the worker slot; the controller uses it to explain a worke
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 import subprocess
@@ -41,6 +42,8 @@ ENDS = {
 }
 GROUPS_KEY = "infx_server_groups"
 LIVE_STATES = ("PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "RESIZING")
+TEST_ONLY_S = 5.0
+RUN_FOLDER = re.compile(r"infx-run-[0-9a-f]{12}-(\d+)")
 
 
 class SlurmError(RuntimeError):
@@ -57,6 +60,7 @@ class SlurmSettings:
     time: str | None = None
     account: str | None = None
     extra: tuple[str, ...] = ()
+    wait_s: float | None = None
 
     def srun_argv(self, job_name: str) -> list[str]:
         """`-n1 --unbuffered` matter: without them the worker never answers xdist's handshake."""
@@ -103,6 +107,15 @@ def settings_from(config: pytest.Config) -> SlurmSettings | None:
         extra = tuple(shlex.split(extra_text))
     except ValueError as exc:
         raise pytest.UsageError(f"--infx-slurm-args: {exc} in {extra_text!r}") from None
+    wait_text = _text(config, "infx_slurm_wait")
+    wait_s = None
+    if wait_text is not None:
+        try:
+            wait_s = float(wait_text)
+        except ValueError:
+            wait_s = -1.0
+        if not wait_s > 0:
+            raise pytest.UsageError(f"--infx-slurm-wait: expected seconds > 0, got {wait_text!r}")
     found = SlurmSettings(
         workers=workers,
         partition=_text(config, "infx_slurm_partition"),
@@ -110,6 +123,7 @@ def settings_from(config: pytest.Config) -> SlurmSettings | None:
         time=_text(config, "infx_slurm_time"),
         account=_text(config, "infx_slurm_account"),
         extra=extra,
+        wait_s=wait_s,
     )
     for word in [*found.srun_argv("x")[1:], sys.executable]:
         if " " in word or SPEC_SEPARATOR in word or not word:
@@ -118,6 +132,45 @@ def settings_from(config: pytest.Config) -> SlurmSettings | None:
                 "(no spaces or '//' inside one argument); use a path or value without them"
             )
     return found
+
+
+REQUEST_OPTIONS = (
+    ("partition", "--infx-slurm-partition", ("partition",)),
+    ("gpus", "--infx-slurm-gpus", ("gres", "gpu", "node configuration")),
+    ("time", "--infx-slurm-time", ("time",)),
+    ("account", "--infx-slurm-account", ("account", "association")),
+)
+
+
+def request_problem(settings: SlurmSettings, python: str = sys.executable) -> str | None:
+    """What srun says about a worker job the cluster can never run (no such partition, more
+    GPUs than a node has), asked with ``srun --test-only`` before any worker starts: a job
+    that cannot be allocated would otherwise end xdist's start-up in an execnet traceback.
+    None when the request can run, or when srun does not answer in time (a busy controller
+    is no reason to refuse the run)."""
+    argv = ["srun", "--test-only", *settings.srun_argv(job_name("check", 0))[1:], python]
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=TEST_ONLY_S, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode == 0:
+        return None
+    lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+    reason = lines[-1] if lines else f"srun --test-only exited with {done.returncode}"
+    if not reason.startswith("srun:"):
+        reason = f"srun: {reason}"
+    said = " ".join(lines).lower()
+    named = [
+        f"{flag} {getattr(settings, field)}"
+        for field, flag, words in REQUEST_OPTIONS
+        if getattr(settings, field) and any(word in said for word in words)
+    ]
+    if not named and settings.extra:
+        named = [f"--infx-slurm-args {shlex.join(settings.extra)}"]
+    which = ", ".join(named) if named else "--infx-slurm"
+    return f"{which}: the cluster cannot run the worker jobs ({reason})"
 
 
 def job_name(tag: str, slot: int) -> str:
@@ -161,9 +214,36 @@ def job_gpus(environ: Mapping[str, str]) -> tuple[int, ...] | None:
 def node_run_dir(environ: Mapping[str, str], testrunuid: str) -> Path:
     """A run folder on the node's own disk (TMPDIR, else /tmp), one per job: GPU locks are
     kernel locks, which a shared filesystem does not honour across nodes."""
-    folder = Path(tempfile.gettempdir()) / f"infx-run-{testrunuid[:12]}-{environ['SLURM_JOB_ID']}"
+    root = Path(tempfile.gettempdir())
+    clear_dead_run_dirs(root, environ.get("SLURMD_NODENAME"))
+    folder = root / f"infx-run-{testrunuid[:12]}-{environ['SLURM_JOB_ID']}"
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+def clear_dead_run_dirs(root: Path, node: str | None) -> list[Path]:
+    """Remove the run folders under `root` of jobs Slurm no longer lists: a job that was
+    cancelled or lost its node never ran its worker's cleanup. Nothing is removed when squeue
+    cannot say which jobs live. Returns the folders removed."""
+    try:
+        found = {int(m[1]): p for p in root.iterdir() if (m := RUN_FOLDER.fullmatch(p.name))}
+    except OSError:
+        return []
+    if not found:
+        return []
+    argv = ["squeue", "-h", "-o", "%A", "-t", ",".join(LIVE_STATES)]
+    if node:
+        argv += ["-w", node]
+    try:
+        live = {int(w) for w in command(argv).split() if w.isdigit()}
+    except SlurmError:
+        return []
+    removed = []
+    for job_id, path in sorted(found.items()):
+        if job_id not in live:
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
 
 
 @dataclass(frozen=True)
@@ -174,7 +254,7 @@ class Job:
     node: str
 
 
-def _command(argv: Sequence[str], timeout: float = 30.0) -> str:
+def command(argv: Sequence[str], timeout: float = 30.0) -> str:
     try:
         done = subprocess.run(
             list(argv), capture_output=True, text=True, timeout=timeout, check=False
@@ -195,7 +275,7 @@ def jobs(names: Sequence[str], *, every_state: bool = False) -> list[Job]:
     if every_state:
         argv += ["-t", "all"]
     found = []
-    for line in _command(argv).splitlines():
+    for line in command(argv).splitlines():
         parts = line.split("|")
         if len(parts) == 4 and parts[0].strip().isdigit():
             found.append(Job(int(parts[0]), parts[1], parts[2].strip(), parts[3].strip()))
@@ -235,7 +315,7 @@ def cancel(names: Sequence[str], *, wait_s: float = CANCEL_WAIT_S) -> list[Job]:
         return []
     if live:
         try:
-            _command(["scancel", *(str(job.id) for job in live)])
+            command(["scancel", *(str(job.id) for job in live)])
         except SlurmError:
             pass
     deadline = time.monotonic() + wait_s
@@ -248,56 +328,25 @@ def cancel(names: Sequence[str], *, wait_s: float = CANCEL_WAIT_S) -> list[Job]:
     return live
 
 
-def crashed_item(workload: dict[str, dict[str, bool]]) -> str | None:
-    """The item a dead worker was running: the first one of its workload not completed."""
-    for unit in workload.values():
-        for nodeid, completed in unit.items():
-            if not completed:
-                return nodeid
-    return None
-
-
-def server_group_scheduler() -> Any:
-    """xdist's loadgroup scheduler, except that a worker's death fails its running item once
-    instead of also running it again elsewhere: that item may be what killed the job (its
-    time limit, its memory), and a rerun would report the same id both failed and passed.
-    The job's other items go back to the queue as xdist does."""
-    from xdist.scheduler import LoadGroupScheduling
-
-    class ServerGroupScheduling(LoadGroupScheduling):  # type: ignore[misc]
-        def remove_node(self, node: Any) -> str | None:
-            workload: dict[str, dict[str, bool]] = self.assigned_work.get(node, {})
-            crashed = crashed_item(workload)
-            for unit in workload.values():
-                if crashed in unit:
-                    unit[crashed] = True
-            super().remove_node(node)
-            return crashed
-
-        def _reschedule(self, node: Any) -> None:
-            """A worker runs an item only once it holds the next one (or is told to stop), so
-            a replacement given a one-item group would wait forever: give it two items."""
-            super()._reschedule(node)
-            while (
-                self.workqueue
-                and not node.shutting_down
-                and self._pending_of(self.assigned_work[node]) < 2
-            ):
-                self._assign_work_unit(node)
-
-    return ServerGroupScheduling
-
-
 class Controller:
     """Controller-side hooks of a Slurm run: crash reasons and cancelling the run's jobs."""
 
     def __init__(self, settings: SlurmSettings, names: Sequence[str]) -> None:
         self.settings = settings
         self.names = tuple(names)
+        self.replacements: Any = None
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
-        return server_group_scheduler()(config, log)
+        from pytest_infx.launch.slurm_replace import Replacements
+        from pytest_infx.launch.slurm_schedule import ServerGroupScheduling
+
+        sched = ServerGroupScheduling(config, log)
+        dsession = config.pluginmanager.getplugin("dsession")
+        if dsession is not None:
+            self.replacements = Replacements(dsession, sched, self.settings)
+            self.replacements.install()
+        return sched
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -319,6 +368,8 @@ class Controller:
         )
 
     def pytest_unconfigure(self) -> None:
+        if self.replacements is not None:
+            self.replacements.stop()
         left = cancel(self.names)
         if left:
             ids = " ".join(str(job.id) for job in left)
@@ -338,6 +389,9 @@ def configure_controller(config: pytest.Config) -> None:
         raise pytest.UsageError(
             "--infx-slurm: srun is not on PATH; run pytest on a Slurm login node"
         )
+    problem = request_problem(found)
+    if problem is not None:
+        raise pytest.UsageError(problem)
     tag = uuid.uuid4().hex[:10]
     config.option.tx = tx_specs(found, tag)
     config.option.dist = "loadgroup"

@@ -27,7 +27,7 @@ import pytest
 from pytest_infx.atomic import atomic_write_bytes
 from pytest_infx.options import PROGRESS_DIR_VAR
 
-Kind = Literal["cell", "point", "preparing", "server", "waiting"]
+Kind = Literal["cell", "point", "preparing", "server", "waiting", "queued"]
 FOLDER = "progress"
 FLUSH_S = 0.5
 LIVE_TICK_S = 1.0
@@ -85,6 +85,8 @@ def render(activity: Activity, now: float, *, tagged: bool) -> str:
     a = activity
     head = f"infx [{a.worker}]" if tagged else "infx"
     elapsed = max(0.0, now - a.started)
+    if a.kind == "queued":
+        return f"{head} {a.name} ({clock(elapsed)})"
     if a.kind == "preparing":
         return f"{head} preparing the server of {a.name}: engine, checkpoint ({clock(elapsed)})"
     if a.kind in ("server", "waiting"):

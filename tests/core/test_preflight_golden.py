@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_infx.preflight import Datasets, golden_name_problem
+from pytest_infx.preflight import Datasets, GoldenTree, golden_name_problem, golden_tree
 from pytest_infx.recipes.loader import load_file
 from pytest_infx.recipes.points import Point, expand
 
@@ -62,3 +62,16 @@ def test_without_recording_any_missing_curve_fails_before_the_run(tmp_path: Path
     assert "record it with --snapshot-update" in problem
     existing = point_naming(tmp_path, "mimov2.6flash_dflash")
     assert golden_name_problem(existing, folder, Datasets(tmp_path), False) is None
+
+
+def test_names_are_judged_from_the_tree_the_run_started_with(tmp_path: Path) -> None:
+    """A worker that collects late (a replacement Slurm job) must judge as the first ones did,
+    not see a curve another worker recorded meanwhile as the original of a typo."""
+    folder = golden_folder(tmp_path, "kimik3_dspark")
+    started = GoldenTree.from_wire(golden_tree(folder).to_wire())
+    assert started is not None and started.names == frozenset({"kimik3_dspark"})
+    (folder / "smollm2_fake_k2.yaml").write_text(CURVE)
+    point = point_naming(tmp_path, "smollm2_fake_k1")
+    late = Datasets(tmp_path, golden=started)
+    assert golden_name_problem(point, folder, late, True) is None
+    assert golden_name_problem(point, folder, Datasets(tmp_path), True) is not None

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,6 +13,22 @@ from plugin.conftest import INI, Sweep, wait_gone
 from plugin.helpers import prompts
 
 from .cluster import Cluster, Unavailable, ensure
+
+
+@pytest.fixture(autouse=True)
+def cluster_to_itself(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test on the cluster has it to itself: tests drain the node or cancel jobs, and two
+    runs of this folder at once (xdist, or two checkouts on one machine) would see each
+    other's faults. Tests that do not touch the cluster take no lock."""
+    if "slurm_cluster" not in request.fixturenames:
+        yield
+        return
+    with open(Path(tempfile.gettempdir()) / "infx-slurm-tests.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 @pytest.fixture(scope="session")
@@ -23,15 +41,17 @@ def slurm_cluster() -> Cluster:
         pytest.skip(f"no local Slurm cluster: {exc}")
 
 
-def run_jobs() -> list[tuple[int, str, str]]:
-    """Every job of a pytest-infx run that Slurm still has queued or running."""
+def run_jobs(root: Path | None = None) -> list[tuple[int, str, str]]:
+    """Every job of a pytest-infx run that Slurm still has queued or running; with `root`,
+    only those submitted from inside it (another test's jobs are not this test's business)."""
     out = subprocess.run(
-        ["squeue", "-h", "-o", "%i|%j|%T"], capture_output=True, text=True, check=True
+        ["squeue", "-h", "-o", "%i|%j|%T|%Z"], capture_output=True, text=True, check=True
     ).stdout
     found = []
     for line in out.splitlines():
-        job, name, state = line.split("|")
-        if name.startswith("infx-"):
+        job, name, state, workdir = line.split("|", 3)
+        inside = root is None or Path(workdir) == root or root in Path(workdir).parents
+        if name.startswith("infx-") and inside:
             found.append((int(job), name, state))
     return found
 
@@ -70,7 +90,7 @@ def slurm_sweep(pytester: pytest.Pytester, slurm_cluster: Cluster) -> Iterator[S
     prompts(pytester.path / "prompts.jsonl")
     made = Sweep(pytester, pytester.path, pytester.path / "starts.jsonl")
     yield made
-    jobs = run_jobs()
+    jobs = run_jobs(made.root)
     if jobs:
         subprocess.run(["scancel", *(str(job) for job, _, _ in jobs)], check=False)
     wait_until(lambda: not processes_in(made.root), timeout=10.0)

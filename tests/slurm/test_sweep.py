@@ -6,6 +6,7 @@ import json
 import signal
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -84,20 +85,25 @@ def test_progress_lines_come_back_from_the_jobs(slurm_sweep: Sweep) -> None:
     assert not list(slurm_sweep.results.glob(".progress-*")), "the shared progress folder stays"
 
 
-def _controller(sweep: Sweep) -> subprocess.Popen[bytes]:
-    argv = [sys.executable, "-m", "pytest", "--infx-results", str(sweep.results), "-rA", *SLURM]
+def _controller(sweep: Sweep, *extra: str, args: Sequence[str] = SLURM) -> subprocess.Popen[bytes]:
+    argv = [sys.executable, "-m", "pytest", "--infx-results", str(sweep.results), "-rA", *args]
+    argv += extra
     proc: subprocess.Popen[bytes] = sweep.pytester.popen(
         argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
     )
     return proc
 
 
-def _finish(proc: subprocess.Popen[bytes], timeout: float) -> str:
+def _finish(proc: subprocess.Popen[bytes], timeout: float, root: Path | None = None) -> str:
     """The controller's output once it exits; killed (and its output shown) past `timeout`."""
     try:
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         proc.kill()
+        # an srun left by the killed controller holds the output pipe open until its job ends
+        jobs = [str(job) for job, _, _ in run_jobs(root)]
+        if jobs:
+            subprocess.run(["scancel", *jobs], check=False)
         out, _ = proc.communicate()
         pytest.fail(
             f"the controller did not exit in {timeout:g} s:\n{out.decode(errors='replace')}"
@@ -116,9 +122,9 @@ def test_scancel_of_one_job_fails_only_the_item_it_ran(slurm_sweep: Sweep) -> No
         assert wait_until(lambda: len(_job_ids(slurm_sweep.record)) == 2, timeout=120)
         victim = sorted(_job_ids(slurm_sweep.record))[0]
         subprocess.run(["scancel", victim], check=True)
-        out = _finish(proc, timeout=120)
+        out = _finish(proc, root=slurm_sweep.root, timeout=120)
     finally:
-        _finish(proc, timeout=5)
+        _finish(proc, root=slurm_sweep.root, timeout=5)
     assert proc.returncode == pytest.ExitCode.TESTS_FAILED, out
     assert f"1 failed, {len(ids) - 1} passed" in out, out
     assert f"Slurm job {victim} on " in out and "was cancelled" in out, out
@@ -130,15 +136,15 @@ def test_ctrl_c_cancels_every_job_and_leaves_no_process(slurm_sweep: Sweep) -> N
     proc = _controller(slurm_sweep)
     try:
         assert wait_until(lambda: len(_job_ids(slurm_sweep.record)) == 2, timeout=120)
-        assert run_jobs(), "no worker job is running mid-sweep"
+        assert run_jobs(slurm_sweep.root), "no worker job is running mid-sweep"
         proc.send_signal(signal.SIGINT)
-        out = _finish(proc, timeout=120)
+        out = _finish(proc, root=slurm_sweep.root, timeout=120)
     finally:
-        _finish(proc, timeout=5)
+        _finish(proc, root=slurm_sweep.root, timeout=5)
     # a second KeyboardInterrupt from execnet's teardown can end Python by the signal itself
     assert proc.returncode in (pytest.ExitCode.INTERRUPTED, -signal.SIGINT), out
     assert "KeyboardInterrupt" in out, out
-    assert run_jobs() == []
+    assert run_jobs(slurm_sweep.root) == []
     assert wait_gone(slurm_sweep.record, timeout=10.0) == []
     assert not live_pids(slurm_sweep.record)
     assert wait_until(lambda: not processes_in(slurm_sweep.root), timeout=10.0)

@@ -1,0 +1,193 @@
+"""Replacement Slurm jobs that start without holding up the controller.
+
+xdist replaces a dead worker by starting a new gateway on its event-loop thread, and a gateway
+whose interpreter is ``srun`` returns only once Slurm has allocated the job: while the job
+waits in the queue (a drained node, a full partition) the controller would handle no other
+worker's events. Here the start runs on a thread; until the worker is up, a :class:`Pending`
+stands in xdist's set of active workers so the controller keeps waiting for it, a thread
+shows the job's queue reason in the progress lines, and a replacement that waited past
+``--infx-slurm-wait`` (or is no longer needed) is cancelled. What follows its end runs back on
+the controller's thread, through the scheduler (see :mod:`slurm_schedule`).
+
+This relies on two private names of xdist's ``DSession``, checked against the xdist versions
+the README lists: ``_clone_node`` (replaced on the instance) and ``_active_nodes``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_infx.launch.slurm import SlurmError, SlurmSettings, command, job_name_of_spec
+from pytest_infx.launch.slurm_schedule import ServerGroupScheduling
+from pytest_infx.options import PROGRESS_DIR_VAR
+
+WATCH_S = 1.0
+CHECKED_XDIST = ("3.8.0",)
+"""xdist versions whose ``DSession._clone_node`` and ``_active_nodes`` this module was checked
+against (a test pins the installed version to this list)."""
+
+
+@dataclass(frozen=True)
+class QueuedJob:
+    id: int
+    state: str
+    reason: str
+
+
+def queued_job(name: str) -> QueuedJob | None:
+    """The newest live job of this name with squeue's reason (``None`` when there is none)."""
+    argv = ["squeue", "-h", "-o", "%i|%T|%r", f"--name={name}"]
+    try:
+        out = command(argv)
+    except SlurmError:
+        return None
+    found = []
+    for line in out.splitlines():
+        parts = [part.strip() for part in line.split("|", 2)]
+        if len(parts) == 3 and parts[0].isdigit():
+            found.append(QueuedJob(int(parts[0]), parts[1], parts[2]))
+    return max(found, key=lambda job: job.id) if found else None
+
+
+class Pending:
+    """A replacement worker whose job is not running yet. xdist only tests its set of active
+    workers for emptiness, so this object keeps the controller waiting for the replacement."""
+
+    def __init__(self, worker: str, name: str | None) -> None:
+        self.worker = worker
+        self.name = name
+        self.since = time.monotonic()
+        self.done = threading.Event()
+        self.job: QueuedJob | None = None
+        self.gave_up: str | None = None
+        self.error: str | None = None
+
+    def __repr__(self) -> str:
+        return f"<replacement {self.worker} ({self.name})>"
+
+
+class Replacements:
+    """Starts xdist's replacement workers off the controller's thread."""
+
+    def __init__(self, dsession: Any, sched: ServerGroupScheduling, settings: SlurmSettings):
+        self.dsession = dsession
+        self.sched = sched
+        self.settings = settings
+        self.config: pytest.Config = sched.config
+        self.pending: set[Pending] = set()
+        self.stopped = threading.Event()
+        shared = os.environ.get(PROGRESS_DIR_VAR)
+        self.progress = Path(shared) if shared else None
+        sched.pending_ended = self.ended
+
+    def install(self) -> None:
+        self.dsession._clone_node = self.clone
+
+    def stop(self) -> None:
+        self.stopped.set()
+
+    def clone(self, node: Any) -> Pending:
+        """What ``DSession._clone_node`` does, except that the start runs on a thread."""
+        spec = node.gateway.spec
+        spec.id = None
+        self.dsession.nodemanager.group.allocate_id(spec)
+        pending = Pending(str(spec.id), job_name_of_spec(str(spec.python)))
+        self.dsession._active_nodes.add(pending)
+        self.pending.add(pending)
+        threading.Thread(target=self._start, args=(pending, spec), daemon=True).start()
+        threading.Thread(target=self._watch, args=(pending,), daemon=True).start()
+        return pending
+
+    def _start(self, pending: Pending, spec: Any) -> None:
+        try:
+            node = self.dsession.nodemanager.setup_node(spec, self.dsession.queue.put)
+        except Exception as exc:
+            pending.error = f"{type(exc).__name__}: {exc}"
+            pending.done.set()
+            self.dsession.queue.put(("unscheduled", {"node": pending, "indices": []}))
+            return
+        self.dsession._active_nodes.add(node)
+        pending.done.set()
+        self.dsession._active_nodes.discard(pending)
+        self.pending.discard(pending)
+
+    def _watch(self, pending: Pending) -> None:
+        """Shows the job in the progress lines while it waits; cancels it past the wait limit,
+        or once the run no longer needs it."""
+        from pytest_infx.report.progress import Tracker
+
+        tracker = Tracker(self.progress, pending.worker)
+        shown = ""
+        try:
+            while not pending.done.wait(WATCH_S):
+                if pending.name is None:
+                    continue
+                job = queued_job(pending.name)
+                if job is None:
+                    continue
+                pending.job = job
+                if job.state == "PENDING":
+                    text = f"replacement Slurm job {job.id} pending: {job.reason}"
+                    if text != shown:
+                        tracker.begin("queued", text)
+                        shown = text
+                waited = time.monotonic() - pending.since
+                wait_s = self.settings.wait_s
+                if job.state == "PENDING" and wait_s is not None and waited > wait_s:
+                    pending.gave_up = (
+                        f"replacement Slurm job {job.id} waited {waited:.0f} s in the queue "
+                        f"(--infx-slurm-wait {wait_s:g}): {job.reason}"
+                    )
+                elif self.dsession.shuttingdown or self.stopped.is_set():
+                    pending.gave_up = "the run no longer needs it"
+                if pending.gave_up:
+                    try:
+                        command(["scancel", str(job.id)])
+                    except SlurmError:
+                        pass
+                    return
+        finally:
+            tracker.close()
+
+    def ended(self, pending: Pending) -> None:
+        """On the controller's thread, once a replacement could not start: when no worker
+        is left that could still run the queued items, they fail with the reason."""
+        self.dsession._active_nodes.discard(pending)
+        self.pending.discard(pending)
+        if self.dsession.shuttingdown:
+            return
+        able = [
+            node
+            for node in self.dsession._active_nodes
+            if isinstance(node, Pending) or not node.shutting_down
+        ]
+        if able:
+            return
+        reason = pending.gave_up or self._why_not_started(pending)
+        ids = self.sched.drop_queued()
+        for nodeid in ids:
+            path = nodeid.split("::")[0]
+            report = pytest.TestReport(
+                nodeid=nodeid,
+                location=(path, None, path),
+                keywords={},
+                outcome="failed",
+                longrepr=f"no worker was left to run it: {reason}",
+                when="call",
+            )
+            self.config.hook.pytest_runtest_logreport(report=report)
+        if self.sched.collection is None:
+            self.dsession.shouldstop = f"no Slurm worker could start: {reason}"
+
+    def _why_not_started(self, pending: Pending) -> str:
+        from pytest_infx.launch.slurm import why_ended
+
+        ended = why_ended(pending.name, wait_s=2.0) if pending.name else "its job is unknown"
+        return f"replacement worker {pending.worker} did not start ({ended}; {pending.error})"
