@@ -11,13 +11,47 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from pytest_infx.engines.base import PlanError, ServerPlan
-from pytest_infx.engines.registry import adapter_for, symbolic_paths
+from pytest_infx.engines.base import ModelPaths, PlanError, ServerPlan
+from pytest_infx.engines.registry import adapter_for, symbolic_paths, synthetic_setting
+from pytest_infx.engines.spec import SyntheticSetting
+from pytest_infx.golden.lookup import golden_al
+from pytest_infx.golden.store import GoldenStore
 from pytest_infx.recipes.points import Point
 
 
-def server_plan(point: Point) -> ServerPlan:
-    return adapter_for(point).plan(point, symbolic_paths(point))
+def synthetic_for(point: Point, golden_root: Path) -> SyntheticSetting | None:
+    """The forced-acceptance setting of a speculative agentic point, from its golden curve.
+
+    AgentX measures throughput at the acceptance the model really achieves; the AL comes from
+    the committed curve, never from a number typed into a recipe.
+    """
+    agentic = point.recipe.agentic
+    if point.kind != "agentic" or agentic is None or agentic.speculative is None:
+        return None
+    spec = agentic.speculative
+    al = golden_al(
+        GoldenStore(golden_root), spec.golden, spec.draft_length, spec.thinking == "thinking_on"
+    )
+    return synthetic_setting(point.recipe.engine.name, al, spec.draft_length)
+
+
+def launch_plan(
+    point: Point, paths: ModelPaths, golden_root: Path, *, embedded_python: str | None = None
+) -> ServerPlan:
+    """The server plan with the synthetic setting the launch adds: what ``--infx-plan`` shows
+    and what the server fixture starts are this one call."""
+    synthetic = synthetic_for(point, golden_root)
+    return adapter_for(point).plan(
+        point, paths, synthetic=synthetic, embedded_python=embedded_python
+    )
+
+
+def server_plan(point: Point, golden_root: Path | None = None) -> ServerPlan:
+    """The plan with symbolic model paths; without ``golden_root``, without the synthetic
+    setting (enough to tell which points share a server)."""
+    if golden_root is None:
+        return adapter_for(point).plan(point, symbolic_paths(point))
+    return launch_plan(point, symbolic_paths(point), golden_root)
 
 
 def server_key(point: Point) -> str:
@@ -64,14 +98,16 @@ def golden_of(point: Point) -> str | None:
     return None
 
 
-def render(point: Point, root: Path | None = None) -> list[str]:
+def render(point: Point, root: Path | None = None, golden_root: Path | None = None) -> list[str]:
+    """The point's plan as ``--infx-plan`` prints it; with ``golden_root``, the argv and env
+    hold the synthetic setting the launch adds."""
     where = point.path
     if root is not None and point.path.is_relative_to(root):
         where = point.path.relative_to(root)
     lines = [f"{point.id}  (fingerprint {point.fingerprint}, {where}:{point.line})"]
     try:
-        plan = server_plan(point)
-    except PlanError as exc:
+        plan = server_plan(point, golden_root)
+    except (PlanError, LookupError, ValueError) as exc:
         return [*lines, f"  server: cannot plan: {exc}"]
     runtime = f"image {plan.image}" if plan.image else "local process"
     lines.append(

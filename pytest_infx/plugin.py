@@ -282,7 +282,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     for item in session.items:
         point = collect.point_of(item)
         if point is not None:
-            lines.extend(plan.render(point, config.rootpath))
+            lines.extend(plan.render(point, config.rootpath, options.settings(config).golden))
     config.stash[PLAN] = lines
 
 

@@ -136,8 +136,8 @@ def preflight(
     whether ``--snapshot-update`` was given, ``None`` when the caller does not say."""
     from pytest_infx.golden.lookup import GoldenLookupError
     from pytest_infx.golden.store import GoldenNotFoundError
+    from pytest_infx.plan import synthetic_for
     from pytest_infx.recipes.rules import check_point
-    from pytest_infx.serving import synthetic_for
 
     problems = [str(p) for p in check_point(point)]
     golden = golden_name_problem(point, golden_root, datasets, recording)

@@ -1,0 +1,63 @@
+"""The registry: one adapter per engine name, and what it answers for engines it cannot launch."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_infx.engines.registry import ENGINES, synthetic_setting
+from pytest_infx.recipes.schema import EngineName
+
+
+def test_the_engine_names_are_the_recipe_schema_s() -> None:
+    assert ENGINES == ("vllm", "sglang", "trtllm", "atom")
+    assert set(ENGINES) == set(EngineName.__args__)  # type: ignore[attr-defined]
+
+
+def test_vllm_gets_speculative_config_keys() -> None:
+    setting = synthetic_setting("vllm", 3.24, 4)
+    assert setting.spec_config == {
+        "rejection_sample_method": "synthetic",
+        "synthetic_acceptance_length": 3.24,
+    }
+    assert setting.env == {} and setting.argv == ()
+
+
+def test_sglang_gets_the_simulation_env() -> None:
+    setting = synthetic_setting("sglang", 3.24, 4)
+    assert setting.env == {
+        "SGLANG_SIMULATE_ACC_LEN": "3.24",
+        "SGLANG_SIMULATE_ACC_METHOD": "match-expected",
+        "SGLANG_SIMULATE_ACC_TOKEN_MODE": "real-draft-token",
+    }
+    assert setting.spec_config == {}
+
+
+@pytest.mark.parametrize(
+    ("al", "value", "warns"),
+    [(3.24, "2.24", True), (3.0, "2", False), (1.0, "0", False), (5.0, "4", False)],
+)
+def test_trtllm_counts_draft_tokens_only_so_it_gets_al_minus_one(
+    al: float, value: str, warns: bool
+) -> None:
+    setting = synthetic_setting("trtllm", al, 4)
+    assert setting.env == {"TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS": value}
+    assert bool(setting.notes) == warns
+    if warns:
+        assert "int()s" in setting.notes[0]
+
+
+def test_atom_gets_a_command_line_flag() -> None:
+    setting = synthetic_setting("atom", 2.5, 3)
+    assert setting.argv == ("--spec-decode-acceptance-length", "2.5")
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "trtllm", "atom"])
+@pytest.mark.parametrize("al", [0.99, 5.01])
+def test_an_al_outside_one_to_k_plus_one_is_refused(engine: str, al: float) -> None:
+    with pytest.raises(ValueError, match=r"must lie in \[1, 5\] for k=4"):
+        synthetic_setting(engine, al, 4)
+
+
+def test_an_unknown_engine_is_named() -> None:
+    with pytest.raises(ValueError, match="unknown engine 'tgi'; use one of vllm, sglang"):
+        synthetic_setting("tgi", 2.0, 2)
