@@ -154,10 +154,14 @@ def check(
                 installed_s,
             )
         )
+        merged: dict[tuple[str, str], list[Point]] = {}
         for argv, message in errors:
             found = group.argvs[argv]
             where = _locate(found[0], message, raw_of)
-            ids = tuple(p.id for p in found)
+            merged.setdefault((str(where), message), []).extend(found)
+        for (_, message), found in merged.items():
+            where = _locate(found[0], message, raw_of)
+            ids = tuple(sorted({p.id for p in found}, key=[p.id for p in found].index))
             rejected.append(Rejection(where, ids, group.parser.release, message))
     return Report(tuple(runs), tuple(rejected), tuple(unchecked))
 

@@ -1,0 +1,64 @@
+"""The repository's recipes against the engines' own command-line parsers, in their cached
+parser environments (installed on first use: minutes, once).
+
+Facts: SGLang 0.5.21's parser is a plain ``argparse.ArgumentParser`` built by
+``ServerArgs.add_cli_args``; argparse's prefix matching makes a dropped flag name that is the
+prefix of two new ones an ``ambiguous option`` error. vLLM's ``vllm serve`` parser is
+``make_arg_parser(FlexibleArgumentParser())``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pytest_infx import preflight
+
+pytestmark = pytest.mark.engine
+
+REPO = Path(__file__).resolve().parents[2]
+DFLASH = "mimov2.6flash-fp4-b300-vllm-dflash.yaml"
+SGLANG_KEY = "mimov2.6flash-fp4-b300-sglang-dflash"
+SGLANG_IMAGE = f"lmsysorg/sglang:v0.5.21-cu130@sha256:{'b1' * 32}"
+
+
+@pytest.mark.parametrize(
+    ("runner", "releases"),
+    [("b300", {"vLLM 0.31.0"}), ("b200", {"vLLM 0.31.0", "SGLang 0.5.21"})],
+)
+def test_every_gpu_point_of_the_repository_is_accepted(runner: str, releases: set[str]) -> None:
+    report = preflight.engine_check(REPO / "recipes", REPO / "golden", runner=runner)
+    assert report.rejected == ()
+    assert not report.unchecked
+    assert {run.release for run in report.runs} == releases
+    assert sum(run.points for run in report.runs) == {"b300": 14, "b200": 24}[runner]
+
+
+def test_the_old_cuda_graph_flag_fails_with_sglang_s_own_message(tmp_path: Path) -> None:
+    """The flag the adapter used to emit for every SGLang AgentX server, written into a
+    SPEED-Bench recipe's args (where the plugin does not own it)."""
+    recipes = tmp_path / "recipes"
+    shutil.copytree(REPO / "recipes", recipes)
+    dflash = (recipes / DFLASH).read_text()
+    image = next(line for line in dflash.splitlines() if line.startswith("  image: "))
+    text = (
+        dflash.replace("key: mimov2.6flash-fp4-b300-vllm-dflash", f"key: {SGLANG_KEY}")
+        .replace("  name: vllm\n  version: v0.31.0\n", "  name: sglang\n  version: v0.5.21-cu130\n")
+        .replace(image, f"  image: {SGLANG_IMAGE}")
+        .replace("  args:\n", "  args:\n    cuda-graph-max-bs: 64\n")
+    )
+    path = recipes / f"{SGLANG_KEY}.yaml"
+    path.write_text(text)
+    report = preflight.engine_check(recipes, REPO / "golden", runner="b300")
+    sglang = [r for r in report.rejected if r.release == "SGLang 0.5.21"]
+    assert len(sglang) == 1, report
+    (rejection,) = sglang
+    line = text.splitlines().index("    cuda-graph-max-bs: 64") + 1
+    assert (rejection.location.path, rejection.location.line) == (path, line)
+    assert rejection.message == (
+        "ambiguous option: --cuda-graph-max-bs could match --cuda-graph-max-bs-decode,"
+        " --cuda-graph-max-bs-prefill"
+    )
+    assert len(rejection.point_ids) == 14
