@@ -199,6 +199,36 @@ def synthetic_setting(engine: str, al: float, k: int) -> SyntheticSetting:
     raise ValueError(f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
 
 
+def synthetic_knobs() -> tuple[str, ...]:
+    """Every name under which an engine's synthetic setting writes the acceptance length
+    (environment variables, speculative-config keys, flags), so a recipe that writes one by
+    hand can be found."""
+    names: set[str] = set()
+    for engine in ENGINES:
+        try:
+            setting = synthetic_setting(engine, 2.5, 3)
+        except (PlanError, ValueError):
+            continue
+        names.update(key for key, value in setting.env.items() if _number(value))
+        names.update(key for key, value in setting.spec_config.items() if _number(value))
+        names.update(
+            flag.lstrip("-")
+            for flag, value in zip(setting.argv, setting.argv[1:], strict=False)
+            if flag.startswith("-") and _number(value)
+        )
+    return tuple(sorted(names))
+
+
+def _number(value: object) -> bool:
+    if isinstance(value, bool):
+        return False
+    try:
+        float(str(value))
+    except ValueError:
+        return False
+    return True
+
+
 def spec_counters(snapshot: Snapshot, engine: str | None = None) -> SpecCounters:
     """The counters of ``engine`` in a scrape, or, without one, of whichever adapter finds its
     series (llama.cpp's server exposes vLLM's counters under its own prefix)."""

@@ -205,7 +205,10 @@ def _problems(ctx: LintContext) -> dict[str, list[Reported]]:
             return golden_cells(ctx, name)
 
         # the adapters answer for their engines; loaded only when recipes are linted
-        from pytest_infx.engines.registry import attention_tp
+        from pytest_infx.engines.registry import attention_tp, synthetic_knobs
+        from pytest_infx.recipes.rules import al_literal_pattern
+
+        literal = al_literal_pattern(synthetic_knobs())
 
         for variant in variants(ctx)[0]:
             path = variant.source.path
@@ -225,7 +228,7 @@ def _problems(ctx: LintContext) -> dict[str, list[Reported]]:
                     )
                 )
         for path, text in recipe_texts(ctx).items():
-            keep(al_literal_problems(path, text))
+            keep(al_literal_problems(path, text, literal))
         return by_check
 
     return ctx.memo(

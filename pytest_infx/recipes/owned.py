@@ -4,7 +4,7 @@ The adapters put the model, the served name, the address, the TP size and the sp
 settings on the command line from the recipe's own fields. The same flag in ``engine.args``
 gives the server two conflicting values (argparse keeps the last, so which one wins depends on
 the adapter's order), so it is refused when the recipe is loaded, under any spelling that the
-engines' ``argparse`` parsers resolve to it: underscores or dashes (vLLM's parser maps one to
+engines' ``argparse`` parsers resolve to it: underscores or dashes (one engine's parser maps one to
 the other), leading or doubled dashes, surrounding spaces, ``name=value`` in the key, a JSON
 sub-key (``speculative-config.num_speculative_tokens``), the engines' short aliases, and any
 unambiguous prefix (argparse's ``allow_abbrev``, on in both engines: ``served-model`` is

@@ -25,15 +25,12 @@ from pytest_infx.recipes.source import LinedDict, LinedList
 
 CPU_RUNNER: Final = "cpu"
 AL_LITERAL_NAMES: Final[tuple[str, ...]] = (
-    "synthetic_acceptance_length",
     "synthetic_acceptance_rates",
-    "SGLANG_SIMULATE_ACC_LEN",
-    "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS",
-    "spec-decode-acceptance-length",
     "spec-decode-acceptance-rate",
     "SYNTHETIC_ACCEPTANCE_LENGTH",
 )
-_AL_LITERAL = re.compile("|".join(re.escape(name) for name in AL_LITERAL_NAMES))
+"""Acceptance-length settings no engine adapter writes but an author might; the adapters' own
+knobs come with the call (``knobs``)."""
 
 GoldenCells = Mapping[str, frozenset[int]]
 """A golden curve as the rules need it: thinking mode -> draft lengths that have an AL."""
@@ -377,14 +374,24 @@ def check_recipe(
     return report.found
 
 
-def al_literal_problems(path: Path, text: str) -> list[Problem]:
+def al_literal_pattern(knobs: Iterable[str] = ()) -> re.Pattern[str]:
+    """The names of every acceptance-length setting: ``knobs`` (the engines' synthetic
+    settings, their environment variables, config keys and flags) and :data:`AL_LITERAL_NAMES`."""
+    names = sorted({*knobs, *AL_LITERAL_NAMES}, key=len, reverse=True)
+    return re.compile("|".join(re.escape(name) for name in names))
+
+
+def al_literal_problems(
+    path: Path, text: str, pattern: re.Pattern[str] | None = None
+) -> list[Problem]:
     """Hand-written acceptance-length settings in a recipe file's text (keys, engine args, env
     values): AL values come from golden files, injected at launch, never copied into recipes."""
     found: list[Problem] = []
-    if _AL_LITERAL.search(text) is None:
+    literal = pattern or al_literal_pattern()
+    if literal.search(text) is None:
         return found
     for number, line in enumerate(text.splitlines(), start=1):
-        match = _AL_LITERAL.search(line)
+        match = literal.search(line)
         if match is None or line.lstrip().startswith("#"):
             continue
         found.append(

@@ -126,8 +126,8 @@ def check_counters(d: CounterDelta, *, k: int, requests: int = 0) -> list[Reason
             Reason(
                 EMPTY_METRICS,
                 f"GET /metrics returned no samples {' and '.join(d.empty)} the pass (an empty"
-                " body): the server serves no Prometheus metrics (for SGLang, --enable-metrics;"
-                " for vLLM, a proxy or a multiprocess metrics folder that is not shared)",
+                " body): the server serves no Prometheus metrics (its metrics are off, a proxy"
+                " answers instead, or a multiprocess metrics folder is not shared)",
             )
         ]
     if d.non_finite:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_infx.engines.registry import ENGINES, synthetic_setting
+from pytest_infx.engines.registry import ENGINES, synthetic_knobs, synthetic_setting
 from pytest_infx.recipes.schema import EngineName
 
 
@@ -61,3 +61,12 @@ def test_an_al_outside_one_to_k_plus_one_is_refused(engine: str, al: float) -> N
 def test_an_unknown_engine_is_named() -> None:
     with pytest.raises(ValueError, match="unknown engine 'tgi'; use one of vllm, sglang"):
         synthetic_setting("tgi", 2.0, 2)
+
+
+def test_the_synthetic_knobs_are_the_adapters_own_names() -> None:
+    assert synthetic_knobs() == (
+        "SGLANG_SIMULATE_ACC_LEN",
+        "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS",
+        "spec-decode-acceptance-length",
+        "synthetic_acceptance_length",
+    )
