@@ -1,0 +1,37 @@
+"""``infx engine check`` from the shell: exit status and what it prints."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pytest_infx.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_without_installed_parsers_it_lists_what_it_did_not_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["engine", "check", "--gpu", "b300", "--no-install", "--cache-dir", str(tmp_path)]
+    status = main([*args, "--recipes", str(REPO / "recipes"), "--golden", str(REPO / "golden")])
+    out = capsys.readouterr().out
+    assert status == 0
+    assert out.count("unchecked: ") == 14
+    assert "vLLM 0.31.0 parser not installed" in out
+    assert out.rstrip().endswith("every planned server command accepted (0 points checked)")
+
+
+def test_a_recipe_error_is_printed_at_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    recipes = tmp_path / "recipes"
+    shutil.copytree(REPO / "recipes", recipes)
+    path = recipes / "mimov2.6flash-fp4-b300-vllm-dflash.yaml"
+    path.write_text(path.read_text().replace("  args:\n", "  args:\n    served-model: x\n"))
+    status = main(["engine", "check", "--recipes", str(recipes), "--no-install"])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert f"{path}:14" in err and "served-model" in err
