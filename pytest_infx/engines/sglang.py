@@ -188,7 +188,6 @@ class SglangAdapter(Defaults):
     ) -> ServerPlan:
         recipe = point.recipe
         engine = recipe.engine
-        row = release(engine.version)
         argv = list(engine.command) if engine.command is not None else list(IMAGE_COMMAND)
         command = len(argv)
         argv += ["--model-path", paths.target, "--served-model-name", recipe.model.served_name]
@@ -203,8 +202,14 @@ class SglangAdapter(Defaults):
                 env.update(synthetic.env)
         limit = admission_limit(point)
         if limit is not None:
-            argv += ["--max-running-requests", str(limit), row.cuda_graph_bs, str(limit)]
+            argv += self.admission_argv(limit, engine.version)
         return make_plan(self.name, point, argv, env, k, command=command)
+
+    def admission_argv(self, limit: int, version: str | None) -> list[str]:
+        """An AgentX server admits ``limit`` requests at once; its CUDA graphs cover that
+        batch size, under the flag the pinned release spells."""
+        row = release(version)
+        return ["--max-running-requests", str(limit), row.cuda_graph_bs, str(limit)]
 
     async def rendered_prompt(
         self,

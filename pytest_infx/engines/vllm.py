@@ -177,8 +177,12 @@ class VllmAdapter(Defaults):
                 argv += [f"--{PER_REQUEST}", per_request]
         limit = admission_limit(point)
         if limit is not None:
-            argv += ["--max-num-seqs", str(limit)]
+            argv += self.admission_argv(limit, engine.version)
         return make_plan(self.name, point, argv, env, k, command=command)
+
+    def admission_argv(self, limit: int, version: str | None) -> list[str]:
+        """An AgentX server admits ``limit`` requests at once."""
+        return ["--max-num-seqs", str(limit)]
 
     async def rendered_prompt(
         self,
