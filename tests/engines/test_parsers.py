@@ -15,10 +15,12 @@ from pathlib import Path
 import pytest
 
 from pytest_infx import preflight
+from pytest_infx.cachedir import cache_root
 
 pytestmark = pytest.mark.engine
 
 REPO = Path(__file__).resolve().parents[2]
+CACHE = cache_root()
 DFLASH = "mimov2.6flash-fp4-b300-vllm-dflash.yaml"
 SGLANG_KEY = "mimov2.6flash-fp4-b300-sglang-dflash"
 SGLANG_IMAGE = f"lmsysorg/sglang:v0.5.21-cu130@sha256:{'b1' * 32}"
@@ -62,3 +64,32 @@ def test_the_old_cuda_graph_flag_fails_with_sglang_s_own_message(tmp_path: Path)
         " --cuda-graph-max-bs-prefill"
     )
     assert len(rejection.point_ids) == 14
+
+
+def test_preflight_fails_a_rejected_point_at_the_recipe_line_before_any_server(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``auto``: the parser environment is installed (the tests above installed it), so the
+    check runs; the item fails in preflight with the engine's message and nothing launches."""
+    monkeypatch.setenv("INFX_CACHE_DIR", str(CACHE))
+    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    shutil.copytree(REPO / "golden", pytester.path / "golden")
+    recipes = pytester.path / "recipes"
+    shutil.copytree(REPO / "recipes", recipes)
+    path = recipes / DFLASH
+    text = path.read_text().replace("  args:\n", "  args:\n    bogus-flag: 3\n")
+    path.write_text(text)
+    line = text.splitlines().index("    bogus-flag: 3") + 1
+    item = "mimov2.6flash-fp4-b300-vllm-dflash and k1 and thinking_off"
+    result = pytester.runpytest("--gpu", "b300", "-k", item, "--infx-results", "results")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "preflight failed (no server was started):",
+            f"*{DFLASH}:{line}: vLLM 0.31.0 rejects the server command of *unrecognized"
+            " arguments: --bogus-flag*",
+        ]
+    )
+    assert not (pytester.path / "results" / "logs").exists() or not any(
+        (pytester.path / "results" / "logs").iterdir()
+    )
