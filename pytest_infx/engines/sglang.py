@@ -85,12 +85,13 @@ class Release:
 
 
 RELEASES: Final[tuple[Release, ...]] = (
-    Release((0,), "--cuda-graph-max-bs", False, "before the decode/prefill split"),
+    Release((0,), "--cuda-graph-max-bs", False, "0.5.12, 0.5.13 server_args.py: no split"),
     Release(
-        (0, 5, 16),
+        (0, 5, 14),
         "--cuda-graph-max-bs-decode",
         False,
-        "0.5.16 server_args.py: --cuda-graph-max-bs is a deprecated alias of the decode flag",
+        "0.5.14-0.5.16 server_args.py: --cuda-graph-max-bs is a deprecated alias of the decode"
+        " flag (0.5.13 has only --cuda-graph-max-bs)",
     ),
     Release(
         (0, 5, 21),

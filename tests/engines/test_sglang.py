@@ -1,8 +1,8 @@
 """The SGLang adapter against the facts of SGLang's own source.
 
 Facts (read from the released wheels):
-- 0.5.16 ``srt/server_args.py``: ``--cuda-graph-max-bs`` is a ``DeprecatedAliasStoreAction`` of
-  ``--cuda-graph-max-bs-decode``; 0.5.21 and 0.5.23 (``srt/arg_groups``) have only
+- 0.5.12 and 0.5.13 ``srt/server_args.py`` have only ``--cuda-graph-max-bs``; from 0.5.14 to
+  0.5.16 it is a ``DeprecatedAliasStoreAction`` of ``--cuda-graph-max-bs-decode``; 0.5.21 and 0.5.23 (``srt/arg_groups``) have only
   ``--cuda-graph-max-bs-decode`` and ``--cuda-graph-max-bs-prefill``, so the old name is an
   ambiguous argparse prefix and the server exits before it starts.
 - 0.5.23 has ``--attn-dp-size``; ``--enable-dp-attention`` is deprecated there.
@@ -66,6 +66,8 @@ def test_the_repository_recipe_pins_0_5_21_and_gets_the_decode_flag() -> None:
     ("version", "flag"),
     [
         ("v0.5.8.post1-cu130", "--cuda-graph-max-bs"),
+        ("v0.5.13-cu130", "--cuda-graph-max-bs"),
+        ("v0.5.14-cu130", "--cuda-graph-max-bs-decode"),
         ("v0.5.16-cu130", "--cuda-graph-max-bs-decode"),
         ("v0.5.21-cu130", "--cuda-graph-max-bs-decode"),
         ("v0.5.23", "--cuda-graph-max-bs-decode"),
