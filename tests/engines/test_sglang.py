@@ -2,9 +2,10 @@
 
 Facts (read from the released wheels):
 - 0.5.12 and 0.5.13 ``srt/server_args.py`` have only ``--cuda-graph-max-bs``; from 0.5.14 to
-  0.5.16 it is a ``DeprecatedAliasStoreAction`` of ``--cuda-graph-max-bs-decode``; 0.5.21 and 0.5.23 (``srt/arg_groups``) have only
-  ``--cuda-graph-max-bs-decode`` and ``--cuda-graph-max-bs-prefill``, so the old name is an
-  ambiguous argparse prefix and the server exits before it starts.
+  0.5.16 it is a ``DeprecatedAliasStoreAction`` of ``--cuda-graph-max-bs-decode``; 0.5.21 and
+  0.5.23 (``srt/arg_groups``) have only ``--cuda-graph-max-bs-decode`` and
+  ``--cuda-graph-max-bs-prefill``, so the old name is an ambiguous argparse prefix and the
+  server exits before it starts.
 - 0.5.23 has ``--attn-dp-size``; ``--enable-dp-attention`` is deprecated there.
 - ``srt/environ.py``: ``SGLANG_SIMULATE_ACC_TOKEN_MODE`` defaults to ``fixed``, which
   ``generate_simulated_accept_index`` (``srt/speculative/spec_utils.py``) turns into
