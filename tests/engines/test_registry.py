@@ -70,3 +70,43 @@ def test_the_synthetic_knobs_are_the_adapters_own_names() -> None:
         "spec-decode-acceptance-length",
         "synthetic_acceptance_length",
     )
+
+
+def test_every_flag_an_adapter_sets_itself_is_owned() -> None:
+    """The owned-flag table (read at load, below the adapters) covers every flag the built-in
+    adapters put on a command line from the recipe's own fields, so no recipe arg can give the
+    server a second value for one of them."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    from pytest_infx.engines.registry import BUILTIN, symbolic_paths
+    from pytest_infx.engines.spec import SyntheticSetting
+    from pytest_infx.recipes.loader import load_tree
+    from pytest_infx.recipes.owned import canonical, owner
+    from pytest_infx.recipes.points import expand_all
+
+    recipe_may_set = {"per-request-spec-decode-metrics"}
+    points = expand_all(load_tree(Path(__file__).resolve().parents[2] / "recipes"))
+    as_sglang = [
+        replace(
+            p,
+            recipe=p.recipe.model_copy(
+                update={"engine": p.recipe.engine.model_copy(update={"name": "sglang"})}
+            ),
+        )
+        for p in points
+        if p.kind == "speedbench" and not p.recipe.engine.embedded
+    ]
+    seen = set()
+    for point in [*points, *as_sglang]:
+        adapter = BUILTIN[point.recipe.engine.name]
+        synthetic = SyntheticSetting(engine=adapter.name, al=2.0, k=2)
+        plan = adapter.plan(point, symbolic_paths(point), synthetic=synthetic)
+        given = {canonical(name) for name in point.recipe.engine.args}
+        for arg in plan.argv[plan.command :]:
+            flag = canonical(arg)
+            if not arg.startswith("--") or flag in given or flag in recipe_may_set:
+                continue
+            seen.add(flag)
+            assert owner(flag, agentic=point.kind == "agentic") is not None, (point.id, arg)
+    assert {"cuda-graph-max-bs-decode", "max-num-seqs", "speculative-num-draft-tokens"} <= seen
