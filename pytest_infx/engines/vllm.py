@@ -67,11 +67,12 @@ class Release:
 
 
 RELEASES: Final[tuple[Release, ...]] = (
-    Release((0,), None, "no per-request speculative metrics"),
+    Release((0,), None, "0.27.1, 0.28.0 engine/arg_utils.py: no per-request speculative metrics"),
     Release(
-        (0, 31),
+        (0, 29),
         "summary",
-        "0.31.0 engine/arg_utils.py: --per-request-spec-decode-metrics none|summary|detailed",
+        "0.29.0-0.32.0 engine/arg_utils.py: --per-request-spec-decode-metrics"
+        " none|summary|detailed",
     ),
 )
 

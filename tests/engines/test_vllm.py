@@ -1,7 +1,7 @@
 """The vLLM adapter's version table, counters and per-request figures.
 
-Facts: vLLM 0.31.0 and 0.32.0 ``engine/arg_utils.py`` define ``--per-request-spec-decode-metrics``
-with choices none, summary, detailed (default none); ``config/vllm.py`` refuses it without
+Facts: vLLM 0.29.0 to 0.32.0 ``engine/arg_utils.py`` define ``--per-request-spec-decode-metrics``
+with choices none, summary, detailed (default none), 0.28.0 does not; ``config/vllm.py`` refuses it without
 speculative decoding; with it, the final usage chunk carries ``metrics.speculative_decoding``.
 """
 
@@ -44,7 +44,8 @@ def test_the_b300_dflash_plan_asks_for_per_request_metrics() -> None:
 
 def test_a_release_without_the_flag_gets_none() -> None:
     point = expand(load_file(DFLASH))[0]
-    assert FLAG not in argv_of(pinned(point, "v0.30.0"))
+    assert FLAG not in argv_of(pinned(point, "v0.28.0"))
+    assert FLAG in argv_of(pinned(point, "v0.29.0"))
 
 
 def test_a_recipe_that_sets_it_keeps_its_own_value_once() -> None:
