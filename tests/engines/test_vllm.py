@@ -1,8 +1,9 @@
 """The vLLM adapter's version table, counters and per-request figures.
 
 Facts: vLLM 0.29.0 to 0.32.0 ``engine/arg_utils.py`` define ``--per-request-spec-decode-metrics``
-with choices none, summary, detailed (default none), 0.28.0 does not; ``config/vllm.py`` refuses it without
-speculative decoding; with it, the final usage chunk carries ``metrics.speculative_decoding``.
+with choices none, summary, detailed (default none), 0.28.0 does not; ``config/vllm.py``
+refuses it without speculative decoding; with it, the final usage chunk carries
+``metrics.speculative_decoding``.
 """
 
 from __future__ import annotations
