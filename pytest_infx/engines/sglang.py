@@ -97,7 +97,8 @@ RELEASES: Final[tuple[Release, ...]] = (
         (0, 5, 21),
         "--cuda-graph-max-bs-decode",
         False,
-        "0.5.21 arg_groups: only --cuda-graph-max-bs-decode/-prefill; the old name is ambiguous",
+        "0.5.20, 0.5.21 arg_groups: only --cuda-graph-max-bs-decode/-prefill; the old name is"
+        " an ambiguous prefix",
     ),
     Release(
         (0, 5, 23),
