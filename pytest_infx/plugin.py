@@ -302,7 +302,10 @@ def _engine_check(session: pytest.Session, settings: options.Settings) -> None:
             by_id.setdefault(point.id, []).append(item)
     points = [p for items in by_id.values() if (p := collect.point_of(items[0])) is not None]
     sources = {source.path: source for source in collect.tree(config).sources}
-    found = preflight.engine_problems(points, settings.golden, sources, mode=settings.engine_check)
+    found, lines = preflight.engine_problems(
+        points, settings.golden, sources, mode=settings.engine_check
+    )
+    config.stash[REASONS].extend(lines)
     for point_id, problems in found.items():
         for item in by_id.get(point_id, []):
             item.stash[run.PREFLIGHT] = [*item.stash.get(run.PREFLIGHT, []), *problems]

@@ -221,22 +221,23 @@ def engine_problems(
     *,
     mode: str,
     progress: Progress | None = None,
-) -> dict[str, list[str]]:
-    """Preflight problems by point id from the argv check: ``auto`` checks with the parser
-    environments that are installed, ``always`` installs the missing ones first."""
-    from pytest_infx.engines.conformance import ParserCheckError
+) -> tuple[dict[str, list[str]], list[str]]:
+    """Preflight problems by point id from the argv check, and one line per parser that ran:
+    ``auto`` checks with the parser environments that are installed, ``always`` installs the
+    missing ones first."""
+    from pytest_infx.engines.conformance import ParserCheckError, summary
     from pytest_infx.envs.toolenv import InstallError
 
     if mode == "off" or not points:
-        return {}
+        return {}, []
     try:
         report = engine_points_check(
             points, golden_root, sources, install=mode == "always", progress=progress
         )
     except (ParserCheckError, InstallError) as exc:
-        return {point.id: [f"engine argv check: {exc}"] for point in points}
+        return {point.id: [f"engine argv check: {exc}"] for point in points}, []
     found: dict[str, list[str]] = {}
     for rejection in report.rejected:
         for point_id in rejection.point_ids:
             found.setdefault(point_id, []).append(str(rejection))
-    return found
+    return found, [f"engine argv check: {line}" for line in summary(report)]

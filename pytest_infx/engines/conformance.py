@@ -229,8 +229,10 @@ def summary(report: Report) -> list[str]:
         installed = f", installed in {run.installed_s:.0f}s" if run.installed_s else ""
         imported = f", import {run.import_s:.1f}s" if run.import_s is not None else ""
         note = f" ({run.note})" if run.note else ""
+        points = f"{run.points} point{'s' if run.points != 1 else ''}"
+        commands = f"{run.argvs} distinct command{'s' if run.argvs != 1 else ''}"
         lines.append(
-            f"{run.release} parser{note}: {run.points} points, {run.argvs} distinct commands,"
+            f"{run.release} parser{note}: {points}, {commands},"
             f" {run.seconds:.1f}s{imported}{installed}"
         )
     return lines
