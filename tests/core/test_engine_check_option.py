@@ -1,5 +1,5 @@
 """``--infx-engine-check`` / ``infx_engine_check``: a bad value is a usage error before anything
-runs, and ``off`` leaves the check out."""
+runs."""
 
 from __future__ import annotations
 
