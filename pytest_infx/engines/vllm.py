@@ -247,17 +247,19 @@ class VllmAdapter(Defaults):
 
     def parser_env(self, version: str | None) -> ParserEnv | None:
         """The pinned release's own parser from its CPU build, or, for a release without one
-        (a nightly, an old release), the embedded CPU engine's."""
+        (a nightly, one older than the first CPU build or newer than the embedded one, the
+        newest CPU build), the embedded CPU engine's."""
         # the tool-environment machinery loads only when a parser check runs
         from pytest_infx.envs import vllm_cpu
         from pytest_infx.envs.toolenv import ToolEnvSpec
 
         numbers = version_tuple(version)
         exact = ".".join(str(n) for n in numbers or ())
-        if numbers is None or exact == vllm_cpu.VERSION or numbers < CPU_BUILDS_SINCE:
+        newest = version_tuple(vllm_cpu.VERSION) or ()
+        if numbers is None or not CPU_BUILDS_SINCE <= numbers < newest:
             note = (
                 ""
-                if exact == vllm_cpu.VERSION
+                if numbers == newest
                 else (
                     f"vLLM {version or '(unpinned)'} has no CPU build; the closest parser that"
                     f" imports here is the embedded {CPU_BUILD} {vllm_cpu.VERSION}"

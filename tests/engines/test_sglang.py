@@ -165,3 +165,13 @@ def test_attention_tp_follows_the_release_s_dp_attention_flag(
 def test_every_table_row_is_newer_than_the_one_before() -> None:
     sinces = [row.since for row in sglang.RELEASES]
     assert sinces == sorted(sinces) and len(set(sinces)) == len(sinces)
+
+
+def test_the_parser_environment_holds_the_pinned_release() -> None:
+    parser = SglangAdapter().parser_env("v0.5.21-cu130")
+    assert parser is not None and parser.release == "SGLang 0.5.21"
+    assert parser.spec.no_deps == ("sglang==0.5.21",)
+    assert "torch==2.13.0" in parser.spec.requirements
+    assert all("==" in pin for pin in parser.spec.requirements)
+    assert not any(pin.startswith("torchvision") for pin in parser.spec.requirements)
+    assert SglangAdapter().parser_env("nightly-dev-cu13-20260805-211ee642") is None

