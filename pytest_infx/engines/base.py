@@ -14,7 +14,7 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pytest_infx.engines.spec import RequestSpecMetrics, Snapshot, SpecCounters, SyntheticSetting
@@ -112,11 +112,20 @@ class ParserEnv:
     whose parser it holds, which may differ from the pinned one (``note`` says why).
     """
 
+    def falling_back(self, why: str) -> ParserEnv | None:
+        """The fallback, its note saying why the pinned release's parser was not used."""
+        if self.fallback is None:
+            return None
+        note = f"{self.release} does not install here ({why}); the closest parser that does"
+        return replace(self.fallback, note=note)
+
     spec: ToolEnvSpec
     script: str
     release: str
     note: str = ""
     package: str = "pytest_infx.engines.data"
+    fallback: ParserEnv | None = None
+    """The closest parser that installs here, used when ``spec`` cannot be installed."""
 
 
 class EngineAdapter(Protocol):

