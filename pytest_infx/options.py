@@ -117,6 +117,15 @@ def add_options(parser: pytest.Parser) -> None:
         "checkpoint on this machine: warn (default), fail the point, or off",
     )
     group.addoption(
+        "--infx-engine-check",
+        dest="infx_engine_check",
+        choices=ENGINE_CHECK_MODES,
+        default=None,
+        help="parse every selected point's server command with the pinned engine's own parser"
+        " before any server starts: auto (default: where its parser environment is installed),"
+        " always (install missing ones), off",
+    )
+    group.addoption(
         "--infx-lint-all",
         dest="infx_lint_all",
         action="store_true",
@@ -211,6 +220,7 @@ def add_options(parser: pytest.Parser) -> None:
         "infx_results", "results folder, relative to the invocation dir", default="infx-results"
     )
     parser.addini("infx_golden", "golden curve folder, relative to the rootdir", default="golden")
+    parser.addini("infx_engine_check", "engine argv check: auto, always or off", default="auto")
     parser.addini(
         "infx_precision_check",
         "precision label vs checkpoint census: warn, fail or off",
@@ -295,6 +305,7 @@ class Settings:
     progress_interval_s: float = 30.0
     resume: bool = False
     precision_check: str = "warn"
+    engine_check: str = "auto"
 
 
 def _roots(config: pytest.Config) -> Roots:
@@ -343,6 +354,7 @@ def _settings(config: pytest.Config) -> Settings:
         progress_interval_s=_progress_interval(config),
         resume=bool(config.getoption("infx_resume") or config.getini("infx_resume")),
         precision_check=_precision_check(config),
+        engine_check=_engine_check(config),
     )
 
 
@@ -370,6 +382,19 @@ def _progress_interval(config: pytest.Config) -> float:
             f"--infx-progress-interval {value:g}: give a positive number of seconds"
         )
     return float(value)
+
+
+ENGINE_CHECK_MODES = ("auto", "always", "off")
+
+
+def _engine_check(config: pytest.Config) -> str:
+    option: str | None = config.getoption("infx_engine_check")
+    mode = option or str(config.getini("infx_engine_check") or "auto")
+    if mode not in ENGINE_CHECK_MODES:
+        raise pytest.UsageError(
+            f"infx_engine_check = {mode!r}: use one of {', '.join(ENGINE_CHECK_MODES)}"
+        )
+    return mode
 
 
 def _precision_check(config: pytest.Config) -> str:

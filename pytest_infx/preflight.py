@@ -8,13 +8,21 @@ same answers.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytest_infx.engines.base import PlanError
 from pytest_infx.plan import server_plan
 from pytest_infx.precision import PrecisionCheck
 from pytest_infx.recipes.points import Point
+
+if TYPE_CHECKING:
+    from pytest_infx.engines.conformance import Report
+    from pytest_infx.envs.toolenv import Progress
+    from pytest_infx.recipes.loader import RecipeSource
+    from pytest_infx.recipes.source import LinedDict
 from pytest_infx.speedbench.dataset import Dataset, DatasetError, default_dataset_path, load_dataset
 
 
@@ -171,8 +179,8 @@ def preflight(
     whether ``--snapshot-update`` was given, ``None`` when the caller does not say."""
     from pytest_infx.golden.lookup import GoldenLookupError
     from pytest_infx.golden.store import GoldenNotFoundError
+    from pytest_infx.plan import synthetic_for
     from pytest_infx.recipes.rules import check_point
-    from pytest_infx.serving import synthetic_for
 
     problems = [str(p) for p in check_point(point)]
     golden = golden_name_problem(point, golden_root, datasets, recording)
@@ -194,3 +202,77 @@ def preflight(
     if precision is not None:
         problems += precision.preflight(point)
     return problems
+
+
+def engine_check(
+    recipes: Path,
+    golden_root: Path,
+    *,
+    runner: str | None = None,
+    install: bool = True,
+    cache_dir: Path | None = None,
+) -> Report:
+    """Every point of the recipe tree (of ``runner``, if given), its launch argv parsed by its
+    engine's own parser; see :mod:`pytest_infx.engines.conformance`."""
+    from pytest_infx.recipes.loader import load_tree
+    from pytest_infx.recipes.points import expand_all
+
+    sources = {source.path: source for source in load_tree(recipes)}
+    points = [p for p in expand_all(sources.values()) if runner is None or p.runner == runner]
+    return engine_points_check(points, golden_root, sources, install=install, cache_dir=cache_dir)
+
+
+def engine_points_check(
+    points: Iterable[Point],
+    golden_root: Path,
+    sources: Mapping[Path, RecipeSource],
+    *,
+    install: bool,
+    cache_dir: Path | None = None,
+    progress: Progress | None = None,
+) -> Report:
+    """The argv check of ``points``, each located in its recipe through ``sources``."""
+    from pytest_infx.engines import conformance
+    from pytest_infx.recipes.rules import point_raw
+
+    def raw_of(point: Point) -> LinedDict | None:
+        source = sources.get(point.path)
+        return point_raw(source, point) if source is not None else None
+
+    return conformance.check(
+        points,
+        lambda point: server_plan(point, golden_root),
+        raw_of=raw_of,
+        install=install,
+        progress=progress,
+        cache_dir=cache_dir,
+    )
+
+
+def engine_problems(
+    points: Sequence[Point],
+    golden_root: Path,
+    sources: Mapping[Path, RecipeSource],
+    *,
+    mode: str,
+    progress: Progress | None = None,
+) -> tuple[dict[str, list[str]], list[str]]:
+    """Preflight problems by point id from the argv check, and one line per parser that ran:
+    ``auto`` checks with the parser environments that are installed, ``always`` installs the
+    missing ones first."""
+    from pytest_infx.engines.conformance import ParserCheckError, summary
+    from pytest_infx.envs.toolenv import InstallError
+
+    if mode == "off" or not points:
+        return {}, []
+    try:
+        report = engine_points_check(
+            points, golden_root, sources, install=mode == "always", progress=progress
+        )
+    except (ParserCheckError, InstallError) as exc:
+        return {point.id: [f"engine argv check: {exc}"] for point in points}, []
+    found: dict[str, list[str]] = {}
+    for rejection in report.rejected:
+        for point_id in rejection.point_ids:
+            found.setdefault(point_id, []).append(str(rejection))
+    return found, [f"engine argv check: {line}" for line in summary(report)]

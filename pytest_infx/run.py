@@ -117,8 +117,7 @@ class Run:
                 paths = serving.embedded_paths(point, engine)
             else:
                 paths = serving.staged_paths(point, self.settings.roots)
-            synthetic = serving.synthetic_for(point, self.settings.golden)
-            plan = serving.plan_for(point, paths, synthetic=synthetic, embedded=engine)
+            plan = serving.plan_for(point, paths, self.settings.golden, embedded=engine)
             spec = serving.to_spec(plan, paths, embedded=engine is not None, key=key)
         with self.progress.doing("waiting", spec.label):
             return self.pool.acquire(spec)

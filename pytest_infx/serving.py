@@ -12,13 +12,11 @@ import posixpath
 from pathlib import Path
 
 from pytest_infx.engines.base import ModelPaths, ServerPlan, is_embedded, speculation
-from pytest_infx.engines.registry import adapter_for
-from pytest_infx.envs.vllm_cpu import ENGINE_ENV, VllmCpuEngine
-from pytest_infx.golden.lookup import SyntheticSetting, golden_al, synthetic_setting
-from pytest_infx.golden.store import GoldenStore
+from pytest_infx.envs.vllm_cpu import VllmCpuEngine
 from pytest_infx.launch import DockerRuntime, LocalRuntime, ServerSpec
 from pytest_infx.launch.staging import Checkpoint, resolve_model
 from pytest_infx.options import RUN_DIR_VAR, Roots
+from pytest_infx.plan import launch_plan
 from pytest_infx.recipes.points import Point
 
 
@@ -62,23 +60,18 @@ def staged_paths(point: Point, roots: Roots) -> ModelPaths:
 
 
 def plan_for(
-    point: Point,
-    paths: ModelPaths,
-    *,
-    synthetic: object = None,
-    embedded: VllmCpuEngine | None = None,
+    point: Point, paths: ModelPaths, golden: Path, *, embedded: VllmCpuEngine | None = None
 ) -> ServerPlan:
-    adapter = adapter_for(point)
+    """The plan the server is launched from: the same call as ``--infx-plan`` makes, with the
+    real model paths and the embedded engine's python."""
     python = str(embedded.python) if embedded is not None else None
-    return adapter.plan(point, paths, synthetic=synthetic, embedded_python=python)
+    return launch_plan(point, paths, golden, embedded_python=python)
 
 
 def to_spec(
     plan: ServerPlan, paths: ModelPaths, *, embedded: bool, key: str | None = None
 ) -> ServerSpec:
     env = dict(plan.env)
-    if embedded:
-        env = {**ENGINE_ENV, **env}
     if plan.image is not None:
         mounts = {posixpath.dirname(paths.target.rstrip("/")) or "/"}
         if paths.draft and not paths.draft.startswith(paths.target):
@@ -104,19 +97,3 @@ def to_spec(
 def run_dir_from_env() -> Path | None:
     value = os.environ.get(RUN_DIR_VAR)
     return Path(value) if value else None
-
-
-def synthetic_for(point: Point, golden_root: Path) -> SyntheticSetting | None:
-    """The forced-acceptance setting of a speculative agentic point, from its golden curve.
-
-    AgentX measures throughput at the acceptance the model really achieves; the AL comes from
-    the committed curve, never from a number typed into a recipe.
-    """
-    agentic = point.recipe.agentic
-    if point.kind != "agentic" or agentic is None or agentic.speculative is None:
-        return None
-    spec = agentic.speculative
-    al = golden_al(
-        GoldenStore(golden_root), spec.golden, spec.draft_length, spec.thinking == "thinking_on"
-    )
-    return synthetic_setting(point.recipe.engine.name, al, spec.draft_length)

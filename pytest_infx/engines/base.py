@@ -12,15 +12,52 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from pytest_infx.engines.spec import RequestSpecMetrics, Snapshot, SpecCounters, SyntheticSetting
 from pytest_infx.recipes.owned import canonical, owner
 from pytest_infx.recipes.points import Point
-from pytest_infx.recipes.schema import EMBEDDED_PREFIX, Speculative
+from pytest_infx.recipes.schema import EMBEDDED_PREFIX, Recipe, Speculative
+
+if TYPE_CHECKING:
+    from pytest_infx.envs.toolenv import ToolEnvSpec
 
 PORT_TOKEN = "{port}"
+
+
+_VERSION = re.compile(r"^v?(\d+(?:\.\d+)*)")
+
+
+class Versioned(Protocol):
+    @property
+    def since(self) -> tuple[int, ...]: ...
+
+
+Row = TypeVar("Row", bound=Versioned)
+
+
+def version_tuple(version: str | None) -> tuple[int, ...] | None:
+    """``v0.5.21-cu130`` -> (0, 5, 21); None when the pin names no release (a nightly)."""
+    if version is None:
+        return None
+    match = _VERSION.match(version.strip())
+    return tuple(int(part) for part in match.group(1).split(".")) if match else None
+
+
+def release_row(rows: Sequence[Row], version: str | None) -> Row:
+    """The row of an adapter's version table that covers ``version``: the last one whose
+    ``since`` is not above it; an unpinned or unnumbered version gets the newest row."""
+    wanted = version_tuple(version)
+    if wanted is None:
+        return rows[-1]
+    found = rows[0]
+    for row in rows:
+        if row.since <= wanted:
+            found = row
+    return found
 
 
 class PlanError(ValueError):
@@ -48,6 +85,9 @@ class ServerPlan:
     served_model: str
     label: str
     key: str = field(default="")
+    command: int = 0
+    """How many leading argv items are the command (``vllm serve``); the engine's own
+    argument parser reads the rest."""
 
     def with_key(self) -> ServerPlan:
         material = json.dumps(
@@ -62,7 +102,36 @@ class RenderError(RuntimeError):
     """The server was asked how it renders a chat request and gave no usable answer."""
 
 
+@dataclass(frozen=True)
+class ParserEnv:
+    """Where an engine's own command-line parser can run without a GPU.
+
+    ``spec`` is the tool environment; ``script`` a file of
+    ``package`` run with that environment's python, which reads ``[id, argv]`` pairs as JSON
+    on stdin and writes one ``{"id", "error"}`` line per argv; ``release`` the engine release
+    whose parser it holds, which may differ from the pinned one (``note`` says why).
+    """
+
+    def falling_back(self, why: str) -> ParserEnv | None:
+        """The fallback, its note saying why the pinned release's parser was not used."""
+        if self.fallback is None:
+            return None
+        note = f"{self.release} does not install here ({why}); the closest parser that does"
+        return replace(self.fallback, note=note)
+
+    spec: ToolEnvSpec
+    script: str
+    release: str
+    note: str = ""
+    package: str = "pytest_infx.engines.data"
+    fallback: ParserEnv | None = None
+    """The closest parser that installs here, used when ``spec`` cannot be installed."""
+
+
 class EngineAdapter(Protocol):
+    """What pytest-infx needs from an engine. Adapters from other packages may leave out
+    everything after ``rendered_prompt``; :class:`Defaults` then answers for them."""
+
     name: str
 
     def plan(
@@ -70,7 +139,7 @@ class EngineAdapter(Protocol):
         point: Point,
         paths: ModelPaths,
         *,
-        synthetic: Any = None,
+        synthetic: SyntheticSetting | None = None,
         embedded_python: str | None = None,
     ) -> ServerPlan: ...
 
@@ -90,6 +159,61 @@ class EngineAdapter(Protocol):
         error, and only the server's own rendering shows it. Raises `RenderError` when the
         server has a way but it failed.
         """
+
+    def synthetic(self, al: float, k: int) -> SyntheticSetting:
+        """How this engine is told to accept ``al`` tokens per step (bonus included) at draft
+        length ``k``; ``al`` is already checked to lie in [1, k+1]."""
+        ...
+
+    def spec_counters(self, snapshot: Snapshot) -> SpecCounters:
+        """The speculative counters in one ``/metrics`` scrape, summed over label sets."""
+        ...
+
+    def request_fields(self) -> Mapping[str, Any]:
+        """Fields every benchmark request carries so that the engine reports the request's own
+        speculative figures."""
+        ...
+
+    def request_spec(self, frame: Mapping[str, Any]) -> RequestSpecMetrics | None:
+        """One request's speculative figures from one streamed frame, None if it has none."""
+        ...
+
+    def attention_tp(self, recipe: Recipe, tp: int) -> int | None:
+        """The TP over which attention is sharded, which must divide the model's KV heads; None
+        when the engine replicates KV heads instead."""
+        ...
+
+    def parser_env(self, version: str | None) -> ParserEnv | None:
+        """Where this engine's own argument parser for ``version`` runs; None if nowhere."""
+        ...
+
+
+class Defaults:
+    """The answers an adapter gets for what it does not implement: no synthetic acceptance,
+    no counters, no per-request figures, no attention sharding rule and no parser."""
+
+    name = ""
+
+    def synthetic(self, al: float, k: int) -> SyntheticSetting:
+        raise PlanError(
+            f"engine {self.name}: its adapter has no synthetic-acceptance setting"
+            " (implement `synthetic(al, k)`)"
+        )
+
+    def spec_counters(self, snapshot: Snapshot) -> SpecCounters:
+        return SpecCounters(engine=None, empty=not snapshot.series)
+
+    def request_fields(self) -> Mapping[str, Any]:
+        return {}
+
+    def request_spec(self, frame: Mapping[str, Any]) -> RequestSpecMetrics | None:
+        return None
+
+    def attention_tp(self, recipe: Recipe, tp: int) -> int | None:
+        return None
+
+    def parser_env(self, version: str | None) -> ParserEnv | None:
+        return None
 
 
 def flags(args: Mapping[str, Any], *, key: str) -> list[str]:
@@ -151,7 +275,13 @@ def speculation(point: Point) -> tuple[Speculative | None, int | None]:
 
 
 def make_plan(
-    engine: str, point: Point, argv: list[str], env: Mapping[str, str], k: int | None
+    engine: str,
+    point: Point,
+    argv: list[str],
+    env: Mapping[str, str],
+    k: int | None,
+    *,
+    command: int = 0,
 ) -> ServerPlan:
     """The plan fields every adapter fills the same way; the adapter owns argv and env."""
     recipe = point.recipe
@@ -167,4 +297,5 @@ def make_plan(
         ready_timeout_s=recipe.engine.ready_timeout,
         served_model=recipe.model.served_name,
         label=f"{point.recipe_key}-{suffix}",
+        command=command,
     ).with_key()

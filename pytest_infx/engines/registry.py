@@ -8,19 +8,49 @@ refused, so a typo in a provider fails at once rather than when a recipe needs i
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Mapping
-from typing import cast, get_args
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final, get_args
 
-from pytest_infx.engines import extensions
-from pytest_infx.engines.base import EngineAdapter, ModelPaths, PlanError, is_embedded, speculation
+from pytest_infx.engines import extensions, forced
+from pytest_infx.engines.base import (
+    Defaults,
+    EngineAdapter,
+    ModelPaths,
+    ParserEnv,
+    PlanError,
+    ServerPlan,
+    is_embedded,
+    speculation,
+)
 from pytest_infx.engines.extensions import GROUP, HOOK, EngineRegistrationError
 from pytest_infx.engines.sglang import SglangAdapter
-from pytest_infx.engines.vllm import VllmAdapter
+from pytest_infx.engines.spec import (
+    RequestSpecMetrics,
+    Snapshot,
+    SpecCounters,
+    SyntheticSetting,
+)
+from pytest_infx.engines.vllm import LLAMACPP_PREFIX, VllmAdapter, read_counters
 from pytest_infx.recipes.points import Point
-from pytest_infx.recipes.schema import EngineName
+from pytest_infx.recipes.schema import EngineName, Recipe
 
+ENGINES: Final[tuple[str, ...]] = get_args(EngineName)
+"""Every engine a recipe can name: the recipe schema's list, the only one."""
 BUILTIN: Mapping[str, EngineAdapter] = {"vllm": VllmAdapter(), "sglang": SglangAdapter()}
+FORCED_ONLY: Mapping[str, Callable[[float, int], SyntheticSetting]] = {
+    "trtllm": forced.trtllm,
+    "atom": forced.atom,
+}
+"""Engines whose forced-acceptance setting is known although pytest-infx cannot launch them."""
 _REQUIRED = ("plan", "rendered_prompt")
+_OPTIONAL = (
+    "synthetic",
+    "spec_counters",
+    "request_fields",
+    "request_spec",
+    "attention_tp",
+    "parser_env",
+)
 
 _merged: dict[int, dict[str, EngineAdapter]] = {}
 
@@ -39,7 +69,7 @@ def adapters() -> Mapping[str, EngineAdapter]:
 def _merge() -> dict[str, EngineAdapter]:
     merged = dict(BUILTIN)
     sources = {name: "pytest-infx itself" for name in BUILTIN}
-    known = get_args(EngineName)
+    known = ENGINES
     for offer in extensions.provided():
         adapter = _adapter(offer.source, offer.value)
         if adapter.name in merged:
@@ -68,7 +98,51 @@ def _adapter(source: str, value: object) -> EngineAdapter:
             f"{source}: {value!r} is not an engine adapter: it lacks {', '.join(lacks)} "
             "(see pytest_infx.engines.base.EngineAdapter)"
         )
-    return cast(EngineAdapter, candidate)
+    return Completed(candidate)
+
+
+class Completed(Defaults):
+    """A provided adapter, with :class:`Defaults` answering what it does not implement, so the
+    rest of pytest-infx can call every method of :class:`EngineAdapter`."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = inner.name
+        for attr in _OPTIONAL:
+            own = getattr(inner, attr, None)
+            if callable(own):
+                setattr(self, attr, own)
+
+    def plan(
+        self,
+        point: Point,
+        paths: ModelPaths,
+        *,
+        synthetic: SyntheticSetting | None = None,
+        embedded_python: str | None = None,
+    ) -> ServerPlan:
+        plan: ServerPlan = self.inner.plan(
+            point, paths, synthetic=synthetic, embedded_python=embedded_python
+        )
+        return plan
+
+    async def rendered_prompt(
+        self,
+        base_url: str,
+        *,
+        model: str,
+        messages: Sequence[Mapping[str, str]],
+        chat_template_kwargs: Mapping[str, Any] | None,
+        timeout_s: float = 60.0,
+    ) -> str | None:
+        rendered: str | None = await self.inner.rendered_prompt(
+            base_url,
+            model=model,
+            messages=messages,
+            chat_template_kwargs=chat_template_kwargs,
+            timeout_s=timeout_s,
+        )
+        return rendered
 
 
 def adapter_for(point: Point) -> EngineAdapter:
@@ -101,3 +175,92 @@ def symbolic_paths(point: Point) -> ModelPaths:
                 else (f"$MODEL_ROOT/{posixpath.basename(spec.draft)}")
             )
     return ModelPaths(target, draft)
+
+
+def adapter_named(name: str) -> EngineAdapter | None:
+    return adapters().get(name)
+
+
+def synthetic_setting(engine: str, al: float, k: int) -> SyntheticSetting:
+    """The engine's way to force acceptance length ``al`` with ``k`` draft tokens."""
+    if k < 1:
+        raise ValueError(f"draft length k={k} must be at least 1")
+    if not 1.0 <= al <= k + 1:
+        raise ValueError(
+            f"synthetic acceptance length {al} must lie in [1, {k + 1}] for k={k} "
+            "(AL counts the bonus token); check the golden curve and the draft length"
+        )
+    adapter = adapters().get(engine)
+    if adapter is not None:
+        return adapter.synthetic(al, k)
+    only = FORCED_ONLY.get(engine)
+    if only is not None:
+        return only(al, k)
+    raise ValueError(f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
+
+
+def synthetic_knobs() -> tuple[str, ...]:
+    """Every name under which an engine's synthetic setting writes the acceptance length
+    (environment variables, speculative-config keys, flags), so a recipe that writes one by
+    hand can be found."""
+    names: set[str] = set()
+    for engine in ENGINES:
+        try:
+            setting = synthetic_setting(engine, 2.5, 3)
+        except (PlanError, ValueError):
+            continue
+        names.update(key for key, value in setting.env.items() if _number(value))
+        names.update(key for key, value in setting.spec_config.items() if _number(value))
+        names.update(
+            flag.lstrip("-")
+            for flag, value in zip(setting.argv, setting.argv[1:], strict=False)
+            if flag.startswith("-") and _number(value)
+        )
+    return tuple(sorted(names))
+
+
+def _number(value: object) -> bool:
+    if isinstance(value, bool):
+        return False
+    try:
+        float(str(value))
+    except ValueError:
+        return False
+    return True
+
+
+def spec_counters(snapshot: Snapshot, engine: str | None = None) -> SpecCounters:
+    """The counters of ``engine`` in a scrape, or, without one, of whichever adapter finds its
+    series (llama.cpp's server exposes vLLM's counters under its own prefix)."""
+    if engine is not None:
+        adapter = adapters().get(engine)
+        if adapter is None:
+            return SpecCounters(engine=None, empty=not snapshot.series)
+        return adapter.spec_counters(snapshot)
+    if not snapshot.series:
+        return SpecCounters(engine=None, empty=True)
+    for adapter in adapters().values():
+        found = adapter.spec_counters(snapshot)
+        if found.speculating:
+            return found
+    llamacpp = read_counters(snapshot, LLAMACPP_PREFIX, "llamacpp")
+    return llamacpp if llamacpp.speculating else SpecCounters(engine=None)
+
+
+def request_spec(frame: Mapping[str, Any]) -> RequestSpecMetrics | None:
+    """One request's speculative figures from a frame of whichever engine sent it."""
+    for adapter in adapters().values():
+        found = adapter.request_spec(frame)
+        if found is not None:
+            return found
+    return None
+
+
+def attention_tp(recipe: Recipe, tp: int) -> int | None:
+    adapter = adapters().get(recipe.engine.name)
+    return None if adapter is None else adapter.attention_tp(recipe, tp)
+
+
+def parser_env(recipe: Recipe) -> ParserEnv | None:
+    adapter = adapters().get(recipe.engine.name)
+    return None if adapter is None else adapter.parser_env(recipe.engine.version)

@@ -6,26 +6,111 @@ generation turned off. Draft length k maps to ``--speculative-num-steps k`` and
 ``--speculative-num-draft-tokens k+1`` with top-k 1 (SGLang forces that relation); DFlash has a
 single step and takes the block through num-draft-tokens. SGLang's ``/tokenize`` takes text, not
 chat messages, so the server cannot show how it templates a request.
+
+Flag spellings change between releases and SGLang's parser is a plain ``argparse`` parser, so
+a spelling a release dropped is not ignored: it is an ambiguous prefix and the server exits
+before it starts. :data:`RELEASES` says which spelling each release takes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
 
 from pytest_infx.engines.base import (
+    Defaults,
     ModelPaths,
+    ParserEnv,
     ServerPlan,
     admission_limit,
     flags,
     make_plan,
+    release_row,
     speculation,
+    version_tuple,
 )
+from pytest_infx.engines.forced import number
+from pytest_infx.engines.spec import RequestSpecMetrics, Snapshot, SpecCounters, SyntheticSetting
 from pytest_infx.recipes.points import Point
-from pytest_infx.recipes.schema import Speculative
+from pytest_infx.recipes.schema import Recipe, Speculative
+
+if TYPE_CHECKING:
+    from pytest_infx.envs.toolenv import ToolEnvSpec
 
 IMAGE_COMMAND = ("python3", "-m", "sglang.launch_server")
 QUIET_HEALTH = {"SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION": "false"}
+SIMULATE_LEN = "SGLANG_SIMULATE_ACC_LEN"
+SIMULATE_METHOD = "SGLANG_SIMULATE_ACC_METHOD"
+SIMULATE_TOKEN_MODE = "SGLANG_SIMULATE_ACC_TOKEN_MODE"
+VERIFY = "sglang:spec_verify_calls_total"
+GENERATION = "sglang:generation_tokens_total"
+DETAILS_FIELD = "return_spec_tokens_details"
+PARSER_DEPS: Final = (
+    "torch==2.13.0",
+    "triton==3.9.0",
+    "numpy==2.3.5",
+    "orjson==3.13.0",
+    "psutil==7.2.2",
+    "pybase64==1.5.1",
+    "requests==2.34.2",
+    "packaging==26.4",
+    "pillow==13.0.0",
+    "starlette==1.10.0",
+    "msgspec==0.23.0",
+    "pydantic==2.14.4",
+    "pyzmq==27.3.0",
+    "tqdm==4.70.1",
+    "ipython==9.18.1",
+    "aiohttp==3.14.5",
+)
+"""What ``sglang.srt.server_args`` imports, installed next to ``sglang --no-deps``: SGLang's own
+requirements are CUDA kernels that no CPU machine can install, and its parser needs none of
+them. torchvision must stay out: the index's build is CUDA-only and fails to import."""
+
+
+@dataclass(frozen=True)
+class Release:
+    """What one SGLang release (and every later one up to the next row) accepts.
+
+    ``cuda_graph_bs`` is the flag that caps the decode CUDA-graph batch size;
+    ``attn_dp_size`` whether DP attention is sized by ``--attn-dp-size`` (else by
+    ``--enable-dp-attention`` with ``--dp-size``); ``source`` where the row was read.
+    """
+
+    since: tuple[int, ...]
+    cuda_graph_bs: str
+    attn_dp_size: bool
+    source: str
+
+
+RELEASES: Final[tuple[Release, ...]] = (
+    Release((0,), "--cuda-graph-max-bs", False, "0.5.12, 0.5.13 server_args.py: no split"),
+    Release(
+        (0, 5, 14),
+        "--cuda-graph-max-bs-decode",
+        False,
+        "0.5.14-0.5.16 server_args.py: --cuda-graph-max-bs is a deprecated alias of the decode"
+        " flag (0.5.13 has only --cuda-graph-max-bs)",
+    ),
+    Release(
+        (0, 5, 21),
+        "--cuda-graph-max-bs-decode",
+        False,
+        "0.5.20, 0.5.21 arg_groups: only --cuda-graph-max-bs-decode/-prefill; the old name is"
+        " an ambiguous prefix",
+    ),
+    Release(
+        (0, 5, 23),
+        "--cuda-graph-max-bs-decode",
+        True,
+        "0.5.23 arg_groups: --attn-dp-size; --enable-dp-attention deprecated",
+    ),
+)
+
+
+def release(version: str | None) -> Release:
+    return release_row(RELEASES, version)
 
 
 def speculative_flags(spec: Speculative, k: int, draft: str | None) -> list[str]:
@@ -43,7 +128,56 @@ def speculative_flags(spec: Speculative, k: int, draft: str | None) -> list[str]
     return argv
 
 
-class SglangAdapter:
+def synthetic(al: float, k: int) -> SyntheticSetting:
+    """SGLang forces acceptance through environment variables read at import.
+
+    ``SGLANG_SIMULATE_ACC_LEN`` counts the bonus token (it is sampled in [1, k+1]);
+    the token mode's default ``fixed`` writes token id 100 into every accepted and bonus slot
+    (``generate_simulated_accept_index`` in ``speculative/spec_utils.py``), so the output would
+    be one repeated token: ``real-draft-token`` keeps the draft's and the target's tokens.
+    """
+    return SyntheticSetting(
+        engine="sglang",
+        al=al,
+        k=k,
+        env={
+            SIMULATE_LEN: number(al),
+            SIMULATE_METHOD: "match-expected",
+            SIMULATE_TOKEN_MODE: "real-draft-token",
+        },
+    )
+
+
+def parser_spec(version: str) -> ToolEnvSpec:
+    """The cached environment that holds SGLang ``version``'s argument parser."""
+    # the tool-environment machinery loads only when a parser check runs, never for a plan
+    from pytest_infx.envs.toolenv import ToolEnvSpec
+
+    return ToolEnvSpec(
+        name="sglang-parser",
+        version=version,
+        requirements=PARSER_DEPS,
+        no_deps=(f"sglang=={version}",),
+        uninstall=("torchvision",),
+        check=("python", "-c", "import sglang.srt.server_args"),
+    )
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _num(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _hist(value: Any) -> tuple[int, ...]:
+    if not isinstance(value, list):
+        return ()
+    return tuple(int(v) for v in value if isinstance(v, int | float) and not isinstance(v, bool))
+
+
+class SglangAdapter(Defaults):
     name = "sglang"
 
     def plan(
@@ -51,12 +185,13 @@ class SglangAdapter:
         point: Point,
         paths: ModelPaths,
         *,
-        synthetic: Any = None,
+        synthetic: SyntheticSetting | None = None,
         embedded_python: str | None = None,
     ) -> ServerPlan:
         recipe = point.recipe
         engine = recipe.engine
         argv = list(engine.command) if engine.command is not None else list(IMAGE_COMMAND)
+        command = len(argv)
         argv += ["--model-path", paths.target, "--served-model-name", recipe.model.served_name]
         argv += ["--host", "127.0.0.1", "--port", "{port}", "--tp-size", str(point.tp)]
         argv += ["--enable-metrics"]
@@ -69,8 +204,14 @@ class SglangAdapter:
                 env.update(synthetic.env)
         limit = admission_limit(point)
         if limit is not None:
-            argv += ["--max-running-requests", str(limit), "--cuda-graph-max-bs", str(limit)]
-        return make_plan(self.name, point, argv, env, k)
+            argv += self.admission_argv(limit, engine.version)
+        return make_plan(self.name, point, argv, env, k, command=command)
+
+    def admission_argv(self, limit: int, version: str | None) -> list[str]:
+        """An AgentX server admits ``limit`` requests at once; its CUDA graphs cover that
+        batch size, under the flag the pinned release spells."""
+        row = release(version)
+        return ["--max-running-requests", str(limit), row.cuda_graph_bs, str(limit)]
 
     async def rendered_prompt(
         self,
@@ -83,3 +224,92 @@ class SglangAdapter:
     ) -> None:
         """No way to ask: the rendered-prompt check is skipped and the output check still runs."""
         return None
+
+    def synthetic(self, al: float, k: int) -> SyntheticSetting:
+        return synthetic(al, k)
+
+    def spec_counters(self, snapshot: Snapshot) -> SpecCounters:
+        """SGLang counts verify calls and generated tokens, both when a request finishes
+        (``observe_one_finished_request``), and has no accepted-token counter: accepted is
+        generated - verify calls, which holds each request's first token (from prefill, not
+        from a verify step). AL = generated / verify calls, as SGLang's own per-request
+        ``spec_accept_length`` = completion tokens / verify calls."""
+        if not snapshot.series:
+            return SpecCounters(engine=None, empty=True)
+        verify = snapshot.total(VERIFY)
+        return SpecCounters(
+            engine=self.name if verify is not None else None,
+            drafts=verify,
+            generation_tokens=snapshot.total(GENERATION),
+            non_finite=snapshot.non_finite((VERIFY, GENERATION)),
+            series={"drafts": VERIFY, "generation_tokens": GENERATION, "accepted": GENERATION},
+            prefill_in_accepted=True,
+        )
+
+    def request_fields(self) -> Mapping[str, Any]:
+        """``sglext.spec_tokens_details`` is sent only when the request asks for it
+        (``ChatCompletionRequest.return_spec_tokens_details``, default false)."""
+        return {DETAILS_FIELD: True}
+
+    def request_spec(self, frame: Mapping[str, Any]) -> RequestSpecMetrics | None:
+        """``sglext.spec_tokens_details``; accepted is counted as the counters count it,
+        completion tokens - verify calls (``spec_accept_length`` x ``spec_verify_ct`` is the
+        completion), so the per-request and the counter AL answer the same question."""
+        sglext = frame.get("sglext")
+        details = sglext.get("spec_tokens_details") if type(sglext) is dict else None
+        if type(details) is not dict:
+            return None
+        steps = _int(details.get("spec_verify_ct"))
+        correct = _int(details.get("spec_num_correct_drafts"))
+        length = _num(details.get("spec_accept_length"))
+        if steps is None or correct is None:
+            return None
+        accepted = correct + 1 if not length else round(length * steps) - steps
+        return RequestSpecMetrics(
+            source=self.name,
+            num_steps=steps,
+            num_accepted=accepted,
+            num_drafted=_int(details.get("spec_num_proposed_drafts")),
+            mean_acceptance_length=length,
+            histogram=_hist(details.get("spec_correct_drafts_histogram")),
+        )
+
+    def attention_tp(self, recipe: Recipe, tp: int) -> int | None:
+        """SGLang shards attention over TP / attention-DP: ``--attn-dp-size`` from 0.5.23,
+        else ``--dp-size`` with ``--enable-dp-attention``."""
+        return max(tp // attention_dp(recipe), 1)
+
+    def parser_env(self, version: str | None) -> ParserEnv | None:
+        numbers = version_tuple(version)
+        if numbers is None:
+            return None
+        exact = ".".join(str(n) for n in numbers)
+        return ParserEnv(parser_spec(exact), "sglang_parse.py.txt", f"SGLang {exact}")
+
+
+_DP_ATTENTION = ("enable-dp-attention", "enable_dp_attention")
+_DP_SIZE = ("dp", "dp-size", "dp_size", "data-parallel-size")
+_ATTN_DP_SIZE = ("attn-dp-size", "attn_dp_size")
+
+
+def _positive(value: Any) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return value
+    return None
+
+
+def attention_dp(recipe: Recipe) -> int:
+    """The attention data-parallel size a recipe's args give its SGLang server."""
+    args = recipe.engine.args
+    if release(recipe.engine.version).attn_dp_size:
+        for name in _ATTN_DP_SIZE:
+            found = _positive(args.get(name))
+            if found is not None:
+                return found
+    if not any(args.get(name) is True for name in _DP_ATTENTION):
+        return 1
+    for name in _DP_SIZE:
+        found = _positive(args.get(name))
+        if found is not None:
+            return found
+    return 1

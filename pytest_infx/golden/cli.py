@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pytest_infx.engines.registry import ENGINES, synthetic_setting
 from pytest_infx.golden.io import GoldenFileError, dump_curve
-from pytest_infx.golden.lookup import ENGINES, GoldenLookupError, golden_cell, synthetic_setting
+from pytest_infx.golden.lookup import GoldenLookupError, golden_cell
 from pytest_infx.golden.store import GoldenNotFoundError, GoldenStore
 
 

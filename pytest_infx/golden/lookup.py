@@ -1,39 +1,20 @@
-"""Golden AL lookup and the per-engine settings that force a synthetic acceptance length.
+"""Golden AL lookup.
 
 Throughput runs (AgentX) do not measure acceptance; they force the engine to accept at the golden
 rate so the numbers reflect the real draft quality. Every AL literal therefore comes from a
-committed curve, and each engine's knob (with its own units and off-by-one) is spelled once, here.
+committed curve; each engine's knob (with its own units and off-by-one) is its adapter's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Final, Literal
 
 from pytest_infx.golden.curve import MODES, Mode, mode_of
 from pytest_infx.golden.store import GoldenStore
 
-Engine = Literal["vllm", "sglang", "trtllm", "atom"]
-ENGINES: Final[tuple[Engine, ...]] = ("vllm", "sglang", "trtllm", "atom")
-TRTLLM_ENV: Final = "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS"
-
 
 class GoldenLookupError(LookupError):
     """A curve, mode or cell that cannot give an AL; the message says which and what exists."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class SyntheticSetting:
-    """What to add to an engine launch: ``--speculative-config`` keys, env vars, extra argv."""
-
-    engine: Engine
-    al: float
-    k: int
-    spec_config: Mapping[str, object] = field(default_factory=dict)
-    env: Mapping[str, str] = field(default_factory=dict)
-    argv: tuple[str, ...] = ()
-    notes: tuple[str, ...] = ()
 
 
 def golden_al(store: GoldenStore, curve: str, k: int, thinking: bool | None) -> float:
@@ -72,56 +53,6 @@ def golden_cell(
             "measure it again or pick another draft length"
         )
     return mode, al
-
-
-def synthetic_setting(engine: str, al: float, k: int) -> SyntheticSetting:
-    """The engine-specific way to force acceptance length ``al`` with ``k`` draft tokens."""
-    if k < 1:
-        raise ValueError(f"draft length k={k} must be at least 1")
-    if not 1.0 <= al <= k + 1:
-        raise ValueError(
-            f"synthetic acceptance length {al} must lie in [1, {k + 1}] for k={k} "
-            "(AL counts the bonus token); check the golden curve and the draft length"
-        )
-    if engine == "vllm":
-        return SyntheticSetting(
-            engine="vllm",
-            al=al,
-            k=k,
-            spec_config={"rejection_sample_method": "synthetic", "synthetic_acceptance_length": al},
-        )
-    if engine == "sglang":
-        return SyntheticSetting(
-            engine="sglang",
-            al=al,
-            k=k,
-            env={
-                "SGLANG_SIMULATE_ACC_LEN": _number(al),
-                "SGLANG_SIMULATE_ACC_METHOD": "match-expected",
-            },
-        )
-    if engine == "trtllm":
-        accepted = round(al - 1, 6)
-        notes: tuple[str, ...] = ()
-        if accepted != int(accepted):
-            notes = (
-                f"{TRTLLM_ENV} counts draft tokens only, hence AL-1; the two-model path int()s "
-                "it, so a fractional value there warns and falls back to 0 (no forcing); only "
-                "the one-model path honours the fraction",
-            )
-        return SyntheticSetting(
-            engine="trtllm", al=al, k=k, env={TRTLLM_ENV: _number(accepted)}, notes=notes
-        )
-    if engine == "atom":
-        return SyntheticSetting(
-            engine="atom", al=al, k=k, argv=("--spec-decode-acceptance-length", _number(al))
-        )
-    raise ValueError(f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
-
-
-def _number(value: float) -> str:
-    rounded = round(value, 6)
-    return str(int(rounded)) if rounded == int(rounded) else repr(rounded)
 
 
 def _modes(modes: Mapping[str, object]) -> list[Mode]:

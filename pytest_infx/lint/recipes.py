@@ -1,4 +1,4 @@
-"""Recipe rules: loading, pinned images, draft lengths, thinking kwargs, SGLang attention TP,
+"""Recipe rules: loading, pinned images, draft lengths, thinking kwargs, attention TP,
 agentic golden curves and hand-written AL literals.
 
 The checks themselves live in :mod:`pytest_infx.recipes.rules`, shared with the SPEED-Bench
@@ -206,9 +206,23 @@ def _problems(ctx: LintContext) -> dict[str, list[Reported]]:
         def lookup(name: str) -> GoldenCells | None:
             return golden_cells(ctx, name)
 
+        # the adapters answer for their engines; loaded only when recipes are linted
+        from pytest_infx.engines.registry import attention_tp, synthetic_knobs
+        from pytest_infx.recipes.rules import al_literal_pattern
+
+        literal = al_literal_pattern(synthetic_knobs())
+
         for variant in variants(ctx)[0]:
             path = variant.source.path
-            keep(check_recipe(variant.recipe, path=path, raw=variant.raw, golden=lookup))
+            keep(
+                check_recipe(
+                    variant.recipe,
+                    path=path,
+                    raw=variant.raw,
+                    golden=lookup,
+                    attention_tp=attention_tp,
+                )
+            )
             for k, mode in variant.cells:
                 keep(
                     check_cell(
@@ -216,7 +230,7 @@ def _problems(ctx: LintContext) -> dict[str, list[Reported]]:
                     )
                 )
         for path, text in recipe_texts(ctx).items():
-            keep(al_literal_problems(path, text))
+            keep(al_literal_problems(path, text, literal))
         return by_check
 
     return ctx.memo(
@@ -295,7 +309,7 @@ def check_thinking(ctx: LintContext) -> list[Finding]:
 
 @rule(
     "recipes-attention-tp",
-    "SGLang attention TP divides the model's KV heads (recorded as model.kv-heads).",
+    "An engine's attention TP divides the model's KV heads (recorded as model.kv-heads).",
     skip_reason=_no_recipes,
 )
 def check_attention_tp(ctx: LintContext) -> list[Finding]:

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from pytest_infx.recipes.errors import Location, RecipeError, RecipeErrors
 from pytest_infx.recipes.layout import is_recipe
-from pytest_infx.recipes.owned import owner
+from pytest_infx.recipes.owned import canonical, owner, spellings
 from pytest_infx.recipes.schema import POINT_FIELDS, Recipe
 from pytest_infx.recipes.source import LinedDict, LinedList, load_yaml
 
@@ -354,9 +354,33 @@ def recipe_errors(raw: LinedDict, recipe: Recipe) -> list[RecipeError]:
                     )
                 )
     agentic = recipe.agentic is not None
+    repeated = {name for names in spellings(recipe.engine.args).values() for name in names[1:]}
     for name in recipe.engine.args:
         setter = owner(name, agentic=agentic)
+        if name in repeated and setter is None:
+            first = next(n for n in recipe.engine.args if canonical(n) == canonical(name))
+            out.append(
+                RecipeError(
+                    _locate(raw, ("engine", "args", name)),
+                    f"engine.args.{name}",
+                    f"names the flag --{canonical(name)} again (first as '{first}'); the"
+                    " server would get it twice and keep whichever came last",
+                    "keep one spelling with the value you mean",
+                )
+            )
+            continue
         if setter is None:
+            if name != name.strip():
+                out.append(
+                    RecipeError(
+                        _locate(raw, ("engine", "args", name)),
+                        f"engine.args.{name}",
+                        "the flag name has surrounding spaces, which the engine's parser does"
+                        " not strip",
+                        f"write '{name.strip()}:'",
+                    )
+                )
+                continue
             if name.startswith("-"):
                 out.append(
                     RecipeError(
@@ -367,12 +391,16 @@ def recipe_errors(raw: LinedDict, recipe: Recipe) -> list[RecipeError]:
                     )
                 )
             continue
+        if name in repeated:
+            continue
+        named = f"--{canonical(name)}"
         out.append(
             RecipeError(
                 _locate(raw, ("engine", "args", name)),
                 f"engine.args.{name}",
-                f"pytest-infx sets this flag itself, from {setter}; a second value would give"
-                f" the {recipe.engine.name} server two conflicting flags",
+                f"pytest-infx sets this flag itself ({named} as the engine's parser reads it),"
+                f" from {setter}; a second value would give the {recipe.engine.name} server two"
+                " conflicting flags",
                 f"remove it from engine.args and set {setter} instead",
             )
         )

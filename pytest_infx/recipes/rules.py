@@ -25,17 +25,12 @@ from pytest_infx.recipes.source import LinedDict, LinedList
 
 CPU_RUNNER: Final = "cpu"
 AL_LITERAL_NAMES: Final[tuple[str, ...]] = (
-    "synthetic_acceptance_length",
     "synthetic_acceptance_rates",
-    "SGLANG_SIMULATE_ACC_LEN",
-    "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS",
-    "spec-decode-acceptance-length",
     "spec-decode-acceptance-rate",
     "SYNTHETIC_ACCEPTANCE_LENGTH",
 )
-_AL_LITERAL = re.compile("|".join(re.escape(name) for name in AL_LITERAL_NAMES))
-_DP_ATTENTION_ARGS: Final = ("enable-dp-attention", "enable_dp_attention")
-_DP_SIZE_ARGS: Final = ("dp", "dp-size", "dp_size", "data-parallel-size")
+"""Acceptance-length settings no engine adapter writes but an author might; the adapters' own
+knobs come with the call (``knobs``)."""
 
 GoldenCells = Mapping[str, frozenset[int]]
 """A golden curve as the rules need it: thinking mode -> draft lengths that have an AL."""
@@ -288,20 +283,12 @@ def _divisors(n: int) -> str:
     return ", ".join(str(d) for d in range(1, n + 1) if n % d == 0)
 
 
-def _attention_dp(recipe: Recipe) -> int:
-    args = recipe.engine.args
-    if not any(args.get(name) is True for name in _DP_ATTENTION_ARGS):
-        return 1
-    for name in _DP_SIZE_ARGS:
-        value = args.get(name)
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
-            return value
-    return 1
+AttentionTp = Callable[[Recipe, int], int | None]
+"""The engine adapter's answer: the TP attention is sharded over at a TP, None when the engine
+replicates KV heads (then any TP fits)."""
 
 
-def _attention_tp(report: _Reporter, recipe: Recipe) -> None:
-    if recipe.engine.name != "sglang":
-        return
+def _attention_tp(report: _Reporter, recipe: Recipe, attention_tp: AttentionTp) -> None:
     uses: list[tuple[int, tuple[str | int, ...]]] = []
     if recipe.speedbench is not None:
         uses.append((recipe.tp, ("tp",)))
@@ -309,27 +296,31 @@ def _attention_tp(report: _Reporter, recipe: Recipe) -> None:
         uses.extend(
             (p.tp, ("agentic", "points", i, "tp")) for i, p in enumerate(recipe.agentic.points)
         )
+    sharded = [(tp, attention_tp(recipe, tp), fields) for tp, fields in uses]
+    sharded = [(tp, attention, fields) for tp, attention, fields in sharded if attention]
+    if not sharded:
+        return
+    engine = recipe.engine.name
     heads = recipe.model.kv_heads
     if heads is None:
         report.add(
             "attention-tp",
             ("model",),
-            "SGLang shards attention over TP, which must divide the model's KV heads, but the"
-            " recipe does not record them",
+            f"{engine} shards attention over TP, which must divide the model's KV heads, but"
+            " the recipe does not record them",
             "add model.kv-heads (num_key_value_heads in the model's config.json)",
         )
         return
-    dp = _attention_dp(recipe)
-    for tp, fields in uses:
-        attention = max(tp // dp, 1)
+    for tp, attention, fields in sharded:
+        assert attention is not None
         if heads % attention:
-            what = f"attention TP {attention} (TP {tp} / DP {dp})" if dp > 1 else f"TP {tp}"
+            what = f"attention TP {attention} (TP {tp} / DP {tp // attention})"
+            what = what if attention != tp else f"TP {tp}"
             report.add(
                 "attention-tp",
                 fields,
-                f"SGLang {what} does not divide the model's {heads} KV heads",
-                f"use an attention TP in {_divisors(heads)}, or serve it with vLLM, which"
-                " replicates KV heads",
+                f"{engine} {what} does not divide the model's {heads} KV heads",
+                f"use an attention TP in {_divisors(heads)}, or an engine that replicates KV heads",
             )
 
 
@@ -367,27 +358,40 @@ def check_recipe(
     raw: LinedDict | None = None,
     line: int | None = None,
     golden: GoldenLookup | None = None,
+    attention_tp: AttentionTp | None = None,
 ) -> list[Problem]:
-    """Whole-recipe checks: GPU images pinned by digest, SGLang attention TP against the KV
-    heads, the agentic draft length and (given ``golden``) its curve. SPEED-Bench cells are
-    checked by :func:`check_cell`, per point, because overrides can change them per point."""
+    """Whole-recipe checks: GPU images pinned by digest, the attention TP (given the engine
+    adapters' ``attention_tp``) against the KV heads, the agentic draft length and (given
+    ``golden``) its curve. SPEED-Bench cells are checked by :func:`check_cell`, per point,
+    because overrides can change them per point."""
     report = _Reporter(path, raw, line)
     _image(report, recipe)
-    _attention_tp(report, recipe)
+    if attention_tp is not None:
+        _attention_tp(report, recipe, attention_tp)
     _agentic_draft(report, recipe)
     if golden is not None:
         _agentic_golden(report, recipe, golden)
     return report.found
 
 
-def al_literal_problems(path: Path, text: str) -> list[Problem]:
+def al_literal_pattern(knobs: Iterable[str] = ()) -> re.Pattern[str]:
+    """The names of every acceptance-length setting: ``knobs`` (the engines' synthetic
+    settings, their environment variables, config keys and flags) and :data:`AL_LITERAL_NAMES`."""
+    names = sorted({*knobs, *AL_LITERAL_NAMES}, key=len, reverse=True)
+    return re.compile("|".join(re.escape(name) for name in names))
+
+
+def al_literal_problems(
+    path: Path, text: str, pattern: re.Pattern[str] | None = None
+) -> list[Problem]:
     """Hand-written acceptance-length settings in a recipe file's text (keys, engine args, env
     values): AL values come from golden files, injected at launch, never copied into recipes."""
     found: list[Problem] = []
-    if _AL_LITERAL.search(text) is None:
+    literal = pattern or al_literal_pattern()
+    if literal.search(text) is None:
         return found
     for number, line in enumerate(text.splitlines(), start=1):
-        match = _AL_LITERAL.search(line)
+        match = literal.search(line)
         if match is None or line.lstrip().startswith("#"):
             continue
         found.append(

@@ -29,7 +29,7 @@ class Strict(BaseModel):
 
 
 class ModelInfo(Strict):
-    """The served model, plus the facts that recipe rules need (e.g. KV heads for SGLang TP)."""
+    """The served model, plus the facts that recipe rules need (KV heads for attention TP)."""
 
     hub_id: str
     served_name: str

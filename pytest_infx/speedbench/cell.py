@@ -28,7 +28,6 @@ from pytest_infx.speedbench.client import (
 from pytest_infx.speedbench.dataset import Dataset
 from pytest_infx.speedbench.metrics import (
     CounterDelta,
-    Engine,
     ScrapeError,
     SpecCounters,
     delta,
@@ -72,14 +71,11 @@ class CellOutcome:
         return None if self.reasons else self.summary.rounded
 
 
-def _engine_name(engine: str) -> Engine | None:
-    return engine if engine in ("vllm", "sglang", "llamacpp") else None  # type: ignore[return-value]
-
-
 OnDone = Callable[[RequestRecord], None]
 
 
 async def _run(settings: CellSettings, dataset: Dataset, on_done: OnDone | None) -> CellOutcome:
+    adapter = adapters().get(settings.engine)
     config = ClientConfig(
         base_url=settings.base_url,
         model=settings.model,
@@ -88,11 +84,12 @@ async def _run(settings: CellSettings, dataset: Dataset, on_done: OnDone | None)
         sampling=settings.sampling,
         chat_template_kwargs=dict(settings.chat_template_kwargs),
         timeouts=Timeouts(total_s=settings.request_timeout_s),
+        extra_body=dict(adapter.request_fields()) if adapter is not None else None,
+        spec_reader=adapter.request_spec if adapter is not None else None,
     )
-    engine = _engine_name(settings.engine)
+    engine = settings.engine if adapter is not None else None
     rendered: str | None = None
     render_error: str | None = None
-    adapter = adapters().get(settings.engine)
     if adapter is not None:
         try:
             rendered = await adapter.rendered_prompt(

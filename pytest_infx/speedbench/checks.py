@@ -113,19 +113,21 @@ def check_reasoning(records: Sequence[RequestRecord], *, thinking: bool) -> list
     return [Reason(OUTPUT_THINKING, f"{len(wrong)} of {len(ok)} outputs {what}: {_ids(wrong)}")]
 
 
-def check_counters(d: CounterDelta, *, k: int) -> list[Reason]:
+def check_counters(d: CounterDelta, *, k: int, requests: int = 0) -> list[Reason]:
     """Plausibility of the window: the counters exist, grew, and fit draft length `k`.
 
     Each fault that leaves no usable delta has its own reason (an empty body, a counter at
-    +Inf, a series that disappeared, a restart), so that none is mistaken for another.
+    +Inf, a series that disappeared, a restart), so that none is mistaken for another. Where
+    the engine's accepted count holds each request's prefill token, the `requests` sent in the
+    window may add one each to the bound.
     """
     if d.empty:
         return [
             Reason(
                 EMPTY_METRICS,
                 f"GET /metrics returned no samples {' and '.join(d.empty)} the pass (an empty"
-                " body): the server serves no Prometheus metrics (for SGLang, --enable-metrics;"
-                " for vLLM, a proxy or a multiprocess metrics folder that is not shared)",
+                " body): the server serves no Prometheus metrics (its metrics are off, a proxy"
+                " answers instead, or a multiprocess metrics folder is not shared)",
             )
         ]
     if d.non_finite:
@@ -164,27 +166,32 @@ def check_counters(d: CounterDelta, *, k: int) -> list[Reason]:
     if d.drafts <= 0:
         return [Reason(NO_DRAFTS, f"Δdrafts = {d.drafts:g}: no draft was verified in the window")]
     if d.accepted is None:
-        source = "generation_tokens" if d.engine == "sglang" else "accepted"
         return [
             Reason(
                 NO_ACCEPTED,
                 f"Δdrafts = {d.drafts:g} but the server exposes no"
-                f" {series_name(d.engine, source)} series, so the accepted tokens (and the"
+                f" {series_name(d, 'accepted')} series, so the accepted tokens (and the"
                 " acceptance length) are unknown: the engine version names it differently",
             )
         ]
     reasons: list[Reason] = []
-    if not 0 <= d.accepted <= k * d.drafts:
+    prefill = requests if d.prefill_in_accepted else 0
+    top = k * d.drafts + prefill
+    if not 0 <= d.accepted <= top:
+        bound = "k·Δdrafts + requests" if prefill else "k·Δdrafts"
+        counted = f", {prefill} requests (one prefill token each)" if prefill else ""
         reasons.append(
             Reason(
                 ACCEPTED_RANGE,
-                f"Δaccepted = {d.accepted:g} is outside [0, k·Δdrafts] = [0, {k * d.drafts:g}] "
-                f"(k = {k}, Δdrafts = {d.drafts:g})",
+                f"Δaccepted = {d.accepted:g} is outside [0, {bound}] = [0, {top:g}] "
+                f"(k = {k}, Δdrafts = {d.drafts:g}{counted})",
             )
         )
     al = counter_al(d)
-    if al is not None and not 1.0 <= al <= k + 1:
-        reasons.append(Reason(AL_RANGE, f"AL {al:.4f} is outside [1, k+1] = [1, {k + 1}]"))
+    al_top = k + 1 + prefill / d.drafts
+    if al is not None and not 1.0 <= al <= al_top:
+        shown = "k+1" if not prefill else "k+1 + requests/Δdrafts"
+        reasons.append(Reason(AL_RANGE, f"AL {al:.4f} is outside [1, {shown}] = [1, {al_top:g}]"))
     return reasons
 
 
@@ -232,7 +239,7 @@ def check_cell(
         if rendered is not None:
             reasons += check_rendered_prompt(rendered, thinking=thinking)
         reasons += check_reasoning(records, thinking=thinking)
-    counter_reasons = check_counters(counters, k=k)
+    counter_reasons = check_counters(counters, k=k, requests=len(records))
     reasons += counter_reasons
     if not any(r.code in _NO_DELTA for r in counter_reasons):
         reasons += check_al_agreement(counters, records)

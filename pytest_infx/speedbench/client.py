@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pytest_infx.engines import registry
+from pytest_infx.engines.spec import RequestSpecMetrics
 from pytest_infx.gcpause import paused
 from pytest_infx.http1 import (
     Connection,
@@ -29,7 +31,10 @@ from pytest_infx.http1 import (
 )
 from pytest_infx.speedbench.dataset import Prompt
 
+__all__ = ["RequestSpecMetrics"]
+
 ErrorKind = Literal["http", "stream", "timeout", "connection", "protocol"]
+SpecReader = Callable[[Mapping[str, Any]], RequestSpecMetrics | None]
 EXCERPT_CHARS = 500
 
 
@@ -65,6 +70,9 @@ class ClientConfig:
     timeouts: Timeouts = field(default_factory=Timeouts)
     api_key: str | None = None
     pause_gc: bool = True
+    spec_reader: SpecReader | None = None
+    """Reads one frame's per-request speculative figures (the engine adapter's
+    ``request_spec``); None tries every engine's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,22 +83,6 @@ class RequestError:
 
     def __str__(self) -> str:
         return self.message
-
-
-@dataclass(frozen=True, slots=True)
-class RequestSpecMetrics:
-    """One request's speculative-decoding figures, vLLM's or SGLang's, in one shape.
-
-    `num_steps` is vLLM's `num_spec_steps` or SGLang's `spec_verify_ct`; `num_accepted` excludes
-    the bonus token; `mean_acceptance_length` is the engine's own per-request AL (bonus included).
-    """
-
-    source: Literal["vllm", "sglang"]
-    num_steps: int
-    num_accepted: int
-    num_drafted: int | None
-    mean_acceptance_length: float | None
-    histogram: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +180,7 @@ async def run_pass(
     qids = [p.question_id for p in prompts]
     endpoint = Endpoint.parse(config.base_url)
     auth = {"authorization": f"Bearer {config.api_key}"} if config.api_key else None
+    reader = config.spec_reader or registry.request_spec
 
     async def worker() -> None:
         conn = Connection(
@@ -200,7 +193,9 @@ async def run_pass(
         )
         try:
             for i in pending:
-                record = results[i] = await _http1_request(conn, bodies[i], qids[i], total_s)
+                record = results[i] = await _http1_request(
+                    conn, bodies[i], qids[i], total_s, reader
+                )
                 if on_done is not None:
                     on_done(record)
         finally:
@@ -260,7 +255,7 @@ def _uvloop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
 
 
 async def _http1_request(
-    conn: Connection, body: bytes, question_id: str, total_s: float
+    conn: Connection, body: bytes, question_id: str, total_s: float, reader: SpecReader
 ) -> RequestRecord:
     response = Response()
     error: RequestError | None = None
@@ -282,7 +277,7 @@ async def _http1_request(
         return _parse_stream(
             question_id, sent, [], [], RequestError("http", f"HTTP {status}: {text}", status)
         )
-    return _parse_stream(question_id, sent, response.pieces, response.stamps, error)
+    return _parse_stream(question_id, sent, response.pieces, response.stamps, error, reader)
 
 
 @dataclass(slots=True)
@@ -306,6 +301,7 @@ def _parse_stream(
     chunks: Sequence[bytes],
     stamps: Sequence[float],
     error: RequestError | None,
+    reader: SpecReader = registry.request_spec,
 ) -> RequestRecord:
     state = _StreamState()
     payloads: list[bytes] = []
@@ -329,7 +325,7 @@ def _parse_stream(
     state.frames = len(payloads)
     for i, obj in enumerate(_decode_all(payloads, state)):
         if obj is not None:
-            _frame(state, obj, when[i], is_error_event=i in flagged)
+            _frame(state, obj, when[i], reader, is_error_event=i in flagged)
     if error is None:
         error = state.error
     if error is None and not state.done:
@@ -387,7 +383,9 @@ def _decode_all(payloads: list[bytes], state: _StreamState) -> list[Any]:
     return out
 
 
-def _frame(state: _StreamState, obj: Any, stamp: float, *, is_error_event: bool) -> None:
+def _frame(
+    state: _StreamState, obj: Any, stamp: float, reader: SpecReader, *, is_error_event: bool
+) -> None:
     if type(obj) is not dict:
         return
     if is_error_event or "error" in obj:
@@ -415,16 +413,9 @@ def _frame(state: _StreamState, obj: Any, stamp: float, *, is_error_event: bool)
     if usage is not None and type(usage) is dict:
         state.completion_tokens = _int_or_none(usage.get("completion_tokens"))
         state.prompt_tokens = _int_or_none(usage.get("prompt_tokens"))
-    metrics = obj.get("metrics")
-    if metrics is not None and type(metrics) is dict:
-        spec = metrics.get("speculative_decoding")
-        if type(spec) is dict:
-            state.spec = _vllm_spec(spec)
-    sglext = obj.get("sglext")
-    if sglext is not None and type(sglext) is dict:
-        details = sglext.get("spec_tokens_details")
-        if type(details) is dict:
-            state.spec = _sglang_spec(details)
+    spec = reader(obj)
+    if spec is not None:
+        state.spec = spec
 
 
 def _stream_error(obj: Mapping[str, Any]) -> RequestError:
@@ -439,45 +430,3 @@ def _stream_error(obj: Mapping[str, Any]) -> RequestError:
 
 def _int_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _num(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
-
-
-def _hist(value: Any) -> tuple[int, ...]:
-    if not isinstance(value, list):
-        return ()
-    return tuple(int(v) for v in value if isinstance(v, int | float) and not isinstance(v, bool))
-
-
-def _vllm_spec(m: Mapping[str, Any]) -> RequestSpecMetrics | None:
-    steps = _int_or_none(m.get("num_spec_steps"))
-    accepted = _int_or_none(m.get("num_accepted_draft_tokens"))
-    if steps is None or accepted is None:
-        return None
-    return RequestSpecMetrics(
-        source="vllm",
-        num_steps=steps,
-        num_accepted=accepted,
-        num_drafted=_int_or_none(m.get("num_draft_tokens")),
-        mean_acceptance_length=_num(m.get("mean_acceptance_length")),
-        histogram=_hist(m.get("acceptance_histogram")),
-    )
-
-
-def _sglang_spec(m: Mapping[str, Any]) -> RequestSpecMetrics | None:
-    steps = _int_or_none(m.get("spec_verify_ct"))
-    accepted = _int_or_none(m.get("spec_num_correct_drafts"))
-    if steps is None or accepted is None:
-        return None
-    return RequestSpecMetrics(
-        source="sglang",
-        num_steps=steps,
-        num_accepted=accepted,
-        num_drafted=_int_or_none(m.get("spec_num_proposed_drafts")),
-        mean_acceptance_length=_num(m.get("spec_accept_length")),
-        histogram=_hist(m.get("spec_correct_drafts_histogram")),
-    )

@@ -1,31 +1,25 @@
 """Prometheus snapshots of an engine's speculative-decoding counters, and their deltas.
 
 The text format is tokenised, not grepped: label order differs between client versions, label
-values may hold escaped quotes and braces, and an engine runs one label set per DP rank, all of
-which must be summed (the InferenceX collectors read only the first and a missing series as 0).
+values may hold escaped quotes and braces, and an engine runs one label set per engine index or
+DP rank, all of which must be summed. The InferenceX collectors grep every label set's value
+into one shell variable and subtract in ``awk``: with one label set that is the delta, with
+several the ``awk`` program reads the first after-value alone as the delta (nothing before is
+subtracted), and a missing series reads as 0. Which series an engine exposes, and how its AL
+follows from them, is the engine adapter's (:meth:`EngineAdapter.spec_counters`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
 
+from pytest_infx.engines import registry
+from pytest_infx.engines.spec import LabelSet, SeriesKey, Snapshot, SpecCounters
 from pytest_infx.http1 import HTTPError, fetch
 
-LabelSet = frozenset[tuple[str, str]]
-SeriesKey = tuple[str, LabelSet]
-Engine = Literal["vllm", "llamacpp", "sglang"]
-
-VLLM = "vllm:spec_decode_"
-LLAMACPP = "llamacpp:spec_decode_"
-DRAFTS = "num_drafts_total"
-DRAFT_TOKENS = "num_draft_tokens_total"
-ACCEPTED = "num_accepted_tokens_total"
-PER_POS = "num_accepted_tokens_per_pos_total"
-SGLANG_VERIFY = "sglang:spec_verify_calls_total"
-SGLANG_GENERATION = "sglang:generation_tokens_total"
+__all__ = ["LabelSet", "SeriesKey", "Snapshot", "SpecCounters"]
 
 
 class MetricsParseError(ValueError):
@@ -38,45 +32,6 @@ class ScrapeError(RuntimeError):
 
 class CounterResetError(RuntimeError):
     """A counter went down between two snapshots: the server restarted inside the window."""
-
-
-@dataclass(frozen=True, eq=False)
-class Snapshot(Mapping[SeriesKey, float]):
-    """Every sample of one scrape, keyed by (name, labels); `_created` series are left out."""
-
-    series: Mapping[SeriesKey, float]
-    types: Mapping[str, str] = field(default_factory=dict)
-
-    def __getitem__(self, key: SeriesKey) -> float:
-        return self.series[key]
-
-    def __iter__(self) -> Iterator[SeriesKey]:
-        return iter(self.series)
-
-    def __len__(self) -> int:
-        return len(self.series)
-
-    def get_series(self, name: str, **labels: str) -> float | None:
-        return self.series.get((name, frozenset(labels.items())))
-
-    def total(self, name: str, **match: str) -> float | None:
-        """Sum over every label set of `name` that has the `match` labels; None when absent."""
-        want = match.items()
-        values = [
-            v for (n, ls), v in self.series.items() if n == name and all(m in ls for m in want)
-        ]
-        return math.fsum(values) if values else None
-
-    def by_label(self, name: str, label: str) -> dict[str, float]:
-        """Sums of `name` grouped by the value of `label` (per-position counters)."""
-        out: dict[str, float] = {}
-        for (n, ls), v in self.series.items():
-            if n != name:
-                continue
-            for key, value in ls:
-                if key == label:
-                    out[value] = out.get(value, 0.0) + v
-        return out
 
 
 def parse_prometheus(text: str) -> Snapshot:
@@ -232,97 +187,18 @@ class _Sample:
             raise self.fail(f"bad sample value {tok!r}") from None
 
 
-@dataclass(frozen=True, slots=True)
-class SpecCounters:
-    """The speculative-decoding counters of one snapshot, summed over label sets.
-
-    None means the series is absent (the server does not speculate), which is not zero. SGLang
-    has no accepted-token counter: `drafts` holds its verify calls and `generation_tokens` its
-    generated tokens, from which the delta derives the accepted count.
-    """
-
-    engine: Engine | None
-    drafts: float | None = None
-    draft_tokens: float | None = None
-    accepted: float | None = None
-    accepted_per_pos: tuple[float, ...] = ()
-    generation_tokens: float | None = None
-    empty: bool = False
-    """The scrape held no sample at all (an empty ``/metrics`` body), which says nothing about
-    speculation or restarts."""
-    non_finite: tuple[str, ...] = ()
-    """``name = value`` of each counter series read as +Inf, -Inf or NaN."""
-
-    @property
-    def speculating(self) -> bool:
-        return self.drafts is not None
-
-
-def _non_finite(snapshot: Snapshot, names: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(
-        f"{name} = {value:g}"
-        for (name, _), value in snapshot.series.items()
-        if name in names and not math.isfinite(value)
-    )
-
-
-def spec_counters(snapshot: Snapshot, engine: Engine | None = None) -> SpecCounters:
+def spec_counters(snapshot: Snapshot, engine: str | None = None) -> SpecCounters:
     """Read the counters of `engine`, or of whichever engine's series are present."""
-    if not snapshot.series:
-        return SpecCounters(engine=None, empty=True)
-    order: tuple[Engine, ...] = (engine,) if engine is not None else ("vllm", "llamacpp", "sglang")
-    for name in order:
-        if name == "sglang":
-            verify = snapshot.total(SGLANG_VERIFY)
-            if verify is not None or engine == "sglang":
-                return SpecCounters(
-                    engine="sglang" if verify is not None else None,
-                    drafts=verify,
-                    generation_tokens=snapshot.total(SGLANG_GENERATION),
-                    non_finite=_non_finite(snapshot, (SGLANG_VERIFY, SGLANG_GENERATION)),
-                )
-            continue
-        prefix = VLLM if name == "vllm" else LLAMACPP
-        drafts = snapshot.total(prefix + DRAFTS)
-        if drafts is None and engine is None:
-            continue
-        per_pos = snapshot.by_label(prefix + PER_POS, "position")
-        names = tuple(prefix + n for n in (DRAFTS, DRAFT_TOKENS, ACCEPTED, PER_POS))
-        return SpecCounters(
-            engine=name if drafts is not None else None,
-            drafts=drafts,
-            draft_tokens=snapshot.total(prefix + DRAFT_TOKENS),
-            accepted=snapshot.total(prefix + ACCEPTED),
-            accepted_per_pos=_positions(per_pos),
-            non_finite=_non_finite(snapshot, names),
-        )
-    return SpecCounters(engine=None)
+    return registry.spec_counters(snapshot, engine)
 
 
-def series_name(engine: Engine | None, counter: str) -> str:
+def series_name(counters: SpecCounters | CounterDelta, counter: str) -> str:
     """The Prometheus series behind a counter field, for messages."""
-    if engine == "sglang":
-        return {"drafts": SGLANG_VERIFY, "generation_tokens": SGLANG_GENERATION}.get(
-            counter, counter
-        )
-    prefix = LLAMACPP if engine == "llamacpp" else VLLM
-    names = {"drafts": DRAFTS, "draft_tokens": DRAFT_TOKENS, "accepted": ACCEPTED}
     if counter.startswith("accepted_per_pos["):
         position = counter.removeprefix("accepted_per_pos[").removesuffix("]")
-        return f'{prefix + PER_POS}{{position="{position}"}}'
-    return prefix + names[counter] if counter in names else counter
-
-
-def _positions(per_pos: Mapping[str, float]) -> tuple[float, ...]:
-    indexed: dict[int, float] = {}
-    for key, value in per_pos.items():
-        try:
-            indexed[int(key)] = value
-        except ValueError:
-            continue
-    if not indexed:
-        return ()
-    return tuple(indexed.get(i, 0.0) for i in range(max(indexed) + 1))
+        base = counters.series.get("accepted_per_pos", "accepted_per_pos")
+        return f'{base}{{position="{position}"}}'
+    return counters.series.get(counter, counter)
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,7 +211,7 @@ class CounterDelta:
     ``non_finite`` the series read as +Inf/-Inf/NaN, whose difference means nothing.
     """
 
-    engine: Engine | None
+    engine: str | None
     drafts: float | None
     draft_tokens: float | None
     accepted: float | None
@@ -345,6 +221,9 @@ class CounterDelta:
     vanished: tuple[str, ...] = ()
     empty: tuple[str, ...] = ()
     non_finite: tuple[str, ...] = ()
+    series: Mapping[str, str] = field(default_factory=dict)
+    prefill_in_accepted: bool = False
+    """``accepted`` holds one prefill token per request finished in the window."""
 
     @property
     def reset(self) -> bool:
@@ -357,12 +236,13 @@ def delta(before: SpecCounters, after: SpecCounters, *, strict: bool = False) ->
     vanished: list[str] = []
     empty = tuple(when for when, c in (("before", before), ("after", after)) if c.empty)
     engine = after.engine or before.engine
+    named = after if after.series else before
 
     def diff(name: str, b: float | None, a: float | None) -> float | None:
         if empty:
             return None
         if b is not None and a is None:
-            vanished.append(f"{series_name(engine, name)} (was {b:g})")
+            vanished.append(f"{series_name(named, name)} (was {b:g})")
             return None
         if b is not None and a is not None and a < b:
             decreased.append(f"{name} {b:g} -> {a:g}")
@@ -395,6 +275,8 @@ def delta(before: SpecCounters, after: SpecCounters, *, strict: bool = False) ->
         vanished=tuple(vanished),
         empty=empty,
         non_finite=tuple(dict.fromkeys((*before.non_finite, *after.non_finite))),
+        series=named.series,
+        prefill_in_accepted=named.prefill_in_accepted,
     )
     if strict and result.reset:
         raise CounterResetError(

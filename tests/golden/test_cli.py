@@ -63,6 +63,7 @@ def test_lookup_json_with_each_engine(capsys: pytest.CaptureFixture[str]) -> Non
     assert results["sglang"]["env"] == {
         "SGLANG_SIMULATE_ACC_LEN": "3.35",
         "SGLANG_SIMULATE_ACC_METHOD": "match-expected",
+        "SGLANG_SIMULATE_ACC_TOKEN_MODE": "real-draft-token",
     }
     assert results["trtllm"]["env"] == {"TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS": "2.35"}
     assert results["trtllm"]["notes"]

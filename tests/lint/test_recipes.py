@@ -158,9 +158,9 @@ def test_thinking_set_by_an_override_is_located_there(rules_repo: MakeRulesRepo)
 def test_attention_tp_must_divide_kv_heads_on_sglang(rules_repo: MakeRulesRepo) -> None:
     bad = SGLANG_AGENTIC.replace("    - tp: 2\n", "    - tp: 8\n")
     assert rendered(rules_repo, "recipes-attention-tp", {SGLANG: bad}) == [
-        f"{SGLANG}:{line_of(bad, 'tp: 8')}: agentic.points[1].tp: SGLang TP 8 does not divide"
-        " the model's 4 KV heads; use an attention TP in 1, 2, 4, or serve it with vLLM, which"
-        " replicates KV heads"
+        f"{SGLANG}:{line_of(bad, 'tp: 8')}: agentic.points[1].tp: sglang TP 8 does not divide"
+        " the model's 4 KV heads; use an attention TP in 1, 2, 4, or an engine that replicates"
+        " KV heads"
     ]
 
 
@@ -168,7 +168,7 @@ def test_attention_tp_needs_the_kv_heads(rules_repo: MakeRulesRepo) -> None:
     base = AGENTIC_BASE.replace("  kv-heads: 4\n", "")
     found = rendered(rules_repo, "recipes-attention-tp", {BASE: base})
     assert found == [
-        f"{BASE}:1: model: SGLang shards attention over TP, which must divide the model's KV"
+        f"{BASE}:1: model: sglang shards attention over TP, which must divide the model's KV"
         " heads, but the recipe does not record them; add model.kv-heads (num_key_value_heads in"
         " the model's config.json)"
     ]
@@ -180,6 +180,14 @@ def test_attention_tp_with_dp_attention_and_on_vllm(rules_repo: MakeRulesRepo) -
         "    mem-fraction-static: 0.85\n    enable-dp-attention: true\n    dp: 2\n",
     )
     assert rendered(rules_repo, "recipes-attention-tp", {SGLANG: dp}) == []
+    newer = SGLANG_AGENTIC.replace("    - tp: 2\n", "    - tp: 8\n").replace(
+        "    mem-fraction-static: 0.85\n", "    mem-fraction-static: 0.85\n    attn-dp-size: 2\n"
+    )
+    assert rendered(rules_repo, "recipes-attention-tp", {SGLANG: newer})
+    assert (
+        rendered(rules_repo, "recipes-attention-tp", {SGLANG: newer.replace("0.5.21", "0.5.23")})
+        == []
+    )
     vllm = DFLASH_RECIPE.replace("tp: 4", "tp: 8")
     assert rendered(rules_repo, "recipes-attention-tp", {DFLASH: vllm}) == []
 

@@ -26,6 +26,9 @@ variable INFX_FAKE_VLLM_FAULTS):
     reset-counters[=N] counters start at a warm-up offset and drop to 0 at chat request N (2)
     crash-after=N     the process exits when chat request N+1 arrives
 
+The speculative counters are named ``vllm:spec_decode_*`` unless INFX_FAKE_SPEC_PREFIX gives
+another prefix (an engine from another package that reads its own counters).
+
 Standard library only, so it starts in milliseconds with any Python.
 """
 
@@ -57,7 +60,7 @@ FAULT_NAMES = frozenset(
 DEFAULT_PATTERN: tuple[int, ...] = (3, 0)
 WARMUP_DRAFTS = 1000
 THINK_OPEN = "<think>\n"
-SPEC_PREFIX = "vllm:spec_decode_"
+SPEC_PREFIX = os.environ.get("INFX_FAKE_SPEC_PREFIX", "vllm:spec_decode_")
 
 
 class UsageError(ValueError):

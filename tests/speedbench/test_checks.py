@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import pytest
 
@@ -15,7 +16,14 @@ from pytest_infx.speedbench.client import (
     run_pass_sync,
 )
 from pytest_infx.speedbench.dataset import default_dataset_path, load_dataset
-from pytest_infx.speedbench.metrics import CounterDelta, SpecCounters, delta, scrape, spec_counters
+from pytest_infx.speedbench.metrics import (
+    CounterDelta,
+    SpecCounters,
+    delta,
+    parse_prometheus,
+    scrape,
+    spec_counters,
+)
 
 from .standin import StandinServer
 
@@ -168,10 +176,12 @@ def test_each_counter_fault_has_its_own_reason() -> None:
     assert inf.code == checks.NON_FINITE and "x_total = inf" in inf.message
     gone = only(CounterDelta("vllm", 10, None, None, (), None, vanished=("y_total (was 3)",)))
     assert gone.code == checks.SERIES_VANISHED and "y_total (was 3)" in gone.message
-    missing = only(cd(10, None))
+    vllm = spec_counters(parse_prometheus("vllm:spec_decode_num_drafts_total 1"), "vllm")
+    missing = only(CounterDelta("vllm", 10, None, None, (), None, series=vllm.series))
     assert missing.code == checks.NO_ACCEPTED
     assert "vllm:spec_decode_num_accepted_tokens_total" in missing.message
-    sglang = only(CounterDelta("sglang", 10, None, None, (), None))
+    sglang_counters = spec_counters(parse_prometheus("sglang:spec_verify_calls_total 1"), "sglang")
+    sglang = only(CounterDelta("sglang", 10, None, None, (), None, series=sglang_counters.series))
     assert "sglang:generation_tokens_total" in sglang.message
     for reason in (empty, inf, gone, missing):
         assert "restart" not in reason.message.split("(")[0]
@@ -202,3 +212,18 @@ def test_a_served_metrics_fault_fails_the_cell_with_its_own_reason(
     assert codes(reasons) == [code]
     assert checks.RESET not in codes(reasons)
     assert counter_al(d) is None
+
+
+def test_sglang_accepted_may_hold_one_prefill_token_per_request() -> None:
+    """SGLang's accepted count is generated - verify calls, and each request's first token comes
+    from prefill: 4 requests of 6 tokens at k=1 with every draft accepted are 4 prefill tokens
+    and 10 verify steps of 2 tokens, so Δaccepted = 24 - 10 = 14 > k·Δdrafts = 10."""
+    d = CounterDelta("sglang", 10, None, 14, (), 24, prefill_in_accepted=True)
+    records = [rec(str(i), tokens=6) for i in range(4)]
+    assert checks.check_counters(d, k=1, requests=len(records)) == []
+    assert checks.check_cell(records=records, expected=4, counters=d, k=1) == []
+    too_many = checks.check_counters(replace(d, accepted=15), k=1, requests=4)
+    assert codes(too_many) == [checks.ACCEPTED_RANGE, checks.AL_RANGE]
+    assert "k·Δdrafts + requests" in too_many[0].message
+    plain = CounterDelta("vllm", 10, None, 14, (), None)
+    assert codes(checks.check_counters(plain, k=1, requests=4))[0] == checks.ACCEPTED_RANGE

@@ -25,6 +25,7 @@ from pytest_infx.speedbench.metrics import (
 from .standin import TEXT_PIECES, StandinServer
 
 REAL_DATA = Path(__file__).resolve().parent.parent / "envs" / "data"
+VLLM_SERIES = spec_counters(parse_prometheus("vllm:spec_decode_num_drafts_total 0"), "vllm").series
 
 VLLM_TEXT = """\
 # HELP vllm:spec_decode_num_drafts_total Number of spec decoding drafts.
@@ -147,7 +148,12 @@ def test_sglang_counters_and_derived_accepted() -> None:
 
 def test_delta_and_reset_detection() -> None:
     before = SpecCounters(
-        "vllm", drafts=10, draft_tokens=30, accepted=12, accepted_per_pos=(8, 4, 0)
+        "vllm",
+        drafts=10,
+        draft_tokens=30,
+        accepted=12,
+        accepted_per_pos=(8, 4, 0),
+        series=VLLM_SERIES,
     )
     after = SpecCounters(
         "vllm", drafts=20, draft_tokens=60, accepted=27, accepted_per_pos=(16, 8, 3)
@@ -244,7 +250,7 @@ def test_a_counter_at_plus_inf_gives_no_acceptance_length() -> None:
 
 
 def test_a_vanished_accepted_series_is_not_a_restart() -> None:
-    before = SpecCounters("vllm", drafts=10, accepted=12)
-    d = delta(before, SpecCounters("vllm", drafts=20), strict=True)
+    before = SpecCounters("vllm", drafts=10, accepted=12, series=VLLM_SERIES)
+    d = delta(before, SpecCounters("vllm", drafts=20, series=VLLM_SERIES), strict=True)
     assert d.vanished == ("vllm:spec_decode_num_accepted_tokens_total (was 12)",)
     assert not d.reset and d.drafts == 10 and d.accepted is None

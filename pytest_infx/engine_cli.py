@@ -1,0 +1,69 @@
+"""``infx engine``: the engine environments (install, path, status) and ``check``, which parses
+every planned server command of the selected recipes with the pinned engine's own parser.
+
+``check`` needs the recipes, the golden curves (the synthetic setting is part of the command)
+and the adapters, so it sits above all of them rather than in the environment module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from pytest_infx.envs import cli as envs_cli
+
+
+def register(subparsers: Any) -> None:
+    actions, common = envs_cli.register(subparsers)
+    check = actions.add_parser(
+        "check",
+        parents=[common],
+        help="parse every planned server command with the pinned engine's own parser",
+    )
+    check.add_argument("--gpu", default=None, help="only the points of this runner (b300, ...)")
+    check.add_argument("--recipes", type=Path, default=Path("recipes"), help="recipe folder")
+    check.add_argument("--golden", type=Path, default=Path("golden"), help="golden folder")
+    check.add_argument(
+        "--no-install",
+        action="store_true",
+        help="check only with parser environments already installed; list the rest",
+    )
+    check.set_defaults(func=_check)
+
+
+def _check(args: argparse.Namespace) -> int:
+    from pytest_infx import preflight
+    from pytest_infx.engines.conformance import ParserCheckError
+    from pytest_infx.envs.toolenv import InstallError
+    from pytest_infx.recipes.errors import RecipeErrors
+
+    try:
+        report = preflight.engine_check(
+            args.recipes,
+            args.golden,
+            runner=args.gpu,
+            install=not args.no_install,
+            cache_dir=args.cache_dir,
+        )
+    except RecipeErrors as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    except (InstallError, ParserCheckError) as exc:
+        print(f"infx engine check: {exc}", file=sys.stderr)
+        return 1
+    from pytest_infx.engines.conformance import summary
+
+    for line in summary(report):
+        print(line)
+    for reason in report.unchecked:
+        print(f"unchecked: {reason}")
+    for rejection in report.rejected:
+        print(rejection)
+    checked = sum(run.points for run in report.runs)
+    if report.rejected:
+        print(f"{len(report.rejected)} server commands rejected ({checked} points checked)")
+        return 1
+    print(f"every planned server command accepted ({checked} points checked)")
+    return 0

@@ -1,0 +1,58 @@
+"""``infx engine check`` from the shell: exit status and what it prints."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pytest_infx.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+KNOWN_RECIPES = (
+    "_base",
+    "mimov2.6flash-fp4-b200-sglang-agentic.yaml",
+    "mimov2.6flash-fp4-b200-vllm-agentic.yaml",
+    "mimov2.6flash-fp4-b300-vllm-dflash.yaml",
+    "smollm2-bf16-cpu-vllm-draft.yaml",
+    "smollm2-bf16-cpu-vllm-ngram.yaml",
+)
+"""The repository's recipes these tests were written against; recipes added later are left out
+of the copies so the counts below stay what they are."""
+
+
+def copy_recipes(to: Path) -> None:
+    def ignore(folder: str, names: list[str]) -> list[str]:
+        top = Path(folder) == REPO / "recipes"
+        return [name for name in names if top and name not in KNOWN_RECIPES]
+
+    shutil.copytree(REPO / "recipes", to, ignore=ignore)
+
+
+def test_without_installed_parsers_it_lists_what_it_did_not_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    copy_recipes(tmp_path / "recipes")
+    args = ["engine", "check", "--gpu", "b300", "--no-install", "--cache-dir", str(tmp_path)]
+    status = main([*args, "--recipes", str(tmp_path / "recipes"), "--golden", str(REPO / "golden")])
+    out = capsys.readouterr().out
+    assert status == 0
+    assert out.count("unchecked: ") == 14
+    assert "vLLM 0.31.0 parser not installed" in out
+    assert out.rstrip().endswith("every planned server command accepted (0 points checked)")
+
+
+def test_a_recipe_error_is_printed_at_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    recipes = tmp_path / "recipes"
+    copy_recipes(recipes)
+    path = recipes / "mimov2.6flash-fp4-b300-vllm-dflash.yaml"
+    path.write_text(path.read_text().replace("  args:\n", "  args:\n    served-model: x\n"))
+    status = main(["engine", "check", "--recipes", str(recipes), "--no-install"])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert f"{path}:14" in err and "served-model" in err

@@ -1,0 +1,87 @@
+"""``--infx-plan`` prints what the launch runs: the same argv and environment, the synthetic
+acceptance setting of a speculative AgentX point included."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pytest_infx import serving
+from pytest_infx.engines.registry import symbolic_paths
+from pytest_infx.recipes.loader import load_tree
+from pytest_infx.recipes.points import expand_all
+
+from .test_plan import plan_blocks
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+KNOWN_RECIPES = (
+    "_base",
+    "mimov2.6flash-fp4-b200-sglang-agentic.yaml",
+    "mimov2.6flash-fp4-b200-vllm-agentic.yaml",
+    "mimov2.6flash-fp4-b300-vllm-dflash.yaml",
+    "smollm2-bf16-cpu-vllm-draft.yaml",
+    "smollm2-bf16-cpu-vllm-ngram.yaml",
+)
+"""The repository's recipes these tests were written against; recipes added later are left out
+of the copies so the counts below stay what they are."""
+
+
+def copy_recipes(to: Path) -> None:
+    def ignore(folder: str, names: list[str]) -> list[str]:
+        top = Path(folder) == REPO / "recipes"
+        return [name for name in names if top and name not in KNOWN_RECIPES]
+
+    shutil.copytree(REPO / "recipes", to, ignore=ignore)
+
+
+SPECULATIVE = """
+  speculative:
+    method: dflash
+    draft-subfolder: dflash
+    draft-length: 4
+    golden: mimov2.6flash_dflash
+"""
+
+
+@pytest.mark.parametrize(
+    ("recipe", "runner"),
+    [
+        ("mimov2.6flash-fp4-b200-sglang-agentic.yaml", "b200"),
+        ("mimov2.6flash-fp4-b200-vllm-agentic.yaml", "b200"),
+        ("smollm2-bf16-cpu-vllm-ngram.yaml", "cpu"),
+    ],
+)
+def test_the_plan_is_the_launch(pytester: pytest.Pytester, recipe: str, runner: str) -> None:
+    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    shutil.copytree(REPO / "golden", pytester.path / "golden")
+    root = pytester.path / "recipes"
+    copy_recipes(root)
+    path = root / recipe
+    text = path.read_text()
+    if "speculative:" not in text.split("agentic:", 1)[1]:
+        path.write_text(text.replace("agentic:\n", "agentic:" + SPECULATIVE, 1))
+    result = pytester.runpytest("--collect-only", "-q", "--infx-plan", "--gpu", runner)
+    assert result.ret == 0, result.stdout.str()
+    blocks = plan_blocks(result)
+    points = [p for p in expand_all(load_tree(root)) if p.path == path and p.kind == "agentic"]
+    assert points
+    for point in points:
+        block = blocks[point.id]
+        paths = symbolic_paths(point)
+        plan = serving.plan_for(point, paths, pytester.path / "golden")
+        spec = serving.to_spec(plan, paths, embedded=bool(point.recipe.engine.embedded))
+        assert shlex.split(block["argv"]) == list(spec.argv)
+        shown = dict(pair.split("=", 1) for pair in shlex.split(block.get("env", "")))
+        assert shown == dict(spec.env)
+        if point.recipe.engine.name == "sglang":
+            assert shown["SGLANG_SIMULATE_ACC_TOKEN_MODE"] == "real-draft-token"
+            assert shown["SGLANG_SIMULATE_ACC_LEN"] == "3.35"
+        elif point.recipe.engine.embedded:
+            assert shown["HF_HUB_OFFLINE"] == "1"
+        else:
+            assert '"synthetic_acceptance_length":3.35' in block["argv"]
