@@ -113,18 +113,16 @@ def golden_of(point: Point) -> str | None:
     return None
 
 
-        plan = server_plan(point, golden_root)
-    except PlanError as exc:
-        return [*lines, f"  server: cannot plan: {exc}"]
-    except (LookupError, OSError, ValueError) as exc:
-        return [*lines, f"  server: cannot plan its synthetic acceptance: {exc}"]
+def render(point: Point, root: Path | None = None, golden_root: Path | None = None) -> list[str]:
+    """The point's plan as ``--infx-plan`` prints it; with ``golden_root``, the argv and env
+    hold the synthetic setting the launch adds."""
     where = point.path
     if root is not None and point.path.is_relative_to(root):
         where = point.path.relative_to(root)
     lines = [f"{point.id}  (fingerprint {point.fingerprint}, {where}:{point.line})"]
     try:
         plan = server_plan(point, golden_root)
-    except (PlanError, LookupError, ValueError) as exc:
+    except PlanError as exc:
         return [*lines, f"  server: cannot plan: {exc}"]
     except (LookupError, OSError, ValueError) as exc:
         return [*lines, f"  server: cannot plan its synthetic acceptance: {exc}"]

@@ -42,9 +42,10 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
     that asks for no Slurm workers does not import the launch package at all (lint runs)."""
     asked = config.getoption("infx_slurm", None) or config.getini("infx_slurm")
     if asked and not hasattr(config, "workerinput"):
-        from pytest_infx.launch import slurm
+        from pytest_infx.launch import slurm_controller
+        from pytest_infx.report.progress import Tracker
 
-        slurm.configure_controller(config)
+        slurm_controller.configure_controller(config, Tracker)
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:

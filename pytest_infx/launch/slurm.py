@@ -17,7 +17,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -326,79 +325,6 @@ def cancel(names: Sequence[str], *, wait_s: float = CANCEL_WAIT_S) -> list[Job]:
         except SlurmError:
             return live
     return live
-
-
-class Controller:
-    """Controller-side hooks of a Slurm run: crash reasons and cancelling the run's jobs."""
-
-    def __init__(self, settings: SlurmSettings, names: Sequence[str]) -> None:
-        self.settings = settings
-        self.names = tuple(names)
-        self.replacements: Any = None
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
-        from pytest_infx.launch.slurm_replace import Replacements
-        from pytest_infx.launch.slurm_schedule import ServerGroupScheduling
-
-        sched = ServerGroupScheduling(config, log)
-        dsession = config.pluginmanager.getplugin("dsession")
-        if dsession is not None:
-            self.replacements = Replacements(dsession, sched, self.settings)
-            self.replacements.install()
-        return sched
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_configure_node(self, node: Any) -> None:
-        """Workers parse the command line again and see ``--dist no``; this tells them to
-        group items by server, which xdist's worker then writes into the node ids."""
-        node.workerinput[GROUPS_KEY] = True
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport) -> None:
-        node: Any = getattr(report, "node", None)
-        python = str(getattr(getattr(getattr(node, "gateway", None), "spec", None), "python", ""))
-        name = job_name_of_spec(python)
-        if name is None:
-            return
-        reason = why_ended(name, time_limit=self.settings.time)
-        report.longrepr = (
-            f"{reason} while {crashitem} ran; the job's other items, if any, go to a new job\n"
-            f"{report.longrepr}"
-        )
-
-    def pytest_unconfigure(self) -> None:
-        if self.replacements is not None:
-            self.replacements.stop()
-        left = cancel(self.names)
-        if left:
-            ids = " ".join(str(job.id) for job in left)
-            print(f"infx: Slurm jobs still live after scancel: {ids}", file=sys.stderr)
-
-
-def configure_controller(config: pytest.Config) -> None:
-    """Turn ``--infx-slurm N`` into xdist's `--tx`/`--dist` before xdist reads them."""
-    found = settings_from(config)
-    if found is None or config.getoption("collectonly"):
-        return
-    if not config.pluginmanager.hasplugin("xdist"):
-        raise pytest.UsageError("--infx-slurm needs pytest-xdist; it is disabled (-p no:xdist?)")
-    if config.getoption("numprocesses", None) or config.getoption("tx", None):
-        raise pytest.UsageError("--infx-slurm starts its own workers; drop -n/--tx")
-    if shutil.which("srun") is None:
-        raise pytest.UsageError(
-            "--infx-slurm: srun is not on PATH; run pytest on a Slurm login node"
-        )
-    problem = request_problem(found)
-    if problem is not None:
-        raise pytest.UsageError(problem)
-    tag = uuid.uuid4().hex[:10]
-    config.option.tx = tx_specs(found, tag)
-    config.option.dist = "loadgroup"
-    if config.getoption("maxworkerrestart", None) is None:
-        config.option.maxworkerrestart = str(4 * found.workers)
-    names = [job_name(tag, slot) for slot in range(found.workers)]
-    config.pluginmanager.register(Controller(found, names), "infx-slurm")
 
 
 def configure_worker(config: pytest.Config, environ: Mapping[str, str]) -> Path | None:

@@ -18,9 +18,10 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, Protocol
 
 import pytest
 
@@ -32,6 +33,17 @@ WATCH_S = 1.0
 CHECKED_XDIST = ("3.8.0",)
 """xdist versions whose ``DSession._clone_node`` and ``_active_nodes`` this module was checked
 against (a test pins the installed version to this list)."""
+
+
+class ProgressLine(Protocol):
+    def begin(self, kind: Literal["queued"], name: str) -> None: ...
+
+    def close(self) -> None: ...
+
+
+TrackerFactory = Callable[[Path | None, str], ProgressLine]
+"""Makes the progress line of one pending replacement (the report's ``Tracker``): passed in by
+the plugin, so the launch package does not import the report package."""
 
 
 @dataclass(frozen=True)
@@ -76,10 +88,17 @@ class Pending:
 class Replacements:
     """Starts xdist's replacement workers off the controller's thread."""
 
-    def __init__(self, dsession: Any, sched: ServerGroupScheduling, settings: SlurmSettings):
+    def __init__(
+        self,
+        dsession: Any,
+        sched: ServerGroupScheduling,
+        settings: SlurmSettings,
+        tracker: TrackerFactory,
+    ):
         self.dsession = dsession
         self.sched = sched
         self.settings = settings
+        self.tracker = tracker
         self.config: pytest.Config = sched.config
         self.pending: set[Pending] = set()
         self.stopped = threading.Event()
@@ -121,9 +140,7 @@ class Replacements:
     def _watch(self, pending: Pending) -> None:
         """Shows the job in the progress lines while it waits; cancels it past the wait limit,
         or once the run no longer needs it."""
-        from pytest_infx.report.progress import Tracker
-
-        tracker = Tracker(self.progress, pending.worker)
+        tracker = self.tracker(self.progress, pending.worker)
         shown = ""
         try:
             while not pending.done.wait(WATCH_S):

@@ -106,7 +106,7 @@ def test_agentic_plan_sizes_each_server_for_its_own_points_concurrency(
         tp, conc = (int(n) for n in re.findall(r"\d+", item_id.split("[")[1]))
         argv = shlex.split(block["argv"])
         assert argv[argv.index("--max-running-requests") + 1] == str(2 * conc)
-        assert argv[argv.index("--cuda-graph-max-bs") + 1] == str(2 * conc)
+        assert argv[argv.index("--cuda-graph-max-bs-decode") + 1] == str(2 * conc)
         assert argv[argv.index("--tp-size") + 1] == str(tp)
         client = json.loads(block["client"])
         assert client["concurrency"] == conc

@@ -104,6 +104,8 @@ def test_every_flag_an_adapter_sets_itself_is_owned() -> None:
         synthetic = SyntheticSetting(engine=adapter.name, al=2.0, k=2)
         plan = adapter.plan(point, symbolic_paths(point), synthetic=synthetic)
         given = {canonical(name) for name in point.recipe.engine.args}
+        spec = point.recipe.speedbench.speculative if point.recipe.speedbench else None
+        given |= {canonical(name) for name in (spec.settings if spec else {})}
         for arg in plan.argv[plan.command :]:
             flag = canonical(arg)
             if not arg.startswith("--") or flag in given or flag in recipe_may_set:
