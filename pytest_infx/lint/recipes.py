@@ -309,7 +309,8 @@ def check_thinking(ctx: LintContext) -> list[Finding]:
 
 @rule(
     "recipes-attention-tp",
-    "An engine's attention TP divides the model's KV heads (recorded as model.kv-heads).",
+    "An engine's attention TP divides the model's KV heads or is a multiple of them (recorded as"
+    " model.kv-heads).",
     skip_reason=_no_recipes,
 )
 def check_attention_tp(ctx: LintContext) -> list[Finding]:

@@ -298,6 +298,7 @@ def _attention_tp(report: _Reporter, recipe: Recipe, attention_tp: AttentionTp) 
         )
     sharded = [(tp, attention_tp(recipe, tp), fields) for tp, fields in uses]
     sharded = [(tp, attention, fields) for tp, attention, fields in sharded if attention]
+    sharded = [(tp, attention, fields) for tp, attention, fields in sharded if attention > 1]
     if not sharded:
         return
     engine = recipe.engine.name
@@ -313,14 +314,16 @@ def _attention_tp(report: _Reporter, recipe: Recipe, attention_tp: AttentionTp) 
         return
     for tp, attention, fields in sharded:
         assert attention is not None
-        if heads % attention:
+        # A multiple of the heads also loads: each head is replicated on TP / heads ranks.
+        if heads % attention and attention % heads:
             what = f"attention TP {attention} (TP {tp} / DP {tp // attention})"
             what = what if attention != tp else f"TP {tp}"
             report.add(
                 "attention-tp",
                 fields,
-                f"{engine} {what} does not divide the model's {heads} KV heads",
-                f"use an attention TP in {_divisors(heads)}, or an engine that replicates KV heads",
+                f"{engine} {what} neither divides the model's {heads} KV heads nor is a multiple"
+                " of them",
+                f"use an attention TP in {_divisors(heads)} or a multiple of {heads}",
             )
 
 

@@ -156,12 +156,28 @@ def test_thinking_set_by_an_override_is_located_there(rules_repo: MakeRulesRepo)
 
 
 def test_attention_tp_must_divide_kv_heads_on_sglang(rules_repo: MakeRulesRepo) -> None:
-    bad = SGLANG_AGENTIC.replace("    - tp: 2\n", "    - tp: 8\n")
+    bad = SGLANG_AGENTIC.replace("    - tp: 2\n", "    - tp: 6\n")
     assert rendered(rules_repo, "recipes-attention-tp", {SGLANG: bad}) == [
-        f"{SGLANG}:{line_of(bad, 'tp: 8')}: agentic.points[1].tp: sglang TP 8 does not divide"
-        " the model's 4 KV heads; use an attention TP in 1, 2, 4, or an engine that replicates"
-        " KV heads"
+        f"{SGLANG}:{line_of(bad, 'tp: 6')}: agentic.points[1].tp: sglang TP 6 neither divides"
+        " the model's 4 KV heads nor is a multiple of them; use an attention TP in 1, 2, 4 or a"
+        " multiple of 4"
     ]
+
+
+def test_attention_tp_may_replicate_the_kv_heads(rules_repo: MakeRulesRepo) -> None:
+    """SGLang loads a model at a TP that is a multiple of its KV heads (QKVParallelLinear keeps
+    TP / heads replicas of each head): InferenceX serves Qwen3.5's 2 KV heads at TP 4 and 8."""
+    wide = SGLANG_AGENTIC.replace("    - tp: 2\n", "    - tp: 8\n")
+    assert rendered(rules_repo, "recipes-attention-tp", {SGLANG: wide}) == []
+
+
+def test_attention_tp_of_one_needs_no_kv_heads(rules_repo: MakeRulesRepo) -> None:
+    base = AGENTIC_BASE.replace("  kv-heads: 4\n", "")
+    dp = SGLANG_AGENTIC.replace(
+        "    mem-fraction-static: 0.85\n",
+        "    mem-fraction-static: 0.85\n    enable-dp-attention: true\n    dp: 4\n",
+    ).replace("    - tp: 2\n      concurrency: [1, 4]\n", "")
+    assert rendered(rules_repo, "recipes-attention-tp", {BASE: base, SGLANG: dp}) == []
 
 
 def test_attention_tp_needs_the_kv_heads(rules_repo: MakeRulesRepo) -> None:
@@ -175,13 +191,13 @@ def test_attention_tp_needs_the_kv_heads(rules_repo: MakeRulesRepo) -> None:
 
 
 def test_attention_tp_with_dp_attention_and_on_vllm(rules_repo: MakeRulesRepo) -> None:
-    dp = SGLANG_AGENTIC.replace("    - tp: 2\n", "    - tp: 8\n").replace(
+    dp = SGLANG_AGENTIC.replace("    - tp: 2\n", "    - tp: 6\n").replace(
         "    mem-fraction-static: 0.85\n",
-        "    mem-fraction-static: 0.85\n    enable-dp-attention: true\n    dp: 2\n",
+        "    mem-fraction-static: 0.85\n    enable-dp-attention: true\n    dp: 3\n",
     )
     assert rendered(rules_repo, "recipes-attention-tp", {SGLANG: dp}) == []
-    newer = SGLANG_AGENTIC.replace("    - tp: 2\n", "    - tp: 8\n").replace(
-        "    mem-fraction-static: 0.85\n", "    mem-fraction-static: 0.85\n    attn-dp-size: 2\n"
+    newer = SGLANG_AGENTIC.replace("    - tp: 2\n", "    - tp: 6\n").replace(
+        "    mem-fraction-static: 0.85\n", "    mem-fraction-static: 0.85\n    attn-dp-size: 3\n"
     )
     assert rendered(rules_repo, "recipes-attention-tp", {SGLANG: newer})
     assert (
