@@ -127,6 +127,8 @@ def render(point: Point, root: Path | None = None, golden_root: Path | None = No
     except (LookupError, OSError, ValueError) as exc:
         return [*lines, f"  server: cannot plan its synthetic acceptance: {exc}"]
     runtime = f"image {plan.image}" if plan.image else "local process"
+    if plan.image_unpinned:
+        runtime += f" by its tag: {plan.image_unpinned}"
     lines.append(
         f"  server {plan.key} ({plan.engine}, {runtime}, {plan.gpus} GPU(s), "
         f"port {plan.preferred_port} preferred)"

@@ -77,7 +77,9 @@ def to_spec(
         if paths.draft and not paths.draft.startswith(paths.target):
             mounts.add(posixpath.dirname(paths.draft.rstrip("/")))
         runtime: DockerRuntime | LocalRuntime = DockerRuntime(
-            plan.image, mounts=tuple((m, m) for m in sorted(mounts))
+            plan.image,
+            mounts=tuple((m, m) for m in sorted(mounts)),
+            unpinned=plan.image_unpinned,
         )
     else:
         runtime = LocalRuntime()

@@ -88,6 +88,8 @@ class ServerPlan:
     command: int = 0
     """How many leading argv items are the command (``vllm serve``); the engine's own
     argument parser reads the rest."""
+    image_unpinned: str | None = None
+    """The recipe's reason for running ``image`` by its tag (``engine.image-unpinned``)."""
 
     def with_key(self) -> ServerPlan:
         material = json.dumps(
@@ -294,6 +296,7 @@ def make_plan(
         health_path="/health",
         gpus=0 if recipe.runner == "cpu" else point.tp,
         image=recipe.engine.image,
+        image_unpinned=recipe.engine.image_unpinned,
         ready_timeout_s=recipe.engine.ready_timeout,
         served_model=recipe.model.served_name,
         label=f"{point.recipe_key}-{suffix}",

@@ -28,9 +28,11 @@ class DockerRuntime:
     image: str
     mounts: tuple[tuple[str, str], ...] = ()
     extra_args: tuple[str, ...] = ()
+    unpinned: str | None = None
+    """Why the image runs by its tag (the recipe's ``engine.image-unpinned``)."""
 
     def __post_init__(self) -> None:
-        if not pinned(self.image):
+        if not pinned(self.image) and not self.unpinned:
             raise SpecError(
                 f"docker image {self.image!r} is not pinned by digest: write it as "
                 "'<name>:<tag>@sha256:<64 hex digits>' so every run serves the same engine"

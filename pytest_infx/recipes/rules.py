@@ -271,11 +271,14 @@ def _image(report: _Reporter, recipe: Recipe) -> None:
     image = recipe.engine.image
     if recipe.runner == CPU_RUNNER or image is None or pinned(image):
         return
+    if recipe.engine.image_unpinned is not None:
+        return
     report.add(
         "image-digest",
         ("engine", "image"),
         f"image {image!r} of a {recipe.runner} recipe is not pinned by digest",
-        "append @sha256:<digest> (a tag can move to a different build under the same name)",
+        "append @sha256:<digest> (a tag can move to a different build under the same name), or,"
+        " where no digest was ever published, say why in engine.image-unpinned",
     )
 
 

