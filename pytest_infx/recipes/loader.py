@@ -24,6 +24,7 @@ from pytest_infx.recipes.layout import is_recipe
 from pytest_infx.recipes.owned import owner
 from pytest_infx.recipes.schema import POINT_FIELDS, Recipe
 from pytest_infx.recipes.source import LinedDict, LinedList, load_yaml
+from pytest_infx.store import content_digest
 
 
 @dataclass(frozen=True)
@@ -467,17 +468,21 @@ Stamp = tuple[tuple[str, int, int], ...]
 
 
 def _stamp(paths: Iterable[str | Path]) -> Stamp | None:
-    try:
-        return tuple((str(p), (st := os.stat(p)).st_size, st.st_mtime_ns) for p in paths)
-    except OSError:
-        return None
+    """Per file its path, size and content digest; ``None`` when one cannot be read."""
+    out = []
+    for p in paths:
+        content = content_digest(p)
+        if content is None:
+            return None
+        out.append((str(p), os.stat(p).st_size, content))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
 class Tree:
     """The recipes of a folder, and the errors of each file that failed to load.
 
-    ``stamps`` holds, per loaded file, the size and modification time of the file and of every
+    ``stamps`` holds, per loaded file, the size and content digest of the file and of every
     base it extends, so that a later read can reuse each source whose files are unchanged.
     """
 
@@ -486,7 +491,7 @@ class Tree:
     stamps: dict[Path, Stamp] = field(default_factory=dict, compare=False, repr=False)
 
     def unchanged(self) -> dict[Path, tuple[RecipeSource, Stamp]]:
-        """The sources whose file and bases all still have the size and time they were read
+        """The sources whose file and bases all still have the size and content they were read
         with, by path."""
         found: dict[Path, tuple[RecipeSource, Stamp]] = {}
         for source in self.sources:
