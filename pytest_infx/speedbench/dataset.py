@@ -136,6 +136,8 @@ def _parse_row(file: Path, lineno: int, line: str) -> Prompt:
         obj: Any = json.loads(line)
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{where}: invalid JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise DatasetError(f"{where}: the JSON nests too deep to read") from None
     if not isinstance(obj, dict):
         raise DatasetError(f"{where}: expected a JSON object, got {type(obj).__name__}")
 

@@ -139,3 +139,9 @@ def test_a_file_that_is_not_utf8_names_line_and_column(tmp_path: Path) -> None:
     path.write_bytes(json.dumps(row("a")).encode() + b"\n" + b'{"question_id": "b\xff"}\n')
     with pytest.raises(DatasetError, match=rf"^{path}:2:19: not valid UTF-8 \(byte 0xff\)"):
         load_dataset(path, category="coding")
+
+
+def test_a_deeply_nested_row_is_an_error_at_its_line(tmp_path: Path) -> None:
+    path = write(tmp_path, [row("a"), "[" * 100_000 + "]" * 100_000])
+    with pytest.raises(DatasetError, match=rf"{path.name}:2: the JSON nests too deep"):
+        load_dataset(path, category="coding")
