@@ -9,8 +9,11 @@ import pytest
 
 from .helpers import speedbench, write
 
-LAUGHS = "key: laughs\na0: &a0 [" + ", ".join(["lol"] * 10) + "]\n" + "".join(
-    f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]\n" for i in range(1, 9)
+LAUGHS = (
+    "key: laughs\na0: &a0 ["
+    + ", ".join(["lol"] * 10)
+    + "]\n"
+    + "".join(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]\n" for i in range(1, 9))
 )
 DEEP = "key: deep\nx: " + "{a: " * 990 + "1" + "}" * 990 + "\n"
 
