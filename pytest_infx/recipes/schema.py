@@ -15,7 +15,17 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 ThinkingMode = Literal["thinking_on", "thinking_off"]
 EngineName = Literal["vllm", "sglang", "trtllm", "atom"]
 EMBEDDED_PREFIX = "embedded:"
-PositiveInt = Annotated[int, Field(ge=1)]
+MAX_TOLERANCE = 1.0
+"""An AL tolerance of a whole accepted token per step passes any curve a working server gives:
+the gate would be off."""
+MAX_TP = 1024
+MAX_CONCURRENCY = 1_000_000
+MAX_DRAFT_LENGTH = 256
+Concurrency = Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]
+DraftLength = Annotated[int, Field(ge=1, le=MAX_DRAFT_LENGTH)]
+MAX_ADMISSION_FACTOR = 1000.0
+"""Admission limit = factor x the largest concurrency; past this it is no limit at all, and a
+factor such as 1e308 overflows when the limit is computed."""
 
 
 def _kebab(name: str) -> str:
@@ -24,7 +34,12 @@ def _kebab(name: str) -> str:
 
 class Strict(BaseModel):
     model_config = ConfigDict(
-        extra="forbid", strict=True, frozen=True, alias_generator=_kebab, populate_by_name=True
+        extra="forbid",
+        strict=True,
+        frozen=True,
+        alias_generator=_kebab,
+        populate_by_name=True,
+        allow_inf_nan=False,
     )
 
 
@@ -94,31 +109,31 @@ class DatasetRef(Strict):
 
 class Speedbench(Strict):
     speculative: Speculative
-    draft_lengths: list[PositiveInt] = Field(min_length=1)
+    draft_lengths: list[DraftLength] = Field(min_length=1)
     thinking_modes: dict[ThinkingMode, dict[str, JsonValue]] = Field(min_length=1)
     sampling: Sampling = Field(default_factory=Sampling)
-    concurrency: int = Field(ge=1)
+    concurrency: int = Field(ge=1, le=MAX_CONCURRENCY)
     dataset: DatasetRef
     output_len: int = Field(ge=1)
     golden: str
-    tolerance: float | None = Field(default=None, ge=0)
+    tolerance: float | None = Field(default=None, ge=0, le=MAX_TOLERANCE)
     request_timeout: float = Field(default=3600.0, gt=0)
 
 
 class AgenticPoints(Strict):
-    tp: int = Field(ge=1)
-    concurrency: list[PositiveInt] = Field(min_length=1)
+    tp: int = Field(ge=1, le=MAX_TP)
+    concurrency: list[Concurrency] = Field(min_length=1)
 
 
 class AgenticSpeculative(Speculative):
-    draft_length: int = Field(ge=1)
+    draft_length: int = Field(ge=1, le=MAX_DRAFT_LENGTH)
     golden: str
     thinking: ThinkingMode = "thinking_on"
 
 
 class Agentic(Strict):
     points: list[AgenticPoints] = Field(min_length=1)
-    admission_factor: float = Field(default=2.0, gt=0)
+    admission_factor: float = Field(default=2.0, gt=0, le=MAX_ADMISSION_FACTOR)
     speculative: AgenticSpeculative | None = None
     duration: int = Field(default=1800, ge=1)
     trajectory_start_ratio: list[float] | None = Field(default=None, min_length=2, max_length=2)
@@ -136,7 +151,7 @@ class Recipe(Strict):
     model: ModelInfo
     runner: str
     engine: Engine
-    tp: int = Field(default=1, ge=1)
+    tp: int = Field(default=1, ge=1, le=MAX_TP)
     speedbench: Speedbench | None = None
     agentic: Agentic | None = None
 

@@ -514,3 +514,22 @@ def test_an_engine_arg_with_leading_dashes_is_rejected_at_load(tmp_path: Path) -
     error = only_error(path, "engine.args.--max-model-len")
     assert error.problem == "flag names are written without leading dashes"
     assert error.hint == "write 'max-model-len:'"
+
+
+@pytest.mark.parametrize(
+    ("dotted", "value", "field"),
+    [
+        ("tp", 10**23, "tp"),
+        ("speedbench.concurrency", 10**400, "speedbench.concurrency"),
+        ("speedbench.draft-lengths", [1, 10**9], "speedbench.draft-lengths[1]"),
+        ("speedbench.sampling.temperature", float("inf"), "speedbench.sampling.temperature"),
+        ("speedbench.tolerance", 5.0, "speedbench.tolerance"),
+    ],
+)
+def test_a_number_past_any_meaning_is_an_error_at_its_field(
+    tmp_path: Path, dotted: str, value: object, field: str
+) -> None:
+    path = write(tmp_path / "a.yaml", changed(speedbench("a-b300"), dotted, value))
+    with pytest.raises(RecipeErrors) as info:
+        load_file(path)
+    assert [e.field for e in info.value.errors] == [field]
