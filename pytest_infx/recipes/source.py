@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from pytest_infx.recipes.errors import Location, RecipeError
-from pytest_infx.textio import NotUtf8Error, decode_utf8
+from pytest_infx.textio import NotUtf8Error, decode_utf8, read_input
 from pytest_infx.yamlkeys import repeated_key
 
 _Loader: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -159,7 +159,7 @@ def read_text(path: Path) -> str:
     """The text of a recipe or base file, or a RecipeError naming the file (and the line and
     column of a byte that is not UTF-8)."""
     try:
-        data = path.read_bytes()
+        data = read_input(path)
     except OSError as exc:
         raise RecipeError(Location(path, 1), None, f"cannot read file: {exc.strerror}") from None
     try:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_infx.textio import NotUtf8Error, decode_utf8
+from pytest_infx.textio import NotUtf8Error, decode_utf8, read_input
 
 PLACEHOLDER = "FULL BENCHMARK DATA SHOULD BE FETCHED FROM THE SOURCE USING SPECDEC_BENCH"
 PREPARE_HINT = (
@@ -78,7 +78,7 @@ def load_dataset(
     """
     file = Path(path)
     try:
-        raw = file.read_bytes()
+        raw = read_input(file)
     except FileNotFoundError:
         raise DatasetError(f"{file}: dataset file not found; {PREPARE_HINT}") from None
     except OSError as exc:
