@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, model_validator
+
+from pytest_infx.golden.curve import CURVE_NAME_RE
 
 ThinkingMode = Literal["thinking_on", "thinking_off"]
 EngineName = Literal["vllm", "sglang", "trtllm", "atom"]
@@ -26,6 +28,20 @@ DraftLength = Annotated[int, Field(ge=1, le=MAX_DRAFT_LENGTH)]
 MAX_ADMISSION_FACTOR = 1000.0
 """Admission limit = factor x the largest concurrency; past this it is no limit at all, and a
 factor such as 1e308 overflows when the limit is computed."""
+
+
+def _curve_name(name: str) -> str:
+    """A golden name is a file stem under ``golden/``: ``../x`` or an empty name would only fail
+    after the servers ran, when the measured curve is compared or written."""
+    if not CURVE_NAME_RE.fullmatch(name):
+        raise ValueError(
+            f"golden curve name {name!r} must match {CURVE_NAME_RE.pattern} (the stem of"
+            " golden/<name>.yaml)"
+        )
+    return name
+
+
+CurveName = Annotated[str, AfterValidator(_curve_name)]
 
 
 def _kebab(name: str) -> str:
@@ -115,7 +131,7 @@ class Speedbench(Strict):
     concurrency: int = Field(ge=1, le=MAX_CONCURRENCY)
     dataset: DatasetRef
     output_len: int = Field(ge=1)
-    golden: str
+    golden: CurveName
     tolerance: float | None = Field(default=None, ge=0, le=MAX_TOLERANCE)
     request_timeout: float = Field(default=3600.0, gt=0)
 
@@ -127,7 +143,7 @@ class AgenticPoints(Strict):
 
 class AgenticSpeculative(Speculative):
     draft_length: int = Field(ge=1, le=MAX_DRAFT_LENGTH)
-    golden: str
+    golden: CurveName
     thinking: ThinkingMode = "thinking_on"
 
 

@@ -533,3 +533,26 @@ def test_a_number_past_any_meaning_is_an_error_at_its_field(
     with pytest.raises(RecipeErrors) as info:
         load_file(path)
     assert [e.field for e in info.value.errors] == [field]
+
+
+@pytest.mark.parametrize("name", ["../../outside_curve", "", "Mimo_DFlash", "a/b", " x"])
+def test_a_golden_name_outside_the_curve_name_rule_is_an_error_at_load(
+    tmp_path: Path, name: str
+) -> None:
+    recipe = changed(speedbench("a-b300"), "speedbench.golden", name)
+    path = write(tmp_path / "a.yaml", recipe)
+    with pytest.raises(RecipeErrors) as info:
+        load_file(path)
+    (error,) = info.value.errors
+    assert error.field == "speedbench.golden"
+    assert error.location == Location(path, line_of(dump(recipe), "golden:"))
+    assert f"golden curve name {name!r} must match [a-z0-9_.-]+" in error.problem
+
+
+def test_an_agentic_golden_name_is_checked_too(tmp_path: Path) -> None:
+    recipe = agentic("a-b200")
+    recipe["agentic"]["speculative"] = {"method": "mtp", "draft-length": 3, "golden": "../x"}
+    path = write(tmp_path / "a.yaml", recipe)
+    with pytest.raises(RecipeErrors) as info:
+        load_file(path)
+    assert [e.field for e in info.value.errors] == ["agentic.speculative.golden"]
