@@ -59,6 +59,7 @@ def pytest_load_initial_conftests(
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    options.check_ini_booleans(config)
     config.stash.setdefault(NOTES, []).extend(markers.register(config))
     config.stash[REASONS] = []
     config.stash[GC_PAUSE] = gcpause.Pause()

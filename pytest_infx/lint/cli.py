@@ -11,10 +11,11 @@ from pytest_infx.lint.context import DEFAULT_BASE_REF, build_context, default_ba
 from pytest_infx.lint.findings import all_rules
 from pytest_infx.lint.masters import master_changes, master_keys
 from pytest_infx.lint.scope import PullRequest, pull_request_from_env
+from pytest_infx.usage import existing_folder
 
 
 def run(args: argparse.Namespace) -> int:
-    root = Path(args.root).resolve()
+    root = existing_folder("--root", Path(args.root).resolve(), "give the repository root")
     out: TextIO = sys.stdout
     base = args.base if args.base is not None else default_base_ref(root)
     if args.base is not None and not ref_exists(root, args.base):

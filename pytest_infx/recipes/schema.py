@@ -8,6 +8,7 @@ starts, instead of silently measuring the wrong configuration. Field names are k
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, model_validator
@@ -42,6 +43,18 @@ def _curve_name(name: str) -> str:
 
 
 CurveName = Annotated[str, AfterValidator(_curve_name)]
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _env_name(name: str) -> str:
+    """A key that is no variable name (``A=B``, ``PATH ``) would be dropped or split by the
+    process that receives the environment."""
+    if not _ENV_NAME.fullmatch(name):
+        raise ValueError(f"environment variable name {name!r} must match {_ENV_NAME.pattern}")
+    return name
+
+
+EnvName = Annotated[str, AfterValidator(_env_name)]
 
 
 def _kebab(name: str) -> str:
@@ -82,7 +95,7 @@ class Engine(Strict):
     port: int = Field(default=8888, ge=1, le=65535)
     ready_timeout: float = Field(default=3600.0, gt=0)
     args: dict[str, JsonValue] = Field(default_factory=dict)
-    env: dict[str, str] = Field(default_factory=dict)
+    env: dict[EnvName, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _one_runtime(self) -> Engine:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import time
 from pathlib import Path
 
@@ -75,3 +76,81 @@ def test_under_xdist_a_recipe_error_is_reported_while_the_others_run(
         ["*bad.yaml:*: agentic.admission-factor: *", "ERROR recipes/bad.yaml*"]
     )
     assert "ERROR recipes/good.yaml" not in result.stdout.str()
+
+
+@pytest.mark.parametrize(
+    ("args", "ini", "shown"),
+    [
+        (("--infx-results", "afile"), "", "--infx-results */afile: is a file, not a folder; *"),
+        (
+            ("--infx-results", "afile/sub"),
+            "",
+            "--infx-results */afile/sub: cannot be created: */afile is a file; *",
+        ),
+        (("--infx-gpu-count", "-1"), "", "--infx-gpu-count -1: give 0 or more GPUs *"),
+        (("--infx-recipes", "nope"), "", "--infx-recipes */nope: does not exist; *"),
+        (("--infx-dataset-dir", "nope"), "", "--infx-dataset-dir */nope: does not exist; *"),
+        (("--infx-progress-interval", "0.001"), "", "--infx-progress-interval 0.001: *at least*"),
+        ((), "infx_resume = perhaps", "ini infx_resume = 'perhaps': give true or false*"),
+        ((), "infx_lint = maybe", "ini infx_lint = 'maybe': give true or false*"),
+        ((), "infx_recipes = nowhere", "ini infx_recipes */nowhere: does not exist; *"),
+    ],
+)
+def test_a_value_that_cannot_be_used_is_one_usage_line_before_anything_starts(
+    recipes: Path, pytester: pytest.Pytester, args: tuple[str, ...], ini: str, shown: str
+) -> None:
+    write(recipes / "good.yaml", speedbench("good-b300", draft_lengths=(1,)))
+    (pytester.path / "afile").write_text("")
+    pytester.makeini(f"[pytest]\naddopts = -p no:cacheprovider\n{ini}\n")
+    result = pytester.runpytest_subprocess("--collect-only", "-q", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.errlines if line.startswith("ERROR: ")]
+    assert len(errors) == 1, result.errlines
+    result.stderr.fnmatch_lines([f"ERROR: {shown}"])
+    assert "Traceback" not in result.stderr.str() + result.stdout.str()
+    assert "INTERNALERROR" not in result.stderr.str() + result.stdout.str()
+
+
+def test_an_unusable_cache_folder_is_a_usage_error_of_the_run(
+    recipes: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(recipes / "good.yaml", speedbench("good-b300", draft_lengths=(1,)))
+    (pytester.path / "afile").write_text("")
+    monkeypatch.setenv("INFX_CACHE_DIR", str(pytester.path / "afile"))
+    result = pytester.runpytest_subprocess("-q", "--gpu", "b300")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: INFX_CACHE_DIR */afile: is a file, not a folder; *"])
+
+
+@pytest.mark.parametrize(
+    ("argv", "shown"),
+    [
+        (["changed", "--recipes", "{tmp}/nonexistent"], "infx changed: error: --recipes *"),
+        (["recipes", "--recipes", "{tmp}/nonexistent"], "infx recipes: error: --recipes *"),
+        (["lint", "--root", "{tmp}/nonexistent"], "infx lint: error: --root *"),
+        (
+            ["engine", "install", "aiperf", "--cache-dir", "{tmp}/afile/x"],
+            "infx engine: error: --cache-dir */afile/x: cannot be created: */afile is a file; *",
+        ),
+    ],
+)
+def test_infx_names_a_path_that_cannot_be_used_with_the_usage_status(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], shown: str
+) -> None:
+    from pytest_infx.cli import main
+
+    (tmp_path / "afile").write_text("")
+    assert main([a.replace("{tmp}", str(tmp_path)) for a in argv]) == 4
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and fnmatch.fnmatch(err[0], shown), err
+
+
+def test_infx_engine_install_names_an_unusable_cache_variable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_infx.cli import main
+
+    (tmp_path / "afile").write_text("")
+    monkeypatch.setenv("INFX_CACHE_DIR", str(tmp_path / "afile"))
+    assert main(["engine", "install", "aiperf"]) == 4
+    assert capsys.readouterr().err.startswith(f"infx engine: error: INFX_CACHE_DIR {tmp_path}/")

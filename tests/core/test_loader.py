@@ -556,3 +556,17 @@ def test_an_agentic_golden_name_is_checked_too(tmp_path: Path) -> None:
     with pytest.raises(RecipeErrors) as info:
         load_file(path)
     assert [e.field for e in info.value.errors] == ["agentic.speculative.golden"]
+
+
+@pytest.mark.parametrize("name", ["A=B", "PATH ", "1ST", "", "with-dash"])
+def test_an_engine_env_key_that_is_no_variable_name_is_an_error_at_its_line(
+    tmp_path: Path, name: str
+) -> None:
+    recipe = speedbench("a-b300")
+    recipe["engine"]["env"] = {"OK_1": "1", name: "x"}
+    path = write(tmp_path / "a.yaml", recipe)
+    with pytest.raises(RecipeErrors) as info:
+        load_file(path)
+    (error,) = info.value.errors
+    assert error.field is not None and error.field.startswith("engine.env.")
+    assert f"environment variable name {name!r} must match" in error.problem
