@@ -23,7 +23,7 @@ from pytest_infx.recipes.errors import Location, RecipeError, RecipeErrors
 from pytest_infx.recipes.layout import is_recipe
 from pytest_infx.recipes.owned import owner
 from pytest_infx.recipes.schema import POINT_FIELDS, Recipe
-from pytest_infx.recipes.source import LinedDict, LinedList, load_yaml
+from pytest_infx.recipes.source import LinedDict, LinedList, load_yaml, read_text
 from pytest_infx.store import content_digest
 
 
@@ -545,7 +545,50 @@ def read_tree(root: Path, previous: Tree | None = None) -> Tree:
         else:
             seen[source.recipe.key] = source
             kept.append(source)
-    return Tree(tuple(kept), {path: tuple(errs) for path, errs in errors.items()}, stamps)
+    return Tree(tuple(kept), _once_per_base(errors), stamps)
+
+
+def _extends_location(path: Path) -> Location:
+    """The ``extends:`` line of a recipe file (read again only when a base has errors)."""
+    try:
+        lines = read_text(path).splitlines()
+    except RecipeError:
+        return Location(path, 1)
+    line = next((n for n, text in enumerate(lines, 1) if text.startswith("extends:")), 1)
+    return Location(path, line)
+
+
+def _once_per_base(errors: dict[Path, list[RecipeError]]) -> dict[Path, tuple[RecipeError, ...]]:
+    """Each error written in a base file, reported with the first recipe that extends it; the
+    other recipes name that recipe instead of repeating it (a broken base extended by twelve
+    recipes is one error, not twelve)."""
+    first: dict[str, Path] = {}
+    out: dict[Path, tuple[RecipeError, ...]] = {}
+    for path, errs in errors.items():
+        kept: list[RecipeError] = []
+        bases: dict[Path, Path] = {}
+        for error in errs:
+            where = error.location.path if error.location is not None else path
+            if where == path or error.problem.startswith("missing required field"):
+                kept.append(error)
+                continue
+            reported = first.setdefault(str(error), path)
+            if reported == path:
+                kept.append(error)
+            else:
+                bases.setdefault(where, reported)
+        for base, reported in bases.items():
+            shown = os.path.relpath(base, path.parent)
+            kept.append(
+                RecipeError(
+                    _extends_location(path),
+                    "extends",
+                    f"base file {shown} has errors, reported once with {reported}",
+                    "fix the base file; this recipe loads once it does",
+                )
+            )
+        out[path] = tuple(kept)
+    return out
 
 
 def load_tree(root: Path) -> list[RecipeSource]:

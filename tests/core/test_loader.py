@@ -570,3 +570,25 @@ def test_an_engine_env_key_that_is_no_variable_name_is_an_error_at_its_line(
     (error,) = info.value.errors
     assert error.field is not None and error.field.startswith("engine.env.")
     assert f"environment variable name {name!r} must match" in error.problem
+
+
+def test_an_error_in_a_base_is_reported_once_and_the_other_recipes_name_that_recipe(
+    tmp_path: Path,
+) -> None:
+    text = dump({"model": {**speedbench("x")["model"], "bogus": 1}})
+    base = write(tmp_path / "_base" / "b.yaml", text)
+    for n in range(3):
+        body = {k: v for k, v in speedbench(f"r{n}").items() if k != "model"}
+        write(tmp_path / f"r{n}.yaml", dump({"extends": "_base/b.yaml", **body}))
+    tree = read_tree(tmp_path)
+    errors = [e for errs in tree.errors.values() for e in errs]
+    assert [str(e.location) for e in errors if e.field == "model.bogus"] == [
+        f"{base}:{line_of(text, 'bogus')}"
+    ]
+    assert [(str(e.location), e.problem) for e in errors if e.field == "extends"] == [
+        (
+            f"{tmp_path / name}:1",
+            f"base file _base/b.yaml has errors, reported once with {tmp_path / 'r0.yaml'}",
+        )
+        for name in ("r1.yaml", "r2.yaml")
+    ]
