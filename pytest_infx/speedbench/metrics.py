@@ -81,6 +81,7 @@ class Snapshot(Mapping[SeriesKey, float]):
 
 def parse_prometheus(text: str) -> Snapshot:
     series: dict[SeriesKey, float] = {}
+    first_line: dict[SeriesKey, int] = {}
     types: dict[str, str] = {}
     for lineno, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
@@ -94,8 +95,27 @@ def parse_prometheus(text: str) -> Snapshot:
         name, labels, value = _Sample(line, lineno).parse()
         if name.endswith("_created"):
             continue
-        series[(name, labels)] = value
+        key = (name, labels)
+        if key in series:
+            raise MetricsParseError(
+                f"metrics line {lineno}: series {_shown(key)} repeats line {first_line[key]}; "
+                "a scrape gives each series once"
+            )
+        family = name.removesuffix("_total")
+        if not math.isfinite(value) and types.get(family, types.get(name)) == "counter":
+            raise MetricsParseError(
+                f"metrics line {lineno}: counter {_shown(key)} has the value {value}; "
+                "a counter is a finite count"
+            )
+        series[key] = value
+        first_line[key] = lineno
     return Snapshot(series=series, types=types)
+
+
+def _shown(key: SeriesKey) -> str:
+    name, labels = key
+    inner = ",".join(f'{k}="{v}"' for k, v in sorted(labels))
+    return f"{name}{{{inner}}}" if inner else name
 
 
 class _Sample:
@@ -226,6 +246,8 @@ class _Sample:
         tok = self.token()
         if not tok:
             raise self.fail("missing sample value")
+        if "_" in tok:
+            raise self.fail(f"bad sample value {tok!r}")
         try:
             return float(tok)
         except ValueError:
