@@ -173,7 +173,7 @@ class ReusedCell:
         results.write_matrix(self.run_ctx.settings.results, self.point, header)
         attach(self.request.node, self.point, record)
         if drift is not None:
-            raise drift
+            raise pytest.fail.Exception(str(drift), pytrace=False) from None
 
 
 @dataclass
