@@ -52,8 +52,17 @@ def recipe_files(root: Path) -> list[Path]:
     """Recipe files under ``root``, sorted, so every xdist worker sees the same order."""
     if root.is_file():
         return [root]
-    files = [p for p in root.rglob("*") if is_recipe(p.relative_to(root)) and p.is_file()]
+    files = [
+        p
+        for p in root.rglob("*")
+        if is_recipe(p.relative_to(root)) and (p.is_file() or _dangling(p))
+    ]
     return sorted(files)
+
+
+def _dangling(path: Path) -> bool:
+    """A symbolic link to nothing: listed, so that it is an error and not a silent skip."""
+    return path.is_symlink() and not path.exists()
 
 
 def deep_merge(base: LinedDict, over: LinedDict) -> LinedDict:
@@ -512,6 +521,7 @@ def read_tree(root: Path, previous: Tree | None = None) -> Tree:
     stamps: dict[Path, Stamp] = {}
     bases: Bases = {}
     reusable = previous.unchanged() if previous is not None else {}
+    inside = root.resolve() if root.is_dir() else root.resolve().parent
     for path in recipe_files(root):
         reused = reusable.get(path)
         if reused is not None:
@@ -524,6 +534,19 @@ def read_tree(root: Path, previous: Tree | None = None) -> Tree:
             sources.append(load_file(path, bases=bases, chain=chain))
         except (RecipeError, RecipeErrors) as exc:
             errors.setdefault(path, []).extend(_flatten([exc]))
+            continue
+        outside = next((p for p in chain if not p.is_relative_to(inside)), None)
+        if outside is not None:
+            sources.pop()
+            errors.setdefault(path, []).append(
+                RecipeError(
+                    _extends_location(path),
+                    "extends",
+                    f"base file {outside} is outside the recipe folder {root}",
+                    "keep base files under the recipe folder (e.g. _base/), so that the folder"
+                    " holds every file its recipes are made of",
+                )
+            )
             continue
         stamp = _stamp([path, *chain])
         if stamp is not None and before is not None and stamp[0] == before[0]:

@@ -57,6 +57,18 @@ def _env_name(name: str) -> str:
 EnvName = Annotated[str, AfterValidator(_env_name)]
 
 
+def _runner(name: str) -> str:
+    from pytest_infx.hardware import unknown_runner
+
+    problem = unknown_runner(name)
+    if problem is not None:
+        raise ValueError(problem)
+    return name
+
+
+Runner = Annotated[str, AfterValidator(_runner)]
+
+
 def _kebab(name: str) -> str:
     return name.replace("_", "-")
 
@@ -178,7 +190,7 @@ class Recipe(Strict):
 
     key: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
     model: ModelInfo
-    runner: str
+    runner: Runner
     engine: Engine
     tp: int = Field(default=1, ge=1, le=MAX_TP)
     speedbench: Speedbench | None = None

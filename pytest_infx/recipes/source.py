@@ -7,6 +7,7 @@ file and line the author must edit. Duplicate keys, which PyYAML silently accept
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -158,6 +159,13 @@ def _convert(
 def read_text(path: Path) -> str:
     """The text of a recipe or base file, or a RecipeError naming the file (and the line and
     column of a byte that is not UTF-8)."""
+    if path.is_symlink() and not path.exists():
+        raise RecipeError(
+            Location(path, 1),
+            None,
+            f"a symbolic link to {os.readlink(path)}, which does not exist",
+            "point the link at a recipe file or remove it",
+        )
     try:
         data = read_input(path)
     except OSError as exc:

@@ -154,3 +154,46 @@ def test_infx_engine_install_names_an_unusable_cache_variable(
     monkeypatch.setenv("INFX_CACHE_DIR", str(tmp_path / "afile"))
     assert main(["engine", "install", "aiperf"]) == 4
     assert capsys.readouterr().err.startswith(f"infx engine: error: INFX_CACHE_DIR {tmp_path}/")
+
+
+def test_a_dangling_symlink_in_the_recipe_folder_is_an_error_naming_its_target(
+    recipes: Path, pytester: pytest.Pytester
+) -> None:
+    write(recipes / "good.yaml", speedbench("good-b300", draft_lengths=(1,)))
+    (recipes / "gone.yaml").symlink_to(pytester.path / "nowhere.yaml")
+    result = pytester.runpytest("--collect-only", "-q", "--gpu", "b300")
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR collecting recipes/gone.yaml*",
+            f"{recipes / 'gone.yaml'}:1: a symbolic link to *nowhere.yaml, which does not exist",
+        ]
+    )
+    assert len(_good_items(result)) == 2
+
+
+def test_an_extends_that_leaves_the_recipe_folder_is_an_error_at_its_line(
+    recipes: Path, pytester: pytest.Pytester
+) -> None:
+    whole = speedbench("ext-b300", draft_lengths=(1,))
+    write(pytester.path / "elsewhere" / "_b.yaml", {"model": whole.pop("model")})
+    write(recipes / "ext.yaml", {"extends": "../elsewhere/_b.yaml", **whole})
+    result = pytester.runpytest("--collect-only", "-q", "--gpu", "b300")
+    result.stdout.fnmatch_lines(
+        [f"{recipes / 'ext.yaml'}:1: extends: base file */elsewhere/_b.yaml is outside the recipe*"]
+    )
+    assert _good_items(result) == []
+
+
+def test_an_unknown_runner_says_which_runners_exist(
+    recipes: Path, pytester: pytest.Pytester
+) -> None:
+    write(recipes / "good.yaml", speedbench("good-b300", draft_lengths=(1,)))
+    typo = write(recipes / "typo.yaml", speedbench("typo-b300", runner="b3000"))
+    result = pytester.runpytest("--collect-only", "-q", "--gpu", "b300")
+    result.stdout.fnmatch_lines(
+        [f"{typo}:*: runner: *no runner type 'b3000'; did you mean b300*? runners: cpu, h100, *"]
+    )
+    assert len(_good_items(result)) == 2
+    flag = pytester.runpytest("--collect-only", "-q", "--gpu", "b3000")
+    assert flag.ret == pytest.ExitCode.USAGE_ERROR
+    flag.stderr.fnmatch_lines(["ERROR: --gpu b3000: no runner type 'b3000'; did you mean *"])
