@@ -207,8 +207,10 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, A
     report = yield
     if isinstance(collector, pytest.Dir) and report.passed:
         for link in sorted(collector.path.iterdir()) if collector.path.is_dir() else ():
-            if link.is_symlink() and not link.exists() and collect.is_recipe_file(
-                collector.config, link
+            if (
+                link.is_symlink()
+                and not link.exists()
+                and collect.is_recipe_file(collector.config, link)
             ):
                 report.result.append(collect.RecipeFile.from_parent(collector, path=link))
     return report
