@@ -94,6 +94,14 @@ def _golden_name_problem(point: Point, name: str, golden_root: Path) -> str | No
 
     store = GoldenStore(golden_root)
     if store.path(name).is_file():
+        from pytest_infx.golden.io import load_curve
+
+        try:
+            load_curve(store.path(name))
+        except GoldenFileError as exc:
+            return (
+                f"{_golden_line(point)}: speedbench.golden: the golden file cannot be used: {exc}"
+            )
         return None
     near = difflib.get_close_matches(name, store.names(), n=3, cutoff=NEAR_CUTOFF)
     if not near:

@@ -384,6 +384,40 @@ def recipe_errors(raw: LinedDict, recipe: Recipe) -> list[RecipeError]:
     return out
 
 
+_QUOTED_BOOLEANS = ("true", "false")
+
+
+def quoted_booleans(raw: LinedDict, recipe: Recipe) -> Iterator[RecipeError]:
+    """A boolean written as a string where the engine expects a boolean: as a flag value the
+    server gets ``--flag false``, which its parser rejects or reads as true, and in the
+    speculative settings (JSON) ``"false"`` is a non-empty string. (The thinking-mode kwargs
+    have their own check, per model family.)"""
+    fields: list[tuple[tuple[str | int, ...], dict[str, Any]]] = [
+        (("engine", "args"), dict(recipe.engine.args))
+    ]
+    if recipe.speedbench is not None:
+        bench = recipe.speedbench
+        fields.append((("speedbench", "speculative", "settings"), dict(bench.speculative.settings)))
+    if recipe.agentic is not None and recipe.agentic.speculative is not None:
+        settings = dict(recipe.agentic.speculative.settings)
+        fields.append((("agentic", "speculative", "settings"), settings))
+    for where, values in fields:
+        for name, value in values.items():
+            if isinstance(value, str) and value.strip().lower() in _QUOTED_BOOLEANS:
+                bare = value.strip().lower()
+                hint = (
+                    "write true for a bare flag, or leave the flag out"
+                    if where == ("engine", "args")
+                    else f"write {bare} without quotes (a JSON boolean)"
+                )
+                yield RecipeError(
+                    _locate(raw, (*where, name)),
+                    _field_name((*where, name)),
+                    f"the string {value!r} where a boolean is meant",
+                    hint,
+                )
+
+
 def _parse_overrides(raw: LinedDict) -> tuple[Override, ...]:
     block = raw.pop("overrides", None)
     if block is None:
@@ -459,7 +493,7 @@ def load_file(
         recipe = Recipe.model_validate(raw)
     except ValidationError as exc:
         raise RecipeErrors(validation_errors(raw, exc)) from None
-    errors = recipe_errors(raw, recipe)
+    errors = [*recipe_errors(raw, recipe), *quoted_booleans(raw, recipe)]
     if errors:
         raise RecipeErrors(errors)
     return RecipeSource(recipe, raw, overrides, path, raw.location)

@@ -68,6 +68,43 @@ def _runner(name: str) -> str:
 
 Runner = Annotated[str, AfterValidator(_runner)]
 
+SPECULATIVE_METHODS = (
+    "ngram",
+    "ngram_gpu",
+    "draft_model",
+    "suffix",
+    "custom_class",
+    "eagle",
+    "eagle3",
+    "extract_hidden_states",
+    "dflash",
+    "dspark",
+    "nextn",
+    "standalone",
+    "uno",
+    "mtp",
+)
+"""The methods the engines accept: vLLM's ``--speculative-config`` methods (its model-specific
+MTP names end in ``mtp``), SGLang's ``--speculative-algorithm`` values (in any case) and ATOM's
+``--method``. A misspelled method would otherwise fail only when the server starts."""
+
+
+def _method(name: str) -> str:
+    lowered = name.lower()
+    if lowered in SPECULATIVE_METHODS or (lowered.endswith("mtp") and lowered.isidentifier()):
+        return name
+    import difflib
+
+    close = difflib.get_close_matches(lowered, SPECULATIVE_METHODS, n=2)
+    hint = f"did you mean {' or '.join(close)}? " if close else ""
+    raise ValueError(
+        f"unknown speculative method {name!r}; {hint}methods: {', '.join(SPECULATIVE_METHODS)}"
+        " and the model-specific MTP names (deepseek_mtp, ...)"
+    )
+
+
+Method = Annotated[str, AfterValidator(_method)]
+
 
 def _kebab(name: str) -> str:
     return name.replace("_", "-")
@@ -123,7 +160,7 @@ class Engine(Strict):
 class Speculative(Strict):
     """Speculative decoding: the method and its draft; the draft length comes from the point."""
 
-    method: str
+    method: Method
     draft: str | None = None
     draft_subfolder: str | None = None
     block_size: int | None = Field(default=None, ge=2)

@@ -592,3 +592,48 @@ def test_an_error_in_a_base_is_reported_once_and_the_other_recipes_name_that_rec
         )
         for name in ("r1.yaml", "r2.yaml")
     ]
+
+
+@pytest.mark.parametrize(("method", "close"), [("dflsh", "dflash"), ("eagle-3", "eagle3")])
+def test_an_unknown_speculative_method_is_an_error_naming_the_methods(
+    tmp_path: Path, method: str, close: str
+) -> None:
+    path = write(
+        tmp_path / "a.yaml", changed(speedbench("a-b300"), "speedbench.speculative.method", method)
+    )
+    with pytest.raises(RecipeErrors) as info:
+        load_file(path)
+    (error,) = info.value.errors
+    assert error.field == "speedbench.speculative.method"
+    assert f"unknown speculative method {method!r}; did you mean {close}" in error.problem
+    assert "methods: ngram, " in error.problem
+
+
+@pytest.mark.parametrize("method", ["deepseek_mtp", "EAGLE3", "NEXTN", "draft_model"])
+def test_engine_and_model_specific_methods_load(tmp_path: Path, method: str) -> None:
+    path = write(
+        tmp_path / "a.yaml", changed(speedbench("a-b300"), "speedbench.speculative.method", method)
+    )
+    assert load_file(path).recipe.speedbench is not None
+
+
+@pytest.mark.parametrize(
+    ("dotted", "value", "field"),
+    [
+        ("engine.args", {"enforce-eager": "true"}, "engine.args.enforce-eager"),
+        ("engine.args", {"enable-chunked-prefill": "False"}, "engine.args.enable-chunked-prefill"),
+        ("speedbench.speculative.settings", {"parallel_drafting": "false"}, None),
+    ],
+)
+def test_a_boolean_written_as_a_string_is_an_error_at_its_line(
+    tmp_path: Path, dotted: str, value: dict[str, str], field: str | None
+) -> None:
+    recipe = changed(speedbench("a-b300"), dotted, value)
+    path = write(tmp_path / "a.yaml", recipe)
+    with pytest.raises(RecipeErrors) as info:
+        load_file(path)
+    (error,) = info.value.errors
+    name = next(iter(value))
+    assert error.field == (field or f"{dotted}.{name}")
+    assert error.location == Location(path, line_of(dump(recipe), f"{name}:"))
+    assert "where a boolean is meant" in error.problem

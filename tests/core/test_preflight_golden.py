@@ -62,3 +62,14 @@ def test_without_recording_any_missing_curve_fails_before_the_run(tmp_path: Path
     assert "record it with --snapshot-update" in problem
     existing = point_naming(tmp_path, "mimov2.6flash_dflash")
     assert golden_name_problem(existing, folder, Datasets(tmp_path), False) is None
+
+
+def test_a_golden_file_that_is_not_utf8_fails_before_any_server(tmp_path: Path) -> None:
+    folder = golden_folder(tmp_path)
+    (folder / "mimov2.6flash_dflash.yaml").write_bytes(CURVE.encode().replace(b"hand", b"h\xe9nd"))
+    point = point_naming(tmp_path, "mimov2.6flash_dflash")
+    problem = golden_name_problem(point, folder, Datasets(tmp_path), False)
+    assert problem is not None
+    line = line_of(point.path.read_text(), "golden:")
+    assert problem.startswith(f"{point.path}:{line}: speedbench.golden: the golden file cannot")
+    assert "mimov2.6flash_dflash.yaml:1: column 12: not valid UTF-8 (byte 0xe9)" in problem
