@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 from pytest_infx.recipes.errors import Location, RecipeError, RecipeErrors
 from pytest_infx.recipes.layout import is_recipe
 from pytest_infx.recipes.owned import owner
-from pytest_infx.recipes.schema import POINT_FIELDS, Recipe
+from pytest_infx.recipes.schema import EMBEDDED_PREFIX, POINT_FIELDS, Recipe
 from pytest_infx.recipes.source import LinedDict, LinedList, load_yaml, read_text
 from pytest_infx.store import content_digest
 
@@ -418,6 +418,34 @@ def quoted_booleans(raw: LinedDict, recipe: Recipe) -> Iterator[RecipeError]:
                 )
 
 
+EMBEDDED_MODELS = ("embedded:target", "embedded:draft")
+"""The models the embedded CPU engine ships; another ``embedded:`` name would be looked up on
+the hub, a download of a model that does not exist."""
+
+
+def embedded_models(raw: LinedDict, recipe: Recipe) -> Iterator[RecipeError]:
+    named: list[tuple[tuple[str | int, ...], str | None]] = [(("model", "path"), recipe.model.path)]
+    if recipe.speedbench is not None:
+        named.append((("speedbench", "speculative", "draft"), recipe.speedbench.speculative.draft))
+    if recipe.agentic is not None and recipe.agentic.speculative is not None:
+        named.append((("agentic", "speculative", "draft"), recipe.agentic.speculative.draft))
+    for where, name in named:
+        if name is None or not name.startswith(EMBEDDED_PREFIX):
+            continue
+        problem = None
+        if name not in EMBEDDED_MODELS:
+            problem = f"no embedded model {name!r}; the embedded engine ships {', '.join(EMBEDDED_MODELS)}"
+        elif recipe.engine.embedded is None:
+            problem = f"{name} is a model of the embedded engine, and this recipe's engine is not"
+        if problem is not None:
+            yield RecipeError(
+                _locate(raw, where),
+                _field_name(where),
+                problem,
+                "name an embedded model with 'engine: {embedded: vllm-cpu}', or a hub id or path",
+            )
+
+
 def _parse_overrides(raw: LinedDict) -> tuple[Override, ...]:
     block = raw.pop("overrides", None)
     if block is None:
@@ -493,7 +521,11 @@ def load_file(
         recipe = Recipe.model_validate(raw)
     except ValidationError as exc:
         raise RecipeErrors(validation_errors(raw, exc)) from None
-    errors = [*recipe_errors(raw, recipe), *quoted_booleans(raw, recipe)]
+    errors = [
+        *recipe_errors(raw, recipe),
+        *quoted_booleans(raw, recipe),
+        *embedded_models(raw, recipe),
+    ]
     if errors:
         raise RecipeErrors(errors)
     return RecipeSource(recipe, raw, overrides, path, raw.location)

