@@ -434,7 +434,8 @@ def embedded_models(raw: LinedDict, recipe: Recipe) -> Iterator[RecipeError]:
             continue
         problem = None
         if name not in EMBEDDED_MODELS:
-            problem = f"no embedded model {name!r}; the embedded engine ships {', '.join(EMBEDDED_MODELS)}"
+            shipped = ", ".join(EMBEDDED_MODELS)
+            problem = f"no embedded model {name!r}; the embedded engine ships {shipped}"
         elif recipe.engine.embedded is None:
             problem = f"{name} is a model of the embedded engine, and this recipe's engine is not"
         if problem is not None:
