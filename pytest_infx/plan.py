@@ -14,6 +14,7 @@ from typing import Any
 from pytest_infx.engines.base import PlanError, ServerPlan
 from pytest_infx.engines.registry import adapter_for, symbolic_paths
 from pytest_infx.recipes.points import Point
+from pytest_infx.secrets import shown_argv, shown_value
 
 
 def server_plan(point: Point) -> ServerPlan:
@@ -78,11 +79,10 @@ def render(point: Point, root: Path | None = None) -> list[str]:
         f"  server {plan.key} ({plan.engine}, {runtime}, {plan.gpus} GPU(s), "
         f"port {plan.preferred_port} preferred)"
     )
-    lines.append(f"    argv: {shlex.join(plan.argv)}")
+    lines.append(f"    argv: {shlex.join(shown_argv(plan.argv))}")
     if plan.env:
-        lines.append(
-            "    env: " + " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(plan.env.items()))
-        )
+        shown = (f"{k}={shlex.quote(shown_value(k, v))}" for k, v in sorted(plan.env.items()))
+        lines.append("    env: " + " ".join(shown))
     lines.append("  client: " + json.dumps(client_settings(point), sort_keys=True))
     golden = golden_of(point)
     if golden:

@@ -197,3 +197,17 @@ def test_an_unknown_runner_says_which_runners_exist(
     flag = pytester.runpytest("--collect-only", "-q", "--gpu", "b3000")
     assert flag.ret == pytest.ExitCode.USAGE_ERROR
     flag.stderr.fnmatch_lines(["ERROR: --gpu b3000: no runner type 'b3000'; did you mean *"])
+
+
+def test_the_plan_never_shows_a_secret(recipes: Path, pytester: pytest.Pytester) -> None:
+    recipe = speedbench("tok-b300", draft_lengths=(1,))
+    recipe["engine"]["env"] = {"HF_TOKEN": "hf_secret_value", "VLLM_USE_V1": "1"}
+    recipe["engine"]["args"]["api-key"] = "sk-secret-value"
+    write(recipes / "tok.yaml", recipe)
+    result = pytester.runpytest("--collect-only", "-q", "--infx-plan", "--gpu", "b300")
+    out = result.stdout.str()
+    assert result.ret == 0, out
+    assert "secret_value" not in out and "secret-value" not in out
+    result.stdout.fnmatch_lines(
+        ["*env: HF_TOKEN='[*][*][*]' VLLM_USE_V1=1", "*--api-key '[*][*][*]'*"]
+    )
