@@ -101,12 +101,6 @@ def parse_prometheus(text: str) -> Snapshot:
                 f"metrics line {lineno}: series {_shown(key)} repeats line {first_line[key]}; "
                 "a scrape gives each series once"
             )
-        family = name.removesuffix("_total")
-        if not math.isfinite(value) and types.get(family, types.get(name)) == "counter":
-            raise MetricsParseError(
-                f"metrics line {lineno}: counter {_shown(key)} has the value {value}; "
-                "a counter is a finite count"
-            )
         series[key] = value
         first_line[key] = lineno
     return Snapshot(series=series, types=types)
