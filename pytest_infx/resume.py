@@ -71,7 +71,7 @@ def judge(path: Path, point: Point, data_sha256: str | None) -> Reuse | str:
     except FileNotFoundError:
         return "without a result file"
     except (OSError, ValueError) as exc:
-        return f"with an unreadable result file ({exc})"
+        return f"with a result file that is not reusable (it does not parse: {exc})"
     if not isinstance(record, dict) or record.get("id") != point.id:
         return "with another item's result file"
     if record.get("fingerprint") != point.fingerprint:

@@ -189,7 +189,9 @@ def test_a_missing_broken_or_foreign_result_file_is_not_reused(tmp_path: Path) -
     path = tmp_path / "cell.json"
     assert judge(path, point, None) == "without a result file"
     path.write_text('{"id": ')
-    assert str(judge(path, point, None)).startswith("with an unreadable result file (")
+    assert str(judge(path, point, None)).startswith(
+        "with a result file that is not reusable (it does not parse: "
+    )
     path.write_text(json.dumps({"id": other.id, "fingerprint": other.fingerprint}))
     assert judge(path, point, None) == "with another item's result file"
     stored = {"id": point.id, "fingerprint": point.fingerprint, "verdict": "pass", "al": 1.5}
@@ -250,3 +252,18 @@ def test_an_agentic_result_file_of_the_wrong_shape_runs_the_point_again(
         )
     )
     assert str(judge(path, point, None)).startswith("with a result file that is not reusable (")
+
+
+def test_a_result_file_of_the_wrong_shape_is_run_again_not_failed(sweep: Sweep) -> None:
+    sweep.add(KEY, draft_lengths=(1,))
+    sweep.run("--snapshot-update").assert_outcomes(passed=2)
+    off, on = _cell_ids(1)
+    path = sweep.results / "cells" / f"{off}.json"
+    path.write_text(json.dumps({**sweep.cell(off), "dataset": []}))
+    (sweep.results / "cells" / f"{on}.json").write_text("[]")
+    result = sweep.run("--infx-resume")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(
+        ["0 cells reused, 2 run: *1 with a result file that is not reusable ('dataset' is not*"]
+    )
+    assert sweep.cell(off)["dataset"]["sha256"]
