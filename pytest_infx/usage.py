@@ -54,18 +54,3 @@ def existing_folder(what: str, path: Path, accepted: str = "give an existing fol
         problem = "is a file, not a folder" if path.exists() else "does not exist"
         raise UsageError(f"{what} {path}: {problem}; {accepted}")
     return path
-
-
-BOOLEANS = {"true": True, "yes": True, "on": True, "1": True}
-BOOLEANS.update({"false": False, "no": False, "off": False, "0": False, "": False})
-
-
-def ini_bool(name: str, value: object) -> bool:
-    """An ini boolean as pytest reads one, or a UsageError naming the key (pytest's own
-    reading raises ``ValueError``, an INTERNALERROR)."""
-    if isinstance(value, bool):
-        return value
-    found = BOOLEANS.get(str(value).strip().lower())
-    if found is None:
-        raise UsageError(f"ini {name} = {value!r}: give true or false")
-    return found
