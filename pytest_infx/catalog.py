@@ -69,20 +69,25 @@ def build(tree: Tree, stale: Catalog | None = None) -> Catalog:
         ):
             points[source.path] = stale.points[source.path]
             continue
+        refs = []
+        servers: dict[tuple[int, str, int, int | None, int | None], str] = {}
         try:
-            expanded = expand(source)
+            for p in expand(source):
+                conc = p.concurrency if p.kind == "agentic" else None
+                shared = (id(p.recipe), p.kind, p.tp, p.draft_length, conc)
+                server = servers.get(shared)
+                if server is None:
+                    server = servers[shared] = server_key(p)
+                refs.append(PointRef(p.recipe_key, p.name, p.kind, p.runner, p.fingerprint, server))
         except RecipeErrors as exc:
             errors[source.path] = str(exc)
             continue
-        refs = []
-        servers: dict[tuple[int, str, int, int | None, int | None], str] = {}
-        for p in expanded:
-            conc = p.concurrency if p.kind == "agentic" else None
-            shared = (id(p.recipe), p.kind, p.tp, p.draft_length, conc)
-            server = servers.get(shared)
-            if server is None:
-                server = servers[shared] = server_key(p)
-            refs.append(PointRef(p.recipe_key, p.name, p.kind, p.runner, p.fingerprint, server))
+        except (ArithmeticError, ValueError, TypeError, RecursionError) as exc:
+            errors[source.path] = (
+                f"{source.path}: a value of this recipe cannot be used"
+                f" ({type(exc).__name__}: {exc})\n  hint: check the numbers and sizes in this file"
+            )
+            continue
         points[source.path] = tuple(refs)
     stamps = {path: tree.stamps[path] for path in points if path in tree.stamps}
     return Catalog(points, errors, stamps)

@@ -41,7 +41,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    status: int = args.func(args)
+    from pytest_infx.usage import EXIT_STATUS, UsageError
+
+    try:
+        status: int = args.func(args)
+    except UsageError as exc:
+        print(f"infx {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_STATUS
     return status
 
 

@@ -4,6 +4,35 @@ from __future__ import annotations
 
 import re
 
+RUNNERS = (
+    "cpu",
+    "h100",
+    "h200",
+    "b200",
+    "b300",
+    "gb200",
+    "gb300",
+    "mi300x",
+    "mi325x",
+    "mi355x",
+    "rtx6000pro",
+)
+"""The runner types: InferenceX's (its ``configs/runners.yaml`` labels without their site
+suffixes) and ``cpu``. A recipe or ``--gpu`` naming another is a typo that would otherwise
+select nothing, silently; new hardware is added here."""
+
+
+def unknown_runner(name: str) -> str | None:
+    """Why ``name`` is no runner type (with the close ones), or ``None`` when it is one."""
+    if name in RUNNERS:
+        return None
+    import difflib
+
+    close = difflib.get_close_matches(name, RUNNERS, n=2)
+    hint = f"did you mean {' or '.join(close)}? " if close else ""
+    return f"no runner type {name!r}; {hint}runners: {', '.join(RUNNERS)}"
+
+
 _RUNNER = re.compile(r"\b([a-z]{1,2}\d{2,4}[a-z]?)\b")
 
 

@@ -12,6 +12,8 @@ import pytest
 RUN_DIR_VAR = "INFX_RUN_DIR"
 PROGRESS_DIR_VAR = "INFX_PROGRESS_DIR"
 PROGRESS_MODES = ("auto", "live", "lines", "off")
+MIN_PROGRESS_INTERVAL_S = 0.1
+"""Shorter intervals only spend the cores on redrawing lines that the eye cannot follow."""
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -334,19 +336,61 @@ def settings(config: pytest.Config) -> Settings:
     return found
 
 
+BOOL_INIS = ("infx_resume", "infx_lint")
+
+
+def check_ini_booleans(config: pytest.Config) -> None:
+    """pytest reads a ``bool`` ini value only when asked, and a value such as ``perhaps`` is
+    then an INTERNALERROR; asked here first, it is a usage error naming the key."""
+    for name in BOOL_INIS:
+        try:
+            config.getini(name)
+        except ValueError:
+            raw = config.inicfg.get(name)
+            shown = getattr(raw, "value", raw)
+            raise pytest.UsageError(
+                f"ini {name} = {shown!r}: give true or false (also yes/no, on/off, 1/0)"
+            ) from None
+
+
 def _settings(config: pytest.Config) -> Settings:
+    from pytest_infx import usage
+
     root = config.rootpath
-    recipes = config.getoption("infx_recipes") or config.getini("infx_recipes")
-    results = config.getoption("infx_results") or config.getini("infx_results")
+    option_recipes = config.getoption("infx_recipes")
+    recipes = option_recipes or config.getini("infx_recipes")
+    option_results = config.getoption("infx_results")
+    results = option_results or config.getini("infx_results")
     dataset_dir = config.getoption("infx_dataset_dir")
+    gpu_count = config.getoption("infx_gpu_count")
+    recipe_folder = Path(os.path.normpath(root / recipes))
+    try:
+        if option_recipes is not None and not recipe_folder.exists():
+            usage.existing_folder("--infx-recipes", recipe_folder, "give the recipe folder")
+        if recipes != "recipes" and option_recipes is None and not recipe_folder.exists():
+            usage.existing_folder("ini infx_recipes", recipe_folder, "give the recipe folder")
+        shown = "--infx-results" if option_results else "ini infx_results"
+        if option_results or Path(results).is_file():
+            usage.writable_folder(shown, Path(results).resolve())
+        if dataset_dir:
+            usage.existing_folder("--infx-dataset-dir", Path(dataset_dir).resolve())
+        cache_dir = os.environ.get("INFX_CACHE_DIR")
+        if cache_dir:
+            usage.writable_folder("INFX_CACHE_DIR", Path(cache_dir))
+    except usage.UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    if gpu_count is not None and gpu_count < 0:
+        raise pytest.UsageError(
+            f"--infx-gpu-count {gpu_count}: give 0 or more GPUs (default: what nvidia-smi shows)"
+        )
     return Settings(
         rootdir=root,
-        recipes=Path(os.path.normpath(root / recipes)),
+        recipes=recipe_folder,
         results=Path(results).resolve(),
         golden=(root / config.getini("infx_golden")).resolve(),
         gpu=config.getoption("infx_gpu"),
         plan=config.getoption("infx_plan"),
-        gpu_count=config.getoption("infx_gpu_count"),
+        gpu_count=gpu_count,
         dataset_dir=Path(dataset_dir).resolve() if dataset_dir else root,
         changed_since=config.getoption("infx_changed_since"),
         roots=_roots(config),
@@ -377,9 +421,10 @@ def _progress_interval(config: pytest.Config) -> float:
             raise pytest.UsageError(
                 f"ini infx_progress_interval = {text!r}: give a number of seconds, e.g. 30"
             ) from None
-    if not value > 0:
+    if not value >= MIN_PROGRESS_INTERVAL_S:
         raise pytest.UsageError(
-            f"--infx-progress-interval {value:g}: give a positive number of seconds"
+            f"--infx-progress-interval {value:g}: give a positive number of seconds, at least"
+            f" {MIN_PROGRESS_INTERVAL_S:g}"
         )
     return float(value)
 

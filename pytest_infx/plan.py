@@ -18,6 +18,7 @@ from pytest_infx.engines.spec import SyntheticSetting
 from pytest_infx.golden.lookup import golden_al
 from pytest_infx.golden.store import GoldenStore
 from pytest_infx.recipes.points import Point
+from pytest_infx.secrets import shown_argv, shown_value
 
 
 def synthetic_for(point: Point, golden_root: Path) -> SyntheticSetting | None:
@@ -133,11 +134,10 @@ def render(point: Point, root: Path | None = None, golden_root: Path | None = No
         f"  server {plan.key} ({plan.engine}, {runtime}, {plan.gpus} GPU(s), "
         f"port {plan.preferred_port} preferred)"
     )
-    lines.append(f"    argv: {shlex.join(plan.argv)}")
+    lines.append(f"    argv: {shlex.join(shown_argv(plan.argv))}")
     if plan.env:
-        lines.append(
-            "    env: " + " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(plan.env.items()))
-        )
+        shown = (f"{k}={shlex.quote(shown_value(k, v))}" for k, v in sorted(plan.env.items()))
+        lines.append("    env: " + " ".join(shown))
     lines.append("  client: " + json.dumps(client_settings(point), sort_keys=True))
     curve = golden_of(point)
     if curve:

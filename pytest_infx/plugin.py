@@ -64,6 +64,7 @@ def pytest_load_initial_conftests(
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    options.check_ini_booleans(config)
     config.stash.setdefault(NOTES, []).extend(markers.register(config))
     config.stash[REASONS] = []
     config.stash[GC_PAUSE] = gcpause.Pause()
@@ -208,10 +209,30 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return collect.RecipeFile.from_parent(parent, path=file_path)
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, Any, Any]:
+    """pytest collects regular files only; a recipe that is a symbolic link to nothing is
+    added here, so that it is a collection error instead of a recipe that silently is not."""
+    report = yield
+    if isinstance(collector, pytest.Dir) and report.passed:
+        for link in sorted(collector.path.iterdir()) if collector.path.is_dir() else ():
+            if (
+                link.is_symlink()
+                and not link.exists()
+                and collect.is_recipe_file(collector.config, link)
+            ):
+                report.result.append(collect.RecipeFile.from_parent(collector, path=link))
+    return report
+
+
 def _runner(config: pytest.Config) -> str:
     runner = config.stash.get(RUNNER, None)
     if runner is None:
-        runner = options.settings(config).gpu or hardware.default_runner()
+        given = options.settings(config).gpu
+        problem = hardware.unknown_runner(given) if given is not None else None
+        if problem is not None:
+            raise pytest.UsageError(f"--gpu {given}: {problem}")
+        runner = given or hardware.default_runner()
         config.stash[RUNNER] = runner
     return runner
 

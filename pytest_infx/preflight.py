@@ -140,6 +140,15 @@ def _golden_name_problem(
     from pytest_infx.golden.store import REGISTRY_FILE
 
     if name in tree.names:
+        from pytest_infx.golden.io import GoldenFileError, load_curve
+        from pytest_infx.golden.store import GoldenStore
+
+        try:
+            load_curve(GoldenStore(golden_root).path(name))
+        except (GoldenFileError, OSError) as exc:
+            return (
+                f"{_golden_line(point)}: speedbench.golden: the golden file cannot be used: {exc}"
+            )
         return None
     near = difflib.get_close_matches(name, sorted(tree.names), n=3, cutoff=NEAR_CUTOFF)
     if not near:

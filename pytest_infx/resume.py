@@ -16,6 +16,7 @@ files, before any cell runs, so every worker expects the same server uses.
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -70,11 +71,14 @@ def judge(path: Path, point: Point, data_sha256: str | None) -> Reuse | str:
     except FileNotFoundError:
         return "without a result file"
     except (OSError, ValueError) as exc:
-        return f"with an unreadable result file ({exc})"
+        return f"with a result file that is not reusable (it does not parse: {exc})"
     if not isinstance(record, dict) or record.get("id") != point.id:
         return "with another item's result file"
     if record.get("fingerprint") != point.fingerprint:
         return "whose recipe or engine changed (point fingerprint differs)"
+    wrong = _wrong_shape(record, point.kind)
+    if wrong is not None:
+        return f"with a result file that is not reusable ({wrong})"
     if point.kind == AGENTIC:
         stored, passed = record.get("traces_sha256"), record.get("verdict") == "passed"
     else:
@@ -85,6 +89,30 @@ def judge(path: Path, point: Point, data_sha256: str | None) -> Reuse | str:
     if not passed:
         return "that did not pass last time"
     return Reuse(path, record)
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _wrong_shape(record: Mapping[str, Any], kind: str) -> str | None:
+    """What a reused cell would trip over in a result file of the right item: an edited or
+    truncated file is a reason to run the cell again, never an error of the cell."""
+    mappings = ("requests", "throughput") if kind == AGENTIC else ("dataset", "engine")
+    for name in mappings:
+        if record.get(name) is not None and not isinstance(record[name], dict):
+            return f"'{name}' is not a mapping"
+    if kind == AGENTIC:
+        per_gpu = (record.get("throughput") or {}).get("output_tokens_per_s_per_gpu")
+        if per_gpu is not None and not _number(per_gpu):
+            return "'throughput.output_tokens_per_s_per_gpu' is not a number"
+        return None
+    if record.get("verdict") == "pass" and not isinstance(record.get("engine"), dict):
+        return "'engine' is missing"
+    for name in ("al", "al_standard_error"):
+        if record.get(name) is not None and not _number(record[name]):
+            return f"'{name}' is not a number"
+    return None
 
 
 def mark(items: Sequence[pytest.Item], results_dir: Path, datasets: Datasets) -> None:
@@ -145,7 +173,7 @@ class ReusedCell:
         results.write_matrix(self.run_ctx.settings.results, self.point, header)
         attach(self.request.node, self.point, record)
         if drift is not None:
-            raise drift
+            raise pytest.fail.Exception(str(drift), pytrace=False) from None
 
 
 @dataclass

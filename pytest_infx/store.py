@@ -3,7 +3,7 @@
 Collection reads a 200-key recipe tree and lint parses a 400 KB changelog, validates that tree,
 diffs it against the base and scans every script, on every run, although their inputs rarely
 change between two runs. Each value is stored under its name with a key naming its inputs
-(content digests, file sizes and modification times, the base commit) and with the signature of
+(content digests, file sizes, the base commit) and with the signature of
 the pytest-infx modules that computed it, so a new pytest-infx never reads an old value. Values
 live in pytest's cache folder, so ``--cache-clear`` and ``-p no:cacheprovider`` give a cold run;
 a lost or broken file only means the value is computed again, so writes skip the fsync.
@@ -36,15 +36,30 @@ def files_under(root: Path, suffixes: tuple[str, ...] = (".py",)) -> list[str]:
     return found
 
 
+def content_digest(path: str | os.PathLike[str]) -> int | None:
+    """A cheap digest of a file's bytes (``None`` when it cannot be read).
+
+    Size and modification time alone miss an edit that keeps both (checkouts with fixed
+    modification times, ``touch -d``), so every stored value is keyed by content as well.
+    """
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+
+
 def stat_signature(paths: Iterable[str], salt: str = "") -> str:
-    """A digest of each path's size and modification time (a missing file counts too)."""
+    """A digest of each path's size and content (a missing file counts too)."""
     h = hashlib.sha256(salt.encode())
     for path in paths:
         try:
             st = os.stat(path)
-            h.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
         except OSError:
             h.update(f"{path}\0missing\n".encode())
+            continue
+        h.update(f"{path}\0{st.st_size}\0{content_digest(path)}\n".encode())
     return h.hexdigest()
 
 
@@ -103,14 +118,17 @@ class Store:
         self, name: str, paths: Sequence[Path], compute: Callable[[Path], T]
     ) -> dict[Path, T]:
         """``compute(path)`` for each path, reusing stored results of files whose size and
-        modification time are unchanged; a file that cannot be read (``OSError``) is left out."""
+        content are unchanged; a file that cannot be read (``OSError``) is left out."""
         stored = self.load(name)
         previous: dict[Path, tuple[tuple[int, int], T]] = stored[1] if stored is not None else {}
         current: dict[Path, tuple[tuple[int, int], T]] = {}
         for path in paths:
             try:
                 st = os.stat(path)
-                stamp = (st.st_size, st.st_mtime_ns)
+                content = content_digest(path)
+                if content is None:
+                    continue
+                stamp = (st.st_size, content)
                 hit = previous.get(path)
                 current[path] = (
                     hit if hit is not None and hit[0] == stamp else (stamp, compute(path))

@@ -6,7 +6,76 @@ what to do; a ``UnicodeDecodeError`` from deep inside a rule names neither.
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
+
+LIMIT_VAR = "INFX_MAX_INPUT_MB"
+DEFAULT_LIMIT_MB = 256
+
+
+class InputFileError(OSError):
+    """A file given as input that is not read: not a regular file (a device, a pipe, a folder),
+    or larger than the limit. ``/dev/zero`` as a dataset would otherwise grow pytest until the
+    kernel kills it, and a pipe would block it forever."""
+
+    def __init__(self, path: Path | str, problem: str) -> None:
+        super().__init__(problem)
+        self.strerror = problem
+        self.filename = str(path)
+
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.strerror}"
+
+
+def input_limit() -> int:
+    """The largest input file read, in bytes: ``$INFX_MAX_INPUT_MB`` MiB (default 256)."""
+    value = os.environ.get(LIMIT_VAR, "").strip()
+    if not value:
+        return DEFAULT_LIMIT_MB << 20
+    try:
+        megabytes = float(value)
+    except ValueError:
+        megabytes = -1.0
+    if not megabytes > 0:
+        raise InputFileError(
+            f"${LIMIT_VAR}", f"{value!r} is not a size; give a positive number of MiB"
+        )
+    return int(megabytes * (1 << 20))
+
+
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a pipe"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def read_input(path: Path | str) -> bytes:
+    """The bytes of a regular file no larger than :func:`input_limit`, else InputFileError;
+    a missing file is ``FileNotFoundError`` as from ``open``."""
+    limit = input_limit()
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a file")
+            raise InputFileError(path, f"is {kind}, not a regular file; give a file")
+        too_large = InputFileError(
+            path,
+            f"is larger than {limit / (1 << 20):g} MiB; raise ${LIMIT_VAR} if it is meant to be",
+        )
+        if st.st_size > limit:
+            raise too_large
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = f.read(limit + 1)
+        if len(data) > limit:
+            raise too_large
+        return data
+    finally:
+        os.close(fd)
 
 
 class NotUtf8Error(ValueError):
@@ -34,4 +103,4 @@ def decode_utf8(path: Path, data: bytes) -> str:
 
 def read_utf8(path: Path) -> str:
     """The text of ``path``, or NotUtf8Error naming the file, line and column of a bad byte."""
-    return decode_utf8(path, path.read_bytes())
+    return decode_utf8(path, read_input(path))

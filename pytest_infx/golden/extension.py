@@ -36,7 +36,14 @@ from pytest_infx.golden.compare import (
     updated_curve,
 )
 from pytest_infx.golden.curve import Curve
-from pytest_infx.golden.io import GoldenFileError, dump_curve, loads_curve, read_curve, write_curve
+from pytest_infx.golden.io import (
+    GoldenFileError,
+    dump_curve,
+    header_lines,
+    loads_curve,
+    read_curve,
+    write_curve,
+)
 
 if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion
@@ -177,9 +184,8 @@ class GoldenCurveExtension(SingleFileSnapshotExtension):
             measured, options = _measured(data, str(path)), CompareOptions()
         with folder_lock(path.parent):
             golden, comments = read_curve(path) if path.exists() else (None, None)
-            write_curve(
-                _with_notes(updated_curve(golden, measured, options), golden), path, comments
-            )
+            updated = _with_notes(updated_curve(golden, measured, options), golden)
+            write_curve(_kept_provenance(updated, golden, measured), path, comments)
 
 
 def assert_curve(
@@ -273,6 +279,26 @@ def _with_notes(curve: Curve, golden: Curve | None) -> Curve:
     notes = (*golden.header.notes, *(n for n in curve.header.notes if n not in golden.header.notes))
     if notes == curve.header.notes:
         return curve
+    return dataclasses.replace(curve, header=dataclasses.replace(curve.header, notes=notes))
+
+
+def _kept_provenance(curve: Curve, golden: Curve | None, measured: Curve) -> Curve:
+    """``curve`` with notes giving, for the golden cells a partial update did not measure, the
+    header lines of the run that recorded them: the new header alone would credit this run
+    with cells it never measured."""
+    if golden is None:
+        return curve
+    kept = [(mode, k) for mode, k, _ in golden.cells() if not measured.has(mode, k)]
+    if not kept:
+        return curve
+    new = set(header_lines(dataclasses.replace(curve.header, notes=())))
+    old = header_lines(dataclasses.replace(golden.header, notes=()))
+    earlier = [line.removeprefix("#").strip() for line in old if line not in new]
+    if not earlier:
+        return curve
+    shown = ", ".join(f"k={k} {mode}" for mode, k in kept)
+    added = [f"not re-recorded ({shown}), recorded with: {line}" for line in earlier]
+    notes = (*curve.header.notes, *(n for n in added if n not in curve.header.notes))
     return dataclasses.replace(curve, header=dataclasses.replace(curve.header, notes=notes))
 
 

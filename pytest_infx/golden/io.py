@@ -384,6 +384,10 @@ def _parse_body(text: str, source: str) -> tuple[str, dict[str, dict[int, float 
         raise GoldenFileError(source, line, f"not valid YAML: {exc.problem}") from None
     except yaml.YAMLError as exc:
         raise GoldenFileError(source, None, f"not valid YAML: {exc}") from None
+    except RecursionError:
+        raise GoldenFileError(
+            source, None, "the YAML nests too deep to read; a curve nests three levels"
+        ) from None
     if root is None:
         raise GoldenFileError(
             source, None, "the file has no curve; expected '<model key>:' with thinking modes"

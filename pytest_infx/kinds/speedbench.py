@@ -232,7 +232,7 @@ class SpeedbenchCell:
                 pytrace=False,
             )
         if drift is not None:
-            raise drift
+            raise pytest.fail.Exception(str(drift), pytrace=False) from None
 
 
 def gate(

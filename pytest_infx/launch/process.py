@@ -22,6 +22,7 @@ from pytest_infx.launch.ports import choose_port, port_holder
 from pytest_infx.launch.procfs import is_alive, proc_stat
 from pytest_infx.launch.registry import Registry
 from pytest_infx.launch.spec import LocalRuntime, ServerSpec
+from pytest_infx.secrets import shown_argv
 
 log = logging.getLogger("pytest_infx.launch")
 
@@ -202,7 +203,8 @@ def spawn(
             )
         except OSError as exc:
             raise ServerStartError(
-                f"server {spec.label!r} could not be launched: {exc}\ncommand: {shlex.join(argv)}"
+                f"server {spec.label!r} could not be launched: {exc}\n"
+                f"command: {shlex.join(shown_argv(argv))}"
             ) from exc
     st = proc_stat(popen.pid)
     registry.record(pgid=popen.pid, label=spec.label)

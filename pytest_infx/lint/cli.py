@@ -19,11 +19,14 @@ from pytest_infx.lint.findings import UnknownRuleError, select_rules, selectors
 from pytest_infx.lint.gitio import git_toplevel
 from pytest_infx.lint.masters import master_changes, master_keys
 from pytest_infx.lint.scope import PullRequest, pull_request_from_env
+from pytest_infx.usage import existing_folder
 
 
 def run(args: argparse.Namespace) -> int:
     root = Path(args.root or ".").resolve()
-    if args.root is None and not (root / CHANGELOG_NAME).exists():
+    if args.root is not None:
+        root = existing_folder("--root", root, "give the repository root")
+    elif not (root / CHANGELOG_NAME).exists():
         root = git_toplevel(root) or root
     out: TextIO = sys.stdout
     base = args.base if args.base is not None else default_base_ref(root)

@@ -2,8 +2,9 @@
 
 Parsing and validating a 200-key tree is most of what ``--collect-only`` costs, and the same
 unchanged tree is collected again on every run and by every xdist worker. The values are kept
-in a :class:`~pytest_infx.store.Store` in pytest's cache folder, keyed like a ``.pyc`` by the
-path, size and modification time of every file under the recipe folder. Only a value without
+in a :class:`~pytest_infx.store.Store` in pytest's cache folder, keyed by the path, size and
+content digest of every file under the recipe folder (an edit that keeps a file's size and
+modification time is still an edit). Only a value without
 errors is stored: an error must be reported from a fresh read.
 """
 

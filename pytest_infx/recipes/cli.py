@@ -10,6 +10,7 @@ from pytest_infx.recipes.changes import GitError, changed_since
 from pytest_infx.recipes.errors import RecipeErrors
 from pytest_infx.recipes.loader import load_tree
 from pytest_infx.recipes.points import expand_all
+from pytest_infx.usage import existing_folder
 
 
 def register(subparsers: Any) -> None:
@@ -25,6 +26,7 @@ def register(subparsers: Any) -> None:
 
 
 def _changed(args: argparse.Namespace) -> int:
+    existing_folder("--recipes", args.recipes, "give the recipe folder")
     try:
         changes = changed_since(Path.cwd(), args.recipes, args.base)
         total = len(load_tree(args.recipes))
@@ -41,6 +43,7 @@ def _changed(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
+    existing_folder("--recipes", args.recipes, "give the recipe folder")
     try:
         points = expand_all(load_tree(args.recipes))
     except RecipeErrors as exc:

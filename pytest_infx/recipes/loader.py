@@ -22,8 +22,9 @@ from pydantic import BaseModel, ValidationError
 from pytest_infx.recipes.errors import Location, RecipeError, RecipeErrors
 from pytest_infx.recipes.layout import is_recipe
 from pytest_infx.recipes.owned import canonical, owner, spellings
-from pytest_infx.recipes.schema import POINT_FIELDS, Recipe
-from pytest_infx.recipes.source import LinedDict, LinedList, load_yaml
+from pytest_infx.recipes.schema import EMBEDDED_PREFIX, POINT_FIELDS, Recipe
+from pytest_infx.recipes.source import LinedDict, LinedList, load_yaml, read_text
+from pytest_infx.store import content_digest
 
 
 @dataclass(frozen=True)
@@ -51,8 +52,17 @@ def recipe_files(root: Path) -> list[Path]:
     """Recipe files under ``root``, sorted, so every xdist worker sees the same order."""
     if root.is_file():
         return [root]
-    files = [p for p in root.rglob("*") if is_recipe(p.relative_to(root)) and p.is_file()]
+    files = [
+        p
+        for p in root.rglob("*")
+        if is_recipe(p.relative_to(root)) and (p.is_file() or _dangling(p))
+    ]
     return sorted(files)
+
+
+def _dangling(path: Path) -> bool:
+    """A symbolic link to nothing: listed, so that it is an error and not a silent skip."""
+    return path.is_symlink() and not path.exists()
 
 
 def deep_merge(base: LinedDict, over: LinedDict) -> LinedDict:
@@ -407,6 +417,69 @@ def recipe_errors(raw: LinedDict, recipe: Recipe) -> list[RecipeError]:
     return out
 
 
+_QUOTED_BOOLEANS = ("true", "false")
+
+
+def quoted_booleans(raw: LinedDict, recipe: Recipe) -> Iterator[RecipeError]:
+    """A boolean written as a string where the engine expects a boolean: as a flag value the
+    server gets ``--flag false``, which its parser rejects or reads as true, and in the
+    speculative settings (JSON) ``"false"`` is a non-empty string. (The thinking-mode kwargs
+    have their own check, per model family.)"""
+    fields: list[tuple[tuple[str | int, ...], dict[str, Any]]] = [
+        (("engine", "args"), dict(recipe.engine.args))
+    ]
+    if recipe.speedbench is not None:
+        bench = recipe.speedbench
+        fields.append((("speedbench", "speculative", "settings"), dict(bench.speculative.settings)))
+    if recipe.agentic is not None and recipe.agentic.speculative is not None:
+        settings = dict(recipe.agentic.speculative.settings)
+        fields.append((("agentic", "speculative", "settings"), settings))
+    for where, values in fields:
+        for name, value in values.items():
+            if isinstance(value, str) and value.strip().lower() in _QUOTED_BOOLEANS:
+                bare = value.strip().lower()
+                hint = (
+                    "write true for a bare flag, or leave the flag out"
+                    if where == ("engine", "args")
+                    else f"write {bare} without quotes (a JSON boolean)"
+                )
+                yield RecipeError(
+                    _locate(raw, (*where, name)),
+                    _field_name((*where, name)),
+                    f"the string {value!r} where a boolean is meant",
+                    hint,
+                )
+
+
+EMBEDDED_MODELS = ("embedded:target", "embedded:draft")
+"""The models the embedded CPU engine ships; another ``embedded:`` name would be looked up on
+the hub, a download of a model that does not exist."""
+
+
+def embedded_models(raw: LinedDict, recipe: Recipe) -> Iterator[RecipeError]:
+    named: list[tuple[tuple[str | int, ...], str | None]] = [(("model", "path"), recipe.model.path)]
+    if recipe.speedbench is not None:
+        named.append((("speedbench", "speculative", "draft"), recipe.speedbench.speculative.draft))
+    if recipe.agentic is not None and recipe.agentic.speculative is not None:
+        named.append((("agentic", "speculative", "draft"), recipe.agentic.speculative.draft))
+    for where, name in named:
+        if name is None or not name.startswith(EMBEDDED_PREFIX):
+            continue
+        problem = None
+        if name not in EMBEDDED_MODELS:
+            shipped = ", ".join(EMBEDDED_MODELS)
+            problem = f"no embedded model {name!r}; the embedded engine ships {shipped}"
+        elif recipe.engine.embedded is None:
+            problem = f"{name} is a model of the embedded engine, and this recipe's engine is not"
+        if problem is not None:
+            yield RecipeError(
+                _locate(raw, where),
+                _field_name(where),
+                problem,
+                "name an embedded model with 'engine: {embedded: vllm-cpu}', or a hub id or path",
+            )
+
+
 def _parse_overrides(raw: LinedDict) -> tuple[Override, ...]:
     block = raw.pop("overrides", None)
     if block is None:
@@ -482,7 +555,11 @@ def load_file(
         recipe = Recipe.model_validate(raw)
     except ValidationError as exc:
         raise RecipeErrors(validation_errors(raw, exc)) from None
-    errors = recipe_errors(raw, recipe)
+    errors = [
+        *recipe_errors(raw, recipe),
+        *quoted_booleans(raw, recipe),
+        *embedded_models(raw, recipe),
+    ]
     if errors:
         raise RecipeErrors(errors)
     return RecipeSource(recipe, raw, overrides, path, raw.location)
@@ -500,17 +577,21 @@ Stamp = tuple[tuple[str, int, int], ...]
 
 
 def _stamp(paths: Iterable[str | Path]) -> Stamp | None:
-    try:
-        return tuple((str(p), (st := os.stat(p)).st_size, st.st_mtime_ns) for p in paths)
-    except OSError:
-        return None
+    """Per file its path, size and content digest; ``None`` when one cannot be read."""
+    out = []
+    for p in paths:
+        content = content_digest(p)
+        if content is None:
+            return None
+        out.append((str(p), os.stat(p).st_size, content))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
 class Tree:
     """The recipes of a folder, and the errors of each file that failed to load.
 
-    ``stamps`` holds, per loaded file, the size and modification time of the file and of every
+    ``stamps`` holds, per loaded file, the size and content digest of the file and of every
     base it extends, so that a later read can reuse each source whose files are unchanged.
     """
 
@@ -519,7 +600,7 @@ class Tree:
     stamps: dict[Path, Stamp] = field(default_factory=dict, compare=False, repr=False)
 
     def unchanged(self) -> dict[Path, tuple[RecipeSource, Stamp]]:
-        """The sources whose file and bases all still have the size and time they were read
+        """The sources whose file and bases all still have the size and content they were read
         with, by path."""
         found: dict[Path, tuple[RecipeSource, Stamp]] = {}
         for source in self.sources:
@@ -540,6 +621,7 @@ def read_tree(root: Path, previous: Tree | None = None) -> Tree:
     stamps: dict[Path, Stamp] = {}
     bases: Bases = {}
     reusable = previous.unchanged() if previous is not None else {}
+    inside = root.resolve() if root.is_dir() else root.resolve().parent
     for path in recipe_files(root):
         reused = reusable.get(path)
         if reused is not None:
@@ -552,6 +634,19 @@ def read_tree(root: Path, previous: Tree | None = None) -> Tree:
             sources.append(load_file(path, bases=bases, chain=chain))
         except (RecipeError, RecipeErrors) as exc:
             errors.setdefault(path, []).extend(_flatten([exc]))
+            continue
+        outside = next((p for p in chain if not p.is_relative_to(inside)), None)
+        if outside is not None:
+            sources.pop()
+            errors.setdefault(path, []).append(
+                RecipeError(
+                    _extends_location(path),
+                    "extends",
+                    f"base file {outside} is outside the recipe folder {root}",
+                    "keep base files under the recipe folder (e.g. _base/), so that the folder"
+                    " holds every file its recipes are made of",
+                )
+            )
             continue
         stamp = _stamp([path, *chain])
         if stamp is not None and before is not None and stamp[0] == before[0]:
@@ -573,7 +668,50 @@ def read_tree(root: Path, previous: Tree | None = None) -> Tree:
         else:
             seen[source.recipe.key] = source
             kept.append(source)
-    return Tree(tuple(kept), {path: tuple(errs) for path, errs in errors.items()}, stamps)
+    return Tree(tuple(kept), _once_per_base(errors), stamps)
+
+
+def _extends_location(path: Path) -> Location:
+    """The ``extends:`` line of a recipe file (read again only when a base has errors)."""
+    try:
+        lines = read_text(path).splitlines()
+    except RecipeError:
+        return Location(path, 1)
+    line = next((n for n, text in enumerate(lines, 1) if text.startswith("extends:")), 1)
+    return Location(path, line)
+
+
+def _once_per_base(errors: dict[Path, list[RecipeError]]) -> dict[Path, tuple[RecipeError, ...]]:
+    """Each error written in a base file, reported with the first recipe that extends it; the
+    other recipes name that recipe instead of repeating it (a broken base extended by twelve
+    recipes is one error, not twelve)."""
+    first: dict[str, Path] = {}
+    out: dict[Path, tuple[RecipeError, ...]] = {}
+    for path, errs in errors.items():
+        kept: list[RecipeError] = []
+        bases: dict[Path, Path] = {}
+        for error in errs:
+            where = error.location.path if error.location is not None else path
+            if where == path or error.problem.startswith("missing required field"):
+                kept.append(error)
+                continue
+            reported = first.setdefault(str(error), path)
+            if reported == path:
+                kept.append(error)
+            else:
+                bases.setdefault(where, reported)
+        for base, reported in bases.items():
+            shown = os.path.relpath(base, path.parent)
+            kept.append(
+                RecipeError(
+                    _extends_location(path),
+                    "extends",
+                    f"base file {shown} has errors, reported once with {reported}",
+                    "fix the base file; this recipe loads once it does",
+                )
+            )
+        out[path] = tuple(kept)
+    return out
 
 
 def load_tree(root: Path) -> list[RecipeSource]:

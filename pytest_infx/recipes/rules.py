@@ -300,8 +300,7 @@ def _attention_tp(report: _Reporter, recipe: Recipe, attention_tp: AttentionTp) 
             (p.tp, ("agentic", "points", i, "tp")) for i, p in enumerate(recipe.agentic.points)
         )
     sharded = [(tp, attention_tp(recipe, tp), fields) for tp, fields in uses]
-    sharded = [(tp, attention, fields) for tp, attention, fields in sharded if attention]
-    sharded = [(tp, attention, fields) for tp, attention, fields in sharded if attention > 1]
+    sharded = [(tp, a, fields) for tp, a, fields in sharded if a is not None and a > 1]
     if not sharded:
         return
     engine = recipe.engine.name

@@ -8,16 +8,103 @@ starts, instead of silently measuring the wrong configuration. Field names are k
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, model_validator
 
+from pytest_infx.golden.curve import CURVE_NAME_RE
 from pytest_infx.images import pinned
 
 ThinkingMode = Literal["thinking_on", "thinking_off"]
 EngineName = Literal["vllm", "sglang", "trtllm", "atom"]
 EMBEDDED_PREFIX = "embedded:"
-PositiveInt = Annotated[int, Field(ge=1)]
+MAX_TOLERANCE = 1.0
+"""An AL tolerance of a whole accepted token per step passes any curve a working server gives:
+the gate would be off."""
+MAX_TP = 1024
+MAX_CONCURRENCY = 1_000_000
+MAX_DRAFT_LENGTH = 256
+Concurrency = Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]
+DraftLength = Annotated[int, Field(ge=1, le=MAX_DRAFT_LENGTH)]
+MAX_ADMISSION_FACTOR = 1000.0
+"""Admission limit = factor x the largest concurrency; past this it is no limit at all, and a
+factor such as 1e308 overflows when the limit is computed."""
+
+
+def _curve_name(name: str) -> str:
+    """A golden name is a file stem under ``golden/``: ``../x`` or an empty name would only fail
+    after the servers ran, when the measured curve is compared or written."""
+    if not CURVE_NAME_RE.fullmatch(name):
+        raise ValueError(
+            f"golden curve name {name!r} must match {CURVE_NAME_RE.pattern} (the stem of"
+            " golden/<name>.yaml)"
+        )
+    return name
+
+
+CurveName = Annotated[str, AfterValidator(_curve_name)]
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _env_name(name: str) -> str:
+    """A key that is no variable name (``A=B``, ``PATH ``) would be dropped or split by the
+    process that receives the environment."""
+    if not _ENV_NAME.fullmatch(name):
+        raise ValueError(f"environment variable name {name!r} must match {_ENV_NAME.pattern}")
+    return name
+
+
+EnvName = Annotated[str, AfterValidator(_env_name)]
+
+
+def _runner(name: str) -> str:
+    from pytest_infx.hardware import unknown_runner
+
+    problem = unknown_runner(name)
+    if problem is not None:
+        raise ValueError(problem)
+    return name
+
+
+Runner = Annotated[str, AfterValidator(_runner)]
+
+SPECULATIVE_METHODS = (
+    "ngram",
+    "ngram_gpu",
+    "draft_model",
+    "suffix",
+    "custom_class",
+    "eagle",
+    "eagle3",
+    "extract_hidden_states",
+    "dflash",
+    "dspark",
+    "nextn",
+    "standalone",
+    "uno",
+    "mtp",
+)
+"""The methods the engines accept: vLLM's ``--speculative-config`` methods (its model-specific
+MTP names end in ``mtp``), SGLang's ``--speculative-algorithm`` values (in any case) and ATOM's
+``--method``. A misspelled method would otherwise fail only when the server starts."""
+
+
+def _method(name: str) -> str:
+    lowered = name.lower()
+    if lowered in SPECULATIVE_METHODS or (lowered.endswith("mtp") and lowered.isidentifier()):
+        return name
+    import difflib
+
+    close = difflib.get_close_matches(lowered, SPECULATIVE_METHODS, n=2)
+    hint = f"did you mean {' or '.join(close)}? " if close else ""
+    raise ValueError(
+        f"unknown speculative method {name!r}; {hint}methods: {', '.join(SPECULATIVE_METHODS)}"
+        " and the model-specific MTP names (deepseek_mtp, ...)"
+    )
+
+
+Method = Annotated[str, AfterValidator(_method)]
 
 
 def _kebab(name: str) -> str:
@@ -26,7 +113,12 @@ def _kebab(name: str) -> str:
 
 class Strict(BaseModel):
     model_config = ConfigDict(
-        extra="forbid", strict=True, frozen=True, alias_generator=_kebab, populate_by_name=True
+        extra="forbid",
+        strict=True,
+        frozen=True,
+        alias_generator=_kebab,
+        populate_by_name=True,
+        allow_inf_nan=False,
     )
 
 
@@ -56,7 +148,7 @@ class Engine(Strict):
     port: int = Field(default=8888, ge=1, le=65535)
     ready_timeout: float = Field(default=3600.0, gt=0)
     args: dict[str, JsonValue] = Field(default_factory=dict)
-    env: dict[str, str] = Field(default_factory=dict)
+    env: dict[EnvName, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _one_runtime(self) -> Engine:
@@ -78,7 +170,7 @@ class Engine(Strict):
 class Speculative(Strict):
     """Speculative decoding: the method and its draft; the draft length comes from the point."""
 
-    method: str
+    method: Method
     draft: str | None = None
     draft_subfolder: str | None = None
     block_size: int | None = Field(default=None, ge=2)
@@ -106,14 +198,14 @@ class DatasetRef(Strict):
 
 class Speedbench(Strict):
     speculative: Speculative
-    draft_lengths: list[PositiveInt] = Field(min_length=1)
+    draft_lengths: list[DraftLength] = Field(min_length=1)
     thinking_modes: dict[ThinkingMode, dict[str, JsonValue]] = Field(min_length=1)
     sampling: Sampling = Field(default_factory=Sampling)
-    concurrency: int = Field(ge=1)
+    concurrency: int = Field(ge=1, le=MAX_CONCURRENCY)
     dataset: DatasetRef
     output_len: int = Field(ge=1)
-    golden: str
-    tolerance: float | None = Field(default=None, ge=0)
+    golden: CurveName
+    tolerance: float | None = Field(default=None, ge=0, le=MAX_TOLERANCE)
     request_timeout: float = Field(default=3600.0, gt=0)
 
 
@@ -122,20 +214,20 @@ class AgenticPoints(Strict):
     several ways (expert parallel, DP attention, KV offload, speculative or not), the name of
     the arm, which overrides select with ``when: {variant: ...}``."""
 
-    tp: int = Field(ge=1)
-    concurrency: list[PositiveInt] = Field(min_length=1)
+    tp: int = Field(ge=1, le=MAX_TP)
+    concurrency: list[Concurrency] = Field(min_length=1)
     variant: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9.-]*$")
 
 
 class AgenticSpeculative(Speculative):
-    draft_length: int = Field(ge=1)
-    golden: str
+    draft_length: int = Field(ge=1, le=MAX_DRAFT_LENGTH)
+    golden: CurveName
     thinking: ThinkingMode = "thinking_on"
 
 
 class Agentic(Strict):
     points: list[AgenticPoints] = Field(min_length=1)
-    admission_factor: float = Field(default=2.0, gt=0)
+    admission_factor: float = Field(default=2.0, gt=0, le=MAX_ADMISSION_FACTOR)
     speculative: AgenticSpeculative | None = None
     duration: int = Field(default=1800, ge=1)
     trajectory_start_ratio: list[float] | None = Field(
@@ -155,9 +247,9 @@ class Recipe(Strict):
 
     key: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
     model: ModelInfo
-    runner: str
+    runner: Runner
     engine: Engine
-    tp: int = Field(default=1, ge=1)
+    tp: int = Field(default=1, ge=1, le=MAX_TP)
     speedbench: Speedbench | None = None
     agentic: Agentic | None = None
     docs: str | None = None

@@ -7,13 +7,14 @@ file and line the author must edit. Duplicate keys, which PyYAML silently accept
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from pytest_infx.recipes.errors import Location, RecipeError
-from pytest_infx.textio import NotUtf8Error, decode_utf8
+from pytest_infx.textio import NotUtf8Error, decode_utf8, read_input
 from pytest_infx.yamlkeys import repeated_key
 
 _Loader: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -76,11 +77,45 @@ def _scalar(node: yaml.Node, path: Path) -> Any:
         ) from None
 
 
-def _convert(node: yaml.Node, path: Path, open_nodes: set[int]) -> Any:
+MAX_DEPTH = 64
+"""Nesting deeper than this is an error: a recipe nests a few levels, and a deeper document
+would only exhaust the interpreter's stack (``RecursionError``) somewhere later."""
+MAX_VALUES = 50_000
+"""Values a document may expand to: aliases of aliases (billion laughs) make a small file that
+expands to more values than memory or time allows."""
+
+
+class _Budget:
+    __slots__ = ("values",)
+
+    def __init__(self) -> None:
+        self.values = 0
+
+
+def _convert(
+    node: yaml.Node, path: Path, open_nodes: set[int], depth: int = 0, budget: _Budget | None = None
+) -> Any:
     """``open_nodes`` holds the collections being converted, to catch a recursive alias."""
+    if budget is None:
+        budget = _Budget()
+    budget.values += 1
+    if budget.values > MAX_VALUES:
+        raise RecipeError(
+            Location(path, node.start_mark.line + 1),
+            None,
+            f"the YAML expands to more than {MAX_VALUES:,} values (aliases of aliases?)",
+            "write the values out instead of nesting aliases",
+        )
     if isinstance(node, yaml.ScalarNode):
         return _scalar(node, path)
     location = Location(path, node.start_mark.line + 1)
+    if depth >= MAX_DEPTH:
+        raise RecipeError(
+            location,
+            None,
+            f"nested more than {MAX_DEPTH} levels deep",
+            "flatten the value; recipes nest a few levels",
+        )
     if id(node) in open_nodes:
         raise RecipeError(
             location, None, "recursive YAML alias", "write the value out instead of an alias"
@@ -106,16 +141,16 @@ def _convert(node: yaml.Node, path: Path, open_nodes: set[int]) -> Any:
                     "YAML merge keys are not supported",
                     "use 'extends:' or an 'overrides:' block instead",
                 )
-            key = _convert(key_node, path, open_nodes)
+            key = _convert(key_node, path, open_nodes, depth + 1, budget)
             if not isinstance(key, str):
                 raise RecipeError(key_location, str(key), "keys must be strings", "quote the key")
-            out[key] = _convert(value_node, path, open_nodes)
+            out[key] = _convert(value_node, path, open_nodes, depth + 1, budget)
             out.key_locations[key] = key_location
         open_nodes.discard(id(node))
         return out
     items = LinedList(location)
     for child in node.value:
-        items.append(_convert(child, path, open_nodes))
+        items.append(_convert(child, path, open_nodes, depth + 1, budget))
         items.item_locations.append(Location(path, child.start_mark.line + 1))
     open_nodes.discard(id(node))
     return items
@@ -124,8 +159,15 @@ def _convert(node: yaml.Node, path: Path, open_nodes: set[int]) -> Any:
 def read_text(path: Path) -> str:
     """The text of a recipe or base file, or a RecipeError naming the file (and the line and
     column of a byte that is not UTF-8)."""
+    if path.is_symlink() and not path.exists():
+        raise RecipeError(
+            Location(path, 1),
+            None,
+            f"a symbolic link to {os.readlink(path)}, which does not exist",
+            "point the link at a recipe file or remove it",
+        )
     try:
-        data = path.read_bytes()
+        data = read_input(path)
     except OSError as exc:
         raise RecipeError(Location(path, 1), None, f"cannot read file: {exc.strerror}") from None
     try:
@@ -151,6 +193,10 @@ def load_yaml(path: Path, text: str | None = None) -> Any:
         text = read_text(path)
     try:
         node = yaml.compose(text, Loader=_Loader)
+    except RecursionError:
+        raise RecipeError(
+            Location(path, 1), None, "the YAML nests too deep to read", "flatten the file"
+        ) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 1

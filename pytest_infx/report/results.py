@@ -51,9 +51,26 @@ def read_cells(results: Path, recipe_key: str) -> list[dict[str, Any]]:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
+        if not _cell_shaped(data):
+            continue
         if data.get("recipe") == recipe_key and data.get("kind", "speedbench") == "speedbench":
             cells.append(data)
     return cells
+
+
+def _cell_shaped(data: object) -> bool:
+    """Whether a cell file holds what the matrix reads: another cell's file may be half written
+    by hand or truncated (``[]``), and must not fail the cell that rebuilds the matrix."""
+    if not isinstance(data, dict):
+        return False
+    point, al = data.get("point"), data.get("al")
+    return (
+        isinstance(point, dict)
+        and isinstance(point.get("thinking"), str)
+        and isinstance(point.get("draft_length"), int)
+        and not isinstance(point.get("draft_length"), bool)
+        and (al is None or (isinstance(al, int | float) and not isinstance(al, bool)))
+    )
 
 
 def model_key(point: Point) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_infx.textio import NotUtf8Error, decode_utf8
+from pytest_infx.textio import NotUtf8Error, decode_utf8, read_input
 
 PLACEHOLDER = "FULL BENCHMARK DATA SHOULD BE FETCHED FROM THE SOURCE USING SPECDEC_BENCH"
 PREPARE_HINT = (
@@ -78,7 +78,7 @@ def load_dataset(
     """
     file = Path(path)
     try:
-        raw = file.read_bytes()
+        raw = read_input(file)
     except FileNotFoundError:
         raise DatasetError(f"{file}: dataset file not found; {PREPARE_HINT}") from None
     except OSError as exc:
@@ -136,6 +136,8 @@ def _parse_row(file: Path, lineno: int, line: str) -> Prompt:
         obj: Any = json.loads(line)
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{where}: invalid JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise DatasetError(f"{where}: the JSON nests too deep to read") from None
     if not isinstance(obj, dict):
         raise DatasetError(f"{where}: expected a JSON object, got {type(obj).__name__}")
 

@@ -36,6 +36,7 @@ class CounterResetError(RuntimeError):
 
 def parse_prometheus(text: str) -> Snapshot:
     series: dict[SeriesKey, float] = {}
+    first_line: dict[SeriesKey, int] = {}
     types: dict[str, str] = {}
     for lineno, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
@@ -49,8 +50,21 @@ def parse_prometheus(text: str) -> Snapshot:
         name, labels, value = _Sample(line, lineno).parse()
         if name.endswith("_created"):
             continue
-        series[(name, labels)] = value
+        key = (name, labels)
+        if key in series:
+            raise MetricsParseError(
+                f"metrics line {lineno}: series {_shown(key)} repeats line {first_line[key]}; "
+                "a scrape gives each series once"
+            )
+        series[key] = value
+        first_line[key] = lineno
     return Snapshot(series=series, types=types)
+
+
+def _shown(key: SeriesKey) -> str:
+    name, labels = key
+    inner = ",".join(f'{k}="{v}"' for k, v in sorted(labels))
+    return f"{name}{{{inner}}}" if inner else name
 
 
 class _Sample:
@@ -181,6 +195,8 @@ class _Sample:
         tok = self.token()
         if not tok:
             raise self.fail("missing sample value")
+        if "_" in tok:
+            raise self.fail(f"bad sample value {tok!r}")
         try:
             return float(tok)
         except ValueError:

@@ -128,3 +128,35 @@ def test_the_cache_reads_an_edited_tree_incrementally(tmp_path: Path) -> None:
     assert [s.recipe.tp for s in second.sources] == [4, 2]
     assert second.sources[0].raw == first.sources[0].raw
     assert cache.cached_tree(root, folder).sources[1].recipe.tp == 2
+
+
+def _same_size_and_time(path: Path, old: str, new: str) -> None:
+    """Rewrite ``path`` keeping its size and modification time, as a checkout with fixed
+    modification times does."""
+    assert len(new.encode()) == len(old.encode())
+    stat = path.stat()
+    path.write_text(new, encoding="utf-8")
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
+def test_an_edit_that_keeps_size_and_modification_time_misses_the_cache(
+    tmp_path: Path, counted: list[Path]
+) -> None:
+    root = tmp_path / "recipes"
+    text = dump(speedbench("a-b300", draft_lengths=(1, 2)))
+    write(root / "a.yaml", text)
+    assert len(expand(_load(root, counted).sources[0])) == 4
+    edited = text.replace("- 2\n", "- 3\n")
+    _same_size_and_time(root / "a.yaml", text, edited)
+    tree = _load(root, counted)
+    assert len(counted) == 2
+    assert [p.draft_length for p in expand(tree.sources[0])] == [1, 1, 3, 3]
+
+
+def test_an_incremental_read_sees_an_edit_that_keeps_size_and_time(tmp_path: Path) -> None:
+    root = tmp_path / "recipes"
+    text = dump(speedbench("a-b300", draft_lengths=(1,)))
+    write(root / "a.yaml", text)
+    first = read_tree(root)
+    _same_size_and_time(root / "a.yaml", text, text.replace("tp: 4", "tp: 8"))
+    assert read_tree(root, first).sources[0].recipe.tp == 8

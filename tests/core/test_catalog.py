@@ -109,3 +109,27 @@ def test_a_rebuilt_catalog_expands_only_edited_files(tmp_path: Path) -> None:
         "k2-thinking_off",
         "k2-thinking_on",
     ]
+
+
+def test_a_value_that_breaks_planning_is_an_error_of_its_file_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_infx import plan
+
+    write(tmp_path / "a.yaml", agentic("a-b200"))
+    write(tmp_path / "b.yaml", speedbench("b-b300"))
+    real = plan.server_key
+
+    def overflowing(point: object) -> str:
+        if getattr(point, "recipe_key", "") == "a-b200":
+            raise OverflowError("cannot convert float infinity to integer")
+        return real(point)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(plan, "server_key", overflowing)
+    catalog = build(read_tree(tmp_path))
+    assert list(catalog.errors) == [tmp_path / "a.yaml"]
+    assert (
+        "a value of this recipe cannot be used (OverflowError"
+        in catalog.errors[tmp_path / "a.yaml"]
+    )
+    assert list(catalog.points) == [tmp_path / "b.yaml"]

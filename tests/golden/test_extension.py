@@ -343,3 +343,21 @@ def test_the_ini_option_moves_the_golden_folder(pytester: pytest.Pytester) -> No
     args = ("-p", "no:infx", "-p", "no:cacheprovider", "--snapshot-update")
     pytester.runpytest(*args).assert_outcomes(passed=1)
     assert load_curve(pytester.path / "curves" / "al" / "demo_mtp.yaml").modes == GOLDEN.modes
+
+
+def test_a_partial_update_keeps_the_provenance_of_the_cells_it_did_not_measure(
+    pytester: pytest.Pytester, run: Run
+) -> None:
+    golden = setup(pytester, [case("one", {"thinking_on": {"2": 2.70}}, partial=True)], GOLDEN)
+    run("--snapshot-update").assert_outcomes(passed=1)
+    text = (golden / "demo_mtp.yaml").read_text()
+    updated = load_curve(golden / "demo_mtp.yaml")
+    assert updated.al("thinking_on", 2) == 2.70 and updated.al("thinking_off", 1) == 1.70
+    assert updated.header.source == NEW_SOURCE
+    assert (
+        "# not re-recorded (k=1 thinking_on, k=3 thinking_on, k=1 thinking_off, k=2 thinking_off,"
+        " k=3 thinking_off), recorded with: Source GitHub Actions run:"
+        f" {GOLDEN.header.source}"
+    ) in text.splitlines()
+    run("--snapshot-update").assert_outcomes(passed=1)
+    assert (golden / "demo_mtp.yaml").read_text() == text

@@ -355,3 +355,11 @@ def test_a_file_that_is_not_utf8_names_line_and_column(tmp_path: Path) -> None:
 def test_na_cells_and_integer_als_load() -> None:
     curve = loads_curve("demo:\n  thinking_on:\n    1: N/A\n    2: 3\n", name="demo")
     assert curve.modes == {"thinking_on": {1: None, 2: 3.0}}
+
+
+def test_a_deeply_nested_file_is_one_error_at_the_file(tmp_path: Path) -> None:
+    path = write(tmp_path, "demo: " + "{a: " * 990 + "1" + "}" * 990 + "\n")
+    with pytest.raises(GoldenFileError) as info:
+        load_curve(path)
+    assert "nests too deep" in info.value.reason
+    assert str(info.value).startswith(f"{path}")

@@ -113,3 +113,33 @@ def test_a_warm_lint_run_reports_the_same_and_sees_every_edit(
     again.assert_outcomes(failed=2, deselected=19)
     probes = (pytester.path / "probe.jsonl").read_text().splitlines()
     assert [json.loads(line)["schema"] for line in probes] == [True, False, True, False]
+
+
+def test_per_file_rescans_an_edit_that_keeps_size_and_modification_time(tmp_path: Path) -> None:
+    script = tmp_path / "a.sh"
+    script.write_text("one\n")
+    store = Store(tmp_path / "store")
+    assert store.per_file("f", [script], lambda p: p.read_text()) == {script: "one\n"}
+    stat = script.stat()
+    script.write_text("two\n")
+    os.utime(script, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert store.per_file("f", [script], lambda p: p.read_text()) == {script: "two\n"}
+
+
+def test_a_warm_lint_run_fails_where_a_cold_one_does_after_an_edit_keeping_size_and_time(
+    pytester: pytest.Pytester,
+) -> None:
+    write_files(pytester.path, dict(repo_files()))
+    pytester.makeini("[pytest]\n")
+    dflash = pytester.path / "recipes/mimov2.6flash-fp4-b300-vllm-dflash.yaml"
+    args = ("-m", "lint", "-k", "recipes-thinking")
+    pytester.runpytest_subprocess(*args).assert_outcomes(passed=1, deselected=20)
+    bad = DFLASH_RECIPE.replace("{enable_thinking: true}", "{enable_thinkin: true} ")
+    stat = dflash.stat()
+    assert len(bad) == len(DFLASH_RECIPE)
+    dflash.write_text(bad, encoding="utf-8")
+    os.utime(dflash, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    warm = pytester.runpytest_subprocess(*args)
+    warm.assert_outcomes(failed=1, deselected=20)
+    cold = pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
+    cold.assert_outcomes(failed=1, deselected=20)

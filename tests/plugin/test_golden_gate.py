@@ -106,3 +106,21 @@ def test_a_close_new_curve_listed_in_the_registry_is_recorded(sweep: Sweep) -> N
     )
     sweep.run("--snapshot-update").assert_outcomes(passed=4)
     assert load_curve(sweep.golden / f"{new}.yaml").modes.keys() == set(MODES)
+
+
+def test_a_drift_failure_says_what_drifted_in_a_few_lines_without_plugin_source(
+    sweep: Sweep,
+) -> None:
+    sweep.add(KEY, draft_lengths=(1,))
+    sweep.commit_golden({m: {1: _measured(1) + 0.3} for m in MODES})
+    result = sweep.run("-p", "no:randomly")
+    result.assert_outcomes(failed=2)
+    out = result.stdout.str()
+    failures = out.split("= FAILURES =", 1)[1].split("infx report:", 1)[0]
+    sections = [s for s in failures.split("\n_") if "drifted" in s]
+    assert len(sections) == 2
+    for section in sections:
+        lines = [line for line in section.splitlines() if line.strip()]
+        assert len(lines) <= 12, section
+        assert "pytest_infx" not in section and "def " not in section, section
+        assert f"golden {_measured(1) + 0.3:.2f}, measured {_measured(1):.2f}" in section

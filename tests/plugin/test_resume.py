@@ -189,10 +189,81 @@ def test_a_missing_broken_or_foreign_result_file_is_not_reused(tmp_path: Path) -
     path = tmp_path / "cell.json"
     assert judge(path, point, None) == "without a result file"
     path.write_text('{"id": ')
-    assert str(judge(path, point, None)).startswith("with an unreadable result file (")
+    assert str(judge(path, point, None)).startswith(
+        "with a result file that is not reusable (it does not parse: "
+    )
     path.write_text(json.dumps({"id": other.id, "fingerprint": other.fingerprint}))
     assert judge(path, point, None) == "with another item's result file"
     stored = {"id": point.id, "fingerprint": point.fingerprint, "verdict": "pass", "al": 1.5}
+    stored["engine"] = {"name": "vllm"}
     path.write_text(json.dumps({**stored, "dataset": {"sha256": "a" * 64}}))
     reuse = judge(path, point, "a" * 64)
     assert isinstance(reuse, Reuse) and reuse.reason(tmp_path) == "reused from cell.json: AL 1.50"
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ({"dataset": []}, "'dataset' is not a mapping"),
+        ({"dataset": "qualitative"}, "'dataset' is not a mapping"),
+        ({"engine": [1]}, "'engine' is not a mapping"),
+        ({"engine": None}, "'engine' is missing"),
+        ({"al": "1.5"}, "'al' is not a number"),
+        ({"al": True}, "'al' is not a number"),
+        ({"al_standard_error": [0.1]}, "'al_standard_error' is not a number"),
+    ],
+)
+def test_a_result_file_of_the_wrong_shape_runs_the_cell_again(
+    tmp_path: Path, change: dict[str, object], why: str
+) -> None:
+    write_recipe(tmp_path / "recipes", recipe(KEY, record=tmp_path / "starts.jsonl"))
+    point = expand_all(load_tree(tmp_path / "recipes"))[0]
+    stored = {
+        "id": point.id,
+        "fingerprint": point.fingerprint,
+        "verdict": "pass",
+        "al": 1.5,
+        "dataset": {"sha256": "a" * 64},
+        "engine": {"name": "vllm"},
+    }
+    path = tmp_path / "cell.json"
+    path.write_text(json.dumps({**stored, **change}))
+    assert judge(path, point, "a" * 64) == f"with a result file that is not reusable ({why})"
+
+
+@pytest.mark.parametrize("throughput", [[], {"output_tokens_per_s_per_gpu": "fast"}])
+def test_an_agentic_result_file_of_the_wrong_shape_runs_the_point_again(
+    tmp_path: Path, throughput: object
+) -> None:
+    data = recipe(KEY, record=tmp_path / "starts.jsonl")
+    data.pop("speedbench")
+    data["agentic"] = {"points": [{"tp": 1, "concurrency": [1]}]}
+    write_recipe(tmp_path / "recipes", data)
+    point = expand_all(load_tree(tmp_path / "recipes"))[0]
+    path = tmp_path / "point.json"
+    path.write_text(
+        json.dumps(
+            {
+                "id": point.id,
+                "fingerprint": point.fingerprint,
+                "verdict": "passed",
+                "throughput": throughput,
+            }
+        )
+    )
+    assert str(judge(path, point, None)).startswith("with a result file that is not reusable (")
+
+
+def test_a_result_file_of_the_wrong_shape_is_run_again_not_failed(sweep: Sweep) -> None:
+    sweep.add(KEY, draft_lengths=(1,))
+    sweep.run("--snapshot-update").assert_outcomes(passed=2)
+    off, on = _cell_ids(1)
+    path = sweep.results / "cells" / f"{off}.json"
+    path.write_text(json.dumps({**sweep.cell(off), "dataset": []}))
+    (sweep.results / "cells" / f"{on}.json").write_text("[]")
+    result = sweep.run("--infx-resume")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(
+        ["0 cells reused, 2 run: *1 with a result file that is not reusable ('dataset' is not*"]
+    )
+    assert sweep.cell(off)["dataset"]["sha256"]

@@ -139,3 +139,26 @@ def test_a_file_that_is_not_utf8_names_line_and_column(tmp_path: Path) -> None:
     path.write_bytes(json.dumps(row("a")).encode() + b"\n" + b'{"question_id": "b\xff"}\n')
     with pytest.raises(DatasetError, match=rf"^{path}:2:19: not valid UTF-8 \(byte 0xff\)"):
         load_dataset(path, category="coding")
+
+
+def test_a_deeply_nested_row_is_an_error_at_its_line(tmp_path: Path) -> None:
+    path = write(tmp_path, [row("a"), "[" * 100_000 + "]" * 100_000])
+    with pytest.raises(DatasetError, match=rf"{path.name}:2: the JSON nests too deep"):
+        load_dataset(path, category="coding")
+
+
+@pytest.mark.parametrize("special", ["/dev/zero", "/dev/urandom"])
+def test_a_device_as_dataset_is_an_error_naming_it(special: str) -> None:
+    with pytest.raises(DatasetError, match=rf"^{special}: .*is a character device, not a regular"):
+        load_dataset(special, category="coding")
+
+
+def test_a_dataset_over_the_limit_names_the_variable_that_raises_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path, [row(str(n), text="x" * 1000) for n in range(1200)])
+    monkeypatch.setenv("INFX_MAX_INPUT_MB", "1")
+    with pytest.raises(DatasetError, match=r"larger than 1 MiB; raise \$INFX_MAX_INPUT_MB"):
+        load_dataset(path, category="coding")
+    monkeypatch.setenv("INFX_MAX_INPUT_MB", "2")
+    assert len(load_dataset(path, category="coding")) == 1200

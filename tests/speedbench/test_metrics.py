@@ -254,3 +254,20 @@ def test_a_vanished_accepted_series_is_not_a_restart() -> None:
     d = delta(before, SpecCounters("vllm", drafts=20, series=VLLM_SERIES), strict=True)
     assert d.vanished == ("vllm:spec_decode_num_accepted_tokens_total (was 12)",)
     assert not d.reset and d.drafts == 10 and d.accepted is None
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            'a_total{m="x"} 1\nb 2\na_total{m="x"} 5\n',
+            'metrics line 3: series a_total{m="x"} repeats line 1',
+        ),
+        ("a 1\na 2\n", "metrics line 2: series a repeats line 1"),
+        ("a 1_000\n", "bad sample value '1_000'"),
+    ],
+)
+def test_malformed_text_is_an_error_naming_the_series(text: str, message: str) -> None:
+    with pytest.raises(MetricsParseError) as info:
+        parse_prometheus(text)
+    assert message in str(info.value)

@@ -1,0 +1,56 @@
+"""Usage errors: a value a person typed (an option, an ini key, an environment variable) that
+cannot be used, found before anything starts.
+
+Each is one line naming the option or key, the value and what is accepted, and the run ends with
+pytest's usage exit status (4), from ``pytest`` and from ``infx`` alike, instead of a traceback
+from deep inside the run it would have broken.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+EXIT_STATUS = 4
+
+
+class UsageError(ValueError):
+    """``str()`` is the whole one-line message."""
+
+
+def folder_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be used as a folder to write into (created when missing), or
+    ``None``: the nearest existing folder must be writable."""
+    if path.exists() and not path.is_dir():
+        return "is a file, not a folder"
+    probe = path
+    while not probe.exists():
+        if probe.is_symlink():
+            return "is a dangling symbolic link"
+        parent = probe.parent
+        if parent == probe:
+            break
+        probe = parent
+    if not probe.is_dir():
+        return f"cannot be created: {probe} is a file"
+    if not os.access(probe, os.W_OK | os.X_OK):
+        shown = "is" if probe == path else f"cannot be created: {probe} is"
+        return f"{shown} not writable"
+    return None
+
+
+def writable_folder(
+    what: str, path: Path, accepted: str = "give a folder you can write to"
+) -> Path:
+    """``path``, or a UsageError naming ``what`` (the option or variable) and the value."""
+    problem = folder_problem(path)
+    if problem is not None:
+        raise UsageError(f"{what} {path}: {problem}; {accepted}")
+    return path
+
+
+def existing_folder(what: str, path: Path, accepted: str = "give an existing folder") -> Path:
+    if not path.is_dir():
+        problem = "is a file, not a folder" if path.exists() else "does not exist"
+        raise UsageError(f"{what} {path}: {problem}; {accepted}")
+    return path

@@ -1,0 +1,213 @@
+"""One bad input file is an error at that file, and every other recipe still collects."""
+
+from __future__ import annotations
+
+import fnmatch
+import time
+from pathlib import Path
+
+import pytest
+
+from .helpers import agentic, speedbench, write
+
+LAUGHS = (
+    "key: laughs\na0: &a0 ["
+    + ", ".join(["lol"] * 10)
+    + "]\n"
+    + "".join(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]\n" for i in range(1, 9))
+)
+DEEP = "key: deep\nx: " + "{a: " * 990 + "1" + "}" * 990 + "\n"
+
+
+def _good_items(result: pytest.RunResult) -> list[str]:
+    return [line for line in result.outlines if "::" in line]
+
+
+@pytest.mark.parametrize("text", [LAUGHS, DEEP], ids=["billion-laughs", "deep-nesting"])
+def test_hostile_yaml_is_one_error_at_its_file_and_the_others_collect(
+    recipes: Path, pytester: pytest.Pytester, text: str
+) -> None:
+    write(recipes / "good.yaml", speedbench("good-b300", draft_lengths=(1,)))
+    bad = write(recipes / "hostile.yaml", text)
+    start = time.monotonic()
+    result = pytester.runpytest_subprocess("--collect-only", "-q", "--gpu", "b300", timeout=60)
+    assert time.monotonic() - start < 10
+    out = result.stdout.str()
+    assert "Traceback" not in out and "RecursionError" not in out
+    assert out.count(f"{bad}:") == 1
+    assert len(out) < 5000
+    assert _good_items(result) == [
+        "recipes/good.yaml::good-b300[k1-thinking_off]",
+        "recipes/good.yaml::good-b300[k1-thinking_on]",
+    ]
+
+
+def _overflowing(recipes: Path) -> Path:
+    write(recipes / "good.yaml", agentic("good-b200", points={4: (1,)}))
+    recipe = agentic("bad-b200", points={4: (1, 32)})
+    recipe["agentic"]["admission-factor"] = 1.0e308
+    return write(recipes / "bad.yaml", recipe)
+
+
+def test_a_value_that_overflows_is_an_error_in_its_file_alone(
+    recipes: Path, pytester: pytest.Pytester
+) -> None:
+    bad = _overflowing(recipes)
+    result = pytester.runpytest("--collect-only", "-q", "--gpu", "b200")
+    result.stdout.fnmatch_lines([f"{bad}:*: agentic.admission-factor: *less than or equal to*"])
+    assert "OverflowError" not in result.stdout.str()
+    assert _good_items(result) == ["recipes/good.yaml::good-b200[tp4-c1]"]
+
+
+def test_a_value_that_overflows_fails_lint(recipes: Path, pytester: pytest.Pytester) -> None:
+    bad = _overflowing(recipes)
+    result = pytester.runpytest("-m", "infx_lint", "-k", "recipes-load")
+    result.assert_outcomes(failed=1, deselected=20)
+    result.stdout.fnmatch_lines([f"*{bad.name}:*admission-factor*"])
+
+
+def test_under_xdist_a_recipe_error_is_reported_while_the_others_run(
+    recipes: Path, pytester: pytest.Pytester
+) -> None:
+    _overflowing(recipes)
+    result = pytester.runpytest_subprocess("-n", "2", "--gpu", "h100", timeout=120)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        ["*bad.yaml:*: agentic.admission-factor: *", "ERROR recipes/bad.yaml*"]
+    )
+    assert "ERROR recipes/good.yaml" not in result.stdout.str()
+
+
+@pytest.mark.parametrize(
+    ("args", "ini", "shown"),
+    [
+        (("--infx-results", "afile"), "", "--infx-results */afile: is a file, not a folder; *"),
+        (
+            ("--infx-results", "afile/sub"),
+            "",
+            "--infx-results */afile/sub: cannot be created: */afile is a file; *",
+        ),
+        (("--infx-gpu-count", "-1"), "", "--infx-gpu-count -1: give 0 or more GPUs *"),
+        (("--infx-recipes", "nope"), "", "--infx-recipes */nope: does not exist; *"),
+        (("--infx-dataset-dir", "nope"), "", "--infx-dataset-dir */nope: does not exist; *"),
+        (("--infx-progress-interval", "0.001"), "", "--infx-progress-interval 0.001: *at least*"),
+        ((), "infx_resume = perhaps", "ini infx_resume = 'perhaps': give true or false*"),
+        ((), "infx_lint = maybe", "ini infx_lint = 'maybe': give true or false*"),
+        ((), "infx_recipes = nowhere", "ini infx_recipes */nowhere: does not exist; *"),
+    ],
+)
+def test_a_value_that_cannot_be_used_is_one_usage_line_before_anything_starts(
+    recipes: Path, pytester: pytest.Pytester, args: tuple[str, ...], ini: str, shown: str
+) -> None:
+    write(recipes / "good.yaml", speedbench("good-b300", draft_lengths=(1,)))
+    (pytester.path / "afile").write_text("")
+    pytester.makeini(f"[pytest]\naddopts = -p no:cacheprovider\n{ini}\n")
+    result = pytester.runpytest_subprocess("--collect-only", "-q", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.errlines if line.startswith("ERROR: ")]
+    assert len(errors) == 1, result.errlines
+    result.stderr.fnmatch_lines([f"ERROR: {shown}"])
+    assert "Traceback" not in result.stderr.str() + result.stdout.str()
+    assert "INTERNALERROR" not in result.stderr.str() + result.stdout.str()
+
+
+def test_an_unusable_cache_folder_is_a_usage_error_of_the_run(
+    recipes: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(recipes / "good.yaml", speedbench("good-b300", draft_lengths=(1,)))
+    (pytester.path / "afile").write_text("")
+    monkeypatch.setenv("INFX_CACHE_DIR", str(pytester.path / "afile"))
+    result = pytester.runpytest_subprocess("-q", "--gpu", "b300")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: INFX_CACHE_DIR */afile: is a file, not a folder; *"])
+
+
+@pytest.mark.parametrize(
+    ("argv", "shown"),
+    [
+        (["changed", "--recipes", "{tmp}/nonexistent"], "infx changed: error: --recipes *"),
+        (["recipes", "--recipes", "{tmp}/nonexistent"], "infx recipes: error: --recipes *"),
+        (["lint", "--root", "{tmp}/nonexistent"], "infx lint: error: --root *"),
+        (
+            ["engine", "install", "aiperf", "--cache-dir", "{tmp}/afile/x"],
+            "infx engine: error: --cache-dir */afile/x: cannot be created: */afile is a file; *",
+        ),
+    ],
+)
+def test_infx_names_a_path_that_cannot_be_used_with_the_usage_status(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], shown: str
+) -> None:
+    from pytest_infx.cli import main
+
+    (tmp_path / "afile").write_text("")
+    assert main([a.replace("{tmp}", str(tmp_path)) for a in argv]) == 4
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and fnmatch.fnmatch(err[0], shown), err
+
+
+def test_infx_engine_install_names_an_unusable_cache_variable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_infx.cli import main
+
+    (tmp_path / "afile").write_text("")
+    monkeypatch.setenv("INFX_CACHE_DIR", str(tmp_path / "afile"))
+    assert main(["engine", "install", "aiperf"]) == 4
+    assert capsys.readouterr().err.startswith(f"infx engine: error: INFX_CACHE_DIR {tmp_path}/")
+
+
+def test_a_dangling_symlink_in_the_recipe_folder_is_an_error_naming_its_target(
+    recipes: Path, pytester: pytest.Pytester
+) -> None:
+    write(recipes / "good.yaml", speedbench("good-b300", draft_lengths=(1,)))
+    (recipes / "gone.yaml").symlink_to(pytester.path / "nowhere.yaml")
+    result = pytester.runpytest("--collect-only", "-q", "--gpu", "b300")
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR collecting recipes/gone.yaml*",
+            f"{recipes / 'gone.yaml'}:1: a symbolic link to *nowhere.yaml, which does not exist",
+        ]
+    )
+    assert len(_good_items(result)) == 2
+
+
+def test_an_extends_that_leaves_the_recipe_folder_is_an_error_at_its_line(
+    recipes: Path, pytester: pytest.Pytester
+) -> None:
+    whole = speedbench("ext-b300", draft_lengths=(1,))
+    write(pytester.path / "elsewhere" / "_b.yaml", {"model": whole.pop("model")})
+    write(recipes / "ext.yaml", {"extends": "../elsewhere/_b.yaml", **whole})
+    result = pytester.runpytest("--collect-only", "-q", "--gpu", "b300")
+    result.stdout.fnmatch_lines(
+        [f"{recipes / 'ext.yaml'}:1: extends: base file */elsewhere/_b.yaml is outside the recipe*"]
+    )
+    assert _good_items(result) == []
+
+
+def test_an_unknown_runner_says_which_runners_exist(
+    recipes: Path, pytester: pytest.Pytester
+) -> None:
+    write(recipes / "good.yaml", speedbench("good-b300", draft_lengths=(1,)))
+    typo = write(recipes / "typo.yaml", speedbench("typo-b300", runner="b3000"))
+    result = pytester.runpytest("--collect-only", "-q", "--gpu", "b300")
+    result.stdout.fnmatch_lines(
+        [f"{typo}:*: runner: *no runner type 'b3000'; did you mean b300*? runners: cpu, h100, *"]
+    )
+    assert len(_good_items(result)) == 2
+    flag = pytester.runpytest("--collect-only", "-q", "--gpu", "b3000")
+    assert flag.ret == pytest.ExitCode.USAGE_ERROR
+    flag.stderr.fnmatch_lines(["ERROR: --gpu b3000: no runner type 'b3000'; did you mean *"])
+
+
+def test_the_plan_never_shows_a_secret(recipes: Path, pytester: pytest.Pytester) -> None:
+    recipe = speedbench("tok-b300", draft_lengths=(1,))
+    recipe["engine"]["env"] = {"HF_TOKEN": "hf_secret_value", "VLLM_USE_V1": "1"}
+    recipe["engine"]["args"]["api-key"] = "sk-secret-value"
+    write(recipes / "tok.yaml", recipe)
+    result = pytester.runpytest("--collect-only", "-q", "--infx-plan", "--gpu", "b300")
+    out = result.stdout.str()
+    assert result.ret == 0, out
+    assert "secret_value" not in out and "secret-value" not in out
+    result.stdout.fnmatch_lines(
+        ["*env: HF_TOKEN='[*][*][*]' VLLM_USE_V1=1", "*--api-key '[*][*][*]'*"]
+    )
