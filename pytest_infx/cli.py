@@ -16,7 +16,7 @@ from collections.abc import Sequence
 _COMMANDS: tuple[str, ...] = (
     "pytest_infx.recipes.cli",
     "pytest_infx.engine_cli",
-    "pytest_infx.golden.cli",
+    "pytest_infx.golden_cli",
     "pytest_infx.lint.cli",
     "pytest_infx.lint.compare",
     "pytest_infx.precision",

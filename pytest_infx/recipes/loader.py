@@ -424,7 +424,9 @@ def quoted_booleans(raw: LinedDict, recipe: Recipe) -> Iterator[RecipeError]:
     """A boolean written as a string where the engine expects a boolean: as a flag value the
     server gets ``--flag false``, which its parser rejects or reads as true, and in the
     speculative settings (JSON) ``"false"`` is a non-empty string. (The thinking-mode kwargs
-    have their own check, per model family.)"""
+    have their own check, per model family.) A dotted engine arg (``attention_config.x: "True"``)
+    is left alone: vLLM's parser builds that JSON field from the text and its config reads
+    ``True`` as a boolean, and InferenceX's scripts write it so."""
     fields: list[tuple[tuple[str | int, ...], dict[str, Any]]] = [
         (("engine", "args"), dict(recipe.engine.args))
     ]
@@ -436,6 +438,8 @@ def quoted_booleans(raw: LinedDict, recipe: Recipe) -> Iterator[RecipeError]:
         fields.append((("agentic", "speculative", "settings"), settings))
     for where, values in fields:
         for name, value in values.items():
+            if where == ("engine", "args") and "." in name:
+                continue
             if isinstance(value, str) and value.strip().lower() in _QUOTED_BOOLEANS:
                 bare = value.strip().lower()
                 hint = (

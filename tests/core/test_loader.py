@@ -648,6 +648,14 @@ def test_a_boolean_written_as_a_string_is_an_error_at_its_line(
     assert "where a boolean is meant" in error.problem
 
 
+def test_a_dotted_engine_arg_keeps_the_text_the_engine_parses(tmp_path: Path) -> None:
+    """InferenceX's DeepSeek-V4 collectors pass ``--attention_config.use_fp4_indexer_cache
+    True``: vLLM builds the JSON field from that text and reads ``True`` as a boolean."""
+    value = {"attention_config.use_fp4_indexer_cache": "True"}
+    recipe = changed(speedbench("a-b300"), "engine.args", value)
+    assert load_file(write(tmp_path / "a.yaml", recipe)).recipe.engine.args == value
+
+
 @pytest.mark.parametrize(
     ("dotted", "value", "embedded", "problem"),
     [

@@ -1,4 +1,8 @@
-"""``infx golden list|show|lookup``: the golden curves from a shell, as launch scripts need them."""
+"""``infx golden list|show|lookup``: the golden curves from a shell, as launch scripts need them.
+
+Beside the golden package, not in it: ``lookup --engine`` asks the engine adapters for their
+synthetic setting, and the golden package is below the engines (recipes name golden curves).
+"""
 
 from __future__ import annotations
 
