@@ -12,10 +12,11 @@ from collections.abc import Iterable
 
 SECRET_NAME = re.compile(
     r"(?:^|[_-])(?:TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?|API[_-]?KEY"
-    r"|PRIVATE[_-]KEY|ACCESS[_-]KEY)(?:$|[_-])",
+    r"|PRIVATE[_-]KEY|ACCESS[_-]KEY|SECRET[_-]KEY)$",
     re.I,
 )
-"""Whole words of a variable or flag name: ``HF_TOKEN``, ``--api-key``, not ``max-num-tokens``."""
+"""The last word of a variable or flag name: ``HF_TOKEN``, ``--api-key``, not
+``max-num-tokens`` or SGLang's ``SGLANG_SIMULATE_ACC_TOKEN_MODE`` (a mode, not a token)."""
 HIDDEN = "***"
 
 
