@@ -148,6 +148,13 @@ def synthetic(al: float, k: int) -> SyntheticSetting:
     )
 
 
+PARSER_FALLBACK = "0.5.21"
+"""The release whose parser stands in for one that does not import on a CPU machine: SGLang
+0.5.16 and 0.5.17 import ``torchvision`` from ``server_args``, whose package-index build is a
+CUDA one that fails to import here; 0.5.21's parser has every flag those releases' recipes use
+that the table above does not rewrite."""
+
+
 def parser_spec(version: str) -> ToolEnvSpec:
     """The cached environment that holds SGLang ``version``'s argument parser."""
     # the tool-environment machinery loads only when a parser check runs, never for a plan
@@ -284,7 +291,15 @@ class SglangAdapter(Defaults):
         if numbers is None:
             return None
         exact = ".".join(str(n) for n in numbers)
-        return ParserEnv(parser_spec(exact), "sglang_parse.py.txt", f"SGLang {exact}")
+        closest = ParserEnv(
+            parser_spec(PARSER_FALLBACK), "sglang_parse.py.txt", f"SGLang {PARSER_FALLBACK}"
+        )
+        return ParserEnv(
+            parser_spec(exact),
+            "sglang_parse.py.txt",
+            f"SGLang {exact}",
+            fallback=None if exact == PARSER_FALLBACK else closest,
+        )
 
 
 _DP_ATTENTION = ("enable-dp-attention", "enable_dp_attention")

@@ -175,3 +175,14 @@ def test_the_parser_environment_holds_the_pinned_release() -> None:
     assert all("==" in pin for pin in parser.spec.requirements)
     assert not any(pin.startswith("torchvision") for pin in parser.spec.requirements)
     assert SglangAdapter().parser_env("nightly-dev-cu13-20260805-211ee642") is None
+
+
+def test_a_release_whose_parser_does_not_import_here_falls_back_to_0_5_21() -> None:
+    older = SglangAdapter().parser_env("v0.5.17-cu130")
+    assert older is not None and older.release == "SGLang 0.5.17"
+    assert older.fallback is not None and older.fallback.release == "SGLang 0.5.21"
+    fallback = older.falling_back("No module named 'torchvision'")
+    assert fallback is not None and fallback.spec.no_deps == ("sglang==0.5.21",)
+    assert fallback.note.startswith("SGLang 0.5.17 does not install here (No module named")
+    pinned = SglangAdapter().parser_env("v0.5.21-cu130")
+    assert pinned is not None and pinned.fallback is None
