@@ -140,12 +140,21 @@ def check(
                 )
                 continue
             started = time.monotonic()
-            try:
-                env = ensure(group.parser.spec, progress=progress, cache_dir=cache_dir)
-            except InstallError as exc:
-                fallback = group.parser.falling_back(_first_line(exc))
-                if fallback is None:
-                    raise
+            unusable = env.env_dir.parent / f"{env.env_dir.name}.unusable"
+            reason = None
+            if unusable.is_file() and group.parser.fallback is not None:
+                reason = unusable.read_text(encoding="utf-8")
+            if reason is None:
+                try:
+                    env = ensure(group.parser.spec, progress=progress, cache_dir=cache_dir)
+                except InstallError as exc:
+                    if group.parser.fallback is None:
+                        raise
+                    reason = _first_line(exc)
+                    # this spec fails the same way next time: go to the fallback at once
+                    unusable.write_text(reason, encoding="utf-8")
+            fallback = group.parser.falling_back(reason) if reason is not None else None
+            if fallback is not None:
                 group.parser = fallback
                 env = ensure(fallback.spec, progress=progress, cache_dir=cache_dir)
             installed_s = time.monotonic() - started

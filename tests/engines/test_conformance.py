@@ -182,3 +182,34 @@ def test_a_parser_standing_in_for_the_pinned_release_proves_acceptance_only(
         "Fake 1, standing in for the pinned release, rejects it (unrecognized arguments:"
         in (report.unchecked[0])
     )
+
+
+def test_a_parser_that_does_not_install_is_tried_once_then_its_fallback_is_used(
+    recipes: Path, tmp_path: Path, runs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_env(tmp_path / "cache")
+    broken = ToolEnvSpec(name="broken-parser", version="1")
+    fallback = ParserEnv(FAKE, "fake_parser.py.txt", "Fake 1", package=__package__ or "")
+    pinned = ParserEnv(
+        broken, "fake_parser.py.txt", "Broken 1", package=__package__ or "", fallback=fallback
+    )
+    monkeypatch.setattr(VllmAdapter, "parser_env", lambda self, version: pinned)
+    tried: list[str] = []
+    real_ensure = conformance.ensure
+
+    def ensure(spec: ToolEnvSpec, **kwargs: object) -> toolenv.ToolEnv:
+        tried.append(spec.name)
+        if spec is broken:
+            raise toolenv.InstallError("broken-parser 1: step 'check' failed\nmore")
+        return real_ensure(spec, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(conformance, "ensure", ensure)
+    for _ in range(2):
+        report = preflight.engine_check(
+            recipes, REPO / "golden", cache_dir=tmp_path / "cache", runner="b300"
+        )
+        assert report.ok
+        (run,) = report.runs
+        assert run.release == "Fake 1"
+        assert run.note.startswith("Broken 1 does not install here (broken-parser 1: step")
+    assert tried == ["broken-parser", "fake-parser", "fake-parser"]
