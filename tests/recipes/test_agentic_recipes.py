@@ -6,6 +6,7 @@ synthetic acceptance from the golden curve, and the aiperf settings. The plugin'
 
 from __future__ import annotations
 
+from pytest_infx.agentic.shape import shape_of
 from pytest_infx.engines.base import ServerPlan
 
 from .conftest import client, flags, planned, repository_points
@@ -367,6 +368,8 @@ def test_dsv4_dep8_point_as_dsv4_fp4_b200_vllm_mtp_sh() -> None:
     }
     assert plan.env == {**DSV4_VLLM_ENV, "VLLM_RPC_TIMEOUT": "600000"}
     assert client(point_id) == aiperf(64)
+    name = shape_of(point, runner="b200-dgxc_1").result_filename
+    assert name.startswith("dsv4_tp8_conc64_kvnone_spec-mtp_fp4_vllm_tp8-pp1-dcp1-pcp1-ep8-dpatrue")
 
 
 def test_dsv4_dep4_and_dep8_points_as_dsv4_fp4_b300_vllm_mtp_sh() -> None:
