@@ -80,14 +80,16 @@ def shape_of(point: Point, *, runner: str | None = None) -> PointShape:
 
     Parallelism other than TP is read from the engine flags that set it, since a recipe states
     it there exactly as the engine takes it; DP attention is SGLang's ``enable-dp-attention``
-    or vLLM's data parallelism (its attention is data parallel across the ranks).
+    or vLLM's data parallelism (its attention is data parallel across the ranks). TP is the
+    point's, the GPU count, as InferenceX's ``tp`` is for its DP-attention arms.
     """
     recipe = point.recipe
     args = {canonical(name): value for name, value in recipe.engine.args.items()}
     dp = _size(args, _DP_FLAGS, point)
     ep = _size(args, _EP_FLAGS, point)
     if ep == 1 and args.get("enable-expert-parallel") is True:
-        ep = point.tp * dp
+        # vLLM spreads the experts over its TP x DP ranks, which together are the point's TP
+        ep = point.tp
     agentic = recipe.agentic
     spec = agentic.speculative.method if agentic and agentic.speculative else "none"
     return PointShape(

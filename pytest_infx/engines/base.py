@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pytest_infx.engines.spec import RequestSpecMetrics, Snapshot, SpecCounters, SyntheticSetting
-from pytest_infx.recipes.owned import canonical, owner
+from pytest_infx.recipes.owned import owner
 from pytest_infx.recipes.points import Point
 from pytest_infx.recipes.schema import EMBEDDED_PREFIX, Recipe, Speculative
 
@@ -246,8 +246,9 @@ def flags(args: Mapping[str, Any], *, key: str) -> list[str]:
     return out
 
 
-def admission_limit(point: Point) -> int | None:
-    """Max running requests for an agentic server: factor x this point's concurrency.
+def admission_limit(point: Point, *, ranks: int = 1) -> int | None:
+    """Max running requests for an agentic server: factor x this point's concurrency, split over
+    ``ranks`` when the engine applies the limit per data-parallel rank.
 
     InferenceX sizes each point's server for its own concurrency (subagent fan-out can exceed
     it); a server sized for a larger one would admit more at once and change what a low
@@ -256,12 +257,6 @@ def admission_limit(point: Point) -> int | None:
     agentic = point.recipe.agentic
     if point.kind != "agentic" or agentic is None:
         return None
-    ranks = 1
-    if point.recipe.engine.name == "vllm":
-        # vLLM's max-num-seqs holds per data-parallel rank; InferenceX divides 2 x CONC by it.
-        args = {canonical(name): value for name, value in point.recipe.engine.args.items()}
-        size = args.get("data-parallel-size", args.get("dp", 1))
-        ranks = size if isinstance(size, int) and not isinstance(size, bool) and size > 1 else 1
     return max(1, math.ceil(agentic.admission_factor * point.concurrency / ranks))
 
 

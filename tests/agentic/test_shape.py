@@ -20,8 +20,15 @@ from pytest_infx.agentic.shape import PointShape, shape_of
 from pytest_infx.recipes.loader import load_file
 from pytest_infx.recipes.points import Point, expand
 
+IMAGES = {
+    "sglang": f"lmsysorg/sglang:v0.5.21-cu130@sha256:{'b1' * 32}",
+    "vllm": f"vllm/vllm-openai:v0.31.0@sha256:{'c1' * 32}",
+}
 
-def _points(folder: Path, key: str, tp: int, conc: list[int], **args: Any) -> list[Point]:
+
+def _points(
+    folder: Path, key: str, tp: int, conc: list[int], engine: str = "sglang", **args: Any
+) -> list[Point]:
     recipe = {
         "key": key,
         "model": {
@@ -31,11 +38,7 @@ def _points(folder: Path, key: str, tp: int, conc: list[int], **args: Any) -> li
             "precision": "fp4",
         },
         "runner": "b200",
-        "engine": {
-            "name": "sglang",
-            "image": f"lmsysorg/sglang:v0.5.21-cu130@sha256:{'b1' * 32}",
-            "args": args,
-        },
+        "engine": {"name": engine, "image": IMAGES[engine], "args": args},
         "agentic": {"points": [{"tp": tp, "concurrency": conc}]},
     }
     path = folder / f"{key}.yaml"
@@ -97,6 +100,22 @@ def test_shape_of_a_recipe_point_reads_parallelism_from_engine_flags(tmp_path: P
     )
     assert shape.fingerprint == point.fingerprint
     assert shape.result_filename.endswith(f"_conc8_b200-nv_0_recipe-{point.fingerprint}")
+
+
+def test_a_vllm_dp_attention_point_is_named_as_inferencex_names_its_dep_arm(
+    tmp_path: Path,
+) -> None:
+    """configs/nvidia-master.yaml, dsv4-fp4-b200-vllm-agentic-mtp: ``tp: 8, ep: 8, dp-attn: true``,
+    launched as ``--tensor-parallel-size 1 --data-parallel-size 8 --enable-expert-parallel``."""
+    args = {"data-parallel-size": 8, "enable-expert-parallel": True}
+    (point,) = _points(tmp_path, "d-agentic", 8, [64], engine="vllm", **args)
+    shape = shape_of(point, runner="b200-dgxc_1")
+    assert (shape.tp, shape.ep, shape.dp_attention, shape.num_gpus) == (8, 8, True, 8)
+    assert "_vllm_tp8-pp1-dcp1-pcp1-ep8-dpatrue_disagg-false_" in shape.result_filename
+    (tep,) = _points(
+        tmp_path, "t-agentic", 8, [4], engine="vllm", **{"enable-expert-parallel": True}
+    )
+    assert (shape_of(tep).ep, shape_of(tep).dp_attention) == (8, False)
 
 
 def test_runner_name_comes_from_the_ci_runner_then_the_recipe(

@@ -8,11 +8,14 @@ refuses it without speculative decoding; with it, the final usage chunk carries
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import yaml
 
+from pytest_infx.engines.base import PlanError
 from pytest_infx.engines.registry import symbolic_paths
 from pytest_infx.engines.vllm import VllmAdapter
 from pytest_infx.recipes.loader import load_file
@@ -111,3 +114,69 @@ def test_the_parser_is_the_pinned_release_s_cpu_build_or_the_closest(
     assert f"{parser.spec.name} {parser.spec.version}" == env
     assert parser.release == release
     assert ("has no CPU build" in parser.note) is noted
+
+
+def dp_points(folder: Path, tp: int, conc: list[int], **args: object) -> list[Point]:
+    recipe = {
+        "key": "d-b200-vllm-agentic",
+        "model": {
+            "hub-id": "deepseek-ai/DeepSeek-V4-Pro",
+            "served-name": "dsv4",
+            "prefix": "dsv4",
+            "precision": "fp4",
+        },
+        "runner": "b200",
+        "engine": {
+            "name": "vllm",
+            "image": f"vllm/vllm-openai:v0.31.0@sha256:{'c1' * 32}",
+            "args": args,
+        },
+        "agentic": {"points": [{"tp": tp, "concurrency": conc}]},
+    }
+    path = folder / "d.yaml"
+    path.write_text(yaml.safe_dump(recipe, sort_keys=False))
+    return expand(load_file(path))
+
+
+def flag_value(argv: list[str], flag: str) -> str:
+    return argv[argv.index(flag) + 1]
+
+
+@pytest.mark.parametrize("name", ["data-parallel-size", "data_parallel_size", "dp"])
+def test_data_parallel_ranks_split_the_point_s_tp(tmp_path: Path, name: str) -> None:
+    """InferenceX's DP-attention arms (dsv4_fp4_b200_vllm_mtp.sh): TP GPUs as
+    ``--tensor-parallel-size 1 --data-parallel-size TP``, MAX_NUM_SEQS = 2 x CONC / TP; a DP of 2
+    over TP 8 gives ranks of TP 4."""
+    for dp, tp_flag in ((8, "1"), (2, "4")):
+        (point,) = dp_points(tmp_path, 8, [64], **{name: dp, "enable-expert-parallel": True})
+        plan = VllmAdapter().plan(point, symbolic_paths(point))
+        argv = list(plan.argv)
+        assert plan.gpus == 8
+        assert flag_value(argv, "--tensor-parallel-size") == tp_flag
+        assert flag_value(argv, f"--{name}") == str(dp)
+        assert flag_value(argv, "--max-num-seqs") == str(2 * 64 // dp)
+
+
+def test_without_data_parallel_ranks_the_tp_flag_is_the_point_s(tmp_path: Path) -> None:
+    for args in ({}, {"data-parallel-size": 1}, {"data-parallel-size": None}):
+        (point,) = dp_points(tmp_path, 4, [8], **args)
+        argv = argv_of(point)
+        assert flag_value(argv, "--tensor-parallel-size") == "4"
+        assert flag_value(argv, "--max-num-seqs") == "16"
+
+
+@pytest.mark.parametrize(
+    ("dp", "message"),
+    [
+        (3, r"data-parallel-size = 3 does not divide the point's TP 8.*one of 1, 2, 4, 8"),
+        (0, r"data-parallel-size must be an integer >= 1, got 0"),
+        ("two", r"data-parallel-size must be an integer >= 1, got 'two'"),
+    ],
+)
+def test_a_data_parallel_size_that_cannot_split_tp_is_refused_at_the_point(
+    tmp_path: Path, dp: object, message: str
+) -> None:
+    (point,) = dp_points(tmp_path, 8, [16], **{"data-parallel-size": dp})
+    where = re.escape(f"{point.path}:{point.line}: d-b200-vllm-agentic[tp8-c16]: engine.args.")
+    with pytest.raises(PlanError, match=where + message):
+        argv_of(point)

@@ -6,6 +6,9 @@ synthetic acceptance from the golden curve, and the aiperf settings. The plugin'
 
 from __future__ import annotations
 
+from pytest_infx.agentic.shape import shape_of
+from pytest_infx.engines.base import ServerPlan
+
 from .conftest import client, flags, planned, repository_points
 
 SGLANG_EAGLE3 = {
@@ -277,3 +280,127 @@ def test_after_agentx_branch_admission_is_twice_each_points_concurrency() -> Non
     _, vllm = planned("dsv4-fp4-b300-vllm-agentic-mtp[tp4-c6]")
     argv = list(vllm.argv)
     assert argv[argv.index("--max-num-seqs") + 1] == "12"
+
+
+DSV4_VLLM_ENV = {
+    "VLLM_ENGINE_READY_TIMEOUT_S": "3600",
+    "VLLM_PREFIX_CACHE_RETENTION_INTERVAL": "32768",
+    "VLLM_USE_V2_MODEL_RUNNER": "1",
+    "VLLM_USE_RUST_FRONTEND": "1",
+    "VLLM_DSV4_MEGA_FP8_COMBINE": "1",
+    "TORCH_CUDA_ARCH_LIST": "10.0",
+    "PYTHONNOUSERSITE": "1",
+    "VLLM_FLOAT32_MATMUL_PRECISION": "high",
+    "PYTHONHASHSEED": "42",
+    "PYTORCH_ALLOC_CONF": "expandable_segments:True",
+}
+DSV4_VLLM_DEP = {
+    "--trust-remote-code": None,
+    "--no-enable-flashinfer-autotune": None,
+    "--no-disable-hybrid-kv-cache-manager": None,
+    "--kv-cache-dtype": "fp8",
+    "--block-size": "256",
+    "--max-model-len": "1048576",
+    "--disable-uvicorn-access-log": None,
+    "--tokenizer-mode": "deepseek_v4",
+    "--tool-call-parser": "deepseek_v4",
+    "--enable-auto-tool-choice": None,
+    "--reasoning-parser": "deepseek_v4",
+    "--attention-config": {
+        "backend": "FLASHINFER_MLA_SPARSE_DSV4",
+        "use_prefill_query_quantization": True,
+        "use_fp4_indexer_cache": True,
+    },
+    "--speculative-config": {
+        "method": "mtp",
+        "num_speculative_tokens": 3,
+        "rejection_sample_method": "synthetic",
+        "synthetic_acceptance_length": 2.49,
+    },
+    "--enable-expert-parallel": None,
+    "--enable-ep-weight-filter": None,
+    "--moe-backend": "deep_gemm_amxf4_mega_moe",
+    "--prefill-schedule-interval": "8",
+    "--long-prefill-token-threshold": "512",
+}
+"""What dsv4_fp4_b200_vllm_mtp.sh and dsv4_fp4_b300_vllm_mtp.sh both pass with DP_ATTENTION=true
+and EP_SIZE > 1. Their compilation config lists every capture size up to MAX_NUM_SEQS x 4 tokens,
+which the recipes leave to vLLM (their docs say so): only its mode and cudagraph_mode are here."""
+
+
+def parallel(plan: ServerPlan) -> tuple[str, str, str]:
+    """The TP flag, the data-parallel size and the admission, which ``flags`` leaves out or
+    shows apart from the plugin-owned flags."""
+    argv = list(plan.argv)
+
+    def value(flag: str) -> str:
+        return argv[argv.index(flag) + 1]
+
+    return value("--tensor-parallel-size"), value("--data-parallel-size"), value("--max-num-seqs")
+
+
+def test_dsv4_dep8_point_as_dsv4_fp4_b200_vllm_mtp_sh() -> None:
+    """DP_ATTENTION=true: PARALLEL_ARGS=(--tensor-parallel-size 1 --data-parallel-size "$TP"),
+    MAX_NUM_SEQS=$((2 * CONC / TP)), --max-num-batched-tokens 8192, GPU_MEMORY_UTILIZATION 0.90,
+    VLLM_RPC_TIMEOUT=600000, and the per-rank SimpleCPUOffloadConnector budget."""
+    point_id = "dsv4-fp4-b200-vllm-agentic-mtp[tp8-c64-ep8-dpa-vllm-simple]"
+    point, plan = planned(point_id)
+    assert (point.tp, plan.gpus) == (8, 8)
+    assert parallel(plan) == ("1", "8", "16")
+    found = flags(plan, agentic=True)
+    assert found.pop("--data-parallel-size") == "8"
+    assert found == {
+        **DSV4_VLLM_DEP,
+        "--gpu-memory-utilization": "0.9",
+        "--numa-bind": None,
+        "--enable-cumem-allocator": None,
+        "--max-num-batched-tokens": "8192",
+        "--compilation-config": {"cudagraph_mode": "FULL_DECODE_ONLY", "mode": 0},
+        "--kv-transfer-config": {
+            "kv_connector": "SimpleCPUOffloadConnector",
+            "kv_role": "kv_both",
+            "kv_connector_extra_config": {
+                "cpu_bytes_to_use_per_rank": 356125000000,
+                "enable_cross_layers_blocks": "true",
+                "lazy_offload": False,
+            },
+        },
+    }
+    assert plan.env == {**DSV4_VLLM_ENV, "VLLM_RPC_TIMEOUT": "600000"}
+    assert client(point_id) == aiperf(64)
+    name = shape_of(point, runner="b200-dgxc_1").result_filename
+    assert name.startswith("dsv4_tp8_conc64_kvnone_spec-mtp_fp4_vllm_tp8-pp1-dcp1-pcp1-ep8-dpatrue")
+
+
+def test_dsv4_dep4_and_dep8_points_as_dsv4_fp4_b300_vllm_mtp_sh() -> None:
+    """DP_ATTENTION=true: PARALLEL_ARGS=(--tensor-parallel-size 1 --data-parallel-size "$TP"),
+    MAX_NUM_SEQS=$((2 * CONC / TP)); IS_DEP8 (TP 8) raises --max-num-batched-tokens to 16384 and
+    lowers GPU_MEM_UTIL to 0.92; DEP keeps eager offload (SIMPLE_LAZY_OFFLOAD=false)."""
+    key = "dsv4-fp4-b300-vllm-agentic-mtp"
+    point, dep4 = planned(f"{key}[tp4-c64-ep4-dpa-vllm-simple]")
+    assert (point.tp, dep4.gpus) == (4, 4)
+    assert parallel(dep4) == ("1", "4", "32")
+    found = flags(dep4, agentic=True)
+    assert found.pop("--data-parallel-size") == "4"
+    assert found == {
+        **DSV4_VLLM_DEP,
+        "--gpu-memory-utilization": "0.95",
+        "--max-num-batched-tokens": "8192",
+        "--compilation-config": {"cudagraph_mode": "FULL_DECODE_ONLY", "mode": 0},
+        "--kv-transfer-config": {
+            "kv_connector": "SimpleCPUOffloadConnector",
+            "kv_role": "kv_both",
+            "kv_connector_extra_config": {
+                "cpu_bytes_to_use": 356000000000,
+                "enable_cross_layers_blocks": "true",
+                "lazy_offload": False,
+            },
+        },
+    }
+    assert dep4.env == {**DSV4_VLLM_ENV, "NCCL_NVLS_ENABLE": "1"}
+    assert client(f"{key}[tp4-c64-ep4-dpa-vllm-simple]") == aiperf(64)
+    _, dep8 = planned(f"{key}[tp8-c576-ep8-dpa-vllm-simple]")
+    assert (dep8.gpus, parallel(dep8)) == (8, ("1", "8", "144"))
+    dep8_flags = flags(dep8, agentic=True)
+    assert dep8_flags["--max-num-batched-tokens"] == "16384"
+    assert dep8_flags["--gpu-memory-utilization"] == "0.92"
