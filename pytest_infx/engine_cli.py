@@ -61,9 +61,12 @@ def _check(args: argparse.Namespace) -> int:
         print(f"unchecked: {reason}")
     for rejection in report.rejected:
         print(rejection)
-    checked = sum(run.points for run in report.runs)
+    unchecked = len(report.unchecked)
+    stood_in = sum("standing in for the pinned release" in r for r in report.unchecked)
+    checked = sum(run.points for run in report.runs) - stood_in
+    counts = f"{checked} points checked" + (f", {unchecked} unchecked" if unchecked else "")
     if report.rejected:
-        print(f"{len(report.rejected)} server commands rejected ({checked} points checked)")
+        print(f"{len(report.rejected)} server commands rejected ({counts})")
         return 1
-    print(f"every planned server command accepted ({checked} points checked)")
+    print(f"every checked server command accepted ({counts})")
     return 0
