@@ -151,8 +151,9 @@ def check(
                     if group.parser.fallback is None:
                         raise
                     reason = _first_line(exc)
-                    # this spec fails the same way next time: go to the fallback at once
-                    unusable.write_text(reason, encoding="utf-8")
+                    if "step 'check'" in reason:
+                        # it installed and does not import: the same next time, unlike a download
+                        unusable.write_text(reason, encoding="utf-8")
             fallback = group.parser.falling_back(reason) if reason is not None else None
             if fallback is not None:
                 group.parser = fallback
