@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from known_recipes import copy_recipes
 
 from pytest_infx import serving
 from pytest_infx.engines.registry import symbolic_paths
@@ -19,28 +20,6 @@ from .test_plan import plan_blocks
 REPO = Path(__file__).resolve().parents[2]
 
 
-KNOWN_RECIPES = (
-    "_base",
-    "mimov2.6flash-fp4-b200-sglang-agentic.yaml",
-    "mimov2.6flash-fp4-b200-vllm-agentic.yaml",
-    "mimov2.6flash-fp4-b300-vllm-dflash.yaml",
-    "smollm2-bf16-cpu-vllm-draft.yaml",
-    "smollm2-bf16-cpu-vllm-ngram.yaml",
-)
-"""The repository's recipes these tests were written against; recipes added later are left out
-of the copies so the counts below stay what they are. The MiMo AgentX recipes' DFlash arms
-(variant ``dflash``) run draft length 3 (AL 2.97); the speculative block added below gives the
-other points draft length 4 (AL 3.35)."""
-
-
-def copy_recipes(to: Path) -> None:
-    def ignore(folder: str, names: list[str]) -> list[str]:
-        top = Path(folder) == REPO / "recipes"
-        return [name for name in names if top and name not in KNOWN_RECIPES]
-
-    shutil.copytree(REPO / "recipes", to, ignore=ignore)
-
-
 SPECULATIVE = """
   speculative:
     method: dflash
@@ -48,6 +27,8 @@ SPECULATIVE = """
     draft-length: 4
     golden: mimov2.6flash_dflash
 """
+"""Gives a recipe's AgentX points draft length 4 (AL 3.35); the MiMo recipes' DFlash arms
+(variant ``dflash``) keep their own draft length 3 (AL 2.97)."""
 
 
 @pytest.mark.parametrize(

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 from pathlib import Path
 
 import pytest
+from known_recipes import copy_recipes
 
 from pytest_infx import preflight
 from pytest_infx.engines import conformance
@@ -23,26 +23,6 @@ from pytest_infx.recipes.loader import load_tree
 from pytest_infx.recipes.points import expand_all
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-KNOWN_RECIPES = (
-    "_base",
-    "mimov2.6flash-fp4-b200-sglang-agentic.yaml",
-    "mimov2.6flash-fp4-b200-vllm-agentic.yaml",
-    "mimov2.6flash-fp4-b300-vllm-dflash.yaml",
-    "smollm2-bf16-cpu-vllm-draft.yaml",
-    "smollm2-bf16-cpu-vllm-ngram.yaml",
-)
-"""The repository's recipes these tests were written against; recipes added later are left out
-of the copies so the counts below stay what they are."""
-
-
-def copy_recipes(to: Path) -> None:
-    def ignore(folder: str, names: list[str]) -> list[str]:
-        top = Path(folder) == REPO / "recipes"
-        return [name for name in names if top and name not in KNOWN_RECIPES]
-
-    shutil.copytree(REPO / "recipes", to, ignore=ignore)
 
 
 FAKE = ToolEnvSpec(name="fake-parser", version="1")

@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from known_recipes import copy_recipes
 
 from pytest_infx import preflight
 from pytest_infx.cachedir import cache_root
@@ -20,26 +21,6 @@ from pytest_infx.cachedir import cache_root
 pytestmark = pytest.mark.engine
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-KNOWN_RECIPES = (
-    "_base",
-    "mimov2.6flash-fp4-b200-sglang-agentic.yaml",
-    "mimov2.6flash-fp4-b200-vllm-agentic.yaml",
-    "mimov2.6flash-fp4-b300-vllm-dflash.yaml",
-    "smollm2-bf16-cpu-vllm-draft.yaml",
-    "smollm2-bf16-cpu-vllm-ngram.yaml",
-)
-"""The repository's recipes these tests were written against; recipes added later are left out
-of the copies so the counts below stay what they are."""
-
-
-def copy_recipes(to: Path) -> None:
-    def ignore(folder: str, names: list[str]) -> list[str]:
-        top = Path(folder) == REPO / "recipes"
-        return [name for name in names if top and name not in KNOWN_RECIPES]
-
-    shutil.copytree(REPO / "recipes", to, ignore=ignore)
 
 
 CACHE = cache_root()

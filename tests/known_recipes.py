@@ -1,0 +1,29 @@
+"""The repository's recipes that the engine-side tests were written against.
+
+Tests that count points or commands copy these and leave out recipes added later, so the
+counts they assert stay what they are while the recipe folder grows.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+KNOWN_RECIPES = (
+    "_base",
+    "mimov2.6flash-fp4-b200-sglang-agentic.yaml",
+    "mimov2.6flash-fp4-b200-vllm-agentic.yaml",
+    "mimov2.6flash-fp4-b300-vllm-dflash.yaml",
+    "smollm2-bf16-cpu-vllm-draft.yaml",
+    "smollm2-bf16-cpu-vllm-ngram.yaml",
+)
+
+
+def copy_recipes(to: Path) -> None:
+    def ignore(folder: str, names: list[str]) -> list[str]:
+        top = Path(folder) == REPO / "recipes"
+        return [name for name in names if top and name not in KNOWN_RECIPES]
+
+    shutil.copytree(REPO / "recipes", to, ignore=ignore)
