@@ -118,7 +118,7 @@ class ParserEnv:
         """The fallback, its note saying why the pinned release's parser was not used."""
         if self.fallback is None:
             return None
-        note = f"{self.release} does not install here ({why}); the closest parser that does"
+        note = f"{self.release}'s parser does not run here ({why}); the closest one that does"
         return replace(self.fallback, note=note, stands_in=True)
 
     spec: ToolEnvSpec

@@ -138,8 +138,8 @@ def test_a_parser_that_does_not_install_here_falls_back_to_the_closest(
     )
     (run,) = report.runs
     assert run.release == "Fake 1" and run.points == 14
-    assert run.note.startswith("Broken 1 does not install here (broken-parser 1: step 'check'")
-    assert run.note.endswith("the closest parser that does")
+    assert run.note.startswith("Broken 1's parser does not run here (broken-parser 1: step 'check'")
+    assert run.note.endswith("the closest one that does")
 
 
 def test_a_parser_standing_in_for_the_pinned_release_proves_acceptance_only(
@@ -191,5 +191,5 @@ def test_a_parser_that_does_not_install_is_tried_once_then_its_fallback_is_used(
         assert report.ok
         (run,) = report.runs
         assert run.release == "Fake 1"
-        assert run.note.startswith("Broken 1 does not install here (broken-parser 1: step")
+        assert run.note.startswith("Broken 1's parser does not run here (broken-parser 1: step")
     assert tried == ["broken-parser", "fake-parser", "fake-parser"]

@@ -183,6 +183,6 @@ def test_a_release_whose_parser_does_not_import_here_falls_back_to_0_5_21() -> N
     assert older.fallback is not None and older.fallback.release == "SGLang 0.5.21"
     fallback = older.falling_back("No module named 'torchvision'")
     assert fallback is not None and fallback.spec.no_deps == ("sglang==0.5.21",)
-    assert fallback.note.startswith("SGLang 0.5.17 does not install here (No module named")
+    assert fallback.note.startswith("SGLang 0.5.17's parser does not run here (No module named")
     pinned = SglangAdapter().parser_env("v0.5.21-cu130")
     assert pinned is not None and pinned.fallback is None
