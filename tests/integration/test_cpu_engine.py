@@ -60,7 +60,7 @@ def _recipe(key: str, *, engine_args: dict[str, object]) -> dict[str, object]:
             "dataset": {"category": "coding", "num-prompts": 4},
             "output-len": 32,
             "golden": "smollm2_ngram",
-            "tolerance": 5.0,
+            "tolerance": 1.0,
         },
     }
 
