@@ -165,7 +165,7 @@ def test_replacements_waiting_past_the_limit_fail_the_items_left_with_the_queue_
     assert outcome(out) == f"{ITEMS} failed", out
     waited = re.findall(
         r"^no worker was left to run it: replacement Slurm job \d+ waited \d+ s in the queue "
-        r"\(--infx-slurm-wait 3\): ReqNodeNotAvail",
+        r"\(--infx-slurm-wait 3\): (ReqNodeNotAvail|Nodes required for job are DOWN, DRAINED)",
         out,
         flags=re.MULTILINE,
     )
