@@ -31,7 +31,15 @@ from pytest_infx.engines.base import (
     version_tuple,
 )
 from pytest_infx.engines.forced import number
-from pytest_infx.engines.spec import RequestSpecMetrics, Snapshot, SpecCounters, SyntheticSetting
+from pytest_infx.engines.spec import (
+    RequestSpecMetrics,
+    Snapshot,
+    SpecCounters,
+    SyntheticSetting,
+    json_hist,
+    json_int,
+    json_num,
+)
 from pytest_infx.recipes.points import Point
 from pytest_infx.recipes.schema import Recipe, Speculative
 
@@ -170,20 +178,6 @@ def parser_spec(version: str) -> ToolEnvSpec:
     )
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _num(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _hist(value: Any) -> tuple[int, ...]:
-    if not isinstance(value, list):
-        return ()
-    return tuple(int(v) for v in value if isinstance(v, int | float) and not isinstance(v, bool))
-
-
 class SglangAdapter(Defaults):
     name = "sglang"
 
@@ -266,9 +260,9 @@ class SglangAdapter(Defaults):
         details = sglext.get("spec_tokens_details") if type(sglext) is dict else None
         if type(details) is not dict:
             return None
-        steps = _int(details.get("spec_verify_ct"))
-        correct = _int(details.get("spec_num_correct_drafts"))
-        length = _num(details.get("spec_accept_length"))
+        steps = json_int(details.get("spec_verify_ct"))
+        correct = json_int(details.get("spec_num_correct_drafts"))
+        length = json_num(details.get("spec_accept_length"))
         if steps is None or correct is None:
             return None
         accepted = correct + 1 if not length else round(length * steps) - steps
@@ -276,9 +270,9 @@ class SglangAdapter(Defaults):
             source=self.name,
             num_steps=steps,
             num_accepted=accepted,
-            num_drafted=_int(details.get("spec_num_proposed_drafts")),
+            num_drafted=json_int(details.get("spec_num_proposed_drafts")),
             mean_acceptance_length=length,
-            histogram=_hist(details.get("spec_correct_drafts_histogram")),
+            histogram=json_hist(details.get("spec_correct_drafts_histogram")),
         )
 
     def attention_tp(self, recipe: Recipe, tp: int) -> int | None:

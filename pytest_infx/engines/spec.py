@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 LabelSet = frozenset[tuple[str, str]]
 SeriesKey = tuple[str, LabelSet]
@@ -92,6 +93,22 @@ class SpecCounters:
     @property
     def speculating(self) -> bool:
         return self.drafts is not None
+
+
+def json_int(value: Any) -> int | None:
+    """An integer field of an engine's JSON answer; a bool is not one."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def json_num(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def json_hist(value: Any) -> tuple[int, ...]:
+    """Counts per position (accepted tokens); what is not a number is left out."""
+    if not isinstance(value, list):
+        return ()
+    return tuple(int(v) for v in value if isinstance(v, int | float) and not isinstance(v, bool))
 
 
 def positions(per_pos: Mapping[str, float]) -> tuple[float, ...]:

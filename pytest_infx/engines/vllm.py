@@ -33,6 +33,9 @@ from pytest_infx.engines.spec import (
     Snapshot,
     SpecCounters,
     SyntheticSetting,
+    json_hist,
+    json_int,
+    json_num,
     positions,
 )
 from pytest_infx.recipes.owned import canonical
@@ -115,20 +118,6 @@ def _embedded_env() -> Mapping[str, str]:
     from pytest_infx.envs.vllm_cpu import ENGINE_ENV
 
     return ENGINE_ENV
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _num(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _hist(value: Any) -> tuple[int, ...]:
-    if not isinstance(value, list):
-        return ()
-    return tuple(int(v) for v in value if isinstance(v, int | float) and not isinstance(v, bool))
 
 
 def data_parallel_size(point: Point) -> int:
@@ -267,17 +256,17 @@ class VllmAdapter(Defaults):
         m = metrics.get("speculative_decoding") if type(metrics) is dict else None
         if type(m) is not dict:
             return None
-        steps = _int(m.get("num_spec_steps"))
-        accepted = _int(m.get("num_accepted_draft_tokens"))
+        steps = json_int(m.get("num_spec_steps"))
+        accepted = json_int(m.get("num_accepted_draft_tokens"))
         if steps is None or accepted is None:
             return None
         return RequestSpecMetrics(
             source=self.name,
             num_steps=steps,
             num_accepted=accepted,
-            num_drafted=_int(m.get("num_draft_tokens")),
-            mean_acceptance_length=_num(m.get("mean_acceptance_length")),
-            histogram=_hist(m.get("acceptance_histogram")),
+            num_drafted=json_int(m.get("num_draft_tokens")),
+            mean_acceptance_length=json_num(m.get("mean_acceptance_length")),
+            histogram=json_hist(m.get("acceptance_histogram")),
         )
 
     def parser_env(self, version: str | None) -> ParserEnv | None:
