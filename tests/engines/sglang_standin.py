@@ -33,11 +33,12 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from speedbench.standin import LoopbackServer
 
 WORDS = ("def ", "add", "(a, b)", ":\n", "    return ", "a + b", "\n")
 FIXED_TOKEN = "<token 100>"
@@ -90,43 +91,10 @@ class SglangState:
         return "\n".join(lines) + "\n"
 
 
-class SglangStandin:
+class SglangStandin(LoopbackServer):
     def __init__(self, **settings: Any) -> None:
         self.state = SglangState(**settings)
-        self._loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._server: asyncio.Server | None = None
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-        if not self._ready.wait(10):
-            raise RuntimeError("SGLang stand-in did not start")
-        assert self._server is not None
-        self.url = f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
-
-    def _run(self) -> None:
-        asyncio.set_event_loop(self._loop)
-
-        async def start() -> None:
-            self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-            self._ready.set()
-
-        self._loop.run_until_complete(start())
-        self._loop.run_forever()
-
-    def close(self) -> None:
-        async def stop() -> None:
-            assert self._server is not None
-            self._server.close()
-
-        asyncio.run_coroutine_threadsafe(stop(), self._loop).result(5)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(5)
-
-    def __enter__(self) -> SglangStandin:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        super().__init__()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:

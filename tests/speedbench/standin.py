@@ -28,7 +28,7 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 TEXT_PIECES = (
     "def ",
@@ -106,22 +106,20 @@ class StandinState:
         return "\n".join(lines) + "\n"
 
 
-class StandinServer:
-    """Runs on loopback in a daemon thread; `url` is ready once the constructor returns."""
+class LoopbackServer:
+    """An asyncio server on loopback in a daemon thread; ``url`` is ready once the constructor
+    returns. Subclasses set their state first and answer in ``_handle``."""
 
-    def __init__(self, **settings: Any) -> None:
-        self.state = StandinState(**settings)
-        self.state.reset_counters()
+    def __init__(self) -> None:
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self.url = ""
-        self.connections = 0
         self._thread.start()
         if not self._ready.wait(10):
-            raise RuntimeError("stand-in server did not start")
+            raise RuntimeError(f"{type(self).__name__} did not start")
         assert self._server is not None
         port = self._server.sockets[0].getsockname()[1]
         self.url = f"http://127.0.0.1:{port}"
@@ -135,6 +133,9 @@ class StandinServer:
 
         self._loop.run_until_complete(start())
         self._loop.run_forever()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        raise NotImplementedError
 
     def close(self) -> None:
         async def stop() -> None:
@@ -152,11 +153,21 @@ class StandinServer:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(5)
 
-    def __enter__(self) -> StandinServer:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class StandinServer(LoopbackServer):
+    """The OpenAI-compatible vLLM stand-in; ``settings`` shape its state (faults, pacing)."""
+
+    def __init__(self, **settings: Any) -> None:
+        self.state = StandinState(**settings)
+        self.state.reset_counters()
+        self.connections = 0
+        super().__init__()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._writers.add(writer)
