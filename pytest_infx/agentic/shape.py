@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_infx.engines.registry import adapter_for
 from pytest_infx.recipes.owned import canonical
 from pytest_infx.recipes.points import Point
 
@@ -79,13 +80,13 @@ def shape_of(point: Point, *, runner: str | None = None) -> PointShape:
     runner's name), else ``$RUNNER_NAME``, else the recipe's runner label.
 
     Parallelism other than TP is read from the engine flags that set it, since a recipe states
-    it there exactly as the engine takes it; DP attention is SGLang's ``enable-dp-attention``
-    or vLLM's data parallelism (its attention is data parallel across the ranks). TP is the
+    it there exactly as the engine takes it; whether attention is data parallel is the engine
+    adapter's answer (SGLang's ``enable-dp-attention``, vLLM's DP ranks). TP is the
     point's, the GPU count, as InferenceX's ``tp`` is for its DP-attention arms.
     """
     recipe = point.recipe
     args = {canonical(name): value for name, value in recipe.engine.args.items()}
-    dp = _size(args, _DP_FLAGS, point)
+    _size(args, _DP_FLAGS, point)  # a bad DP size is an error here, as the other sizes are
     ep = _size(args, _EP_FLAGS, point)
     if ep == 1 and args.get("enable-expert-parallel") is True:
         # vLLM spreads the experts over its TP x DP ranks, which together are the point's TP
@@ -103,8 +104,7 @@ def shape_of(point: Point, *, runner: str | None = None) -> PointShape:
         dcp=_size(args, _DCP_FLAGS, point),
         pcp=_size(args, _PCP_FLAGS, point),
         ep=ep,
-        dp_attention=args.get("enable-dp-attention") is True
-        or (recipe.engine.name == "vllm" and dp > 1),
+        dp_attention=adapter_for(point).dp_attention(point),
         spec_decoding=spec,
         fingerprint=point.fingerprint,
     )

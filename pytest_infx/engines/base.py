@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pytest_infx.engines.spec import RequestSpecMetrics, Snapshot, SpecCounters, SyntheticSetting
-from pytest_infx.recipes.owned import owner
+from pytest_infx.recipes.owned import canonical, owner
 from pytest_infx.recipes.points import Point
 from pytest_infx.recipes.schema import EMBEDDED_PREFIX, Recipe, Speculative
 
@@ -192,6 +192,11 @@ class EngineAdapter(Protocol):
         """Where this engine's own argument parser for ``version`` runs; None if nowhere."""
         ...
 
+    def dp_attention(self, point: Point) -> bool:
+        """Whether the point's server runs attention data parallel across its ranks (the
+        ``dp-attention`` field of InferenceX's results)."""
+        ...
+
 
 class Defaults:
     """The answers an adapter gets for what it does not implement: no synthetic acceptance,
@@ -219,6 +224,12 @@ class Defaults:
 
     def parser_env(self, version: str | None) -> ParserEnv | None:
         return None
+
+    def dp_attention(self, point: Point) -> bool:
+        args = point.recipe.engine.args
+        return any(
+            v is True for name, v in args.items() if canonical(name) == "enable-dp-attention"
+        )
 
 
 def flags(args: Mapping[str, Any], *, key: str) -> list[str]:

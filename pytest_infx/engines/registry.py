@@ -50,6 +50,7 @@ _OPTIONAL = (
     "request_spec",
     "attention_tp",
     "parser_env",
+    "dp_attention",
 )
 
 _merged: dict[int, dict[str, EngineAdapter]] = {}

@@ -269,6 +269,10 @@ class VllmAdapter(Defaults):
             histogram=json_hist(m.get("acceptance_histogram")),
         )
 
+    def dp_attention(self, point: Point) -> bool:
+        """vLLM's attention is data parallel across its DP ranks."""
+        return super().dp_attention(point) or data_parallel_size(point) > 1
+
     def parser_env(self, version: str | None) -> ParserEnv | None:
         """The pinned release's own parser from its CPU build, or, for a release without one
         (a nightly, one older than the first CPU build or newer than the embedded one, the
