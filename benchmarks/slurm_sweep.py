@@ -12,8 +12,8 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parents[1] / "tests"
 sys.path.insert(0, str(TESTS))
 
-from plugin.helpers import prompts, recipe, write_recipe  # noqa: E402
-from slurm.cluster import ensure  # noqa: E402
+from e2e.helpers import prompts, recipe, write_recipe  # noqa: E402
+from e2e.slurm.cluster import ensure  # noqa: E402
 
 from pytest_infx.launch.ports import free_port  # noqa: E402
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from plugin.helpers import golden_text, recipe, write_recipe
+from e2e.helpers import golden_text, recipe, write_recipe
 
 from pytest_infx.agentic.gate import check_requests
 from pytest_infx.agentic.record import result_record

@@ -7,8 +7,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
-from .helpers import agentic, changed, dump, line_of, speedbench, write
+from core.helpers import agentic, changed, dump, line_of, speedbench, write
 
 
 def collected(pytester: pytest.Pytester, *args: str) -> list[str]:

@@ -4,12 +4,11 @@ import os
 from pathlib import Path
 
 import pytest
+from core.helpers import changed, dump, speedbench, write
 
 from pytest_infx.recipes import cache
 from pytest_infx.recipes.loader import Tree, read_tree
 from pytest_infx.recipes.points import expand
-
-from .helpers import changed, dump, speedbench, write
 
 
 @pytest.fixture

@@ -5,8 +5,7 @@ import stat
 from pathlib import Path
 
 import pytest
-
-from .helpers import speedbench, write
+from core.helpers import speedbench, write
 
 SELECTION = "*- infx selection -*"
 

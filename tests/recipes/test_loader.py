@@ -3,12 +3,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from core.helpers import agentic, changed, dump, line_of, speedbench, write
 
 from pytest_infx.recipes.errors import Location, RecipeError, RecipeErrors
 from pytest_infx.recipes.loader import load_file, load_tree, read_tree, recipe_files
 from pytest_infx.recipes.points import expand
-
-from .helpers import agentic, changed, dump, line_of, speedbench, write
 
 
 def errors_of(path: Path) -> list[RecipeError]:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from .helpers import speedbench, write
+from core.helpers import speedbench, write
 
 ADAPTER = """
 from pytest_infx.engines.base import make_plan, speculation

@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from plugin.conftest import Sweep
-from plugin.helpers import recipe, write_recipe
 
+from e2e.conftest import Sweep
+from e2e.helpers import recipe, write_recipe
 from pytest_infx.launch.ports import free_port
 
 from .cluster import Cluster

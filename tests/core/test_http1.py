@@ -4,12 +4,18 @@ import asyncio
 import json
 import socket
 import time
+from collections.abc import Iterator
 
 import pytest
+from speedbench.standin import StandinServer
 
 from pytest_infx.http1 import HTTPError, Response, fetch
 
-from .standin import StandinServer
+
+@pytest.fixture
+def standin() -> Iterator[StandinServer]:
+    with StandinServer() as server:
+        yield server
 
 
 def call(

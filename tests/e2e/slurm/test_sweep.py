@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from plugin.conftest import Sweep, wait_gone
-from plugin.helpers import live_pids, recipe, records, write_recipe
-from plugin.test_progress import CELL_LINE
 
+from e2e.conftest import Sweep, wait_gone
+from e2e.helpers import live_pids, recipe, records, write_recipe
+from e2e.test_progress import CELL_LINE
 from pytest_infx.launch.ports import free_port
 
 from .conftest import processes_in, run_jobs, wait_until

@@ -6,8 +6,7 @@ import gc
 from pathlib import Path
 
 import pytest
-
-from .helpers import speedbench, write
+from core.helpers import speedbench, write
 
 GC_PROBE = """
 import gc

@@ -9,8 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from plugin.conftest import INI, Sweep, wait_gone
-from plugin.helpers import prompts
+
+from e2e.conftest import INI, Sweep, wait_gone
+from e2e.helpers import prompts
 
 from .cluster import Cluster, Unavailable, ensure
 

@@ -10,12 +10,11 @@ from pathlib import Path
 import pytest
 from known_recipes import copy_recipes
 
+from core.test_plan import plan_blocks
 from pytest_infx import serving
 from pytest_infx.engines.registry import symbolic_paths
 from pytest_infx.recipes.loader import load_tree
 from pytest_infx.recipes.points import expand_all
-
-from .test_plan import plan_blocks
 
 REPO = Path(__file__).resolve().parents[2]
 

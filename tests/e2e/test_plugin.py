@@ -3,8 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from .helpers import agentic, speedbench, write
+from core.helpers import agentic, speedbench, write
 
 MARKED = """
 import pytest

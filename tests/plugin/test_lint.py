@@ -1,10 +1,9 @@
 from __future__ import annotations
 
 import pytest
+from lint.helpers import DFLASH_RECIPE, ENTRY_A, git, line_of, repo_files, write_files
 
 from pytest_infx.lint.findings import all_rules
-
-from .helpers import DFLASH_RECIPE, ENTRY_A, git, line_of, repo_files, write_files
 
 pytest_plugins = ["pytester"]
 

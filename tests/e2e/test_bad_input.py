@@ -7,8 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
-
-from .helpers import agentic, speedbench, write
+from core.helpers import agentic, speedbench, write
 
 LAUGHS = (
     "key: laughs\na0: &a0 ["

@@ -3,7 +3,7 @@
 The tests need a real scheduler: job ids, gres allocation, ``scancel`` and time limits are what
 the plugin relies on, and no stand-in shows them faithfully. Everything here is idempotent, so a
 cluster that a previous session started (with the same configuration) is reused as it is.
-Run as a script (``python tests/slurm/cluster.py``) to start the cluster by hand.
+Run as a script (``python tests/e2e/slurm/cluster.py``) to start the cluster by hand.
 """
 
 from __future__ import annotations

@@ -5,12 +5,11 @@ from typing import Any
 
 import pytest
 import yaml
+from core.helpers import Recipe, agentic, changed, dump, speedbench, write
 
 from pytest_infx.recipes.errors import RecipeError, RecipeErrors
 from pytest_infx.recipes.loader import load_file, read_tree
 from pytest_infx.recipes.points import Point, expand, expand_all
-
-from .helpers import Recipe, agentic, changed, dump, speedbench, write
 
 
 def points_of(tmp_path: Path, recipe: Recipe | str, name: str = "r.yaml") -> list[Point]:

@@ -3,13 +3,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from lint.helpers import DFLASH_RECIPE, line_of, write_files
 
 from pytest_infx.recipes.errors import RecipeErrors
 from pytest_infx.recipes.loader import load_file
 from pytest_infx.recipes.points import expand
 from pytest_infx.recipes.rules import check_cell, check_point, point_raw, thinking_switch
-
-from .helpers import DFLASH_RECIPE, line_of, write_files
 
 
 def _source(tmp_path: Path, text: str) -> Path:

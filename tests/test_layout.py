@@ -1,0 +1,129 @@
+"""Tests mirror the package: ``pytest_infx/<package>/<module>.py`` is tested in
+``tests/<package>/test_<module>.py`` and a top-level ``pytest_infx/<module>.py`` in
+``tests/core/test_<module>.py`` (tests/README.md). A module without its test module is listed in
+``UNMIRRORED`` with the reason, so the list can only shrink on purpose and never grows unseen."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "pytest_infx"
+TESTS = ROOT / "tests"
+E2E = "proven by inner pytest runs in tests/e2e/"
+CHANGELOG = "the changelog package is tested as one: tests/lint/test_changelog.py"
+
+UNMIRRORED: dict[str, str] = {
+    "atomic.py": "every result and cache writer: tests/golden/test_io.py, tests/core/test_store.py",
+    "cachedir.py": "one path rule, exercised by tests/engines/test_parsers.py and tests/e2e/",
+    "cli.py": "the dispatcher; each command is tested with its module (test_engine_cli.py, "
+    "test_golden_cli.py, lint/test_cli.py, recipes, report)",
+    "gcpause.py": f"only observable from a pytest run: {E2E}test_host_suite.py",
+    "hardware.py": f"runner names and their spelling hints: {E2E}test_bad_input.py",
+    "images.py": "one predicate: tests/recipes/test_rules.py and tests/lint/test_recipes.py",
+    "settings.py": "built from the command line and ini: tests/plugin/test_options.py and "
+    f"{E2E}test_bad_input.py",
+    "yamlkeys.py": "the duplicate-key check, proven through tests/recipes/test_source.py and "
+    "tests/golden/test_io.py",
+    "engines/base.py": "the adapter protocol; each adapter is tested in tests/engines/ and outside "
+    f"adapters are {E2E}test_engine_providers.py",
+    "engines/extensions.py": f"entry points and conftest hooks: {E2E}test_engine_providers.py",
+    "engines/forced.py": "forced acceptance, exercised through tests/engines/test_registry.py",
+    "engines/spec.py": "plain values read by tests/engines/test_vllm.py and test_sglang.py",
+    "launch/procfs.py": "the /proc reads every launch test asserts with (tests/launch/conftest.py)",
+    "lint/changelog/entries.py": CHANGELOG,
+    "lint/changelog/history.py": CHANGELOG,
+    "lint/changelog/layout.py": CHANGELOG,
+    "lint/changelog/rules.py": CHANGELOG,
+    "lint/curves.py": "golden files read once per lint context: tests/lint/test_golden.py",
+    "lint/gitio.py": "git reads behind tests/lint/test_context.py and test_changed.py",
+    "lint/scope.py": "pull-request scope: tests/lint/test_replay.py and test_masters.py",
+    "plugin/__init__.py": f"hooks only, each handing over to a module: {E2E}",
+    "plugin/collection.py": f"collection hooks: {E2E} and tests/plugin/test_collect.py",
+    "plugin/configure.py": f"configure hooks: {E2E}test_bad_input.py and test_host_suite.py",
+    "plugin/fixtures.py": f"recipe item fixtures: {E2E}test_sweep.py and test_sharing.py",
+    "plugin/gc.py": f"garbage collector hooks: {E2E}test_host_suite.py",
+    "plugin/hookspecs.py": f"hook specifications: {E2E}test_engine_providers.py",
+    "plugin/items.py": f"recipe item functions: {E2E}test_sweep.py",
+    "plugin/kinds/agentic.py": f"AgentX items: {E2E}test_agentic_servers.py",
+    "plugin/kinds/speedbench.py": f"SPEED-Bench items: {E2E}test_sweep.py and test_golden_gate.py",
+    "plugin/markers.py": f"marker declarations: {E2E}test_host_suite.py",
+    "plugin/reporter.py": f"the sweep report's pytest side: {E2E}test_report_files.py",
+    "plugin/run.py": f"the session context: {E2E}test_sharing.py and test_resume.py",
+    "plugin/slurm_controller.py": "needs a Slurm cluster: tests/e2e/slurm/",
+    "plugin/stash.py": "stash keys only",
+    "plugin/summary.py": "the end-of-run summary: tests/report/test_html.py",
+    "plugin/terminal.py": f"terminal hooks: {E2E}test_progress.py and test_sweep.py",
+    "plugin/workers.py": f"xdist worker hooks: {E2E}test_sharing.py and test_interrupt.py",
+    "recipes/changes.py": "changed keys by fingerprint: tests/lint/test_changed.py",
+    "recipes/cli.py": "`infx changed` / `infx recipes`: tests/lint/test_masters.py",
+    "recipes/errors.py": "error values asserted by tests/recipes/test_loader.py and test_source.py",
+    "recipes/layout.py": "which files are recipes: tests/recipes/test_loader.py",
+    "recipes/schema.py": "the schema: every bad-input case of tests/recipes/test_loader.py",
+    "report/cli.py": "`infx report`: tests/report/test_html.py",
+    "report/plots.py": "the pictures: tests/report/test_html.py",
+    "report/results.py": "result files, written by tests/report/builders.py for test_html.py",
+    "results/reuse.py": "stored results for resume: tests/plugin/test_resume.py",
+    "results/tally.py": f"end-of-run tables: {E2E}test_sweep.py",
+}
+
+
+def _has_code(init: Path) -> bool:
+    tree = ast.parse(init.read_text())
+    defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    return any(isinstance(node, defs) for node in tree.body)
+
+
+def mirror_of(module: Path) -> Path:
+    """The test module of a source module; a package's ``__init__`` is its package's module."""
+    parts = module.relative_to(PACKAGE).with_suffix("").parts
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    folder = parts[:-1] or ("core",)
+    return TESTS.joinpath(*folder, f"test_{parts[-1]}.py")
+
+
+def modules() -> list[Path]:
+    """Every source module; an ``__init__`` that only re-exports or documents is left out."""
+    return [
+        path
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.name != "__init__.py" or _has_code(path)
+    ]
+
+
+def unmirrored() -> list[str]:
+    return [
+        path.relative_to(PACKAGE).as_posix() for path in modules() if not mirror_of(path).is_file()
+    ]
+
+
+def test_the_mirror_rule() -> None:
+    assert mirror_of(PACKAGE / "recipes" / "loader.py") == TESTS / "recipes" / "test_loader.py"
+    assert mirror_of(PACKAGE / "plan.py") == TESTS / "core" / "test_plan.py"
+    assert mirror_of(PACKAGE / "lint" / "changelog" / "__init__.py") == (
+        TESTS / "lint" / "test_changelog.py"
+    )
+    assert mirror_of(PACKAGE / "lint" / "changelog" / "rules.py") == (
+        TESTS / "lint" / "changelog" / "test_rules.py"
+    )
+
+
+def test_no_module_without_a_test_module_beyond_the_allow_list() -> None:
+    new = [name for name in unmirrored() if name not in UNMIRRORED]
+    assert not new, (
+        f"modules without a mirrored test module: {new}; add "
+        + ", ".join(mirror_of(PACKAGE / name).relative_to(ROOT).as_posix() for name in new)
+        + " (or, with a reason, an entry in UNMIRRORED of tests/test_layout.py)"
+    )
+
+
+def test_the_allow_list_names_only_modules_still_unmirrored() -> None:
+    missing = set(unmirrored())
+    stale = sorted(name for name in UNMIRRORED if name not in missing)
+    assert not stale, (
+        f"UNMIRRORED in tests/test_layout.py lists {stale}, which now have their test module or "
+        "no longer exist: delete those entries"
+    )
+    assert all(reason.strip() for reason in UNMIRRORED.values())
