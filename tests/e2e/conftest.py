@@ -84,3 +84,15 @@ def sweep(pytester: pytest.Pytester) -> Iterator[Sweep]:
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert not left, f"stand-in processes left behind: {left}"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests on the local Slurm cluster carry the ``slurm`` marker (``-m "not slurm"`` leaves
+    them out), and they take turns (its lock), so under ``--dist loadgroup`` they share one
+    xdist worker instead of leaving a second one waiting on the lock. Marked before ``-m``
+    selects."""
+    for item in items:
+        if "slurm_cluster" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slurm)
+            item.add_marker(pytest.mark.xdist_group("slurm-cluster"))

@@ -101,7 +101,7 @@ def test_a_value_that_cannot_be_used_is_one_usage_line_before_anything_starts(
     write(recipes / "good.yaml", speedbench("good-b300", draft_lengths=(1,)))
     (pytester.path / "afile").write_text("")
     pytester.makeini(f"[pytest]\naddopts = -p no:cacheprovider\n{ini}\n")
-    result = pytester.runpytest_subprocess("--collect-only", "-q", *args)
+    result = pytester.runpytest("--collect-only", "-q", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     errors = [line for line in result.errlines if line.startswith("ERROR: ")]
     assert len(errors) == 1, result.errlines
@@ -116,7 +116,7 @@ def test_an_unusable_cache_folder_is_a_usage_error_of_the_run(
     write(recipes / "good.yaml", speedbench("good-b300", draft_lengths=(1,)))
     (pytester.path / "afile").write_text("")
     monkeypatch.setenv("INFX_CACHE_DIR", str(pytester.path / "afile"))
-    result = pytester.runpytest_subprocess("-q", "--gpu", "b300")
+    result = pytester.runpytest("-q", "--gpu", "b300")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: INFX_CACHE_DIR */afile: is a file, not a folder; *"])
 

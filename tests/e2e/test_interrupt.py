@@ -29,7 +29,7 @@ def _streaming(results: Path) -> bool:
 
 @pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["one-process", "xdist"])
 def test_sigint_mid_sweep_leaves_no_stand_in_alive(sweep: Sweep, workers: tuple[str, ...]) -> None:
-    sweep.add("slow-cpu-vllm", extra=("--step-delay", "2"), draft_lengths=(1, 2))
+    sweep.add("slow-cpu-vllm", extra=("--step-delay", "0.5"), draft_lengths=(1, 2))
     argv = [sys.executable, "-m", "pytest", "--gpu", "cpu", "--infx-results", str(sweep.results)]
     proc = sweep.pytester.popen(
         [*argv, "--snapshot-update", *workers],

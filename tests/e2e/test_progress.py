@@ -79,6 +79,6 @@ def test_a_bad_progress_setting_is_a_usage_error(
     pytester: pytest.Pytester, ini: str, args: tuple[str, ...], message: str
 ) -> None:
     pytester.makeini(f"[pytest]\n{ini}\n")
-    result = pytester.runpytest_subprocess("--collect-only", *args)
+    result = pytester.runpytest("--collect-only", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*{message}*"])
