@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import pytest_infx.plugin.items as item_functions
-from pytest_infx.catalog import Catalog, PointRef, cached_catalog
 from pytest_infx.engines import extensions
 from pytest_infx.plugin.options import settings
 from pytest_infx.plugin.stash import CATALOG, POINTS, REF, SOURCES, TREE
+from pytest_infx.prepare.catalog import Catalog, PointRef, cached_catalog
 from pytest_infx.recipes.cache import cached_tree
 from pytest_infx.recipes.layout import RECIPE_SUFFIXES, is_recipe
 

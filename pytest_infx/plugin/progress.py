@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 import pytest
 
-from pytest_infx.atomic import atomic_write_bytes
+from pytest_infx.files.atomic import atomic_write_bytes
 
 Kind = Literal["cell", "point", "preparing", "server", "waiting", "queued"]
 FOLDER = "progress"

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from filelock import UnixFileLock
 
-from pytest_infx.atomic import atomic_write_json, atomic_write_text
+from pytest_infx.files.atomic import atomic_write_json, atomic_write_text
 from pytest_infx.golden.curve import Curve, Provenance
 from pytest_infx.golden.io import dump_curve
 

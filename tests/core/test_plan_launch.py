@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from known_recipes import copy_recipes
 
-from pytest_infx import serving
 from pytest_infx.engines.registry import symbolic_paths
+from pytest_infx.prepare import serving
 from pytest_infx.recipes.loader import load_tree
 from pytest_infx.recipes.points import expand_all
 
