@@ -43,7 +43,7 @@ class Controller:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
-        sched = ServerGroupScheduling(config, log)
+        sched = ServerGroupScheduling(config)
         dsession = config.pluginmanager.getplugin("dsession")
         if dsession is not None:
             self.replacements = Replacements(dsession, sched, self.settings, self.tracker)
