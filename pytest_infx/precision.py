@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 if TYPE_CHECKING:
-    from pytest_infx.options import Settings
     from pytest_infx.recipes.points import Point
+    from pytest_infx.settings import Settings
 
 INDEX_NAME: Final = "model.safetensors.index.json"
 MAX_HEADER_BYTES: Final = 100 * 1024 * 1024

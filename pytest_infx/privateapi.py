@@ -39,7 +39,7 @@ NAMES: tuple[PrivateName, ...] = (
         "pytest-xdist",
         "xdist.dsession:DSession",
         "_clone_node",
-        "pytest_infx.launch.slurm_replace",
+        "pytest_infx.plugin.slurm_replace",
         "replaced on the running session so that a replacement worker's srun job starts on a "
         "thread: xdist waits for the new interpreter on its event loop, and an srun "
         "interpreter answers only once Slurm has allocated the job",
@@ -48,7 +48,7 @@ NAMES: tuple[PrivateName, ...] = (
         "pytest-xdist",
         "xdist.dsession:DSession",
         "_active_nodes",
-        "pytest_infx.launch.slurm_replace",
+        "pytest_infx.plugin.slurm_replace",
         "a replacement still in the queue stands in this set, so the controller waits for it "
         "instead of ending the run",
     ),
@@ -56,7 +56,7 @@ NAMES: tuple[PrivateName, ...] = (
         "pytest",
         "pytest:Session",
         "_fixturemanager",
-        "pytest_infx.collect",
+        "pytest_infx.plugin.collect",
         "a recipe's items are functions made at collection; their fixture closure is "
         "computed once per kind of item instead of by pytest once per item, which costs "
         "half as much again as the whole warm collection of 3,000 points",
@@ -65,7 +65,7 @@ NAMES: tuple[PrivateName, ...] = (
         "pytest",
         "_pytest._code.code",
         "TerminalRepr",
-        "pytest_infx.lint.items",
+        "pytest_infx.plugin.lint",
         "type annotation only (the return type of Item.repr_failure); never imported at run time",
     ),
 )
