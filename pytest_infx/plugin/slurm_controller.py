@@ -42,7 +42,7 @@ class Controller:
         self.replacements: Any = None
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+    def pytest_xdist_make_scheduler(self, config: pytest.Config) -> ServerGroupScheduling:
         sched = ServerGroupScheduling(config)
         dsession = config.pluginmanager.getplugin("dsession")
         if dsession is not None:
