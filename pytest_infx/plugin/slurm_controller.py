@@ -39,7 +39,7 @@ class Controller:
         self.settings = settings
         self.names = tuple(names)
         self.tracker = tracker
-        self.replacements: Any = None
+        self.replacements: Replacements | None = None
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config) -> ServerGroupScheduling:
