@@ -117,7 +117,7 @@ class Run:
             else:
                 paths = serving.staged_paths(point, self.settings.roots)
             plan = serving.plan_for(point, paths, self.settings.golden, embedded=engine)
-            spec = serving.to_spec(plan, paths, embedded=engine is not None, key=key)
+            spec = serving.to_spec(plan, paths, key=key)
         with self.progress.doing("waiting", spec.label):
             return self.pool.acquire(spec)
 

@@ -67,9 +67,7 @@ def plan_for(
     return launch_plan(point, paths, golden, embedded_python=python)
 
 
-def to_spec(
-    plan: ServerPlan, paths: ModelPaths, *, embedded: bool, key: str | None = None
-) -> ServerSpec:
+def to_spec(plan: ServerPlan, paths: ModelPaths, *, key: str | None = None) -> ServerSpec:
     env = dict(plan.env)
     if plan.image is not None:
         mounts = {posixpath.dirname(paths.target.rstrip("/")) or "/"}

@@ -20,7 +20,6 @@ PREPARE_HINT = (
     "prepare the real rows with NeMo-Skills: python nemo_skills/dataset/speed-bench/prepare.py "
     "--config qualitative --output_dir DIR, then point at DIR/qualitative.jsonl"
 )
-DEFAULT_NAME = "infx-coding"
 
 
 class DatasetError(ValueError):
