@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_infx.engines.registry import ENGINES, synthetic_knobs, synthetic_setting
-from pytest_infx.recipes.schema import EngineName
+from pytest_infx.engines.registry import (
+    ENGINES,
+    engine_names,
+    engine_rules,
+    synthetic_knobs,
+    synthetic_setting,
+)
 
 
-def test_the_engine_names_are_the_recipe_schema_s() -> None:
+def test_the_engine_names_are_the_registry_s() -> None:
     assert ENGINES == ("vllm", "sglang", "trtllm", "atom")
-    assert set(ENGINES) == set(EngineName.__args__)  # type: ignore[attr-defined]
+    assert engine_names() == ENGINES
+    assert engine_rules().engines == ENGINES
 
 
 def test_vllm_gets_speculative_config_keys() -> None:
@@ -111,5 +117,6 @@ def test_every_flag_an_adapter_sets_itself_is_owned() -> None:
             if not arg.startswith("--") or flag in given or flag in recipe_may_set:
                 continue
             seen.add(flag)
-            assert owner(flag, agentic=point.kind == "agentic") is not None, (point.id, arg)
+            owned = adapter.owned_flags(agentic=point.kind == "agentic")
+            assert owner(flag, (owned,)) is not None, (point.id, arg)
     assert {"cuda-graph-max-bs-decode", "max-num-seqs", "speculative-num-draft-tokens"} <= seen
