@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from pytest_infx.engines.base import speculation
 from pytest_infx.engines.registry import adapter_for
 from pytest_infx.recipes.points import Point
 
@@ -77,8 +78,7 @@ def shape_of(point: Point, *, runner: str | None = None) -> PointShape:
     recipe = point.recipe
     adapter = adapter_for(point)
     sizes = adapter.parallelism(point)
-    agentic = recipe.agentic
-    spec = agentic.speculative.method if agentic and agentic.speculative else "none"
+    spec, _ = speculation(point)
     return PointShape(
         model_prefix=recipe.model.prefix,
         precision=recipe.model.precision,
@@ -91,6 +91,6 @@ def shape_of(point: Point, *, runner: str | None = None) -> PointShape:
         pcp=sizes.pcp,
         ep=sizes.ep,
         dp_attention=adapter.dp_attention(point),
-        spec_decoding=spec,
+        spec_decoding=spec.method if spec is not None else "none",
         fingerprint=point.fingerprint,
     )
