@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 if TYPE_CHECKING:
-    from pytest_infx.options import Settings
     from pytest_infx.recipes.points import Point
+    from pytest_infx.settings import Settings
 
 INDEX_NAME: Final = "model.safetensors.index.json"
 MAX_HEADER_BYTES: Final = 100 * 1024 * 1024
@@ -416,9 +416,9 @@ def check_for(settings: Settings) -> PrecisionCheck | None:
     """The run's check from its options, or None when it is off."""
     mode = settings.precision_check
     if mode not in MODES:
-        import pytest
+        from pytest_infx.usage import UsageError
 
-        raise pytest.UsageError(
+        raise UsageError(
             f"ini infx_precision_check = {mode!r}: use warn, fail or off "
             "(or pass --infx-precision-check)"
         )

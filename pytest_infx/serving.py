@@ -7,7 +7,6 @@ GPU recipes stage or download theirs, and the adapter should not care which.
 
 from __future__ import annotations
 
-import os
 import posixpath
 from pathlib import Path
 
@@ -15,9 +14,9 @@ from pytest_infx.engines.base import ModelPaths, ServerPlan, is_embedded, specul
 from pytest_infx.engines.embedded import EmbeddedEngine
 from pytest_infx.launch import DockerRuntime, LocalRuntime, ServerSpec
 from pytest_infx.launch.staging import Checkpoint, resolve_model
-from pytest_infx.options import RUN_DIR_VAR, Roots
 from pytest_infx.plan import launch_plan
 from pytest_infx.recipes.points import Point
+from pytest_infx.settings import Roots
 
 
 def embedded_paths(point: Point, engine: EmbeddedEngine) -> ModelPaths:
@@ -94,8 +93,3 @@ def to_spec(
         gpus=plan.gpus,
         runtime=runtime,
     )
-
-
-def run_dir_from_env() -> Path | None:
-    value = os.environ.get(RUN_DIR_VAR)
-    return Path(value) if value else None

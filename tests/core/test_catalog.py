@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_infx import collect
 from pytest_infx.catalog import build
 from pytest_infx.plan import server_key
+from pytest_infx.plugin import collect
 from pytest_infx.recipes.loader import read_tree
 from pytest_infx.recipes.points import expand
 

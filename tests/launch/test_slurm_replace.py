@@ -9,13 +9,13 @@ from importlib.metadata import version
 
 from xdist.dsession import DSession
 
-from pytest_infx.launch.slurm_replace import CHECKED_XDIST
+from pytest_infx.plugin.slurm_replace import CHECKED_XDIST
 
 
 def test_the_installed_xdist_is_one_the_replacements_were_checked_against() -> None:
     assert version("pytest-xdist") in CHECKED_XDIST, (
         f"pytest-xdist {version('pytest-xdist')}: check DSession._clone_node and "
-        "DSession._active_nodes against pytest_infx.launch.slurm_replace, then list the version"
+        "DSession._active_nodes against pytest_infx.plugin.slurm_replace, then list the version"
     )
     errordown = inspect.getsource(DSession.worker_errordown)
     assert "self._clone_node(node)" in errordown

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_infx.report.progress import Activity, Display, Tracker, read_activities, render
+from pytest_infx.plugin.progress import Activity, Display, Tracker, read_activities, render
 
 from .conftest import Sweep
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from pytest_infx.golden.io import loads_curve
-from pytest_infx.kinds.agentic import traces_sha256
+from pytest_infx.plugin.kinds.agentic import traces_sha256
+from pytest_infx.plugin.resume import Reuse, judge
 from pytest_infx.recipes.loader import load_tree
 from pytest_infx.recipes.points import expand_all
-from pytest_infx.resume import Reuse, judge
 
 from .conftest import Sweep
 from .fake_vllm import DEFAULT_PATTERN, expected_al

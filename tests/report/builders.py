@@ -23,8 +23,8 @@ from pytest_infx.atomic import atomic_write_json
 from pytest_infx.golden.compare import CompareOptions, compare_curves
 from pytest_infx.golden.curve import Curve
 from pytest_infx.golden.io import load_curve
-from pytest_infx.kinds.speedbench import _golden_summary, cell_record
 from pytest_infx.launch.shared import ServerHandle
+from pytest_infx.plugin.kinds.speedbench import _golden_summary, cell_record
 from pytest_infx.recipes.loader import load_file
 from pytest_infx.recipes.points import Point, expand
 from pytest_infx.report import results

@@ -10,10 +10,10 @@ from pathlib import Path
 import matplotlib.figure
 import pytest
 
+from pytest_infx.plugin.summary import Summary, write_drift
 from pytest_infx.report import html as report_html
 from pytest_infx.report import plots
 from pytest_infx.report.records import Outcome, read_sweep
-from pytest_infx.report.summary import Summary, write_drift
 
 from .builders import Folder, write_agentic_point, write_al_cell
 

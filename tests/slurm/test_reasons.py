@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_infx.launch import slurm
+from pytest_infx.plugin import slurm
 
 
 @pytest.mark.parametrize(

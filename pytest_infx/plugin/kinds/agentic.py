@@ -22,11 +22,11 @@ from pytest_infx.agentic.traces import default_traces_path, load_traces
 from pytest_infx.atomic import atomic_write_json
 from pytest_infx.envs.aiperf import ensure_aiperf
 from pytest_infx.launch import ServerHandle
+from pytest_infx.plugin.summary import AGENTIC_PROPERTY
 from pytest_infx.recipes.points import Point
-from pytest_infx.report.summary import AGENTIC_PROPERTY
 
 if TYPE_CHECKING:
-    from pytest_infx.run import Run
+    from pytest_infx.plugin.run import Run
 
 BUILTIN_TRACES = "builtin"
 INFERENCEX_DIR = "inferencex"

@@ -12,8 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_infx import collect, options
-from pytest_infx.run import PREFLIGHT, Run
+import pytest_infx.plugin.collect as collect
+import pytest_infx.plugin.options as options
+import pytest_infx.plugin.stash as stash
+from pytest_infx.plugin.run import Run
+from pytest_infx.plugin.stash import PREFLIGHT, REUSE
 
 if TYPE_CHECKING:
     from pytest_infx.launch import ServerHandle
@@ -22,13 +25,11 @@ if TYPE_CHECKING:
 
 @pytest.fixture(scope="session")
 def infx_run(pytestconfig: pytest.Config) -> Iterator[Run]:
-    from pytest_infx import serving
     from pytest_infx.preflight import Datasets
 
     settings = options.settings(pytestconfig)
-    run_dir = serving.run_dir_from_env()
-    assert run_dir is not None, "the pytest-infx plugin sets the run folder at configure time"
-    run = Run(pytestconfig, settings, run_dir, Datasets(settings.dataset_dir))
+    folders = pytestconfig.stash[stash.FOLDERS]
+    run = Run(pytestconfig, settings, folders, Datasets(settings.dataset_dir))
     yield run
     run.close()
 
@@ -71,8 +72,8 @@ def infx_speedbench(
     infx_point: Point, infx_run: Run, request: pytest.FixtureRequest, snapshot: Any
 ) -> Any:
     """The cell; one whose stored result is reused (``--infx-resume``) asks for no server."""
-    from pytest_infx.kinds.speedbench import SpeedbenchCell
-    from pytest_infx.resume import REUSE, ReusedCell
+    from pytest_infx.plugin.kinds.speedbench import SpeedbenchCell
+    from pytest_infx.plugin.resume import ReusedCell
 
     reuse = request.node.stash.get(REUSE, None)
     if reuse is not None:
@@ -84,8 +85,8 @@ def infx_speedbench(
 @pytest.fixture
 def infx_agentic(infx_point: Point, infx_run: Run, request: pytest.FixtureRequest) -> Any:
     """The point; one whose stored result is reused (``--infx-resume``) asks for no server."""
-    from pytest_infx.kinds.agentic import AgenticPoint
-    from pytest_infx.resume import REUSE, ReusedPoint
+    from pytest_infx.plugin.kinds.agentic import AgenticPoint
+    from pytest_infx.plugin.resume import ReusedPoint
 
     reuse = request.node.stash.get(REUSE, None)
     if reuse is not None:

@@ -8,32 +8,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_infx.atomic import atomic_write_text
+from pytest_infx.plugin.stash import REPORT_MARKDOWN
+from pytest_infx.results.tally import Summary
 
 CELL_PROPERTY = "infx_cell"
 AGENTIC_PROPERTY = "infx_agentic"
-REPORT_MARKDOWN = pytest.StashKey[str]()
-
-
-@dataclass
-class Summary:
-    cells: dict[str, dict[tuple[int, str], Mapping[str, Any]]] = field(default_factory=dict)
-    agentic: list[Mapping[str, Any]] = field(default_factory=list)
-
-    def add(self, cell: Mapping[str, Any]) -> None:
-        self.cells.setdefault(str(cell["recipe"]), {})[(int(cell["k"]), str(cell["thinking"]))] = (
-            cell
-        )
-
-    @property
-    def any_al(self) -> bool:
-        return any(c.get("al") is not None for cells in self.cells.values() for c in cells.values())
 
 
 def _fmt(cell: Mapping[str, Any] | None) -> str:
@@ -124,7 +109,7 @@ class SummaryPlugin:
         links = self.config.stash.get(REPORT_MARKDOWN, "")
         if hasattr(self.config, "workerinput") or not (self.summary.cells or links):
             return
-        from pytest_infx.options import settings
+        from pytest_infx.plugin.options import settings
 
         write_drift(self.summary, settings(self.config).results, links=links)
         if self.summary.cells and not self.summary.any_al:

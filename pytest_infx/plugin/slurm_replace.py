@@ -15,7 +15,6 @@ the README lists: ``_clone_node`` (replaced on the instance) and ``_active_nodes
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -25,9 +24,9 @@ from typing import Any, Literal, Protocol
 
 import pytest
 
-from pytest_infx.launch.slurm import SlurmError, SlurmSettings, command, job_name_of_spec
-from pytest_infx.launch.slurm_schedule import ServerGroupScheduling
-from pytest_infx.options import PROGRESS_DIR_VAR
+import pytest_infx.plugin.stash as stash
+from pytest_infx.plugin.slurm import SlurmError, SlurmSettings, command, job_name_of_spec
+from pytest_infx.plugin.slurm_schedule import ServerGroupScheduling
 
 WATCH_S = 1.0
 CHECKED_XDIST = ("3.8.0",)
@@ -102,8 +101,8 @@ class Replacements:
         self.config: pytest.Config = sched.config
         self.pending: set[Pending] = set()
         self.stopped = threading.Event()
-        shared = os.environ.get(PROGRESS_DIR_VAR)
-        self.progress = Path(shared) if shared else None
+        folders = self.config.stash.get(stash.FOLDERS, None)
+        self.progress = folders.progress if folders is not None else None
         sched.pending_ended = self.ended
 
     def install(self) -> None:
@@ -204,7 +203,7 @@ class Replacements:
             self.dsession.shouldstop = f"no Slurm worker could start: {reason}"
 
     def _why_not_started(self, pending: Pending) -> str:
-        from pytest_infx.launch.slurm import why_ended
+        from pytest_infx.plugin.slurm import why_ended
 
         ended = why_ended(pending.name, wait_s=2.0) if pending.name else "its job is unknown"
         return f"replacement worker {pending.worker} did not start ({ended}; {pending.error})"

@@ -115,10 +115,10 @@ class ReportPlugin:
         """Runs before the drift summary is written, so the step summary can link the report."""
         if hasattr(self.config, "workerinput") or not self.outcomes:
             return
-        from pytest_infx.options import settings
+        from pytest_infx.plugin.options import settings
+        from pytest_infx.plugin.stash import REPORT_MARKDOWN
         from pytest_infx.report import html
         from pytest_infx.report.records import read_sweep
-        from pytest_infx.report.summary import REPORT_MARKDOWN
 
         options = settings(self.config)
         sweep = read_sweep(

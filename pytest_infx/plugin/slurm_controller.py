@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from pytest_infx.launch.slurm import (
+from pytest_infx.plugin.slurm import (
     GROUPS_KEY,
     SlurmSettings,
     cancel,
@@ -26,8 +26,8 @@ from pytest_infx.launch.slurm import (
     tx_specs,
     why_ended,
 )
-from pytest_infx.launch.slurm_replace import Replacements, TrackerFactory
-from pytest_infx.launch.slurm_schedule import ServerGroupScheduling
+from pytest_infx.plugin.slurm_replace import Replacements, TrackerFactory
+from pytest_infx.plugin.slurm_schedule import ServerGroupScheduling
 
 
 class Controller:

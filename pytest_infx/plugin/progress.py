@@ -25,7 +25,6 @@ from typing import Any, Literal
 import pytest
 
 from pytest_infx.atomic import atomic_write_bytes
-from pytest_infx.options import PROGRESS_DIR_VAR
 
 Kind = Literal["cell", "point", "preparing", "server", "waiting", "queued"]
 FOLDER = "progress"
@@ -239,15 +238,14 @@ def worker_id() -> str:
     return os.environ.get("PYTEST_XDIST_WORKER", "main")
 
 
-def tracker_for(run_dir: Path, mode: str) -> Tracker:
-    """The tracker of this process; its file goes where the controller's display reads, which
-    the controller names in the environment (under Slurm, a folder on the shared results
-    filesystem, since a job's own run folder is on its node)."""
-    shared = os.environ.get(PROGRESS_DIR_VAR)
-    folder = None if mode == "off" else Path(shared) if shared else run_dir / FOLDER
-    if folder is not None:
-        folder.mkdir(parents=True, exist_ok=True)
-    return Tracker(folder, worker_id())
+def tracker_for(folder: Path | None, mode: str) -> Tracker:
+    """The tracker of this process; its file goes to ``folder``, where the controller's display
+    reads (under Slurm, a folder on the shared results filesystem, since a job's own run folder
+    is on its node)."""
+    shown = None if mode == "off" else folder
+    if shown is not None:
+        shown.mkdir(parents=True, exist_ok=True)
+    return Tracker(shown, worker_id())
 
 
 class Display:

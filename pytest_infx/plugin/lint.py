@@ -30,7 +30,8 @@ from pytest_infx.lint.context import (
 from pytest_infx.lint.findings import Rule, UnknownRuleError, select_rules, selectors
 from pytest_infx.lint.gitio import git_toplevel
 from pytest_infx.lint.scope import PullRequest, pull_request_from_env
-from pytest_infx.markers import OWN_LINT
+from pytest_infx.plugin.markers import OWN_LINT
+from pytest_infx.plugin.stash import SUITE
 from pytest_infx.store import Store
 
 if TYPE_CHECKING:
@@ -40,7 +41,6 @@ SUITE_NAME = "infx-lint"
 MARKER = "lint"
 ROOT_OPTION = "infx_lint_root"
 BASE_OPTION = "infx_base"
-SUITE = pytest.StashKey["LintSuite"]()
 
 
 class LintFailed(Exception):
@@ -198,22 +198,27 @@ def _ini_list(config: pytest.Config, name: str) -> tuple[str, ...]:
     return tuple(str(v) for v in value) if isinstance(value, list) else ()
 
 
+def _suite(config: pytest.Config) -> LintSuite | None:
+    suite = config.stash.get(SUITE, None)
+    return suite if isinstance(suite, LintSuite) else None
+
+
 def summary_lines(config: pytest.Config) -> list[str]:
     """The lint suite's summary lines for the terminal (none when lint did not run)."""
-    suite = config.stash.get(SUITE, None)
+    suite = _suite(config)
     return suite.summary() if suite is not None else []
 
 
 def judged_nothing(config: pytest.Config) -> bool:
     """Whether lint rules ran and every one was skipped: the run judged nothing, which must
     not read as a pass."""
-    suite = config.stash.get(SUITE, None)
+    suite = _suite(config)
     return suite is not None and suite.ran > 0 and len(suite.skips) == suite.ran
 
 
 def stopped_by_collection(config: pytest.Config, errors: int) -> list[str]:
     """What to say when the host's collection errors kept every lint rule from running."""
-    suite = config.stash.get(SUITE, None)
+    suite = _suite(config)
     if suite is None or suite.ran or not errors:
         return []
     return [
@@ -227,7 +232,8 @@ def _shared_tree(config: pytest.Config, recipes: Path) -> Callable[[], Any] | No
     """The plugin's own recipe tree when it reads the same folder, so a run that collects
     recipes and lints them reads every file once."""
     try:
-        from pytest_infx import collect, options
+        import pytest_infx.plugin.collect as collect
+        import pytest_infx.plugin.options as options
 
         same = options.settings(config).recipes == recipes.resolve()
     except (ImportError, ValueError, AttributeError):

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import argparse
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-RUN_DIR_VAR = "INFX_RUN_DIR"
-PROGRESS_DIR_VAR = "INFX_PROGRESS_DIR"
-PROGRESS_MODES = ("auto", "live", "lines", "off")
-MIN_PROGRESS_INTERVAL_S = 0.1
-"""Shorter intervals only spend the cores on redrawing lines that the eye cannot follow."""
+from pytest_infx.plugin.stash import SETTINGS
+from pytest_infx.settings import (
+    ENGINE_CHECK_MODES,
+    MIN_PROGRESS_INTERVAL_S,
+    PROGRESS_MODES,
+    Roots,
+    Settings,
+)
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -231,7 +233,7 @@ def add_options(parser: pytest.Parser) -> None:
 
 
 def add_slurm_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
-    """Options of a sweep whose xdist workers are Slurm jobs (see pytest_infx.launch.slurm)."""
+    """Options of a sweep whose xdist workers are Slurm jobs (see pytest_infx.plugin.slurm)."""
     slurm = {
         "infx_slurm": ("N", "run on Slurm: N xdist workers, each one srun job of one task"),
         "infx_slurm_partition": ("NAME", "Slurm partition of the worker jobs"),
@@ -283,33 +285,6 @@ def add_short_names(parser: pytest.Parser) -> list[str]:
     return notes
 
 
-@dataclass(frozen=True)
-class Roots:
-    """Where checkpoints live: a runner's staged copies first, else the download cache."""
-
-    staged: Path | None
-    download: Path
-
-
-@dataclass(frozen=True)
-class Settings:
-    rootdir: Path
-    recipes: Path
-    results: Path
-    golden: Path
-    gpu: str | None
-    plan: bool
-    gpu_count: int | None
-    dataset_dir: Path
-    changed_since: str | None
-    roots: Roots
-    progress: str = "auto"
-    progress_interval_s: float = 30.0
-    resume: bool = False
-    precision_check: str = "warn"
-    engine_check: str = "auto"
-
-
 def _roots(config: pytest.Config) -> Roots:
     staged = (
         config.getoption("infx_staged_root")
@@ -323,9 +298,6 @@ def _roots(config: pytest.Config) -> Roots:
         or str(Path.home() / ".cache" / "pytest-infx" / "models")
     )
     return Roots(Path(staged) if staged else None, Path(download))
-
-
-SETTINGS = pytest.StashKey[Settings]()
 
 
 def settings(config: pytest.Config) -> Settings:
@@ -427,9 +399,6 @@ def _progress_interval(config: pytest.Config) -> float:
             f" {MIN_PROGRESS_INTERVAL_S:g}"
         )
     return float(value)
-
-
-ENGINE_CHECK_MODES = ("auto", "always", "off")
 
 
 def _engine_check(config: pytest.Config) -> str:

@@ -17,15 +17,15 @@ from pytest_infx.golden.compare import Comparison
 from pytest_infx.golden.curve import Curve, Provenance
 from pytest_infx.golden.extension import GoldenDriftError, assert_curve
 from pytest_infx.launch import ServerDiedError, ServerHandle
+from pytest_infx.plugin.summary import CELL_PROPERTY
 from pytest_infx.recipes.points import Point
 from pytest_infx.report import results
-from pytest_infx.report.summary import CELL_PROPERTY
 from pytest_infx.speedbench.cell import CellOutcome, CellSettings, run_cell
 from pytest_infx.speedbench.client import Sampling
 from pytest_infx.speedbench.metrics import ScrapeError, SpecCounters
 
 if TYPE_CHECKING:
-    from pytest_infx.run import Run
+    from pytest_infx.plugin.run import Run
 
 REBASELINE_OPTION = "infx_rebaseline"
 

@@ -15,22 +15,18 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_infx import items as item_functions
+import pytest_infx.plugin.items as item_functions
 from pytest_infx.catalog import Catalog, PointRef, cached_catalog
 from pytest_infx.engines import extensions
-from pytest_infx.options import settings
+from pytest_infx.plugin.options import settings
+from pytest_infx.plugin.stash import CATALOG, POINTS, REF, SOURCES, TREE
 from pytest_infx.recipes.cache import cached_tree
 from pytest_infx.recipes.layout import RECIPE_SUFFIXES, is_recipe
 
 if TYPE_CHECKING:
-    from pytest_infx.recipes.loader import RecipeSource, Tree
+    from pytest_infx.recipes.loader import Tree
     from pytest_infx.recipes.points import Point
 
-REF = pytest.StashKey[PointRef]()
-TREE = pytest.StashKey["Tree"]()
-CATALOG = pytest.StashKey[Catalog]()
-SOURCES = pytest.StashKey[dict[Path, "RecipeSource"]]()
-POINTS = pytest.StashKey[dict[Path, dict[str, "Point"]]]()
 
 _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "speedbench": item_functions.speedbench_cell,

@@ -11,22 +11,21 @@ import os
 import sys
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_infx import collect, options
+import pytest_infx.plugin.collect as collect
+from pytest_infx.plugin.stash import NO_SERVER, PREFLIGHT, SESSION_ITEMS, Folders
+from pytest_infx.settings import Settings
 
 if TYPE_CHECKING:
     from pytest_infx.engines.embedded import EmbeddedEngine
     from pytest_infx.launch import ServerHandle, ServerPool
+    from pytest_infx.plugin.progress import Tracker
     from pytest_infx.preflight import Datasets
     from pytest_infx.recipes.points import Point
-    from pytest_infx.report.progress import Tracker
 
-PREFLIGHT = pytest.StashKey[list[str]]()
-NO_SERVER = pytest.StashKey[bool]()
 CLOSE_WAIT_XDIST_S = 600.0
 
 
@@ -35,15 +34,15 @@ class Run:
     """What one pytest process shares between its items."""
 
     config: pytest.Config
-    settings: options.Settings
-    run_dir: Path
+    settings: Settings
+    folders: Folders
     datasets: Datasets
     _pool: ServerPool | None = None
     _embedded: EmbeddedEngine | None = None
     _progress: Tracker | None = None
 
     def say(self, message: str) -> None:
-        from pytest_infx.report import progress
+        import pytest_infx.plugin.progress as progress
 
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         capture = self.config.pluginmanager.get_plugin("capturemanager")
@@ -57,28 +56,28 @@ class Run:
     def progress(self) -> Tracker:
         """What this process is doing now, for the live progress lines."""
         if self._progress is None:
-            from pytest_infx.report.progress import tracker_for
+            from pytest_infx.plugin.progress import tracker_for
 
-            self._progress = tracker_for(self.run_dir, self.settings.progress)
+            self._progress = tracker_for(self.folders.progress, self.settings.progress)
         return self._progress
 
     @property
     def pool(self) -> ServerPool:
         if self._pool is None:
             from pytest_infx.launch import GpuLeaser, Registry, ServerPool, detect_gpus
-            from pytest_infx.launch.slurm import in_job, job_gpus
+            from pytest_infx.plugin.slurm import in_job, job_gpus
 
             devices = job_gpus(os.environ) if self.settings.gpu_count is None else None
             if devices is None:
                 devices = tuple(g.index for g in detect_gpus(override=self.settings.gpu_count))
             leaser = None
             if devices:
-                leaser = GpuLeaser(self.run_dir / "gpus", len(devices), devices=devices)
+                leaser = GpuLeaser(self.folders.run / "gpus", len(devices), devices=devices)
             # a Slurm job's run folder is its own: no other process can be using its servers
             under_xdist = hasattr(self.config, "workerinput") and not in_job(os.environ)
             self._pool = ServerPool(
-                self.run_dir / "servers",
-                Registry(self.run_dir / "registry.jsonl"),
+                self.folders.run / "servers",
+                Registry(self.folders.run / "registry.jsonl"),
                 self.settings.results / "logs",
                 leaser,
                 close_wait_s=CLOSE_WAIT_XDIST_S if under_xdist else 0.0,
@@ -138,6 +137,3 @@ class Run:
             self._pool.close()
         if self._progress is not None:
             self._progress.close()
-
-
-SESSION_ITEMS = pytest.StashKey[list[pytest.Item]]()

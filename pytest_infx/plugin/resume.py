@@ -25,41 +25,17 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_infx.report.reporter import REUSED_PROPERTY, property_of
+import pytest_infx.plugin.stash as stash
+from pytest_infx.plugin.reporter import REUSED_PROPERTY, property_of
+from pytest_infx.plugin.stash import REUSE
+from pytest_infx.results.reuse import AGENTIC, Reuse
 
 if TYPE_CHECKING:
+    from pytest_infx.plugin.run import Run
     from pytest_infx.preflight import Datasets
     from pytest_infx.recipes.points import Point
-    from pytest_infx.run import Run
 
-REUSE = pytest.StashKey["Reuse"]()
 RERUN_PROPERTY = "infx_rerun"
-AGENTIC = "agentic"
-
-
-@dataclass(frozen=True)
-class Reuse:
-    """A passed result file that stands for its cell or point in this run."""
-
-    path: Path
-    record: Mapping[str, Any]
-
-    @property
-    def al(self) -> float:
-        return float(self.record["al"])
-
-    def figure(self) -> str:
-        if self.record.get("kind") != AGENTIC:
-            return f"AL {self.al:.2f}"
-        value = (self.record.get("throughput") or {}).get("output_tokens_per_s_per_gpu")
-        return f"{value:.1f} output tok/s/GPU" if isinstance(value, int | float) else "passed"
-
-    def reason(self, base: Path) -> str:
-        try:
-            shown = self.path.relative_to(base)
-        except ValueError:
-            shown = self.path
-        return f"reused from {shown}: {self.figure()}"
 
 
 def judge(path: Path, point: Point, data_sha256: str | None) -> Reuse | str:
@@ -118,13 +94,13 @@ def _wrong_shape(record: Mapping[str, Any], kind: str) -> str | None:
 def mark(items: Sequence[pytest.Item], results_dir: Path, datasets: Datasets) -> None:
     """Stash a :class:`Reuse` on each reusable item and a one-line reason, as a user property,
     on every judged item (the properties reach the controller's summary)."""
-    from pytest_infx import collect, run
-    from pytest_infx.kinds.agentic import traces_sha256
+    import pytest_infx.plugin.collect as collect
+    from pytest_infx.plugin.kinds.agentic import traces_sha256
     from pytest_infx.report import results
 
     for item in items:
         ref = collect.ref_of(item)
-        if ref is None or item.stash.get(run.PREFLIGHT, []):
+        if ref is None or item.stash.get(stash.PREFLIGHT, []):
             continue
         point = collect.point_of(item)
         assert point is not None, "a recipe item has a point"
@@ -138,7 +114,7 @@ def mark(items: Sequence[pytest.Item], results_dir: Path, datasets: Datasets) ->
             verdict = judge(path, point, datasets.get(point).sha256)
         if isinstance(verdict, Reuse):
             item.stash[REUSE] = verdict
-            item.stash[run.NO_SERVER] = True
+            item.stash[stash.NO_SERVER] = True
             item.user_properties.append((REUSED_PROPERTY, verdict.reason(results_dir)))
         else:
             item.user_properties.append((RERUN_PROPERTY, verdict))
@@ -156,7 +132,7 @@ class ReusedCell:
 
     def run(self) -> None:
         __tracebackhide__ = True
-        from pytest_infx.kinds.speedbench import attach, gate
+        from pytest_infx.plugin.kinds.speedbench import attach, gate
         from pytest_infx.report import results
 
         record = dict(self.reuse.record)
@@ -184,7 +160,7 @@ class ReusedPoint:
     request: pytest.FixtureRequest
 
     def run(self) -> None:
-        from pytest_infx.report.summary import AGENTIC_PROPERTY
+        from pytest_infx.plugin.summary import AGENTIC_PROPERTY
 
         record = dict(self.reuse.record)
         node = self.request.node

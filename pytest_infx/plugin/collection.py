@@ -1,0 +1,185 @@
+"""Recipe files into items, and what happens to the selected items before they run: the
+runner's selection, grouping by server, preflight, the engines' own argv check, resume and the
+``--infx-plan`` lines."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pytest_infx.plugin.collect as collect
+import pytest_infx.plugin.lint as lint
+import pytest_infx.plugin.markers as markers
+import pytest_infx.plugin.options as options
+import pytest_infx.plugin.selection as selection
+import pytest_infx.plugin.stash as stash
+import pytest_infx.plugin.workers as workers
+from pytest_infx import hardware
+from pytest_infx.settings import Settings
+from pytest_infx.usage import UsageError
+
+
+def ignore(collection_path: Path, config: pytest.Config) -> bool | None:
+    """``-m lint`` alone selects the lint rules and the host's own lint-marked tests: recipe
+    items never carry the marker, so the recipe folder is not read, and a test module whose
+    source cannot mark a test ``lint`` is not imported. ``-m infx_lint`` asks for the rules
+    alone, which come from no file, so nothing is collected at all."""
+    markexpr = str(config.getoption("markexpr", default="") or "").strip()
+    if markexpr not in (lint.MARKER, markers.OWN_LINT) or not lint.wants_lint(config):
+        return None
+    if markexpr == markers.OWN_LINT:
+        return collection_path != config.rootpath or None
+    if collect.in_recipe_folder(config, collection_path):
+        return True
+    from pytest_infx.lint import marked
+
+    return marked.skippable(collection_path, config.rootpath) or None
+
+
+def recipe_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if not collect.is_recipe_file(parent.config, file_path):
+        return None
+    return collect.RecipeFile.from_parent(parent, path=file_path)
+
+
+def with_dangling_links(collector: pytest.Collector) -> Generator[None, Any, Any]:
+    """pytest collects regular files only; a recipe that is a symbolic link to nothing is
+    added here, so that it is a collection error instead of a recipe that silently is not."""
+    report = yield
+    if isinstance(collector, pytest.Dir) and report.passed:
+        for link in sorted(collector.path.iterdir()) if collector.path.is_dir() else ():
+            if (
+                link.is_symlink()
+                and not link.exists()
+                and collect.is_recipe_file(collector.config, link)
+            ):
+                report.result.append(collect.RecipeFile.from_parent(collector, path=link))
+    return report
+
+
+def _runner(config: pytest.Config) -> str:
+    runner = config.stash.get(stash.RUNNER, None)
+    if runner is None:
+        given = options.settings(config).gpu
+        problem = hardware.unknown_runner(given) if given is not None else None
+        if problem is not None:
+            raise pytest.UsageError(f"--gpu {given}: {problem}")
+        runner = given or hardware.default_runner()
+        config.stash[stash.RUNNER] = runner
+    return runner
+
+
+def _changed(config: pytest.Config) -> frozenset[str] | None:
+    settings = options.settings(config)
+    if settings.changed_since is None:
+        return None
+    from pytest_infx.recipes import changes
+
+    try:
+        found = changes.changed_since(config.rootpath, settings.recipes, settings.changed_since)
+    except changes.GitError as exc:
+        raise pytest.UsageError(f"--changed-since: {exc}") from None
+    return frozenset(c.key for c in found)
+
+
+def select(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """This runner's points, grouped by server (xdist's ``loadgroup`` keeps a group on one
+    worker), and the lint rules where lint was asked for."""
+    if any(collect.ref_of(item) for item in items):
+        chosen = selection.select(items, collect.ref_of, _runner(config), _changed(config))
+        if chosen.drop:
+            config.hook.pytest_deselected(items=chosen.drop)
+        config.stash[stash.REASONS].extend(chosen.reasons)
+
+        def key(item: pytest.Item) -> str | None:
+            ref = collect.ref_of(item)
+            return ref.server if ref else None
+
+        items[:] = selection.group_by_server(chosen.keep, key)
+        if getattr(config.option, "loadgroup", False):
+            selection.mark_server_groups(items, key)
+    if lint.wants_lint(config):
+        rules = lint.lint_items(session)
+        for rule in rules:
+            rule.add_marker(markers.OWN_LINT)
+        items.extend(rules)
+
+
+def finish(session: pytest.Session) -> None:
+    """Preflight, the argv check and resume for the items that will run; the plan lines where
+    ``--infx-plan`` asked for them."""
+    config = session.config
+    recipe_items = any(collect.ref_of(item) for item in session.items)
+    if not recipe_items:
+        return
+    settings = options.settings(config)
+    if not config.option.collectonly:
+        _prepare(session, settings)
+    if settings.plan and not hasattr(config, "workerinput"):
+        config.stash[stash.PLAN] = _plan_lines(session, settings)
+
+
+def _prepare(session: pytest.Session, settings: Settings) -> None:
+    from pytest_infx import precision, preflight
+
+    config = session.config
+    config.stash[stash.SESSION_ITEMS] = list(session.items)
+    datasets = preflight.Datasets(settings.dataset_dir)
+    datasets.golden = preflight.GoldenTree.from_wire(workers.golden_tree(config))
+    try:
+        check = precision.check_for(settings)
+    except UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    recording = bool(config.getoption("update_snapshots", False))
+    for item in session.items:
+        point = collect.point_of(item)
+        if point is not None:
+            item.stash[stash.PREFLIGHT] = preflight.preflight(
+                point, datasets, settings.golden, check, recording=recording
+            )
+    _engine_check(session, settings)
+    if settings.resume:
+        import pytest_infx.plugin.resume as resume
+
+        resume.mark(session.items, settings.results, datasets)
+
+
+def _plan_lines(session: pytest.Session, settings: Settings) -> list[str]:
+    from pytest_infx import plan
+
+    lines: list[str] = []
+    planned = []
+    for item in session.items:
+        point = collect.point_of(item)
+        if point is not None:
+            planned.append(point)
+            lines.extend(plan.render(point, session.config.rootpath, settings.golden))
+    lines.extend(plan.sharing(planned))
+    return lines
+
+
+def _engine_check(session: pytest.Session, settings: Settings) -> None:
+    """The selected points' server commands, parsed by their engines' own parsers; a rejected
+    one fails its items in preflight, at the recipe line."""
+    from pytest_infx import preflight
+
+    config = session.config
+    if settings.engine_check == "off":
+        return
+    by_id: dict[str, list[pytest.Item]] = {}
+    for item in session.items:
+        point = collect.point_of(item)
+        if point is not None:
+            by_id.setdefault(point.id, []).append(item)
+    points = [p for items in by_id.values() if (p := collect.point_of(items[0])) is not None]
+    sources = {source.path: source for source in collect.tree(config).sources}
+    found, lines = preflight.engine_problems(
+        points, settings.golden, sources, mode=settings.engine_check
+    )
+    config.stash[stash.REASONS].extend(lines)
+    for point_id, problems in found.items():
+        for item in by_id.get(point_id, []):
+            item.stash[stash.PREFLIGHT] = [*item.stash.get(stash.PREFLIGHT, []), *problems]

@@ -1,0 +1,158 @@
+"""Start and end of a pytest process: the plugins pytest-infx registers, the run folders, and
+the engine providers of this run.
+
+The controller makes the run folder and names both folders to its workers through
+``workerinput`` (see :mod:`pytest_infx.plugin.workers`); nothing travels through the
+environment.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pytest_infx.plugin.lint as lint
+import pytest_infx.plugin.markers as markers
+import pytest_infx.plugin.options as options
+import pytest_infx.plugin.reporter as reporter
+import pytest_infx.plugin.stash as stash
+import pytest_infx.plugin.summary as summary
+from pytest_infx import gcpause
+from pytest_infx.engines import extensions
+from pytest_infx.results.tally import Summary
+
+RUN_FOLDER_INPUT = "infx_run_dir"
+PROGRESS_FOLDER_INPUT = "infx_progress_dir"
+
+
+def cmdline_main(config: pytest.Config) -> None:
+    """``--infx-slurm N`` becomes xdist's worker specs here, before xdist reads them. A run
+    that asks for no Slurm workers does not import the Slurm modules at all (lint runs)."""
+    asked = config.getoption("infx_slurm", None) or config.getini("infx_slurm")
+    if asked and not hasattr(config, "workerinput"):
+        import pytest_infx.plugin.slurm_controller as slurm_controller
+        from pytest_infx.plugin.progress import Tracker
+
+        slurm_controller.configure_controller(config, Tracker)
+
+
+def add_hookspecs(pluginmanager: pytest.PytestPluginManager) -> None:
+    import pytest_infx.plugin.hookspecs as hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def short_names(early_config: pytest.Config, parser: pytest.Parser) -> Generator[None, Any, Any]:
+    result = yield
+    early_config.stash[stash.NOTES] = options.add_short_names(parser)
+    return result
+
+
+def configure(config: pytest.Config) -> None:
+    options.check_ini_booleans(config)
+    config.stash.setdefault(stash.NOTES, []).extend(markers.register(config))
+    config.stash[stash.REASONS] = []
+    config.stash[stash.GC_PAUSE] = gcpause.Pause()
+    _use_engine_providers(config)
+    # registered before pytest's own cleanups, so it runs after their closing gc.collect()
+    config.add_cleanup(lambda: _give_back_gc(config))
+    config.stash[stash.SUMMARY] = Summary()
+    config.pluginmanager.register(
+        summary.SummaryPlugin(config, config.stash[stash.SUMMARY]), "infx-summary"
+    )
+    config.pluginmanager.register(reporter.ReportPlugin(config), "infx-report")
+    workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
+    if workerinput is None:
+        run = Path(tempfile.mkdtemp(prefix="infx-run-"))
+        config.stash[stash.FOLDERS] = stash.Folders(run, _progress_folder(config, run))
+        config.stash[stash.OWNS_RUN_FOLDER] = True
+    elif RUN_FOLDER_INPUT in workerinput:
+        shown = workerinput.get(PROGRESS_FOLDER_INPUT)
+        folders = stash.Folders(Path(workerinput[RUN_FOLDER_INPUT]), Path(shown) if shown else None)
+        config.stash[stash.FOLDERS] = _slurm_node_folders(config, folders)
+    if not lint.only_lint(config):
+        _register_sweep_reports(config)
+
+
+def _progress_folder(config: pytest.Config, run: Path) -> Path | None:
+    """Where the workers' progress files go and the display reads them: the run folder, or
+    under Slurm a folder on the shared results filesystem, since a job's run folder is on its
+    node. A lint-only run has no display."""
+    import pytest_infx.plugin.progress as progress
+
+    if lint.only_lint(config):
+        return None
+    if config.pluginmanager.has_plugin("infx-slurm"):
+        return options.settings(config).results / f".progress-{run.name}"
+    return run / progress.FOLDER
+
+
+def _slurm_node_folders(config: pytest.Config, folders: stash.Folders) -> stash.Folders:
+    """A worker inside a Slurm job runs on its own node, in a node-local run folder it owns."""
+    import os
+
+    if not os.environ.get("SLURM_JOB_ID"):
+        return folders
+    import pytest_infx.plugin.slurm as slurm
+
+    node = slurm.configure_worker(config, os.environ)
+    if node is None:
+        return folders
+    config.stash[stash.OWNS_RUN_FOLDER] = True
+    return stash.Folders(node, folders.progress)
+
+
+def _register_sweep_reports(config: pytest.Config) -> None:
+    """Resume reporting everywhere; the progress display where the terminal is."""
+    import pytest_infx.plugin.progress as progress
+    import pytest_infx.plugin.resume as resume
+
+    config.pluginmanager.register(resume.ResumePlugin(config), "infx-resume")
+    folders = config.stash.get(stash.FOLDERS, None)
+    if folders is None or folders.progress is None or hasattr(config, "workerinput"):
+        return
+    settings = options.settings(config)
+    interval = settings.progress_interval_s
+    display = progress.ProgressPlugin(config, settings.progress, interval, folders.progress)
+    config.pluginmanager.register(display, progress.PLUGIN_NAME)
+
+
+def _use_engine_providers(config: pytest.Config) -> None:
+    """Adapters from this run's ``pytest_infx_register_engines`` hooks join those of installed
+    packages; a provider that gives something unusable stops the run before collection."""
+    impls = config.pluginmanager.hook.pytest_infx_register_engines.get_hookimpls
+    extensions.use_hook(impls)
+    config.add_cleanup(lambda: extensions.drop_hook(impls))
+    if extensions.identity():
+        from pytest_infx.engines import registry
+
+        try:
+            registry.adapters()
+        except extensions.EngineRegistrationError as exc:
+            raise pytest.UsageError(str(exc)) from None
+
+
+def _give_back_gc(config: pytest.Config) -> None:
+    if config.stash.get(stash.FROZEN, False):
+        gcpause.unfreeze()
+
+
+def unconfigure(config: pytest.Config) -> None:
+    """The folders this process made are removed, after every server it registered has been
+    stopped; the progress folder only by the process that made it."""
+    folders = config.stash.get(stash.FOLDERS, None)
+    if folders is None or not config.stash.get(stash.OWNS_RUN_FOLDER, False):
+        return
+    if folders.progress is not None and not hasattr(config, "workerinput"):
+        shutil.rmtree(folders.progress, ignore_errors=True)
+    registry = folders.run / "registry.jsonl"
+    if registry.exists():
+        from pytest_infx.launch import Registry, sweep
+
+        sweep(Registry(registry))
+    shutil.rmtree(folders.run, ignore_errors=True)

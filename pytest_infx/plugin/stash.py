@@ -1,0 +1,80 @@
+"""Every value pytest-infx keeps on pytest's config, session and items, keyed here.
+
+One module, so that whoever reads a key finds who writes it by searching for one name: each key
+says which module writes it and which read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from pytest_infx.catalog import Catalog, PointRef
+from pytest_infx.gcpause import Pause
+from pytest_infx.results.reuse import Reuse
+from pytest_infx.results.tally import Summary
+from pytest_infx.settings import Settings
+
+if TYPE_CHECKING:
+    from pytest_infx.recipes.loader import RecipeSource, Tree
+    from pytest_infx.recipes.points import Point
+
+
+@dataclass(frozen=True)
+class Folders:
+    """This process's run folder (server registry, logs of the run, progress files) and the
+    folder the progress display reads: under Slurm, one on the shared results filesystem, since
+    a job's run folder is on its node. The controller makes them and hands them to its workers
+    with the rest of ``workerinput``."""
+
+    run: Path
+    progress: Path | None
+
+
+SETTINGS: pytest.StashKey[Settings] = pytest.StashKey()
+"""config: the options as one value (plugin.options builds it once; every module reads it)."""
+FOLDERS: pytest.StashKey[Folders] = pytest.StashKey()
+"""config: written at configure (plugin.configure); read by the session fixture and the display."""
+OWNS_RUN_FOLDER: pytest.StashKey[bool] = pytest.StashKey()
+"""config: whether this process made the run folder, and so removes it (plugin.configure)."""
+RUNNER: pytest.StashKey[str] = pytest.StashKey()
+"""config: the runner whose points run (plugin.collection)."""
+SUMMARY: pytest.StashKey[Summary] = pytest.StashKey()
+"""config: the run's result summary (plugin.summary)."""
+REASONS: pytest.StashKey[list[str]] = pytest.StashKey()
+"""config: one-line selection reasons shown at the end (plugin.collection, plugin.terminal)."""
+PLAN: pytest.StashKey[list[str]] = pytest.StashKey()
+"""config: the ``--infx-plan`` lines (plugin.collection writes, plugin.terminal prints)."""
+FROZEN: pytest.StashKey[bool] = pytest.StashKey()
+"""config: whether the collector's objects were frozen after collection (plugin.gc)."""
+GC_PAUSE: pytest.StashKey[Pause] = pytest.StashKey()
+"""config: the collector pause around recipe collection (plugin.gc)."""
+NOTES: pytest.StashKey[list[str]] = pytest.StashKey()
+"""config: report-header notes (plugin.options, plugin.markers)."""
+GOLDEN_TREE: pytest.StashKey[dict[str, list[str] | None]] = pytest.StashKey()
+"""config: the golden folder as the run started, sent to every worker (plugin.workers)."""
+REPORT_MARKDOWN: pytest.StashKey[str] = pytest.StashKey()
+"""config: the markdown report of the run (plugin.summary writes, plugin.reporter reads)."""
+SUITE: pytest.StashKey[pytest.Collector] = pytest.StashKey()
+"""config: the lint rules' suite (plugin.lint)."""
+TREE: pytest.StashKey[Tree] = pytest.StashKey()
+"""config: the recipe tree as loaded (plugin.collect)."""
+CATALOG: pytest.StashKey[Catalog] = pytest.StashKey()
+"""config: the catalog collection works from (plugin.collect)."""
+SOURCES: pytest.StashKey[dict[Path, RecipeSource]] = pytest.StashKey()
+"""config: recipe sources by path (plugin.collect)."""
+POINTS: pytest.StashKey[dict[Path, dict[str, Point]]] = pytest.StashKey()
+"""config: points by recipe file and id, loaded on demand (plugin.collect)."""
+SESSION_ITEMS: pytest.StashKey[list[pytest.Item]] = pytest.StashKey()
+"""config: the selected items (plugin.collection writes; plugin.run reads to size the pool)."""
+REF: pytest.StashKey[PointRef] = pytest.StashKey()
+"""item: the catalog entry of a recipe item (plugin.collect)."""
+PREFLIGHT: pytest.StashKey[list[str]] = pytest.StashKey()
+"""item: the problems preflight found; the point's fixture fails on them (plugin.collection)."""
+NO_SERVER: pytest.StashKey[bool] = pytest.StashKey()
+"""item: an item that starts no server (plugin.resume)."""
+REUSE: pytest.StashKey[Reuse] = pytest.StashKey()
+"""item: the stored result an ``--infx-resume`` item reuses (plugin.resume)."""

@@ -1,0 +1,41 @@
+"""What pytest-infx adds to pytest's terminal output and exit status: header notes, the plan,
+the lint summary and the selection reasons."""
+
+from __future__ import annotations
+
+import pytest
+
+import pytest_infx.plugin.lint as lint
+import pytest_infx.plugin.stash as stash
+
+
+def header(config: pytest.Config) -> list[str]:
+    return [f"infx: {note}" for note in config.stash.get(stash.NOTES, [])]
+
+
+def exit_status(session: pytest.Session) -> None:
+    """A lint run whose rules judged nothing fails: an empty lint pass is a setup mistake."""
+    if lint.judged_nothing(session.config) and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    plan_lines = config.stash.get(stash.PLAN, [])
+    if plan_lines:
+        terminalreporter.write_sep("=", "infx plan")
+        for line in plan_lines:
+            terminalreporter.write_line(line)
+    errors = sum(
+        1 for r in terminalreporter.stats.get("error", []) if isinstance(r, pytest.CollectReport)
+    )
+    lint_lines = lint.stopped_by_collection(config, errors) or lint.summary_lines(config)
+    if lint_lines:
+        terminalreporter.write_sep("-", "infx lint")
+        for line in lint_lines:
+            red = line.startswith("ERROR")
+            terminalreporter.write_line(line, yellow=line.startswith("WARNING"), red=red, bold=True)
+    reasons = config.stash.get(stash.REASONS, [])
+    if reasons:
+        terminalreporter.write_sep("-", "infx selection")
+        for reason in reasons:
+            terminalreporter.write_line(reason)

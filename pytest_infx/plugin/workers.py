@@ -1,0 +1,55 @@
+"""What the controller tells each xdist worker, and what each worker tells it back.
+
+Out: the run folders and the golden folder as the run started, in ``workerinput``, to every
+worker, a replacement started mid-run included. Back: the one-line selection reasons, in
+``workeroutput``, shown once by the controller.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import pytest_infx.plugin.options as options
+import pytest_infx.plugin.stash as stash
+from pytest_infx.plugin.configure import PROGRESS_FOLDER_INPUT, RUN_FOLDER_INPUT
+
+WORKER_REASONS = "infx_reasons"
+GOLDEN_TREE = "infx_golden_tree"
+
+
+def configure_node(node: Any) -> None:
+    """Every worker judges golden names from the golden folder as the run started (see
+    ``preflight.GoldenTree``) and works in the controller's run folders."""
+    from pytest_infx import preflight
+
+    config: pytest.Config = node.config
+    if stash.GOLDEN_TREE not in config.stash:
+        tree = preflight.golden_tree(options.settings(config).golden)
+        config.stash[stash.GOLDEN_TREE] = tree.to_wire()
+    node.workerinput[GOLDEN_TREE] = config.stash[stash.GOLDEN_TREE]
+    folders = config.stash.get(stash.FOLDERS, None)
+    if folders is not None:
+        node.workerinput[RUN_FOLDER_INPUT] = str(folders.run)
+        shown = folders.progress
+        node.workerinput[PROGRESS_FOLDER_INPUT] = str(shown) if shown is not None else None
+
+
+def golden_tree(config: pytest.Config) -> Any:
+    workerinput: dict[str, Any] = getattr(config, "workerinput", {})
+    return workerinput.get(GOLDEN_TREE)
+
+
+def send_reasons(session: pytest.Session) -> None:
+    workeroutput: dict[str, Any] | None = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput[WORKER_REASONS] = session.config.stash[stash.REASONS]
+
+
+def node_down(node: Any, error: object) -> None:
+    """Workers select the points; the controller shows their one-line reasons once."""
+    config: pytest.Config = node.config
+    reasons = config.stash[stash.REASONS]
+    if not reasons:
+        reasons.extend(getattr(node, "workeroutput", {}).get(WORKER_REASONS, []))
