@@ -11,7 +11,7 @@ import posixpath
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
-from pytest_infx.engines import embedded, extensions, forced
+from pytest_infx.engines import extensions, forced
 from pytest_infx.engines.base import (
     Defaults,
     EngineAdapter,
@@ -43,8 +43,6 @@ FORCED_ONLY: Mapping[str, Callable[[float, int], SyntheticSetting]] = {
 """Engines whose forced-acceptance setting is known although pytest-infx cannot launch them."""
 ENGINES: Final[tuple[str, ...]] = (*BUILTIN, *FORCED_ONLY)
 """Every engine pytest-infx itself knows; a package may provide more (:func:`engine_names`)."""
-EMBEDDED: Final[tuple[str, ...]] = (embedded.NAME,)
-"""The engines pytest-infx installs and runs on the CPU itself."""
 _REQUIRED = ("plan", "rendered_prompt")
 _OPTIONAL = (
     "synthetic",
@@ -191,11 +189,15 @@ def engine_names() -> tuple[str, ...]:
 
 
 def engine_rules() -> EngineRules:
-    """What loading a recipe checks against: the engine names and each adapter's owned flags."""
+    """What loading a recipe checks against: the engine names, the embedded engine's, and each
+    adapter's owned flags."""
+    # the tool-environment machinery loads only when recipes are checked, never for a plan
+    from pytest_infx.engines import embedded
+
     found = adapters()
     return EngineRules(
         engines=engine_names(),
-        embedded=EMBEDDED,
+        embedded=(embedded.NAME,),
         owned={name: adapter.owned_flags(agentic=False) for name, adapter in found.items()},
         agentic={name: adapter.owned_flags(agentic=True) for name, adapter in found.items()},
     )
