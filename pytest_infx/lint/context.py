@@ -21,6 +21,7 @@ from pytest_infx.lint.gitio import read_base_file as read_base_file
 from pytest_infx.lint.gitio import ref_exists as ref_exists
 from pytest_infx.lint.masters import MasterKey, changed_master_keys, master_files, master_keys
 from pytest_infx.lint.scope import ChangeSet, PullRequest, changes_since
+from pytest_infx.settings import DEFAULT_GOLDEN_DIR, DEFAULT_RECIPES_DIR
 from pytest_infx.store import stat_signature
 
 if TYPE_CHECKING:
@@ -28,8 +29,8 @@ if TYPE_CHECKING:
     from pytest_infx.store import Store
 
 CHANGELOG_NAME = "perf-changelog.yaml"
-RECIPE_DIRS: tuple[str, ...] = ("recipes",)
-GOLDEN_DIR = "golden"
+RECIPE_DIRS: tuple[str, ...] = (DEFAULT_RECIPES_DIR,)
+GOLDEN_DIR = DEFAULT_GOLDEN_DIR
 SCENARIO_TYPES: tuple[str, ...] = ("fixed-seq-len", "agentic-coding")
 MASTER_CONFIGS = "configs/*-master.yaml"
 
