@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import pytest_infx.plugin.options as options
+from pytest_infx.lint import extensions
 from pytest_infx.lint.context import (
     CHANGELOG_NAME,
     DEFAULT_BASE_REF,
@@ -27,7 +28,7 @@ from pytest_infx.lint.context import (
     build_context,
     ref_exists,
 )
-from pytest_infx.lint.findings import Rule, UnknownRuleError, select_rules
+from pytest_infx.lint.findings import Rule, UnknownRuleError, all_rules, select_rules
 from pytest_infx.lint.gitio import git_toplevel
 from pytest_infx.lint.scope import PullRequest, pull_request_from_env
 from pytest_infx.plugin.markers import OWN_LINT
@@ -259,6 +260,16 @@ class LintItem(pytest.Item):
         return self.suite.root, None, self.nodeid
 
 
+def _hook_rules(config: pytest.Config) -> list[extensions.Provided]:
+    """The rules of this run's ``pytest_infx_lint_rules`` implementations, each named by
+    where it is, so a bad one is reported as its own."""
+    found: list[extensions.Provided] = []
+    for impl in config.pluginmanager.hook.pytest_infx_lint_rules.get_hookimpls():
+        source = f"{extensions.HOOK} in {impl.plugin_name}"
+        found.extend(extensions.provided_by(source, impl.function()))
+    return found
+
+
 def lint_items(session: pytest.Session) -> list[pytest.Item]:
     """One item per lint rule under a fresh ``infx-lint`` suite; nothing is read until an
     item runs. An explicit ``--infx-base`` that does not exist is a usage error, not a skip."""
@@ -273,7 +284,12 @@ def lint_items(session: pytest.Session) -> list[pytest.Item]:
             f"--infx-base: git ref {base!r} does not exist in {root}; fetch it or name another"
         )
     try:
-        rules = select_rules(settings.lint.select, settings.lint.ignore)
+        offered = [*extensions.from_entry_points(), *_hook_rules(config)]
+        extra = extensions.checked(offered, all_rules())
+    except extensions.RuleRegistrationError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    try:
+        rules = select_rules(settings.lint.select, settings.lint.ignore, extra)
     except UnknownRuleError as exc:
         raise pytest.UsageError(f"ini infx_lint_select / infx_lint_ignore: {exc}") from None
     try:
