@@ -25,9 +25,6 @@ from pytest_infx.recipes.schema import EMBEDDED_PREFIX, Recipe, Speculative
 if TYPE_CHECKING:
     from pytest_infx.envs.toolenv import ToolEnvSpec
 
-PORT_TOKEN = "{port}"
-
-
 _VERSION = re.compile(r"^v?(\d+(?:\.\d+)*)")
 
 

@@ -178,10 +178,6 @@ def symbolic_paths(point: Point) -> ModelPaths:
     return ModelPaths(target, draft)
 
 
-def adapter_named(name: str) -> EngineAdapter | None:
-    return adapters().get(name)
-
-
 def synthetic_setting(engine: str, al: float, k: int) -> SyntheticSetting:
     """The engine's way to force acceptance length ``al`` with ``k`` draft tokens."""
     if k < 1:

@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_infx.cachedir import cache_root
 from pytest_infx.envs import aiperf, vllm_cpu
 from pytest_infx.envs.toolenv import InstallError, ToolEnvSpec, ensure, locate
+from pytest_infx.files.cachedir import cache_root
 from pytest_infx.usage import writable_folder
 
 SPECS: dict[str, ToolEnvSpec] = {

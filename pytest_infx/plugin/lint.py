@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import pytest_infx.plugin.options as options
+from pytest_infx.files.store import Store
 from pytest_infx.lint import extensions
 from pytest_infx.lint.context import (
     CHANGELOG_NAME,
@@ -34,7 +35,6 @@ from pytest_infx.lint.scope import PullRequest, pull_request_from_env
 from pytest_infx.plugin.markers import OWN_LINT
 from pytest_infx.plugin.stash import SUITE
 from pytest_infx.settings import Settings
-from pytest_infx.store import Store
 
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr

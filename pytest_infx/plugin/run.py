@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from pytest_infx.envs.vllm_cpu import VllmCpuEngine
     from pytest_infx.launch import ServerHandle, ServerPool
     from pytest_infx.plugin.progress import Tracker
-    from pytest_infx.preflight import Datasets
+    from pytest_infx.prepare.preflight import Datasets
     from pytest_infx.recipes.points import Point
 
 CLOSE_WAIT_XDIST_S = 600.0
@@ -108,7 +108,7 @@ class Run:
     def acquire(self, point: Point, key: str) -> ServerHandle:
         """The point's server, under the server key its item was collected with (the one the
         pool expects uses of); the pool keeps it up until every expected item is done."""
-        from pytest_infx import serving
+        from pytest_infx.prepare import serving
 
         with self.progress.doing("preparing", point.id):
             engine = self.embedded() if point.recipe.engine.embedded else None
@@ -117,13 +117,13 @@ class Run:
             else:
                 paths = serving.staged_paths(point, self.settings.roots)
             plan = serving.plan_for(point, paths, self.settings.golden, embedded=engine)
-            spec = serving.to_spec(plan, paths, embedded=engine is not None, key=key)
+            spec = serving.to_spec(plan, paths, key=key)
         with self.progress.doing("waiting", spec.label):
             return self.pool.acquire(spec)
 
     def model_dir(self, point: Point) -> str:
         """The served checkpoint folder (aiperf reads its tokenizer from there)."""
-        from pytest_infx import serving
+        from pytest_infx.prepare import serving
 
         if point.recipe.engine.embedded:
             return serving.embedded_paths(point, self.embedded()).target

@@ -19,12 +19,12 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from pytest_infx.files.store import content_digest
 from pytest_infx.recipes.errors import Location, RecipeError, RecipeErrors
 from pytest_infx.recipes.layout import is_recipe
 from pytest_infx.recipes.owned import canonical, owner, spellings
 from pytest_infx.recipes.schema import EMBEDDED_PREFIX, POINT_FIELDS, Recipe
 from pytest_infx.recipes.source import LinedDict, LinedList, load_yaml, read_text
-from pytest_infx.store import content_digest
 
 
 @dataclass(frozen=True)

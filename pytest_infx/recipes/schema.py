@@ -263,5 +263,4 @@ class Recipe(Strict):
         return self
 
 
-RECIPE_CONTROL_FIELDS = ("extends", "overrides", "abstract")
 POINT_FIELDS = ("kind", "tp", "concurrency", "draft-length", "thinking", "variant")

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_infx.precision import PrecisionCheck, PrecisionWarning, census, normalise
+from pytest_infx.prepare.precision import PrecisionCheck, PrecisionWarning, census, normalise
 from pytest_infx.recipes.loader import load_file
 from pytest_infx.recipes.points import Point, expand
 

@@ -53,7 +53,7 @@ def build(tree: Tree, stale: Catalog | None = None) -> Catalog:
     the TP, the draft length and, for an agentic point, the concurrency (its admission) make of
     it; thinking is the client's, so thinking modes reuse a plan already made.
     """
-    from pytest_infx.plan import server_key
+    from pytest_infx.prepare.plan import server_key
     from pytest_infx.recipes.errors import RecipeErrors
     from pytest_infx.recipes.points import expand
 

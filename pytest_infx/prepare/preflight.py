@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_infx.engines.base import PlanError
-from pytest_infx.plan import server_plan
-from pytest_infx.precision import PrecisionCheck
+from pytest_infx.prepare.plan import server_plan
+from pytest_infx.prepare.precision import PrecisionCheck
 from pytest_infx.recipes.points import Point
 
 if TYPE_CHECKING:
@@ -188,7 +188,7 @@ def preflight(
     whether ``--snapshot-update`` was given, ``None`` when the caller does not say."""
     from pytest_infx.golden.lookup import GoldenLookupError
     from pytest_infx.golden.store import GoldenNotFoundError
-    from pytest_infx.plan import synthetic_for
+    from pytest_infx.prepare.plan import synthetic_for
     from pytest_infx.recipes.rules import check_point
 
     problems = [str(p) for p in check_point(point)]

@@ -39,9 +39,9 @@ def register(subparsers: Any) -> None:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from pytest_infx import preflight
     from pytest_infx.engines.conformance import ParserCheckError
     from pytest_infx.envs.toolenv import InstallError
+    from pytest_infx.prepare import preflight
     from pytest_infx.recipes.errors import RecipeErrors
 
     try:

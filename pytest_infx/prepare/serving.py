@@ -14,7 +14,7 @@ from pytest_infx.engines.base import ModelPaths, ServerPlan, is_embedded, specul
 from pytest_infx.envs.vllm_cpu import VllmCpuEngine
 from pytest_infx.launch import DockerRuntime, LocalRuntime, ServerSpec
 from pytest_infx.launch.staging import Checkpoint, resolve_model
-from pytest_infx.plan import launch_plan
+from pytest_infx.prepare.plan import launch_plan
 from pytest_infx.recipes.points import Point
 from pytest_infx.settings import Roots
 
@@ -67,9 +67,7 @@ def plan_for(
     return launch_plan(point, paths, golden, embedded_python=python)
 
 
-def to_spec(
-    plan: ServerPlan, paths: ModelPaths, *, embedded: bool, key: str | None = None
-) -> ServerSpec:
+def to_spec(plan: ServerPlan, paths: ModelPaths, *, key: str | None = None) -> ServerSpec:
     env = dict(plan.env)
     if plan.image is not None:
         mounts = {posixpath.dirname(paths.target.rstrip("/")) or "/"}
