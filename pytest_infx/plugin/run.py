@@ -20,7 +20,7 @@ from pytest_infx.plugin.stash import NO_SERVER, PREFLIGHT, SESSION_ITEMS, Folder
 from pytest_infx.settings import Settings
 
 if TYPE_CHECKING:
-    from pytest_infx.envs.vllm_cpu import VllmCpuEngine
+    from pytest_infx.engines.embedded import EmbeddedEngine
     from pytest_infx.launch import ServerHandle, ServerPool
     from pytest_infx.plugin.progress import Tracker
     from pytest_infx.prepare.preflight import Datasets
@@ -38,7 +38,7 @@ class Run:
     folders: Folders
     datasets: Datasets
     _pool: ServerPool | None = None
-    _embedded: VllmCpuEngine | None = None
+    _embedded: EmbeddedEngine | None = None
     _progress: Tracker | None = None
 
     def say(self, message: str) -> None:
@@ -98,11 +98,11 @@ class Run:
             uses[ref.server] += 1
         return uses
 
-    def embedded(self) -> VllmCpuEngine:
+    def embedded(self) -> EmbeddedEngine:
         if self._embedded is None:
-            from pytest_infx.envs.vllm_cpu import ensure_vllm_cpu
+            from pytest_infx.engines import embedded as engine
 
-            self._embedded = ensure_vllm_cpu(progress=self.say)
+            self._embedded = engine.ensure(progress=self.say)
         return self._embedded
 
     def acquire(self, point: Point, key: str) -> ServerHandle:

@@ -11,7 +11,7 @@ the controller's thread, through the scheduler (see :mod:`slurm_schedule`).
 
 This relies on two private names of xdist's ``DSession``, ``_clone_node`` (replaced on the
 instance) and ``_active_nodes``, listed with the xdist versions they were checked with in
-:mod:`pytest_infx.privateapi`.
+:mod:`pytest_infx.plugin.privateapi`.
 """
 
 from __future__ import annotations

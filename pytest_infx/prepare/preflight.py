@@ -223,11 +223,14 @@ def engine_check(
 ) -> Report:
     """Every point of the recipe tree (of ``runner``, if given), its launch argv parsed by its
     engine's own parser; see :mod:`pytest_infx.engines.conformance`."""
+    from pytest_infx.engines.registry import engine_rules
     from pytest_infx.recipes.loader import load_tree
     from pytest_infx.recipes.points import expand_all
 
-    sources = {source.path: source for source in load_tree(recipes)}
-    points = [p for p in expand_all(sources.values()) if runner is None or p.runner == runner]
+    rules = engine_rules()
+    sources = {source.path: source for source in load_tree(recipes, rules)}
+    every = expand_all(sources.values(), rules)
+    points = [p for p in every if runner is None or p.runner == runner]
     return engine_points_check(points, golden_root, sources, install=install, cache_dir=cache_dir)
 
 

@@ -20,7 +20,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 
 import pytest_infx
-from pytest_infx.privateapi import CHECKED, NAMES, PrivateName, outside_checked
+from pytest_infx.plugin.privateapi import CHECKED, NAMES, PrivateName, outside_checked
 
 PACKAGE = Path(pytest_infx.__file__).parent
 STDLIB = {

@@ -9,7 +9,7 @@ from importlib.metadata import version
 
 from xdist.dsession import DSession
 
-from pytest_infx.privateapi import outside_checked
+from pytest_infx.plugin.privateapi import outside_checked
 
 
 def test_the_installed_xdist_calls_the_names_the_replacements_replace() -> None:

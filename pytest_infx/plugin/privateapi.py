@@ -84,5 +84,5 @@ def outside_checked(distribution: str, installed: str) -> str | None:
     return (
         f"{distribution} {installed} is outside the versions pytest-infx was checked with "
         f"({CHECKED[distribution]}); check the private names it touches there ({names}; see "
-        f"pytest_infx.privateapi), then widen CHECKED and pyproject's requirement"
+        f"pytest_infx.plugin.privateapi), then widen CHECKED and pyproject's requirement"
     )
