@@ -33,8 +33,7 @@ PROGRESS_FOLDER_INPUT = "infx_progress_dir"
 def cmdline_main(config: pytest.Config) -> None:
     """``--infx-slurm N`` becomes xdist's worker specs here, before xdist reads them. A run
     that asks for no Slurm workers does not import the Slurm modules at all (lint runs)."""
-    asked = config.getoption("infx_slurm", None) or config.getini("infx_slurm")
-    if asked and not hasattr(config, "workerinput"):
+    if options.slurm_asked(config) and not hasattr(config, "workerinput"):
         import pytest_infx.plugin.slurm_controller as slurm_controller
         from pytest_infx.plugin.progress import Tracker
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+import pytest_infx.plugin.options as options
 from pytest_infx.golden.compare import Comparison
 from pytest_infx.golden.curve import Curve, Provenance
 from pytest_infx.golden.extension import GoldenDriftError, assert_curve
@@ -265,6 +266,7 @@ def gate(
             else None,
             partial=True,
             rebaseline=bool(request.config.getoption(REBASELINE_OPTION, False)),
+            folder=options.settings(request.config).golden,
         )
     except GoldenDriftError as exc:
         drift, comparison = exc, exc.comparison
