@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_infx.results.layout import Layout
+
 PROGRESS_MODES = ("auto", "live", "lines", "off")
 MIN_PROGRESS_INTERVAL_S = 0.1
 """Shorter intervals only spend the cores on redrawing lines that the eye cannot follow."""
@@ -40,3 +42,8 @@ class Settings:
     resume: bool = False
     precision_check: str = "warn"
     engine_check: str = "auto"
+
+    @property
+    def layout(self) -> Layout:
+        """Where each file under ``results`` lives."""
+        return Layout(self.results)

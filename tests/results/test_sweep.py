@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_infx.report.records import AgenticPoint, AgenticRecipe
+from pytest_infx.results.sweep import AgenticPoint, AgenticRecipe
+from pytest_infx.results.verdict import Verdict
 
 
 def point(item_id: str, tp: int, concurrency: int) -> AgenticPoint:
@@ -15,7 +16,7 @@ def point(item_id: str, tp: int, concurrency: int) -> AgenticPoint:
         ttft_p50_ms=1.0,
         failed=0,
         total=1,
-        verdict="passed",
+        verdict=Verdict.PASS,
         reasons=(),
         submission_valid=True,
         file=Path(f"{item_id}.json"),
