@@ -416,9 +416,9 @@ def check_for(settings: Settings) -> PrecisionCheck | None:
     """The run's check from its options, or None when it is off."""
     mode = settings.precision_check
     if mode not in MODES:
-        import pytest
+        from pytest_infx.usage import UsageError
 
-        raise pytest.UsageError(
+        raise UsageError(
             f"ini infx_precision_check = {mode!r}: use warn, fail or off "
             "(or pass --infx-precision-check)"
         )

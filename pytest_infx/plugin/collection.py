@@ -19,6 +19,7 @@ import pytest_infx.plugin.stash as stash
 import pytest_infx.plugin.workers as workers
 from pytest_infx import hardware
 from pytest_infx.settings import Settings
+from pytest_infx.usage import UsageError
 
 
 def ignore(collection_path: Path, config: pytest.Config) -> bool | None:
@@ -128,7 +129,10 @@ def _prepare(session: pytest.Session, settings: Settings) -> None:
     config.stash[stash.SESSION_ITEMS] = list(session.items)
     datasets = preflight.Datasets(settings.dataset_dir)
     datasets.golden = preflight.GoldenTree.from_wire(workers.golden_tree(config))
-    check = precision.check_for(settings)
+    try:
+        check = precision.check_for(settings)
+    except UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
     recording = bool(config.getoption("update_snapshots", False))
     for item in session.items:
         point = collect.point_of(item)
