@@ -5,6 +5,8 @@ from typing import Any
 
 import pytest
 
+from pytest_infx.launch.ports import free_port
+
 from .conftest import Sweep
 from .helpers import MODES
 
@@ -65,3 +67,16 @@ def test_a_reused_cell_writes_no_result_and_calls_no_hook(sweep: Sweep) -> None:
     result = sweep.run("--infx-resume")
     assert result.parseoutcomes().get("reused") == 2
     assert len(_seen(sweep)) == 2
+
+
+@pytest.mark.usefixtures("aiperf_installed")
+def test_a_conftest_gets_each_written_agentic_point_result(sweep: Sweep) -> None:
+    sweep.pytester.makeconftest(CONFTEST)
+    sweep.add_agentic("fake-agentic", [1], free_port("127.0.0.1"))
+    sweep.run("-m", "agentic", "-p", "no:randomly").assert_outcomes(passed=1)
+    (entry,) = _seen(sweep)
+    item_id = "fake-agentic[tp1-c1]"
+    path = sweep.results / "agentic" / f"{item_id}.json"
+    assert entry["path"] == str(path)
+    assert entry["record"] == entry["on_disk"] == json.loads(path.read_text())
+    assert (entry["record"]["id"], entry["record"]["verdict"]) == (item_id, "pass")
