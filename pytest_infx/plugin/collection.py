@@ -123,7 +123,7 @@ def finish(session: pytest.Session) -> None:
 
 
 def _prepare(session: pytest.Session, settings: Settings) -> None:
-    from pytest_infx import precision, preflight
+    from pytest_infx.prepare import precision, preflight
 
     config = session.config
     config.stash[stash.SESSION_ITEMS] = list(session.items)
@@ -148,7 +148,7 @@ def _prepare(session: pytest.Session, settings: Settings) -> None:
 
 
 def _plan_lines(session: pytest.Session, settings: Settings) -> list[str]:
-    from pytest_infx import plan
+    from pytest_infx.prepare import plan
 
     lines: list[str] = []
     planned = []
@@ -164,7 +164,7 @@ def _plan_lines(session: pytest.Session, settings: Settings) -> list[str]:
 def _engine_check(session: pytest.Session, settings: Settings) -> None:
     """The selected points' server commands, parsed by their engines' own parsers; a rejected
     one fails its items in preflight, at the recipe line."""
-    from pytest_infx import preflight
+    from pytest_infx.prepare import preflight
 
     config = session.config
     if settings.engine_check == "off":

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_infx.atomic import atomic_write_json
+from pytest_infx.files.atomic import atomic_write_json
 from pytest_infx.results.layout import AGENTIC, Layout
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pytest_infx.cachedir import cache_root
+from pytest_infx.files.cachedir import cache_root
 from pytest_infx.launch.ports import free_port
 
 from .helpers import CURVE, golden_text, live_pids, prompts, recipe, write_recipe

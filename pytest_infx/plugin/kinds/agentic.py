@@ -20,8 +20,8 @@ from pytest_infx.agentic.results import AgenticResult, ExportError
 from pytest_infx.agentic.runner import CONSOLE_LOG_NAME, AgenticRun, AgenticRunError, run_aiperf
 from pytest_infx.agentic.shape import PointShape, shape_of
 from pytest_infx.agentic.traces import default_traces_path, load_traces
-from pytest_infx.atomic import atomic_write_json
 from pytest_infx.envs.aiperf import ensure_aiperf
+from pytest_infx.files.atomic import atomic_write_json
 from pytest_infx.launch import ServerHandle
 from pytest_infx.plugin.summary import AGENTIC_PROPERTY
 from pytest_infx.recipes.points import Point

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 REBASELINE_OPTION = "infx_rebaseline"
 
 
-def engine_info(point: Point, run: Run) -> dict[str, Any]:
+def engine_info(point: Point) -> dict[str, Any]:
     engine = point.recipe.engine
     info: dict[str, Any] = {"name": engine.name, "version": engine.version}
     if engine.image:
@@ -206,7 +206,7 @@ class SpeedbenchCell:
             why = self.died() or f"server log: {self.server.log_path}"
             message = f"metrics scrape failed: {exc}\n{why}"
             raise pytest.fail.Exception(message, pytrace=False) from None
-        engine = engine_info(point, self.run_ctx)
+        engine = engine_info(point)
         record = cell_record(point, self.server, outcome, engine, None)
         header = cells.provenance(point, record["dataset"], engine)
         drift: GoldenDriftError | None = None

