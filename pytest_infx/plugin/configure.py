@@ -87,7 +87,7 @@ def _progress_folder(config: pytest.Config, run: Path) -> Path | None:
     if lint.only_lint(config):
         return None
     if config.pluginmanager.has_plugin("infx-slurm"):
-        return options.settings(config).results / f".progress-{run.name}"
+        return options.settings(config).layout.progress(run.name)
     return run / progress.FOLDER
 
 

@@ -7,16 +7,20 @@ importing the fixtures, which import them back.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 import pytest_infx.plugin.collect as collect
 from pytest_infx.plugin.stash import NO_SERVER, PREFLIGHT, SESSION_ITEMS, Folders
+from pytest_infx.results.files import write_result
 from pytest_infx.settings import Settings
 
 if TYPE_CHECKING:
@@ -78,7 +82,7 @@ class Run:
             self._pool = ServerPool(
                 self.folders.run / "servers",
                 Registry(self.folders.run / "registry.jsonl"),
-                self.settings.results / "logs",
+                self.settings.layout.logs,
                 leaser,
                 close_wait_s=CLOSE_WAIT_XDIST_S if under_xdist else 0.0,
                 on_starting=lambda label, log: self.progress.begin("server", label, log=str(log)),
@@ -128,6 +132,14 @@ class Run:
         if point.recipe.engine.embedded:
             return serving.embedded_paths(point, self.embedded()).target
         return serving.staged_paths(point, self.settings.roots).target
+
+    def keep(self, record: Mapping[str, Any]) -> Path:
+        """Write an item's result file and tell the ``pytest_infx_result`` hooks; every result
+        file of a run is written here."""
+        path = write_result(self.settings.layout, record)
+        kept = json.loads(path.read_text(encoding="utf-8"))
+        self.config.hook.pytest_infx_result(config=self.config, path=path, record=kept)
+        return path
 
     def release(self, key: str) -> None:
         self.pool.release(key)

@@ -28,10 +28,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _report(args: argparse.Namespace) -> int:
     from pytest_infx.report.html import write_report
-    from pytest_infx.report.records import read_sweep
+    from pytest_infx.results.layout import Layout
+    from pytest_infx.results.sweep import read_sweep
 
     results: Path = args.results
-    if not (results / "cells").is_dir() and not (results / "agentic").is_dir():
+    if not Layout(results).holds_results():
         print(
             f"infx report: {results} holds no cells/ or agentic/ folder; "
             "pass the --infx-results folder of a run",

@@ -20,7 +20,7 @@ from pytest_infx.golden.extension import GoldenDriftError, assert_curve
 from pytest_infx.launch import ServerDiedError, ServerHandle
 from pytest_infx.plugin.summary import CELL_PROPERTY
 from pytest_infx.recipes.points import Point
-from pytest_infx.report import results
+from pytest_infx.results import cells, verdict
 from pytest_infx.speedbench.cell import CellOutcome, CellSettings, run_cell
 from pytest_infx.speedbench.client import Sampling
 from pytest_infx.speedbench.metrics import ScrapeError, SpecCounters
@@ -124,7 +124,7 @@ def cell_record(
             },
         },
         "golden": golden,
-        "verdict": "fail" if reasons else "pass",
+        "verdict": verdict.of(not reasons).value,
         "reasons": reasons,
     }
 
@@ -209,7 +209,7 @@ class SpeedbenchCell:
             raise pytest.fail.Exception(message, pytrace=False) from None
         engine = engine_info(point)
         record = cell_record(point, self.server, outcome, engine, None)
-        header = results.provenance(point, record["dataset"], engine)
+        header = cells.provenance(point, record["dataset"], engine)
         drift: GoldenDriftError | None = None
         if outcome.al is not None:
             drift, golden = gate(
@@ -221,9 +221,8 @@ class SpeedbenchCell:
                 self.request,
             )
             record = cell_record(point, self.server, outcome, engine, golden)
-        results_dir = self.run_ctx.settings.results
-        results.write_cell(results_dir, record)
-        results.write_matrix(results_dir, point, header)
+        self.run_ctx.keep(record)
+        cells.write_matrix(self.run_ctx.settings.layout, point, header)
         attach(self.request.node, point, record)
         if outcome.reasons:
             pytest.fail(
@@ -250,7 +249,7 @@ def gate(
     assert bench is not None and point.thinking is not None and point.draft_length
     measured = Curve(
         name=bench.golden,
-        model_key=results.model_key(point),
+        model_key=cells.model_key(point),
         modes={point.thinking: {point.draft_length: al}},
         header=header,
     )
