@@ -9,8 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_infx.results.layout import Layout
-
 PROGRESS_MODES = ("auto", "live", "lines", "off")
 MIN_PROGRESS_INTERVAL_S = 0.1
 """Shorter intervals only spend the cores on redrawing lines that the eye cannot follow."""
@@ -106,8 +104,3 @@ class Settings:
     engine_check: str = DEFAULT_ENGINE_CHECK
     lint: LintSettings = field(default_factory=LintSettings)
     slurm: SlurmSettings | None = None
-
-    @property
-    def layout(self) -> Layout:
-        """Where each file under ``results`` lives."""
-        return Layout(self.results)

@@ -24,6 +24,7 @@ import pytest_infx.plugin.stash as stash
 import pytest_infx.plugin.summary as summary
 from pytest_infx import gcpause
 from pytest_infx.engines import extensions
+from pytest_infx.results.layout import Layout
 from pytest_infx.results.tally import Summary
 
 RUN_FOLDER_INPUT = "infx_run_dir"
@@ -87,7 +88,7 @@ def _progress_folder(config: pytest.Config, run: Path) -> Path | None:
     if lint.only_lint(config):
         return None
     if config.pluginmanager.has_plugin("infx-slurm"):
-        return options.settings(config).layout.progress(run.name)
+        return Layout(options.settings(config).results).progress(run.name)
     return run / progress.FOLDER
 
 

@@ -148,7 +148,7 @@ class ReusedCell:
             self.request,
         )
         record["golden"] = golden
-        cells.write_matrix(self.run_ctx.settings.layout, self.point, header)
+        cells.write_matrix(self.run_ctx.layout, self.point, header)
         attach(self.request.node, self.point, record)
         if drift is not None:
             raise pytest.fail.Exception(str(drift), pytrace=False) from None

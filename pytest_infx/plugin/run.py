@@ -21,6 +21,7 @@ import pytest
 import pytest_infx.plugin.collect as collect
 from pytest_infx.plugin.stash import NO_SERVER, PREFLIGHT, SESSION_ITEMS, Folders
 from pytest_infx.results.files import write_result
+from pytest_infx.results.layout import Layout
 from pytest_infx.settings import Settings
 
 if TYPE_CHECKING:
@@ -57,6 +58,11 @@ class Run:
             reporter.write_line(f"infx: {message}")
 
     @property
+    def layout(self) -> Layout:
+        """Where each file of the results folder lives."""
+        return Layout(self.settings.results)
+
+    @property
     def progress(self) -> Tracker:
         """What this process is doing now, for the live progress lines."""
         if self._progress is None:
@@ -82,7 +88,7 @@ class Run:
             self._pool = ServerPool(
                 self.folders.run / "servers",
                 Registry(self.folders.run / "registry.jsonl"),
-                self.settings.layout.logs,
+                self.layout.logs,
                 leaser,
                 close_wait_s=CLOSE_WAIT_XDIST_S if under_xdist else 0.0,
                 on_starting=lambda label, log: self.progress.begin("server", label, log=str(log)),
@@ -136,7 +142,7 @@ class Run:
     def keep(self, record: Mapping[str, Any]) -> Path:
         """Write an item's result file and tell the ``pytest_infx_result`` hooks; every result
         file of a run is written here."""
-        path = write_result(self.settings.layout, record)
+        path = write_result(self.layout, record)
         kept = json.loads(path.read_text(encoding="utf-8"))
         self.config.hook.pytest_infx_result(config=self.config, path=path, record=kept)
         return path

@@ -33,7 +33,7 @@ BUILTIN_TRACES = "builtin"
 
 
 def agentic_path(run: Run, point: Point) -> Path:
-    return run.settings.layout.artifacts(point.id)
+    return run.layout.artifacts(point.id)
 
 
 def traces_sha256(point: Point) -> str | None:
@@ -94,7 +94,7 @@ class AgenticPoint:
         agg = build_aggregate(
             found, export, shape, model=recipe.model.hub_id, image=recipe.engine.image
         )
-        layout = self.run_ctx.settings.layout
+        layout = self.run_ctx.layout
         path = layout.inferencex(shape.result_filename)
         atomic_write_json(path, agg)
         return layout.relative(path), headline(agg, num_gpus=shape.num_gpus) or {}

@@ -222,7 +222,7 @@ class SpeedbenchCell:
             )
             record = cell_record(point, self.server, outcome, engine, golden)
         self.run_ctx.keep(record)
-        cells.write_matrix(self.run_ctx.settings.layout, point, header)
+        cells.write_matrix(self.run_ctx.layout, point, header)
         attach(self.request.node, point, record)
         if outcome.reasons:
             pytest.fail(
