@@ -3,8 +3,9 @@
 A cell is reused when its result file under ``--infx-results`` (``cells/<item id>.json``, for
 AgentX points ``agentic/<item id>.json``) has the point's fingerprint (everything in the recipe
 that affects the result, the engine image or command and version included), was measured on the
-same dataset or shipped traces (their sha256), and passed. Every other cell runs, and the
-summary says why. A reused cell still goes through the golden gate with its stored AL (the
+same dataset or shipped traces (their sha256), and passed (verdict ``pass``, or ``passed`` in
+the AgentX files written before the verdict words were made one). Every other cell runs, and
+the summary says why. A reused cell still goes through the golden gate with its stored AL (the
 golden curve may have changed since), feeds the AL table and rebuilds the recipe's ``.al.yaml``,
 so a resumed sweep ends with the same reports as an uninterrupted one; and servers are only
 expected by the items that run, so a configuration whose items are all reused never starts.
@@ -28,11 +29,13 @@ import pytest
 import pytest_infx.plugin.stash as stash
 from pytest_infx.plugin.reporter import REUSED_PROPERTY, property_of
 from pytest_infx.plugin.stash import REUSE
+from pytest_infx.results import verdict as vocabulary
+from pytest_infx.results.layout import Layout
 from pytest_infx.results.reuse import AGENTIC, Reuse
 
 if TYPE_CHECKING:
     from pytest_infx.plugin.run import Run
-    from pytest_infx.preflight import Datasets
+    from pytest_infx.prepare.preflight import Datasets
     from pytest_infx.recipes.points import Point
 
 RERUN_PROPERTY = "infx_rerun"
@@ -55,11 +58,12 @@ def judge(path: Path, point: Point, data_sha256: str | None) -> Reuse | str:
     wrong = _wrong_shape(record, point.kind)
     if wrong is not None:
         return f"with a result file that is not reusable ({wrong})"
+    passed = vocabulary.passed(record)
     if point.kind == AGENTIC:
-        stored, passed = record.get("traces_sha256"), record.get("verdict") == "passed"
+        stored = record.get("traces_sha256")
     else:
         stored = (record.get("dataset") or {}).get("sha256")
-        passed = record.get("verdict") == "pass" and record.get("al") is not None
+        passed = passed and record.get("al") is not None
     if stored != data_sha256:
         return "whose dataset changed (sha256 differs)"
     if not passed:
@@ -83,7 +87,7 @@ def _wrong_shape(record: Mapping[str, Any], kind: str) -> str | None:
         if per_gpu is not None and not _number(per_gpu):
             return "'throughput.output_tokens_per_s_per_gpu' is not a number"
         return None
-    if record.get("verdict") == "pass" and not isinstance(record.get("engine"), dict):
+    if vocabulary.passed(record) and not isinstance(record.get("engine"), dict):
         return "'engine' is missing"
     for name in ("al", "al_standard_error"):
         if record.get(name) is not None and not _number(record[name]):
@@ -96,8 +100,8 @@ def mark(items: Sequence[pytest.Item], results_dir: Path, datasets: Datasets) ->
     on every judged item (the properties reach the controller's summary)."""
     import pytest_infx.plugin.collect as collect
     from pytest_infx.plugin.kinds.agentic import traces_sha256
-    from pytest_infx.report import results
 
+    layout = Layout(results_dir)
     for item in items:
         ref = collect.ref_of(item)
         if ref is None or item.stash.get(stash.PREFLIGHT, []):
@@ -105,12 +109,10 @@ def mark(items: Sequence[pytest.Item], results_dir: Path, datasets: Datasets) ->
         point = collect.point_of(item)
         assert point is not None, "a recipe item has a point"
         if point.kind == AGENTIC:
-            path = results_dir / "agentic" / f"{point.id}.json"
+            path = layout.point(point.id)
             verdict = judge(path, point, traces_sha256(point))
         else:
-            from pytest_infx.report import results
-
-            path = results.cell_path(results_dir, point.id)
+            path = layout.cell(point.id)
             verdict = judge(path, point, datasets.get(point).sha256)
         if isinstance(verdict, Reuse):
             item.stash[REUSE] = verdict
@@ -133,10 +135,10 @@ class ReusedCell:
     def run(self) -> None:
         __tracebackhide__ = True
         from pytest_infx.plugin.kinds.speedbench import attach, gate
-        from pytest_infx.report import results
+        from pytest_infx.results import cells
 
         record = dict(self.reuse.record)
-        header = results.provenance(self.point, record["dataset"], record["engine"])
+        header = cells.provenance(self.point, record["dataset"], record["engine"])
         drift, golden = gate(
             self.point,
             self.reuse.al,
@@ -146,7 +148,7 @@ class ReusedCell:
             self.request,
         )
         record["golden"] = golden
-        results.write_matrix(self.run_ctx.settings.results, self.point, header)
+        cells.write_matrix(self.run_ctx.layout, self.point, header)
         attach(self.request.node, self.point, record)
         if drift is not None:
             raise pytest.fail.Exception(str(drift), pytrace=False) from None

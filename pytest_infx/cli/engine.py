@@ -12,19 +12,25 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pytest_infx.engines import embedded
 from pytest_infx.envs import cli as envs_cli
+from pytest_infx.settings import DEFAULT_GOLDEN_DIR, DEFAULT_RECIPES_DIR
 
 
 def register(subparsers: Any) -> None:
-    actions, common = envs_cli.register(subparsers)
+    actions, common = envs_cli.register(subparsers, {embedded.NAME: embedded.SPEC})
     check = actions.add_parser(
         "check",
         parents=[common],
         help="parse every planned server command with the pinned engine's own parser",
     )
     check.add_argument("--gpu", default=None, help="only the points of this runner (b300, ...)")
-    check.add_argument("--recipes", type=Path, default=Path("recipes"), help="recipe folder")
-    check.add_argument("--golden", type=Path, default=Path("golden"), help="golden folder")
+    check.add_argument(
+        "--recipes", type=Path, default=Path(DEFAULT_RECIPES_DIR), help="recipe folder"
+    )
+    check.add_argument(
+        "--golden", type=Path, default=Path(DEFAULT_GOLDEN_DIR), help="golden folder"
+    )
     check.add_argument(
         "--no-install",
         action="store_true",
@@ -34,9 +40,9 @@ def register(subparsers: Any) -> None:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from pytest_infx import preflight
     from pytest_infx.engines.conformance import ParserCheckError
     from pytest_infx.envs.toolenv import InstallError
+    from pytest_infx.prepare import preflight
     from pytest_infx.recipes.errors import RecipeErrors
 
     try:
