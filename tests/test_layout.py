@@ -15,16 +15,17 @@ E2E = "proven by inner pytest runs in tests/e2e/"
 CHANGELOG = "the changelog package is tested as one: tests/lint/test_changelog.py"
 
 UNMIRRORED: dict[str, str] = {
-    "atomic.py": "every result and cache writer: tests/golden/test_io.py, tests/core/test_store.py",
-    "cachedir.py": "one path rule, exercised by tests/engines/test_parsers.py and tests/e2e/",
-    "cli.py": "the dispatcher; each command is tested with its module (test_engine_cli.py, "
-    "test_golden_cli.py, lint/test_cli.py, recipes, report)",
+    "files/atomic.py": "writers of results and caches: tests/golden/test_io.py, "
+    "tests/files/test_store.py",
+    "files/cachedir.py": "one path rule, exercised by tests/engines/test_parsers.py and tests/e2e/",
+    "cli/__init__.py": "the dispatcher; each command is tested with its module (tests/cli/, "
+    "tests/lint/test_cli.py, tests/lint/test_masters.py, tests/report/test_html.py)",
     "gcpause.py": f"only observable from a pytest run: {E2E}test_host_suite.py",
     "hardware.py": f"runner names and their spelling hints: {E2E}test_bad_input.py",
     "images.py": "one predicate: tests/recipes/test_rules.py and tests/lint/test_recipes.py",
     "settings.py": "built from the command line and ini: tests/plugin/test_options.py and "
     f"{E2E}test_bad_input.py",
-    "yamlkeys.py": "the duplicate-key check, proven through tests/recipes/test_source.py and "
+    "files/yamlkeys.py": "the duplicate-key check, proven through tests/recipes/test_source.py and "
     "tests/golden/test_io.py",
     "engines/base.py": "the adapter protocol; each adapter is tested in tests/engines/ and outside "
     f"adapters are {E2E}test_engine_providers.py",
@@ -63,7 +64,6 @@ UNMIRRORED: dict[str, str] = {
     "recipes/schema.py": "the schema: every bad-input case of tests/recipes/test_loader.py",
     "report/cli.py": "`infx report`: tests/report/test_html.py",
     "report/plots.py": "the pictures: tests/report/test_html.py",
-    "report/results.py": "result files, written by tests/report/builders.py for test_html.py",
     "results/reuse.py": "stored results for resume: tests/plugin/test_resume.py",
     "results/tally.py": f"end-of-run tables: {E2E}test_sweep.py",
 }

@@ -9,7 +9,7 @@ KEY = "fake-cpu-vllm"
 
 def _bf16_checkpoint(sweep: Sweep) -> None:
     """The recipe's model.path (models/smollm2-target) holds a bf16 safetensors file."""
-    from core.safetensors_files import write_safetensors
+    from prepare.safetensors_files import write_safetensors
 
     folder = sweep.root / "models" / "smollm2-target"
     write_safetensors(folder / "model.safetensors", {"w": ("BF16", (64, 64)), "n": ("F32", (64,))})

@@ -1,5 +1,5 @@
 """Replacement Slurm workers lean on two private names of xdist's DSession; beyond their being
-there (tests/core/test_privateapi.py), this pins how DSession uses them, so an xdist that
+there (tests/plugin/test_privateapi.py), this pins how DSession uses them, so an xdist that
 changes the calls is a failing test rather than a crash mid-sweep."""
 
 from __future__ import annotations

@@ -6,11 +6,10 @@ import shlex
 from pathlib import Path
 
 import pytest
+from core.helpers import agentic, changed, speedbench, write
 
 from pytest_infx.recipes.loader import load_file
 from pytest_infx.recipes.points import expand
-
-from .helpers import agentic, changed, speedbench, write
 
 
 def plan_blocks(result: pytest.RunResult) -> dict[str, dict[str, str]]:

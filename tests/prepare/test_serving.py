@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from known_recipes import copy_recipes
 
-from core.test_plan import plan_blocks
+from prepare.test_plan import plan_blocks
 from pytest_infx.engines.registry import symbolic_paths
 from pytest_infx.prepare import serving
 from pytest_infx.recipes.loader import load_tree

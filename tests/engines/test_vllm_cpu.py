@@ -24,7 +24,7 @@ from pytest_infx.envs.toolenv import InstallError
 from pytest_infx.http1 import HTTPError, Response, fetch
 from pytest_infx.launch.process import GUARD
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "envs" / "data"
 RECORD = os.environ.get("INFX_RECORD_FIXTURES") == "1"
 K = 3
 PROMPTS = (

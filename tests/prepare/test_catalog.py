@@ -5,14 +5,13 @@ import os
 from pathlib import Path
 
 import pytest
+from core.helpers import agentic, speedbench, write
 
 from pytest_infx.plugin import collect
 from pytest_infx.prepare.catalog import build
 from pytest_infx.prepare.plan import server_key
 from pytest_infx.recipes.loader import read_tree
 from pytest_infx.recipes.points import expand
-
-from .helpers import agentic, speedbench, write
 
 CACHED_INI = """
 [pytest]
