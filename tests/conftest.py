@@ -10,6 +10,19 @@ INI = """
 addopts = -p no:cacheprovider
 filterwarnings = ignore:Module already imported:pytest.PytestAssertRewriteWarning
 """
+XDIST_WORKER_VARS = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID")
+
+
+@pytest.fixture(autouse=True)
+def inner_runs_are_not_xdist_workers(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pytest run a test starts inherits the environment, and under ``-n`` that holds the
+    outer worker's name, which the plugin reads to tell a worker from the main process: a
+    one-process inner run would tag its progress lines and results ``[gw1]``."""
+    if "pytester" in request.fixturenames:
+        for name in XDIST_WORKER_VARS:
+            monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture
