@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-import pytest_infx.plugin.collect as collect
-from pytest_infx.plugin.stash import NO_SERVER, PREFLIGHT, SESSION_ITEMS, Folders
+from pytest_infx.plugin.stash import NO_SERVER, PREFLIGHT, REF, SESSION_ITEMS, Folders
 from pytest_infx.settings import Settings
 
 if TYPE_CHECKING:
@@ -92,7 +91,7 @@ class Run:
         not those whose stored result is reused."""
         uses: Counter[str] = Counter()
         for item in self.config.stash.get(SESSION_ITEMS, []):
-            ref = collect.ref_of(item)
+            ref = item.stash.get(REF, None)
             if ref is None or item.stash.get(PREFLIGHT, []) or item.stash.get(NO_SERVER, False):
                 continue
             uses[ref.server] += 1

@@ -25,10 +25,20 @@ from pytest_infx.recipes.loader import (
     recipe_errors,
     validation_errors,
 )
-from pytest_infx.recipes.schema import Recipe, ThinkingMode
+from pytest_infx.recipes.schema import Agentic, Recipe, Speedbench, ThinkingMode
 
 Kind = Literal["speedbench", "agentic"]
 FINGERPRINT_VERSION = 2
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A SPEED-Bench point's block of its recipe with the draft length and thinking mode that
+    pick its cell: the recipe's types leave all three optional, a cell has them all."""
+
+    bench: Speedbench
+    draft_length: int
+    thinking: ThinkingMode
 
 
 @dataclass(frozen=True)
@@ -46,12 +56,24 @@ class Point:
     recipe: Recipe = field(repr=False, compare=False)
     path: Path = field(compare=False)
     line: int = field(compare=False)
+    block: Cell | Agentic = field(repr=False, compare=False)
     fingerprint: str = ""
     variant: str | None = None
 
     @property
     def id(self) -> str:
         return f"{self.recipe_key}[{self.name}]"
+
+    @property
+    def cell(self) -> Cell | None:
+        """The SPEED-Bench settings of a SPEED-Bench point; None for an AgentX point."""
+        return self.block if isinstance(self.block, Cell) else None
+
+    @property
+    def agentic(self) -> Agentic | None:
+        """The AgentX settings of an AgentX point, even where its recipe has a ``speedbench``
+        block too; None for a SPEED-Bench point."""
+        return self.block if isinstance(self.block, Agentic) else None
 
     def coordinates(self) -> dict[str, Any]:
         coords: dict[str, Any] = {
@@ -185,14 +207,16 @@ def _fingerprint(kind: Kind, coords: dict[str, Any], material: str) -> str:
 def _point(
     source: RecipeSource,
     eff: _Effective,
-    kind: Kind,
     name: str,
     tp: int,
     concurrency: int,
-    draft_length: int | None,
-    thinking: ThinkingMode | None,
+    cell: tuple[int, ThinkingMode] | None,
     variant: str | None = None,
 ) -> Point:
+    """One point; ``cell`` (draft length, thinking mode) makes it a SPEED-Bench cell, its
+    absence an AgentX point."""
+    kind: Kind = "agentic" if cell is None else "speedbench"
+    draft_length, thinking = (None, None) if cell is None else cell
     coords: dict[str, Any] = {"tp": tp, "concurrency": concurrency}
     if draft_length is not None:
         coords["draft-length"] = draft_length
@@ -202,9 +226,10 @@ def _point(
         coords["variant"] = variant
     matched = eff.matching({**coords, "kind": kind})
     recipe = eff.for_overrides(matched)[0]
-    if kind == "speedbench" and recipe.speedbench is not None:
+    block = _block(source, recipe, cell)
+    if isinstance(block, Cell):
         tp = recipe.tp
-        concurrency = recipe.speedbench.concurrency
+        concurrency = block.bench.concurrency
         coords["tp"] = tp
         coords["concurrency"] = concurrency
     return Point(
@@ -219,8 +244,29 @@ def _point(
         recipe=recipe,
         path=source.path,
         line=source.location.line,
+        block=block,
         fingerprint=_fingerprint(kind, coords, eff.material(matched, kind, tp, thinking, variant)),
         variant=variant,
+    )
+
+
+def _block(
+    source: RecipeSource, recipe: Recipe, cell: tuple[int, ThinkingMode] | None
+) -> Cell | Agentic:
+    if cell is not None and recipe.speedbench is not None:
+        return Cell(recipe.speedbench, *cell)
+    if cell is None and recipe.agentic is not None:
+        return recipe.agentic
+    block = "agentic" if cell is None else "speedbench"
+    raise RecipeErrors(
+        [
+            RecipeError(
+                source.location,
+                "overrides",
+                f"an override removes the {block} block that its points come from",
+                f"override fields inside {block} instead of the block itself",
+            )
+        ]
     )
 
 
@@ -234,16 +280,7 @@ def expand(source: RecipeSource) -> list[Point]:
         for k in sorted(set(bench.draft_lengths)):
             for mode in sorted(bench.thinking_modes, key=lambda m: m != "thinking_off"):
                 points.append(
-                    _point(
-                        source,
-                        eff,
-                        "speedbench",
-                        f"k{k}-{mode}",
-                        recipe.tp,
-                        bench.concurrency,
-                        k,
-                        mode,
-                    )
+                    _point(source, eff, f"k{k}-{mode}", recipe.tp, bench.concurrency, (k, mode))
                 )
     if recipe.agentic is not None:
         arms = sorted(
@@ -252,7 +289,7 @@ def expand(source: RecipeSource) -> list[Point]:
         for tp, conc, arm in arms:
             name = f"tp{tp}-c{conc}-{arm}" if arm else f"tp{tp}-c{conc}"
             variant = arm or None
-            points.append(_point(source, eff, "agentic", name, tp, conc, None, None, variant))
+            points.append(_point(source, eff, name, tp, conc, None, variant))
     dead = [o for o in source.overrides if o.index not in eff.used]
     if dead:
         coordinates = [p.coordinates() for p in points]
