@@ -56,7 +56,6 @@ class Point:
     recipe: Recipe = field(repr=False, compare=False)
     path: Path = field(compare=False)
     line: int = field(compare=False)
-    block: Cell | Agentic = field(repr=False, compare=False)
     fingerprint: str = ""
     variant: str | None = None
 
@@ -65,15 +64,26 @@ class Point:
         return f"{self.recipe_key}[{self.name}]"
 
     @property
+    def block(self) -> Cell | Agentic:
+        """The settings of the point's kind: a SPEED-Bench cell, or the AgentX block (even
+        where the recipe has a ``speedbench`` block too). Expansion has checked that it exists;
+        a point whose recipe was replaced since may lack it."""
+        block = _block_of(self.recipe, self.kind, self.draft_length, self.thinking)
+        if block is None:
+            raise ValueError(f"{self.id}: its recipe has no {self.kind} block")
+        return block
+
+    @property
     def cell(self) -> Cell | None:
         """The SPEED-Bench settings of a SPEED-Bench point; None for an AgentX point."""
-        return self.block if isinstance(self.block, Cell) else None
+        block = self.block
+        return block if isinstance(block, Cell) else None
 
     @property
     def agentic(self) -> Agentic | None:
-        """The AgentX settings of an AgentX point, even where its recipe has a ``speedbench``
-        block too; None for a SPEED-Bench point."""
-        return self.block if isinstance(self.block, Agentic) else None
+        """The AgentX settings of an AgentX point; None for a SPEED-Bench point."""
+        block = self.block
+        return block if isinstance(block, Agentic) else None
 
     def coordinates(self) -> dict[str, Any]:
         coords: dict[str, Any] = {
@@ -88,6 +98,17 @@ class Point:
         if self.variant is not None:
             coords["variant"] = self.variant
         return coords
+
+
+def _block_of(
+    recipe: Recipe, kind: Kind, draft_length: int | None, thinking: ThinkingMode | None
+) -> Cell | Agentic | None:
+    if kind == "agentic":
+        return recipe.agentic
+    bench = recipe.speedbench
+    if bench is None or draft_length is None or thinking is None:
+        return None
+    return Cell(bench, draft_length, thinking)
 
 
 def _normalise_thinking(value: Any) -> Any:
@@ -226,7 +247,18 @@ def _point(
         coords["variant"] = variant
     matched = eff.matching({**coords, "kind": kind})
     recipe = eff.for_overrides(matched)[0]
-    block = _block(source, recipe, cell)
+    block = _block_of(recipe, kind, draft_length, thinking)
+    if block is None:
+        raise RecipeErrors(
+            [
+                RecipeError(
+                    source.location,
+                    "overrides",
+                    f"an override removes the {kind} block that its points come from",
+                    f"override fields inside {kind} instead of the block itself",
+                )
+            ]
+        )
     if isinstance(block, Cell):
         tp = recipe.tp
         concurrency = block.bench.concurrency
@@ -244,29 +276,8 @@ def _point(
         recipe=recipe,
         path=source.path,
         line=source.location.line,
-        block=block,
         fingerprint=_fingerprint(kind, coords, eff.material(matched, kind, tp, thinking, variant)),
         variant=variant,
-    )
-
-
-def _block(
-    source: RecipeSource, recipe: Recipe, cell: tuple[int, ThinkingMode] | None
-) -> Cell | Agentic:
-    if cell is not None and recipe.speedbench is not None:
-        return Cell(recipe.speedbench, *cell)
-    if cell is None and recipe.agentic is not None:
-        return recipe.agentic
-    block = "agentic" if cell is None else "speedbench"
-    raise RecipeErrors(
-        [
-            RecipeError(
-                source.location,
-                "overrides",
-                f"an override removes the {block} block that its points come from",
-                f"override fields inside {block} instead of the block itself",
-            )
-        ]
     )
 
 
