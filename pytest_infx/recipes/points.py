@@ -249,16 +249,7 @@ def _point(
     recipe = eff.for_overrides(matched)[0]
     block = _block_of(recipe, kind, draft_length, thinking)
     if block is None:
-        raise RecipeErrors(
-            [
-                RecipeError(
-                    source.location,
-                    "overrides",
-                    f"an override removes the {kind} block that its points come from",
-                    f"override fields inside {kind} instead of the block itself",
-                )
-            ]
-        )
+        raise RecipeErrors([_removed_block(source, matched, kind)])
     if isinstance(block, Cell):
         tp = recipe.tp
         concurrency = block.bench.concurrency
@@ -278,6 +269,18 @@ def _point(
         line=source.location.line,
         fingerprint=_fingerprint(kind, coords, eff.material(matched, kind, tp, thinking, variant)),
         variant=variant,
+    )
+
+
+def _removed_block(source: RecipeSource, matched: tuple[int, ...], kind: Kind) -> RecipeError:
+    """The error for an override that empties the block a point of ``kind`` is made from."""
+    found = [o for o in source.overrides if o.index in matched and kind in o.fields]
+    where = found[-1] if found else None
+    return RecipeError(
+        where.fields.where(kind) if where is not None else source.location,
+        f"overrides[{where.index}].{kind}" if where is not None else kind,
+        f"removes the {kind} block that the point's settings come from",
+        f"override fields inside {kind} (or drop the {kind} block from the recipe instead)",
     )
 
 
