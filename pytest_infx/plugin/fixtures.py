@@ -67,7 +67,7 @@ def infx_server(
     infx_run.release(server)
 
 
-def _runnable(kind: Kind, point: Point, run: Run, request: pytest.FixtureRequest) -> Runnable:
+def runnable(kind: Kind, point: Point, run: Run, request: pytest.FixtureRequest) -> Runnable:
     """The point's runnable; one whose stored result is reused (``--infx-resume``) asks for no
     server."""
     reuse = request.node.stash.get(REUSE, None)
@@ -81,10 +81,10 @@ def infx_speedbench(
     infx_point: Point, infx_run: Run, request: pytest.FixtureRequest, snapshot: Any
 ) -> Runnable:
     """The SPEED-Bench cell, which compares its AL with the golden curve through ``snapshot``."""
-    return _runnable(KINDS["speedbench"], infx_point, infx_run, request)
+    return runnable(KINDS["speedbench"], infx_point, infx_run, request)
 
 
 @pytest.fixture
 def infx_agentic(infx_point: Point, infx_run: Run, request: pytest.FixtureRequest) -> Runnable:
     """The AgentX point."""
-    return _runnable(KINDS["agentic"], infx_point, infx_run, request)
+    return runnable(KINDS["agentic"], infx_point, infx_run, request)
