@@ -404,4 +404,4 @@ def test_a_point_whose_recipe_was_replaced_without_its_block_says_so(tmp_path: P
     with pytest.raises(
         ValueError, match=r"a-b300\[k1-thinking_off\]: its recipe has no speedbench"
     ):
-        emptied.block
+        assert emptied.cell is None
