@@ -38,7 +38,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from pytest_infx.atomic import atomic_write_text
+from pytest_infx.files.atomic import atomic_write_text
 
 GOAL_S = 1.0
 WARM_GOAL_S = GOAL_S

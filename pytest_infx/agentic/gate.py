@@ -13,7 +13,6 @@ from fractions import Fraction
 from pytest_infx.agentic.results import AgenticResult
 
 DEFAULT_FAILED_REQUEST_THRESHOLD = 0.10
-THRESHOLD_ENV = "AIPERF_FAILED_REQUEST_THRESHOLD"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -12,21 +12,13 @@ ours carries the same one.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
+from pytest_infx.engines.base import speculation
 from pytest_infx.engines.registry import adapter_for
-from pytest_infx.recipes.owned import canonical
 from pytest_infx.recipes.points import Point
 
 RUNNER_NAME_VAR = "RUNNER_NAME"
-
-_PP_FLAGS = ("pipeline-parallel-size", "pp-size", "pp")
-_DCP_FLAGS = ("decode-context-parallel-size", "dcp-size")
-_PCP_FLAGS = ("prefill-context-parallel-size", "pcp-size")
-_EP_FLAGS = ("expert-parallel-size", "ep-size", "ep")
-_DP_FLAGS = ("data-parallel-size", "dp-size", "dp")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -79,44 +71,26 @@ def shape_of(point: Point, *, runner: str | None = None) -> PointShape:
     """The shape of an agentic point; ``runner`` names the machine (InferenceX uses the CI
     runner's name), else ``$RUNNER_NAME``, else the recipe's runner label.
 
-    Parallelism other than TP is read from the engine flags that set it, since a recipe states
-    it there exactly as the engine takes it; whether attention is data parallel is the engine
-    adapter's answer (SGLang's ``enable-dp-attention``, vLLM's DP ranks). TP is the
-    point's, the GPU count, as InferenceX's ``tp`` is for its DP-attention arms.
+    Parallelism other than TP, whether attention is data parallel and the framework name are
+    the engine adapter's answers, read from the recipe's engine args as the engine takes them.
+    TP is the point's, the GPU count, as InferenceX's ``tp`` is for its DP-attention arms.
     """
     recipe = point.recipe
-    args = {canonical(name): value for name, value in recipe.engine.args.items()}
-    _size(args, _DP_FLAGS, point)  # a bad DP size is an error here, as the other sizes are
-    ep = _size(args, _EP_FLAGS, point)
-    if ep == 1 and args.get("enable-expert-parallel") is True:
-        # vLLM spreads the experts over its TP x DP ranks, which together are the point's TP
-        ep = point.tp
-    agentic = recipe.agentic
-    spec = agentic.speculative.method if agentic and agentic.speculative else "none"
+    adapter = adapter_for(point)
+    sizes = adapter.parallelism(point)
+    spec, _ = speculation(point)
     return PointShape(
         model_prefix=recipe.model.prefix,
         precision=recipe.model.precision,
-        framework=recipe.engine.name,
+        framework=adapter.inferencex_framework or recipe.engine.name,
         tp=point.tp,
         conc=point.concurrency,
         runner=runner or os.environ.get(RUNNER_NAME_VAR) or recipe.runner,
-        pp=_size(args, _PP_FLAGS, point),
-        dcp=_size(args, _DCP_FLAGS, point),
-        pcp=_size(args, _PCP_FLAGS, point),
-        ep=ep,
-        dp_attention=adapter_for(point).dp_attention(point),
-        spec_decoding=spec,
+        pp=sizes.pp,
+        dcp=sizes.dcp,
+        pcp=sizes.pcp,
+        ep=sizes.ep,
+        dp_attention=adapter.dp_attention(point),
+        spec_decoding=spec.method if spec is not None else "none",
         fingerprint=point.fingerprint,
     )
-
-
-def _size(args: Mapping[str, Any], names: tuple[str, ...], point: Point) -> int:
-    for name in names:
-        if name in args:
-            value = args[name]
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(
-                    f"{point.id}: engine.args.{name} must be an integer >= 1, got {value!r}"
-                )
-            return value
-    return 1

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_infx.textio import read_input
+from pytest_infx.files.textio import read_input
 
 _TURN_TYPES = ("n", "s")
 _REQUIRED_TRACE_KEYS = ("id", "models", "block_size", "hash_id_scope", "requests")

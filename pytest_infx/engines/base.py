@@ -17,16 +17,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from pytest_infx.engines.spec import RequestSpecMetrics, Snapshot, SpecCounters, SyntheticSetting
-from pytest_infx.recipes.owned import canonical, owner
+from pytest_infx.engines.spec import (
+    Parallelism,
+    RequestSpecMetrics,
+    Snapshot,
+    SpecCounters,
+    SyntheticSetting,
+)
+from pytest_infx.recipes.owned import OwnedFlags, canonical, owner
 from pytest_infx.recipes.points import Cell, Point
 from pytest_infx.recipes.schema import EMBEDDED_PREFIX, Recipe, Speculative
 
 if TYPE_CHECKING:
     from pytest_infx.envs.toolenv import ToolEnvSpec
-
-PORT_TOKEN = "{port}"
-
 
 _VERSION = re.compile(r"^v?(\d+(?:\.\d+)*)")
 
@@ -138,6 +141,9 @@ class EngineAdapter(Protocol):
     everything after ``rendered_prompt``; :class:`Defaults` then answers for them."""
 
     name: str
+    inferencex_framework: str | None
+    """The engine's ``framework`` in InferenceX's configs and result names; None when
+    InferenceX does not run it."""
 
     def plan(
         self,
@@ -197,12 +203,25 @@ class EngineAdapter(Protocol):
         ``dp-attention`` field of InferenceX's results)."""
         ...
 
+    def owned_flags(self, *, agentic: bool) -> OwnedFlags:
+        """Every flag the adapter puts on the command line from the recipe's own fields (under
+        each name the engine's parser takes for it), with that field: a recipe that sets one in
+        ``engine.args`` is refused at load. ``agentic`` adds an agentic server's."""
+        ...
+
+    def parallelism(self, point: Point) -> Parallelism:
+        """The point's server's parallel sizes other than TP, as the recipe's engine args set
+        them; raises ValueError naming the arg for a size that is not an integer >= 1."""
+        ...
+
 
 class Defaults:
     """The answers an adapter gets for what it does not implement: no synthetic acceptance,
-    no counters, no per-request figures, no attention sharding rule and no parser."""
+    no counters, no per-request figures, no attention sharding rule, no parser, no owned
+    flags, no parallelism but TP, and no InferenceX framework."""
 
     name = ""
+    inferencex_framework: str | None = None
 
     def synthetic(self, al: float, k: int) -> SyntheticSetting:
         raise PlanError(
@@ -231,14 +250,78 @@ class Defaults:
             v is True for name, v in args.items() if canonical(name) == "enable-dp-attention"
         )
 
+    def owned_flags(self, *, agentic: bool) -> OwnedFlags:
+        return {}
 
-def flags(args: Mapping[str, Any], *, key: str) -> list[str]:
-    """Recipe ``args`` as argv: ``true`` is a bare flag, mappings and lists become JSON."""
+    def parallelism(self, point: Point) -> Parallelism:
+        return Parallelism()
+
+
+@dataclass(frozen=True)
+class ParallelFlags:
+    """The flags (as :func:`canonical` writes them, every alias) that set each parallel size;
+    the first one a recipe gives counts."""
+
+    pp: tuple[str, ...] = ()
+    dcp: tuple[str, ...] = ()
+    pcp: tuple[str, ...] = ()
+    ep: tuple[str, ...] = ()
+    dp: tuple[str, ...] = ()
+
+
+PARALLEL_FLAGS = ParallelFlags(
+    pp=("pipeline-parallel-size", "pp-size", "pp"),
+    dcp=("decode-context-parallel-size", "dcp-size"),
+    pcp=("prefill-context-parallel-size", "pcp-size"),
+    ep=("expert-parallel-size", "ep-size", "ep"),
+    dp=("data-parallel-size", "dp-size", "dp"),
+)
+"""The size flags of vLLM and SGLang under each name either parser takes (a recipe states a
+size there exactly as the engine takes it)."""
+
+MODEL = "model.hub-id (or model.path)"
+SERVED_NAME = "model.served-name"
+HOST = "the plugin (it serves on 127.0.0.1)"
+PORT = "engine.port"
+TP = "tp (or agentic.points[].tp)"
+SPECULATIVE = "the speculative block and the point's draft length"
+ADMISSION = "agentic.admission-factor x the point's concurrency"
+
+
+def parallel_size(point: Point, names: tuple[str, ...]) -> int:
+    """The size the first of ``names`` in the point's engine args sets, else 1."""
+    args = {canonical(name): value for name, value in point.recipe.engine.args.items()}
+    for name in names:
+        if name in args:
+            value = args[name]
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(
+                    f"{point.id}: engine.args.{name} must be an integer >= 1, got {value!r}"
+                )
+            return value
+    return 1
+
+
+def parallel_sizes(point: Point, table: ParallelFlags) -> Parallelism:
+    """The parallel sizes the point's engine args set through ``table``; a bad DP size is an
+    error here too, as the others are."""
+    parallel_size(point, table.dp)
+    return Parallelism(
+        pp=parallel_size(point, table.pp),
+        dcp=parallel_size(point, table.dcp),
+        pcp=parallel_size(point, table.pcp),
+        ep=parallel_size(point, table.ep),
+    )
+
+
+def flags(args: Mapping[str, Any], *, key: str, owned: OwnedFlags) -> list[str]:
+    """Recipe ``args`` as argv: ``true`` is a bare flag, mappings and lists become JSON; a flag
+    in ``owned`` (the adapter's own) is refused."""
     out: list[str] = []
     for name in args:
         if name.startswith("-"):
             raise PlanError(f"{key}: engine.args.{name}: write flag names without leading dashes")
-        setter = owner(name, agentic=False)
+        setter = owner(name, (owned,))
         if setter is not None:
             raise PlanError(
                 f"{key}: engine.args.{name} is set by pytest-infx from {setter};"

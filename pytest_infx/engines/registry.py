@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, get_args
+from typing import Any, Final
 
 from pytest_infx.engines import extensions, forced
 from pytest_infx.engines.base import (
@@ -31,17 +31,18 @@ from pytest_infx.engines.spec import (
     SyntheticSetting,
 )
 from pytest_infx.engines.vllm import LLAMACPP_PREFIX, VllmAdapter, read_counters
+from pytest_infx.recipes.owned import EngineRules
 from pytest_infx.recipes.points import Point
-from pytest_infx.recipes.schema import EngineName, Recipe
+from pytest_infx.recipes.schema import Recipe
 
-ENGINES: Final[tuple[str, ...]] = get_args(EngineName)
-"""Every engine a recipe can name: the recipe schema's list, the only one."""
 BUILTIN: Mapping[str, EngineAdapter] = {"vllm": VllmAdapter(), "sglang": SglangAdapter()}
 FORCED_ONLY: Mapping[str, Callable[[float, int], SyntheticSetting]] = {
     "trtllm": forced.trtllm,
     "atom": forced.atom,
 }
 """Engines whose forced-acceptance setting is known although pytest-infx cannot launch them."""
+ENGINES: Final[tuple[str, ...]] = (*BUILTIN, *FORCED_ONLY)
+"""Every engine pytest-infx itself knows; a package may provide more (:func:`engine_names`)."""
 _REQUIRED = ("plan", "rendered_prompt")
 _OPTIONAL = (
     "synthetic",
@@ -51,6 +52,8 @@ _OPTIONAL = (
     "attention_tp",
     "parser_env",
     "dp_attention",
+    "owned_flags",
+    "parallelism",
 )
 
 _merged: dict[int, dict[str, EngineAdapter]] = {}
@@ -70,18 +73,12 @@ def adapters() -> Mapping[str, EngineAdapter]:
 def _merge() -> dict[str, EngineAdapter]:
     merged = dict(BUILTIN)
     sources = {name: "pytest-infx itself" for name in BUILTIN}
-    known = ENGINES
     for offer in extensions.provided():
         adapter = _adapter(offer.source, offer.value)
         if adapter.name in merged:
             raise EngineRegistrationError(
                 f"{offer.source}: engine {adapter.name!r} is already provided by "
                 f"{sources[adapter.name]}; uninstall one of them or drop it from the hook"
-            )
-        if adapter.name not in known:
-            raise EngineRegistrationError(
-                f"{offer.source}: engine {adapter.name!r} can never be used: recipes name "
-                f"their engine as one of {', '.join(known)}"
             )
         merged[adapter.name] = adapter
         sources[adapter.name] = offer.source
@@ -109,6 +106,8 @@ class Completed(Defaults):
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.name = inner.name
+        framework = getattr(inner, "inferencex_framework", None)
+        self.inferencex_framework = framework if isinstance(framework, str) else None
         for attr in _OPTIONAL:
             own = getattr(inner, attr, None)
             if callable(own):
@@ -178,8 +177,35 @@ def symbolic_paths(point: Point) -> ModelPaths:
     return ModelPaths(target, draft)
 
 
-def adapter_named(name: str) -> EngineAdapter | None:
-    return adapters().get(name)
+def engine_names() -> tuple[str, ...]:
+    """Every engine a recipe may name: those with an adapter (pytest-infx's own and the
+    provided ones), then those known only for their forced-acceptance setting."""
+    names = tuple(adapters())
+    return (*names, *(name for name in FORCED_ONLY if name not in names))
+
+
+def engine_rules() -> EngineRules:
+    """What loading a recipe checks against: the engine names, the embedded engine's, and each
+    adapter's owned flags."""
+    # the tool-environment machinery loads only when recipes are checked, never for a plan
+    from pytest_infx.engines import embedded
+
+    found = adapters()
+    return EngineRules(
+        engines=engine_names(),
+        embedded=(embedded.NAME,),
+        owned={name: adapter.owned_flags(agentic=False) for name, adapter in found.items()},
+        agentic={name: adapter.owned_flags(agentic=True) for name, adapter in found.items()},
+    )
+
+
+def inferencex_frameworks() -> dict[str, str]:
+    """Engine name -> its InferenceX framework name, for the engines InferenceX runs."""
+    return {
+        name: adapter.inferencex_framework
+        for name, adapter in adapters().items()
+        if adapter.inferencex_framework is not None
+    }
 
 
 def synthetic_setting(engine: str, al: float, k: int) -> SyntheticSetting:
@@ -197,7 +223,7 @@ def synthetic_setting(engine: str, al: float, k: int) -> SyntheticSetting:
     only = FORCED_ONLY.get(engine)
     if only is not None:
         return only(al, k)
-    raise ValueError(f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
+    raise ValueError(f"unknown engine {engine!r}; use one of {', '.join(engine_names())}")
 
 
 def synthetic_knobs() -> tuple[str, ...]:

@@ -19,6 +19,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_infx.engines.base import (
+    ADMISSION,
+    HOST,
+    MODEL,
+    PARALLEL_FLAGS,
+    PORT,
+    SERVED_NAME,
+    SPECULATIVE,
+    TP,
     Defaults,
     ModelPaths,
     ParserEnv,
@@ -26,12 +34,14 @@ from pytest_infx.engines.base import (
     admission_limit,
     flags,
     make_plan,
+    parallel_sizes,
     release_row,
     speculation,
     version_tuple,
 )
 from pytest_infx.engines.forced import number
 from pytest_infx.engines.spec import (
+    Parallelism,
     RequestSpecMetrics,
     Snapshot,
     SpecCounters,
@@ -40,6 +50,7 @@ from pytest_infx.engines.spec import (
     json_int,
     json_num,
 )
+from pytest_infx.recipes.owned import OwnedFlags
 from pytest_infx.recipes.points import Point
 from pytest_infx.recipes.schema import Recipe, Speculative
 
@@ -47,6 +58,31 @@ if TYPE_CHECKING:
     from pytest_infx.envs.toolenv import ToolEnvSpec
 
 IMAGE_COMMAND = ("python3", "-m", "sglang.launch_server")
+OWNED: Final[OwnedFlags] = {
+    "model": MODEL,
+    "model-path": MODEL,
+    "served-model-name": SERVED_NAME,
+    "host": HOST,
+    "port": PORT,
+    "tensor-parallel-size": TP,
+    "tp": TP,
+    "tp-size": TP,
+    "speculative-algorithm": SPECULATIVE,
+    "speculative-draft-model-path": SPECULATIVE,
+    "speculative-num-steps": SPECULATIVE,
+    "speculative-eagle-topk": SPECULATIVE,
+    "speculative-num-draft-tokens": SPECULATIVE,
+    "enable-metrics": "the plugin (it reads the speculative counters)",
+}
+"""The flags the plan sets, under the aliases SGLang's parser takes (``--model`` for
+``--model-path``, ``--tp-size`` for ``--tensor-parallel-size``)."""
+OWNED_AGENTIC: Final[OwnedFlags] = {
+    "max-running-requests": ADMISSION,
+    "cuda-graph-max-bs": ADMISSION,
+    "cuda-graph-max-bs-decode": ADMISSION,
+}
+"""An agentic server's admission, and the CUDA-graph batch size under each release's
+spelling (:data:`RELEASES`)."""
 QUIET_HEALTH = {"SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION": "false"}
 SIMULATE_LEN = "SGLANG_SIMULATE_ACC_LEN"
 SIMULATE_METHOD = "SGLANG_SIMULATE_ACC_METHOD"
@@ -180,6 +216,13 @@ def parser_spec(version: str) -> ToolEnvSpec:
 
 class SglangAdapter(Defaults):
     name = "sglang"
+    inferencex_framework: str | None = "sglang"
+
+    def owned_flags(self, *, agentic: bool) -> OwnedFlags:
+        return {**OWNED, **OWNED_AGENTIC} if agentic else OWNED
+
+    def parallelism(self, point: Point) -> Parallelism:
+        return parallel_sizes(point, PARALLEL_FLAGS)
 
     def plan(
         self,
@@ -196,7 +239,7 @@ class SglangAdapter(Defaults):
         argv += ["--model-path", paths.target, "--served-model-name", recipe.model.served_name]
         argv += ["--host", "127.0.0.1", "--port", "{port}", "--tp-size", str(point.tp)]
         argv += ["--enable-metrics"]
-        argv += flags(engine.args, key=recipe.key)
+        argv += flags(engine.args, key=recipe.key, owned=OWNED)
         env = {**QUIET_HEALTH, **engine.env}
         spec, k = speculation(point)
         if spec is not None and k is not None:

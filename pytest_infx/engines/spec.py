@@ -152,3 +152,14 @@ class SyntheticSetting:
     env: Mapping[str, str] = field(default_factory=dict)
     argv: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Parallelism:
+    """The parallel sizes of a point's server other than TP, as InferenceX names its results
+    (``pp``, ``dcp``, ``pcp``, ``ep``); 1 where the recipe sets none."""
+
+    pp: int = 1
+    dcp: int = 1
+    pcp: int = 1
+    ep: int = 1

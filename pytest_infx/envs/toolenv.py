@@ -24,8 +24,8 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from pytest_infx.atomic import atomic_write_text as write_atomic
-from pytest_infx.cachedir import cache_root
+from pytest_infx.files.atomic import atomic_write_text as write_atomic
+from pytest_infx.files.cachedir import cache_root
 from pytest_infx.launch.process import start_guarded
 
 Progress = Callable[[str], None]

@@ -21,7 +21,9 @@ from typing import Any, Final
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode
 
-from pytest_infx.atomic import atomic_write_text
+from pytest_infx.files.atomic import atomic_write_text
+from pytest_infx.files.textio import NotUtf8Error, read_utf8
+from pytest_infx.files.yamlkeys import repeated_key
 from pytest_infx.golden.curve import (
     CURVE_NAME_RE,
     MODES,
@@ -31,8 +33,6 @@ from pytest_infx.golden.curve import (
     Scalar,
     cell_problem,
 )
-from pytest_infx.textio import NotUtf8Error, read_utf8
-from pytest_infx.yamlkeys import repeated_key
 
 RUN_PREFIX: Final = "Source GitHub Actions run:"
 SOURCE_PREFIX: Final = "Source:"

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from pytest_infx.files.textio import NotUtf8Error, read_utf8
 from pytest_infx.golden.curve import Curve
 from pytest_infx.golden.io import GoldenFileError, load_curve, not_utf8
-from pytest_infx.textio import NotUtf8Error, read_utf8
 
 REGISTRY_FILE: Final = "README.md"
 REGISTRY_COLUMNS: Final = ("Model", "Method", "Golden YAML", "Source run")

@@ -13,7 +13,7 @@ from typing import Any
 
 from filelock import Timeout, UnixFileLock
 
-from pytest_infx.atomic import atomic_write_json
+from pytest_infx.files.atomic import atomic_write_json
 from pytest_infx.launch.gpus import GpuLeaser
 from pytest_infx.launch.process import (
     RunningServer,

@@ -29,10 +29,10 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
+from pytest_infx.files.store import digest
+from pytest_infx.files.textio import NotUtf8Error, read_utf8
 from pytest_infx.lint.context import LintContext
 from pytest_infx.lint.findings import Finding, quote_lines, quote_numbered, rule
-from pytest_infx.store import digest
-from pytest_infx.textio import NotUtf8Error, read_utf8
 
 BLANK = "blank"
 CODE = "code"

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_infx.engines.registry import engine_rules, inferencex_frameworks
 from pytest_infx.lint.masters import master_keys
 from pytest_infx.recipes.errors import RecipeErrors
 from pytest_infx.recipes.loader import load_tree
 from pytest_infx.recipes.points import Point, expand_all
 
-FRAMEWORKS = ("vllm", "sglang")
 SCENARIO = "agentic-coding"
 _RUNNER = re.compile(r"(?:^|[:-])([a-z]+[0-9]+[a-z]*)(?:-|$)")
 
@@ -75,10 +75,21 @@ class MasterSide:
 DEFAULT_MASTERS = "nvidia-master.yaml"
 
 
-def master_points(path: Path, masters: str = DEFAULT_MASTERS) -> MasterSide:
-    """The single-node vLLM and SGLang AgentX points of the master configs named ``masters``
-    (a glob) under ``path`` (a checkout root or its configs folder), by key."""
+def frameworks() -> tuple[str, ...]:
+    """The InferenceX frameworks whose points a recipe can hold: those of the engines that
+    have an adapter here."""
+    return tuple(dict.fromkeys(inferencex_frameworks().values()))
+
+
+def master_points(
+    path: Path, masters: str = DEFAULT_MASTERS, served: Iterable[str] | None = None
+) -> MasterSide:
+    """The single-node AgentX points of the master configs named ``masters`` (a glob) under
+    ``path`` (a checkout root or its configs folder), by key, of the ``served`` frameworks
+    (default: :func:`frameworks`)."""
     import yaml
+
+    wanted = frozenset(frameworks() if served is None else served)
 
     pattern = f"configs/{masters}" if (path / "configs").is_dir() else masters
     keys = master_keys(path, pattern)
@@ -96,7 +107,7 @@ def master_points(path: Path, masters: str = DEFAULT_MASTERS) -> MasterSide:
         groups = scenarios.get(SCENARIO) if isinstance(scenarios, dict) else None
         if not groups:
             continue
-        if config.get("framework") not in FRAMEWORKS or config.get("multinode"):
+        if config.get("framework") not in wanted or config.get("multinode"):
             skipped += 1
             continue
         found: list[ConfigPoint] = []
@@ -196,8 +207,9 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     try:
         masters = master_points(args.path, args.masters)
-        sources = load_tree(args.recipes)
-        points = expand_all(sources)
+        rules = engine_rules()
+        sources = load_tree(args.recipes, rules)
+        points = expand_all(sources, rules)
     except (FileNotFoundError, RecipeErrors) as exc:
         print(f"infx compare-configs: {exc}")
         return 2
@@ -206,7 +218,8 @@ def run(args: argparse.Namespace) -> int:
     for difference in result.differences:
         print("\n".join(difference.render()))
     print(
-        f"{len(result.compared)} keys of {args.masters} (single-node vLLM/SGLang {SCENARIO}),"
+        f"{len(result.compared)} keys of {args.masters}"
+        f" (single-node {'/'.join(frameworks())} {SCENARIO}),"
         f" {result.points} points on both sides, {len(result.differences)} keys differ"
     )
     if result.local_keys:

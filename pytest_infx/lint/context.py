@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from pytest_infx.files.store import stat_signature
 from pytest_infx.lint.gitio import DEFAULT_BASE_REF as DEFAULT_BASE_REF
 from pytest_infx.lint.gitio import default_base_ref as default_base_ref
 from pytest_infx.lint.gitio import git, read_base
@@ -21,11 +22,10 @@ from pytest_infx.lint.gitio import read_base_file as read_base_file
 from pytest_infx.lint.gitio import ref_exists as ref_exists
 from pytest_infx.lint.masters import MasterKey, changed_master_keys, master_files, master_keys
 from pytest_infx.lint.scope import ChangeSet, PullRequest, changes_since
-from pytest_infx.store import stat_signature
 
 if TYPE_CHECKING:
+    from pytest_infx.files.store import Store
     from pytest_infx.recipes.loader import Tree
-    from pytest_infx.store import Store
 
 CHANGELOG_NAME = "perf-changelog.yaml"
 RECIPE_DIRS: tuple[str, ...] = ("recipes",)
@@ -149,7 +149,7 @@ class LintContext:
         """Changes with any file in the golden folder (curves and their registry)."""
 
         def compute() -> str:
-            from pytest_infx.store import stat_signature
+            from pytest_infx.files.store import stat_signature
 
             folder = self.golden_dir
             if folder is None or not folder.is_dir():

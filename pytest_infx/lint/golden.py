@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from pytest_infx.files.textio import NotUtf8Error, read_utf8
 from pytest_infx.golden.curve import CURVE_NAME_RE, Curve
 from pytest_infx.golden.io import RUN_PREFIX, SOURCE_PREFIX, GoldenFileError
 from pytest_infx.golden.store import REGISTRY_FILE, GoldenStore, RegistryEntry
@@ -18,7 +19,6 @@ from pytest_infx.lint.context import LintContext
 from pytest_infx.lint.curves import golden_files, load_curves
 from pytest_infx.lint.findings import Finding, rule
 from pytest_infx.lint.recipes import golden_refs
-from pytest_infx.textio import NotUtf8Error, read_utf8
 
 _RUN_URL = re.compile(r"https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/actions/runs/(\d+)")
 _MODEL_KEY = re.compile(r"[a-z0-9_.-]+")

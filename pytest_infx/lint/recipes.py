@@ -24,6 +24,7 @@ from pytest_infx.recipes.layout import RECIPE_SUFFIXES
 if TYPE_CHECKING:
     from pytest_infx.recipes.errors import RecipeError
     from pytest_infx.recipes.loader import RecipeSource
+    from pytest_infx.recipes.owned import EngineRules
     from pytest_infx.recipes.rules import GoldenCells, Problem
     from pytest_infx.recipes.schema import Recipe
     from pytest_infx.recipes.source import LinedDict
@@ -70,9 +71,10 @@ def _coordinates(recipe: Recipe) -> list[tuple[dict[str, object], Cell | None]]:
     return coords
 
 
-def _variants(source: RecipeSource, errors: list[RecipeError]) -> list[Variant]:
+def _variants(source: RecipeSource, errors: list[RecipeError], rules: EngineRules) -> list[Variant]:
     """The effective recipes of a file's points, grouped by the overrides that apply; cheaper
-    than ``expand`` because nothing is fingerprinted."""
+    than ``expand`` because nothing is fingerprinted. The file's engine and engine args are
+    checked against the adapters' ``rules`` here, the tree having been read without them."""
     from pydantic import ValidationError
 
     from pytest_infx.recipes.loader import deep_merge, recipe_errors, validation_errors
@@ -80,6 +82,10 @@ def _variants(source: RecipeSource, errors: list[RecipeError]) -> list[Variant]:
     from pytest_infx.recipes.rules import matching_overrides
     from pytest_infx.recipes.schema import Recipe
 
+    own = recipe_errors(source.raw, source.recipe, rules)
+    errors.extend(own)
+    if own:
+        return []
     if not source.overrides:
         return [Variant(source, source.recipe, source.raw, _all_cells(source.recipe))]
     groups: dict[tuple[int, ...], list[Cell]] = {}
@@ -106,7 +112,7 @@ def _variants(source: RecipeSource, errors: list[RecipeError]) -> list[Variant]:
         except ValidationError as exc:
             errors.extend(validation_errors(raw, exc))
             continue
-        errors.extend(recipe_errors(raw, recipe))
+        errors.extend(recipe_errors(raw, recipe, rules))
         found.append(Variant(source, recipe, raw, tuple(cells)))
     return found
 
@@ -115,11 +121,14 @@ def variants(ctx: LintContext) -> tuple[tuple[Variant, ...], tuple[RecipeError, 
     """Every variant of every loaded recipe, and the errors of overrides that do not validate."""
 
     def compute() -> tuple[tuple[Variant, ...], tuple[RecipeError, ...]]:
+        from pytest_infx.engines.registry import engine_rules
+
         tree = ctx.tree()
+        rules = engine_rules()
         errors: list[RecipeError] = []
         found: list[Variant] = []
         for source in tree.sources if tree is not None else ():
-            found.extend(_variants(source, errors))
+            found.extend(_variants(source, errors, rules))
         return tuple(found), tuple(errors)
 
     return ctx.memo("recipes.variants", compute)

@@ -1,10 +1,11 @@
 """Recipe files as pytest collectors, points as pytest items.
 
 Items are real ``pytest.Function`` objects (so fixtures, ``-k``, syrupy and junit all work) whose
-name is the DESIGN item id ``<recipe key>[<point>]``. Collection works from the catalog (ids,
-runners, fingerprints, server keys) and never validates a recipe when the tree is unchanged; an
-item's full point, with its recipe, is looked up when something needs it (preflight, the plan,
-the fixtures), and must still have the fingerprint it was collected with.
+name is the item id ``<recipe key>[<point>]`` that reports and result files are named by.
+Collection works from the catalog (ids, runners, fingerprints, server keys) and never validates
+a recipe when the tree is unchanged; an item's full point, with its recipe, is looked up when
+something needs it (preflight, the plan, the fixtures), and must still have the fingerprint it
+was collected with.
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_infx.catalog import Catalog, PointRef, cached_catalog
 from pytest_infx.engines import extensions
 from pytest_infx.plugin.kinds import KINDS
 from pytest_infx.plugin.options import settings
 from pytest_infx.plugin.stash import CATALOG, POINTS, REF, SOURCES, TREE
+from pytest_infx.prepare.catalog import Catalog, PointRef, cached_catalog
 from pytest_infx.recipes.cache import cached_tree
 from pytest_infx.recipes.layout import RECIPE_SUFFIXES, is_recipe
 

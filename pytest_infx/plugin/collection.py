@@ -19,6 +19,7 @@ import pytest_infx.plugin.stash as stash
 import pytest_infx.plugin.workers as workers
 from pytest_infx import hardware
 from pytest_infx.settings import Settings
+from pytest_infx.usage import UsageError
 
 
 def ignore(collection_path: Path, config: pytest.Config) -> bool | None:
@@ -122,13 +123,16 @@ def finish(session: pytest.Session) -> None:
 
 
 def _prepare(session: pytest.Session, settings: Settings) -> None:
-    from pytest_infx import precision, preflight
+    from pytest_infx.prepare import precision, preflight
 
     config = session.config
     config.stash[stash.SESSION_ITEMS] = list(session.items)
     datasets = preflight.Datasets(settings.dataset_dir)
     datasets.golden = preflight.GoldenTree.from_wire(workers.golden_tree(config))
-    check = precision.check_for(settings)
+    try:
+        check = precision.check_for(settings)
+    except UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
     recording = bool(config.getoption("update_snapshots", False))
     for item in session.items:
         point = collect.point_of(item)
@@ -144,7 +148,7 @@ def _prepare(session: pytest.Session, settings: Settings) -> None:
 
 
 def _plan_lines(session: pytest.Session, settings: Settings) -> list[str]:
-    from pytest_infx import plan
+    from pytest_infx.prepare import plan
 
     lines: list[str] = []
     planned = []
@@ -160,7 +164,7 @@ def _plan_lines(session: pytest.Session, settings: Settings) -> list[str]:
 def _engine_check(session: pytest.Session, settings: Settings) -> None:
     """The selected points' server commands, parsed by their engines' own parsers; a rejected
     one fails its items in preflight, at the recipe line."""
-    from pytest_infx import preflight
+    from pytest_infx.prepare import preflight
 
     config = session.config
     if settings.engine_check == "off":

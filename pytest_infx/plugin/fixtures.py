@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 @pytest.fixture(scope="session")
 def infx_run(pytestconfig: pytest.Config) -> Iterator[Run]:
-    from pytest_infx.preflight import Datasets
+    from pytest_infx.prepare.preflight import Datasets
 
     settings = options.settings(pytestconfig)
     folders = pytestconfig.stash[stash.FOLDERS]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_infx.files.store import Store
 from pytest_infx.lint.context import (
     CHANGELOG_NAME,
     DEFAULT_BASE_REF,
@@ -32,7 +33,6 @@ from pytest_infx.lint.gitio import git_toplevel
 from pytest_infx.lint.scope import PullRequest, pull_request_from_env
 from pytest_infx.plugin.markers import OWN_LINT
 from pytest_infx.plugin.stash import SUITE
-from pytest_infx.store import Store
 
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr

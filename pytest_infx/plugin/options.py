@@ -264,16 +264,10 @@ def add_short_names(parser: pytest.Parser) -> list[str]:
     plugin and initial conftest has added its options, and only where none of them has the
     name: a host's own ``--gpu`` keeps working, and pytest-infx's stays reachable under its
     ``--infx-`` name. Returns a note for each short name left to its owner."""
-    taken = {
-        name
-        for group in getattr(parser, "_groups", ())
-        for option in group.options
-        for name in option.names()
-    }
     group = parser.getgroup("infx")
     notes = []
     for short, (full, dest, metavar) in SHORT_NAMES.items():
-        if short not in taken:
+        if not _taken(parser, short):
             try:
                 group.addoption(short, dest=dest, metavar=metavar, help=f"short for {full}")
                 continue
@@ -283,6 +277,17 @@ def add_short_names(parser: pytest.Parser) -> list[str]:
             f"{short} is another plugin's or conftest's option here; pytest-infx's is {full}"
         )
     return notes
+
+
+def _taken(parser: pytest.Parser, name: str) -> bool:
+    """Whether an option already answers to ``name``: parsed alone, it is either consumed or
+    wants its value. Asked of the parser rather than of its option groups, because pytest
+    before 9 only meets another group's option of the same name when it parses."""
+    try:
+        _, unknown = parser.parse_known_and_unknown_args([name])
+    except pytest.UsageError:
+        return True
+    return name not in unknown
 
 
 def _roots(config: pytest.Config) -> Roots:

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 import pytest
 
-from pytest_infx.atomic import atomic_write_bytes
+from pytest_infx.files.atomic import atomic_write_bytes
 
 Kind = Literal["cell", "point", "preparing", "server", "waiting", "queued"]
 FOLDER = "progress"
@@ -319,7 +319,7 @@ class Display:
     def _column(self) -> int:
         if self.reporter is None:
             return 0
-        return int(self.reporter._tw.width_of_current_line)
+        return int(self.reporter.config.get_terminal_writer().width_of_current_line)
 
     def _print(self, lines: list[str]) -> None:
         """Whole lines; then the cursor goes back to the column pytest believes it is at, so
@@ -332,7 +332,9 @@ class Display:
         if not lines:
             self._erase()
             return
-        width = self.reporter._tw.fullwidth if self.reporter is not None else 80
+        width = 80
+        if self.reporter is not None:
+            width = self.reporter.config.get_terminal_writer().fullwidth
         n = len(lines)
         out = "\n" * n + f"\x1b[{n}A\x1b[{self._column() + 1}G\x1b7"
         for line in lines:

@@ -30,7 +30,7 @@ from pytest_infx.plugin.stash import REUSE
 from pytest_infx.results.reuse import Reuse
 
 if TYPE_CHECKING:
-    from pytest_infx.preflight import Datasets
+    from pytest_infx.prepare.preflight import Datasets
     from pytest_infx.recipes.points import Point
 
 RERUN_PROPERTY = "infx_rerun"

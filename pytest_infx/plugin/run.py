@@ -19,10 +19,10 @@ from pytest_infx.plugin.stash import NO_SERVER, PREFLIGHT, REF, SESSION_ITEMS, F
 from pytest_infx.settings import Settings
 
 if TYPE_CHECKING:
-    from pytest_infx.envs.vllm_cpu import VllmCpuEngine
+    from pytest_infx.engines.embedded import EmbeddedEngine
     from pytest_infx.launch import ServerHandle, ServerPool
     from pytest_infx.plugin.progress import Tracker
-    from pytest_infx.preflight import Datasets
+    from pytest_infx.prepare.preflight import Datasets
     from pytest_infx.recipes.points import Point
 
 CLOSE_WAIT_XDIST_S = 600.0
@@ -37,7 +37,7 @@ class Run:
     folders: Folders
     datasets: Datasets
     _pool: ServerPool | None = None
-    _embedded: VllmCpuEngine | None = None
+    _embedded: EmbeddedEngine | None = None
     _progress: Tracker | None = None
 
     def say(self, message: str) -> None:
@@ -97,17 +97,17 @@ class Run:
             uses[ref.server] += 1
         return uses
 
-    def embedded(self) -> VllmCpuEngine:
+    def embedded(self) -> EmbeddedEngine:
         if self._embedded is None:
-            from pytest_infx.envs.vllm_cpu import ensure_vllm_cpu
+            from pytest_infx.engines import embedded as engine
 
-            self._embedded = ensure_vllm_cpu(progress=self.say)
+            self._embedded = engine.ensure(progress=self.say)
         return self._embedded
 
     def acquire(self, point: Point, key: str) -> ServerHandle:
         """The point's server, under the server key its item was collected with (the one the
         pool expects uses of); the pool keeps it up until every expected item is done."""
-        from pytest_infx import serving
+        from pytest_infx.prepare import serving
 
         with self.progress.doing("preparing", point.id):
             engine = self.embedded() if point.recipe.engine.embedded else None
@@ -116,13 +116,13 @@ class Run:
             else:
                 paths = serving.staged_paths(point, self.settings.roots)
             plan = serving.plan_for(point, paths, self.settings.golden, embedded=engine)
-            spec = serving.to_spec(plan, paths, embedded=engine is not None, key=key)
+            spec = serving.to_spec(plan, paths, key=key)
         with self.progress.doing("waiting", spec.label):
             return self.pool.acquire(spec)
 
     def model_dir(self, point: Point) -> str:
         """The served checkpoint folder (aiperf reads its tokenizer from there)."""
-        from pytest_infx import serving
+        from pytest_infx.prepare import serving
 
         if point.recipe.engine.embedded:
             return serving.embedded_paths(point, self.embedded()).target

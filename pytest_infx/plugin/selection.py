@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from pytest_infx.catalog import PointRef
+from pytest_infx.prepare.catalog import PointRef
 
 
 @dataclass(frozen=True)

@@ -39,11 +39,11 @@ class Controller:
         self.settings = settings
         self.names = tuple(names)
         self.tracker = tracker
-        self.replacements: Any = None
+        self.replacements: Replacements | None = None
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
-        sched = ServerGroupScheduling(config, log)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config) -> ServerGroupScheduling:
+        sched = ServerGroupScheduling(config)
         dsession = config.pluginmanager.getplugin("dsession")
         if dsession is not None:
             self.replacements = Replacements(dsession, sched, self.settings, self.tracker)

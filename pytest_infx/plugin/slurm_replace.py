@@ -9,8 +9,9 @@ shows the job's queue reason in the progress lines, and a replacement that waite
 ``--infx-slurm-wait`` (or is no longer needed) is cancelled. What follows its end runs back on
 the controller's thread, through the scheduler (see :mod:`slurm_schedule`).
 
-This relies on two private names of xdist's ``DSession``, checked against the xdist versions
-the README lists: ``_clone_node`` (replaced on the instance) and ``_active_nodes``.
+This relies on two private names of xdist's ``DSession``, ``_clone_node`` (replaced on the
+instance) and ``_active_nodes``, listed with the xdist versions they were checked with in
+:mod:`pytest_infx.plugin.privateapi`.
 """
 
 from __future__ import annotations
@@ -29,9 +30,6 @@ from pytest_infx.plugin.slurm import SlurmError, SlurmSettings, command, job_nam
 from pytest_infx.plugin.slurm_schedule import ServerGroupScheduling
 
 WATCH_S = 1.0
-CHECKED_XDIST = ("3.8.0",)
-"""xdist versions whose ``DSession._clone_node`` and ``_active_nodes`` this module was checked
-against (a test pins the installed version to this list)."""
 
 
 class ProgressLine(Protocol):

@@ -49,9 +49,8 @@ class ServerGroupScheduling:
     one id both failed and passed. The job's other items go back to the front of the queue.
     """
 
-    def __init__(self, config: pytest.Config, log: Any = None) -> None:
+    def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        self.log = log
         self.collection: list[str] | None = None
         self.workqueue: OrderedDict[str, Unit] = OrderedDict()
         self.assigned: dict[Any, dict[str, Unit]] = {}

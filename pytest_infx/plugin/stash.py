@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_infx.catalog import Catalog, PointRef
 from pytest_infx.gcpause import Pause
+from pytest_infx.prepare.catalog import Catalog, PointRef
 from pytest_infx.results.reuse import Reuse
 from pytest_infx.results.tally import Summary
 from pytest_infx.settings import Settings

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pytest_infx.atomic import atomic_write_text
+from pytest_infx.files.atomic import atomic_write_text
 from pytest_infx.plugin.stash import REPORT_MARKDOWN
 from pytest_infx.results.tally import Summary
 

@@ -22,7 +22,7 @@ GOLDEN_TREE = "infx_golden_tree"
 def configure_node(node: Any) -> None:
     """Every worker judges golden names from the golden folder as the run started (see
     ``preflight.GoldenTree``) and works in the controller's run folders."""
-    from pytest_infx import preflight
+    from pytest_infx.prepare import preflight
 
     config: pytest.Config = node.config
     if stash.GOLDEN_TREE not in config.stash:

@@ -2,7 +2,7 @@
 
 Parsing and validating a 200-key tree is most of what ``--collect-only`` costs, and the same
 unchanged tree is collected again on every run and by every xdist worker. The values are kept
-in a :class:`~pytest_infx.store.Store` in pytest's cache folder, keyed by the path, size and
+in a :class:`~pytest_infx.files.store.Store` in pytest's cache folder, keyed by the path, size and
 content digest of every file under the recipe folder (an edit that keeps a file's size and
 modification time is still an edit). Only a value without
 errors is stored: an error must be reported from a fresh read.
@@ -16,8 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from pytest_infx.files.store import Store, files_under, stat_signature
 from pytest_infx.recipes.layout import RECIPE_SUFFIXES
-from pytest_infx.store import Store, files_under, stat_signature
 
 if TYPE_CHECKING:
     from pytest_infx.recipes.loader import Tree

@@ -19,12 +19,12 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from pytest_infx.files.store import content_digest
 from pytest_infx.recipes.errors import Location, RecipeError, RecipeErrors
 from pytest_infx.recipes.layout import is_recipe
-from pytest_infx.recipes.owned import canonical, owner, spellings
+from pytest_infx.recipes.owned import EngineRules, canonical, owner, spellings
 from pytest_infx.recipes.schema import EMBEDDED_PREFIX, POINT_FIELDS, Recipe
 from pytest_infx.recipes.source import LinedDict, LinedList, load_yaml, read_text
-from pytest_infx.store import content_digest
 
 
 @dataclass(frozen=True)
@@ -333,10 +333,18 @@ def _repeats(
         )
 
 
-def recipe_errors(raw: LinedDict, recipe: Recipe) -> list[RecipeError]:
+def recipe_errors(
+    raw: LinedDict, recipe: Recipe, rules: EngineRules | None = None
+) -> list[RecipeError]:
     """What the schema cannot say alone: repeated draft lengths or concurrencies, and engine
-    args that set a flag the plugin sets itself. Cheap; run for every effective recipe."""
+    args that set a flag the plugin sets itself. Cheap; run for every effective recipe.
+
+    The engine's name and its owned flags are checked against ``rules``, the adapters' answers;
+    without them only what holds for every engine is.
+    """
     out: list[RecipeError] = []
+    if rules is not None:
+        out.extend(engine_name_errors(raw, recipe, rules))
     if recipe.speedbench is not None:
         out.extend(
             _repeats(
@@ -364,9 +372,10 @@ def recipe_errors(raw: LinedDict, recipe: Recipe) -> list[RecipeError]:
                     )
                 )
     agentic = recipe.agentic is not None
+    tables = rules.tables(recipe.engine.name, agentic=agentic) if rules is not None else ()
     repeated = {name for names in spellings(recipe.engine.args).values() for name in names[1:]}
     for name in recipe.engine.args:
-        setter = owner(name, agentic=agentic)
+        setter = owner(name, tables)
         if name in repeated and setter is None:
             first = next(n for n in recipe.engine.args if canonical(n) == canonical(name))
             out.append(
@@ -412,6 +421,32 @@ def recipe_errors(raw: LinedDict, recipe: Recipe) -> list[RecipeError]:
                 f" from {setter}; a second value would give the {recipe.engine.name} server two"
                 " conflicting flags",
                 f"remove it from engine.args and set {setter} instead",
+            )
+        )
+    return out
+
+
+def engine_name_errors(raw: LinedDict, recipe: Recipe, rules: EngineRules) -> list[RecipeError]:
+    """An engine no adapter (nor forced-acceptance setting) answers for, with the closest
+    names; the names come from the adapters, so one a package provides is accepted."""
+    out = []
+    given = (
+        ("name", recipe.engine.name, rules.engines),
+        ("embedded", recipe.engine.embedded, rules.embedded),
+    )
+    for key, name, known in given:
+        if name is None or not known or name in known:
+            continue
+        close = difflib.get_close_matches(name, known, n=1)
+        guess = f" did you mean {close[0]!r}?" if close else ""
+        what = "engine" if key == "name" else "embedded engine"
+        out.append(
+            RecipeError(
+                _locate(raw, ("engine", key)),
+                f"engine.{key}",
+                f"no {what} {name!r};{guess} {what}s: {', '.join(known)}",
+                f"name one of those {what}s"
+                + (", or install the package that provides its adapter" if key == "name" else ""),
             )
         )
     return out
@@ -480,7 +515,8 @@ def embedded_models(raw: LinedDict, recipe: Recipe) -> Iterator[RecipeError]:
                 _locate(raw, where),
                 _field_name(where),
                 problem,
-                "name an embedded model with 'engine: {embedded: vllm-cpu}', or a hub id or path",
+                "name an embedded model with 'engine.embedded' set to the embedded engine"
+                " (`infx engine status` names it), or a hub id or path",
             )
 
 
@@ -549,10 +585,15 @@ def _parse_overrides(raw: LinedDict) -> tuple[Override, ...]:
 
 
 def load_file(
-    path: Path, *, bases: Bases | None = None, chain: list[Path] | None = None
+    path: Path,
+    *,
+    bases: Bases | None = None,
+    chain: list[Path] | None = None,
+    rules: EngineRules | None = None,
 ) -> RecipeSource:
-    """One recipe file, validated; ``bases`` lets the files of one tree parse a base once, and
-    ``chain`` collects the base files it extends."""
+    """One recipe file, validated; ``bases`` lets the files of one tree parse a base once,
+    ``chain`` collects the base files it extends, and ``rules`` are the engines' (see
+    :func:`recipe_errors`)."""
     raw = _resolve_extends(path, (), bases, chain)
     overrides = _parse_overrides(raw)
     try:
@@ -560,7 +601,7 @@ def load_file(
     except ValidationError as exc:
         raise RecipeErrors(validation_errors(raw, exc)) from None
     errors = [
-        *recipe_errors(raw, recipe),
+        *recipe_errors(raw, recipe, rules),
         *quoted_booleans(raw, recipe),
         *embedded_models(raw, recipe),
     ]
@@ -614,7 +655,7 @@ class Tree:
         return found
 
 
-def read_tree(root: Path, previous: Tree | None = None) -> Tree:
+def read_tree(root: Path, previous: Tree | None = None, rules: EngineRules | None = None) -> Tree:
     """Load every recipe under ``root``, keeping each file's errors with that file.
 
     Collection reports a bad file as that file's error and still collects the others. With a
@@ -635,7 +676,7 @@ def read_tree(root: Path, previous: Tree | None = None) -> Tree:
         chain: list[Path] = []
         before = _stamp([path])
         try:
-            sources.append(load_file(path, bases=bases, chain=chain))
+            sources.append(load_file(path, bases=bases, chain=chain, rules=rules))
         except (RecipeError, RecipeErrors) as exc:
             errors.setdefault(path, []).extend(_flatten([exc]))
             continue
@@ -718,9 +759,9 @@ def _once_per_base(errors: dict[Path, list[RecipeError]]) -> dict[Path, tuple[Re
     return out
 
 
-def load_tree(root: Path) -> list[RecipeSource]:
+def load_tree(root: Path, rules: EngineRules | None = None) -> list[RecipeSource]:
     """Every recipe under ``root``; all errors of all files are raised together."""
-    tree = read_tree(root)
+    tree = read_tree(root, rules=rules)
     if tree.errors:
         raise RecipeErrors([e for errs in tree.errors.values() for e in errs])
     return list(tree.sources)

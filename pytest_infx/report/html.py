@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from pytest_infx.atomic import atomic_write_bytes, atomic_write_text
+from pytest_infx.files.atomic import atomic_write_bytes, atomic_write_text
 from pytest_infx.report import plots
 from pytest_infx.report.records import (
     AgenticPoint,

@@ -1,8 +1,9 @@
 """Result files: one JSON per cell, and per recipe a measured curve in golden format.
 
 Downstream tools (dashboards, the golden-curve PR reviewer) read these files, so their shape is a
-contract (DESIGN.md); every write is atomic, and the per-recipe matrix is rebuilt from the cell
-files under a lock, so xdist workers finishing cells of one recipe at once never lose a cell.
+contract, the one the README's SPEED-Bench cells section lists; every write is atomic, and the
+per-recipe matrix is rebuilt from the cell files under a lock, so xdist workers finishing cells
+of one recipe at once never lose a cell.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from filelock import UnixFileLock
 
-from pytest_infx.atomic import atomic_write_json, atomic_write_text
+from pytest_infx.files.atomic import atomic_write_json, atomic_write_text
 from pytest_infx.golden.curve import Curve, Provenance
 from pytest_infx.golden.io import dump_curve
 

@@ -13,14 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_infx.textio import NotUtf8Error, decode_utf8, read_input
+from pytest_infx.files.textio import NotUtf8Error, decode_utf8, read_input
 
 PLACEHOLDER = "FULL BENCHMARK DATA SHOULD BE FETCHED FROM THE SOURCE USING SPECDEC_BENCH"
 PREPARE_HINT = (
     "prepare the real rows with NeMo-Skills: python nemo_skills/dataset/speed-bench/prepare.py "
     "--config qualitative --output_dir DIR, then point at DIR/qualitative.jsonl"
 )
-DEFAULT_NAME = "infx-coding"
 
 
 class DatasetError(ValueError):

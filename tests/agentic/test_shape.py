@@ -132,3 +132,29 @@ def test_a_bad_parallel_size_names_the_point_and_flag(tmp_path: Path) -> None:
     (point,) = _points(tmp_path, "k", 2, [1], **{"pp-size": 0})
     with pytest.raises(ValueError, match=r"k\[tp2-c1\]: engine.args.pp-size must be an integer"):
         shape_of(point)
+
+
+def test_the_shape_asks_the_engine_adapter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Parallel sizes and the framework come from the point's adapter, whatever the engine
+    args say; the shape reads no engine flag itself."""
+    from pytest_infx.agentic import shape
+    from pytest_infx.engines.registry import adapter_for
+    from pytest_infx.engines.spec import Parallelism
+
+    (point,) = _points(tmp_path, "k", 2, [1], **{"pp-size": 4})
+    real = adapter_for(point)
+
+    class Asked:
+        inferencex_framework = "other-fw"
+
+        def parallelism(self, point: Point) -> Parallelism:
+            return Parallelism(pp=3, dcp=2, pcp=5, ep=7)
+
+        def dp_attention(self, point: Point) -> bool:
+            return real.dp_attention(point)
+
+    assert shape_of(point).pp == 4
+    monkeypatch.setattr(shape, "adapter_for", lambda point: Asked())
+    found = shape_of(point, runner="r")
+    assert (found.pp, found.dcp, found.pcp, found.ep) == (3, 2, 5, 7)
+    assert found.framework == "other-fw"

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_infx.catalog import build
-from pytest_infx.plan import server_key
 from pytest_infx.plugin import collect
+from pytest_infx.prepare.catalog import build
+from pytest_infx.prepare.plan import server_key
 from pytest_infx.recipes.loader import read_tree
 from pytest_infx.recipes.points import expand
 
@@ -114,7 +114,7 @@ def test_a_rebuilt_catalog_expands_only_edited_files(tmp_path: Path) -> None:
 def test_a_value_that_breaks_planning_is_an_error_of_its_file_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pytest_infx import plan
+    from pytest_infx.prepare import plan
 
     write(tmp_path / "a.yaml", agentic("a-b200"))
     write(tmp_path / "b.yaml", speedbench("b-b300"))

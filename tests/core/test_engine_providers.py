@@ -61,6 +61,30 @@ def test_a_conftest_hook_adds_an_engine(trtllm_recipe: Path, pytester: pytest.Py
     )
 
 
+def test_a_provided_engine_may_have_a_name_pytest_infx_does_not_know(
+    recipes: Path, pytester: pytest.Pytester
+) -> None:
+    write(recipes / "t.yaml", speedbench("t-b300-tgi", engine="tgi", draft_lengths=[2]))
+    pytester.makeconftest(_adapter("tgi") + HOOK)
+    result = pytester.runpytest(*PLAN)
+    assert result.ret == 0, result.stdout.str() + result.stderr.str()
+    result.stdout.fnmatch_lines(["  server * (tgi, image tgi/*", "    argv: trtllm-serve *"])
+
+
+def test_an_engine_no_adapter_provides_is_an_error_at_the_recipe_line(
+    recipes: Path, pytester: pytest.Pytester
+) -> None:
+    path = write(recipes / "t.yaml", speedbench("t-b300", engine="sglng", draft_lengths=[2]))
+    line = next(n for n, text in enumerate(path.read_text().splitlines(), 1) if "sglng" in text)
+    result = pytester.runpytest(*PLAN)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(
+        [f"*{path}:{line}: engine.name: no engine 'sglng'; did you mean 'sglang'? engines: *"]
+    )
+    pytester.makeconftest(_adapter("sglng") + HOOK)
+    assert pytester.runpytest(*PLAN).ret == 0
+
+
 def test_without_an_adapter_the_plan_says_how_to_add_one(
     trtllm_recipe: Path, pytester: pytest.Pytester
 ) -> None:
@@ -99,17 +123,12 @@ def test_an_installed_entry_point_adds_an_engine(
             "provided by pytest-infx itself; *",
         ),
         (
-            _adapter("tgi") + HOOK,
-            "ERROR: pytest_infx_register_engines in */conftest.py: engine 'tgi' can never be "
-            "used: recipes name their engine as one of vllm, sglang, trtllm, atom",
-        ),
-        (
             "class Half:\n    name = 'atom'\n" + HOOK.replace("TrtllmAdapter", "Half"),
             "ERROR: pytest_infx_register_engines in */conftest.py: <class 'conftest.Half'> is "
             "not an engine adapter: it lacks `plan()`, `rendered_prompt()` *",
         ),
     ],
-    ids=["taken-name", "unknown-name", "not-an-adapter"],
+    ids=["taken-name", "not-an-adapter"],
 )
 def test_a_bad_provider_stops_the_run_naming_itself(
     trtllm_recipe: Path, pytester: pytest.Pytester, conftest: str, message: str

@@ -94,6 +94,33 @@ def test_a_host_option_named_gpu_stays_the_hosts(recipes: Path, pytester: pytest
     ]
 
 
+def test_a_host_option_with_a_value_named_changed_since_stays_the_hosts(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest(
+        """
+        def pytest_addoption(parser):
+            group = parser.getgroup("host", "the host's options")
+            group.addoption("--changed-since", dest="host_since", help="the host's own")
+        """
+    )
+    pytester.makepyfile(
+        test_host=(
+            "def test_since(request):\n"
+            "    assert request.config.getoption('host_since') == 'v1'\n"
+            "    assert request.config.getoption('infx_changed_since') is None\n"
+        )
+    )
+    host = pytester.runpytest("--changed-since", "v1", "test_host.py")
+    host.assert_outcomes(passed=1)
+    host.stdout.fnmatch_lines(
+        [
+            "infx: --changed-since is another plugin's or conftest's option here; "
+            "pytest-infx's is --infx-changed-since"
+        ]
+    )
+
+
 def test_the_short_names_work_where_nobody_else_has_them(
     recipes: Path, pytester: pytest.Pytester
 ) -> None:

@@ -145,3 +145,55 @@ def test_the_cycle_finder_sees_deferred_and_type_checking_imports(tmp_path: Path
     assert graph[f"{NAME}.b"] == {f"{NAME}.a.x", f"{NAME}.a"}
     assert _render(cycles(graph)) == f"{NAME}.a.x -> {NAME}.b -> {NAME}.a.x"
     assert cycles(subpackage_graph(graph)) == [[f"{NAME}.a", f"{NAME}.b", f"{NAME}.a"]]
+
+
+PYTEST_SIDE = ("pytest", "_pytest", "xdist", "pluggy", "syrupy", "execnet")
+"""pytest and the libraries that exist only inside a pytest run."""
+MAY_IMPORT_PYTEST = (f"{NAME}.plugin", f"{NAME}.golden.extension")
+"""The pytest package, and the golden curves' syrupy extension, which syrupy loads by name."""
+
+
+def pytest_importers(root: Path) -> dict[str, list[str]]:
+    """Module -> the pytest-side libraries it imports, at any depth of its code."""
+    found: dict[str, list[str]] = {}
+    for module, path in _modules(root).items():
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+        names = sorted(
+            {
+                target.split(".")[0]
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Import | ast.ImportFrom) and not getattr(node, "level", 0)
+                for target in _targets(module, path, node)
+                if target.split(".")[0] in PYTEST_SIDE
+            }
+        )
+        if names:
+            found[module] = names
+    return found
+
+
+def _outside_pytest_side(found: Mapping[str, list[str]]) -> dict[str, list[str]]:
+    return {
+        module: names
+        for module, names in found.items()
+        if not any(
+            module == allowed or module.startswith(f"{allowed}.") for allowed in MAY_IMPORT_PYTEST
+        )
+    }
+
+
+def test_only_the_pytest_package_and_the_golden_extension_import_pytest() -> None:
+    strays = _outside_pytest_side(pytest_importers(PACKAGE))
+    assert not strays, "move these into pytest_infx/plugin or pass values to them: " + repr(strays)
+
+
+def test_the_pytest_import_finder_sees_deferred_imports(tmp_path: Path) -> None:
+    root = tmp_path / NAME
+    (root / "plugin").mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    (root / "plugin" / "__init__.py").write_text("import pytest\n")
+    (root / "speed.py").write_text("def f():\n    from xdist.scheduler import LoadScheduling\n")
+    (root / "plain.py").write_text("import json\n")
+    found = pytest_importers(root)
+    assert found == {f"{NAME}.plugin": ["pytest"], f"{NAME}.speed": ["xdist"]}
+    assert _outside_pytest_side(found) == {f"{NAME}.speed": ["xdist"]}

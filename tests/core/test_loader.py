@@ -1,19 +1,23 @@
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from pytest_infx.engines.registry import engine_rules
 from pytest_infx.recipes.errors import Location, RecipeError, RecipeErrors
 from pytest_infx.recipes.loader import load_file, load_tree, read_tree, recipe_files
 from pytest_infx.recipes.points import expand
 
 from .helpers import agentic, changed, dump, line_of, speedbench, write
 
+RULES = engine_rules()
+
 
 def errors_of(path: Path) -> list[RecipeError]:
     with pytest.raises((RecipeError, RecipeErrors)) as info:
-        load_file(path)
+        load_file(path, rules=RULES)
     exc = info.value
     if isinstance(exc, RecipeErrors):
         return exc.errors
@@ -72,7 +76,6 @@ def test_unknown_field_without_a_close_name_lists_what_is_allowed(tmp_path: Path
         ("tp", "4", "tp: '4'", "valid integer"),
         ("speedbench.output-len", 0, "output-len: 0", "greater than or equal to 1"),
         ("speedbench.concurrency", 1.5, "concurrency: 1.5", "valid integer"),
-        ("engine.name", "tgi", "name: tgi", "'vllm', 'sglang', 'trtllm' or 'atom'"),
         ("speedbench.draft-lengths", "1,3", "draft-lengths: 1,3", "valid list"),
     ],
 )
@@ -85,6 +88,36 @@ def test_wrong_type_or_value_names_field_line_and_given_value(
     assert_points_at(error, path, line_of(dump(recipe), needle), dotted)
     assert expected in str(error)
     assert f"(got {value!r})" in str(error)
+
+
+def test_an_unknown_engine_names_the_closest_one_at_its_line(tmp_path: Path) -> None:
+    recipe = changed(speedbench("a-b300"), "engine.name", "sglng")
+    path = write(tmp_path / "a.yaml", recipe)
+    error = only_error(path, "engine.name")
+    assert_points_at(error, path, line_of(dump(recipe), "name: sglng"), "engine.name")
+    assert error.problem == (
+        "no engine 'sglng'; did you mean 'sglang'? engines: vllm, sglang, trtllm, atom"
+    )
+    assert "install the package that provides its adapter" in error.hint
+
+
+def test_an_engine_a_package_provides_loads(tmp_path: Path) -> None:
+    path = write(tmp_path / "a.yaml", changed(speedbench("a-b300"), "engine.name", "tgi"))
+    provided = replace(RULES, engines=(*RULES.engines, "tgi"))
+    assert load_file(path, rules=provided).recipe.engine.name == "tgi"
+    assert "tgi" not in RULES.engines
+    with pytest.raises(RecipeErrors):
+        load_file(path, rules=RULES)
+
+
+def test_an_unknown_embedded_engine_is_named_at_its_line(tmp_path: Path) -> None:
+    recipe = speedbench("a-b300")
+    recipe["engine"] = {"name": "vllm", "embedded": "cpu-engine"}
+    path = write(tmp_path / "a.yaml", recipe)
+    error = only_error(path, "engine.embedded")
+    assert_points_at(error, path, line_of(dump(recipe), "embedded: cpu-engine"), "engine.embedded")
+    assert error.problem.startswith("no embedded engine 'cpu-engine';")
+    assert error.problem.endswith(f"embedded engines: {', '.join(RULES.embedded)}")
 
 
 def test_wrong_type_inside_a_list_points_at_the_list_item(tmp_path: Path) -> None:
@@ -501,7 +534,7 @@ def test_an_override_that_sets_an_owned_arg_is_rejected_at_its_line(tmp_path: Pa
     recipe["overrides"] = [{"when": {"draft-length": 3}, "engine": {"args": {"tp": 8}}}]
     path = write(tmp_path / "a.yaml", recipe)
     with pytest.raises(RecipeErrors) as info:
-        expand(load_file(path))
+        expand(load_file(path), RULES)
     (error,) = info.value.errors
     assert error.field == "engine.args.tp"
     assert error.location == Location(path, line_of(dump(recipe), "tp: 8"))

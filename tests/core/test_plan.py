@@ -155,9 +155,11 @@ def test_agentic_points_launched_alike_share_one_server_and_the_plan_says_so(
 @pytest.mark.parametrize("name", ["tensor_parallel_size", "served_model_name", "tp"])
 def test_the_argv_builder_refuses_owned_flags_under_any_spelling(name: str) -> None:
     from pytest_infx.engines.base import PlanError, flags
+    from pytest_infx.engines.vllm import VllmAdapter
 
+    owned = VllmAdapter().owned_flags(agentic=False)
     with pytest.raises(PlanError, match=rf"k: engine.args.{re.escape(name)} is set by pytest-infx"):
-        flags({name: 2}, key="k")
+        flags({name: 2}, key="k", owned=owned)
 
 
 def test_plan_of_a_speculative_agentic_point_shows_the_synthetic_acceptance_of_its_curve(

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from known_recipes import copy_recipes
 
-from pytest_infx import serving
 from pytest_infx.engines.registry import symbolic_paths
+from pytest_infx.prepare import serving
 from pytest_infx.recipes.loader import load_tree
 from pytest_infx.recipes.points import expand_all
 
@@ -57,7 +57,7 @@ def test_the_plan_is_the_launch(pytester: pytest.Pytester, recipe: str, runner: 
         block = blocks[point.id]
         paths = symbolic_paths(point)
         plan = serving.plan_for(point, paths, pytester.path / "golden")
-        spec = serving.to_spec(plan, paths, embedded=bool(point.recipe.engine.embedded))
+        spec = serving.to_spec(plan, paths)
         assert shlex.split(block["argv"]) == list(spec.argv)
         shown = dict(pair.split("=", 1) for pair in shlex.split(block.get("env", "")))
         assert shown == dict(spec.env)

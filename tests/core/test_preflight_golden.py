@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_infx.preflight import Datasets, GoldenTree, golden_name_problem, golden_tree
+from pytest_infx.prepare.preflight import Datasets, GoldenTree, golden_name_problem, golden_tree
 from pytest_infx.recipes.loader import load_file
 from pytest_infx.recipes.points import Point, expand
 

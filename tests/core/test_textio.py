@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_infx.textio import LIMIT_VAR, NotUtf8Error, read_utf8
+from pytest_infx.files.textio import LIMIT_VAR, NotUtf8Error, read_utf8
 
 
 def test_utf8_text_is_read(tmp_path: Path) -> None:

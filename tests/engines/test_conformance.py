@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from known_recipes import copy_recipes
 
-from pytest_infx import preflight
 from pytest_infx.engines import conformance
 from pytest_infx.engines.base import ModelPaths, ParserEnv
 from pytest_infx.engines.sglang import SglangAdapter
 from pytest_infx.engines.vllm import VllmAdapter
 from pytest_infx.envs import toolenv
 from pytest_infx.envs.toolenv import ToolEnvSpec
+from pytest_infx.prepare import preflight
 from pytest_infx.recipes.loader import load_tree
 from pytest_infx.recipes.points import expand_all
 

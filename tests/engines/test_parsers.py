@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from known_recipes import copy_recipes
 
-from pytest_infx import preflight
-from pytest_infx.cachedir import cache_root
+from pytest_infx.files.cachedir import cache_root
+from pytest_infx.prepare import preflight
 
 pytestmark = pytest.mark.engine
 

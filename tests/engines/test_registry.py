@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_infx.engines.registry import ENGINES, synthetic_knobs, synthetic_setting
-from pytest_infx.recipes.schema import EngineName
+from pytest_infx.engines.registry import (
+    ENGINES,
+    engine_names,
+    engine_rules,
+    synthetic_knobs,
+    synthetic_setting,
+)
 
 
-def test_the_engine_names_are_the_recipe_schema_s() -> None:
+def test_the_engine_names_are_the_registry_s() -> None:
     assert ENGINES == ("vllm", "sglang", "trtllm", "atom")
-    assert set(ENGINES) == set(EngineName.__args__)  # type: ignore[attr-defined]
+    assert engine_names() == ENGINES
+    assert engine_rules().engines == ENGINES
 
 
 def test_vllm_gets_speculative_config_keys() -> None:
@@ -111,5 +117,39 @@ def test_every_flag_an_adapter_sets_itself_is_owned() -> None:
             if not arg.startswith("--") or flag in given or flag in recipe_may_set:
                 continue
             seen.add(flag)
-            assert owner(flag, agentic=point.kind == "agentic") is not None, (point.id, arg)
+            owned = adapter.owned_flags(agentic=point.kind == "agentic")
+            assert owner(flag, (owned,)) is not None, (point.id, arg)
     assert {"cuda-graph-max-bs-decode", "max-num-seqs", "speculative-num-draft-tokens"} <= seen
+
+
+def test_a_provided_adapter_without_the_optional_answers_gets_the_defaults() -> None:
+    """An adapter from another package that implements only ``plan`` and ``rendered_prompt``
+    owns no flag, runs no parallelism but TP and has no InferenceX framework; one that
+    implements them is asked."""
+    from pytest_infx.engines.registry import Completed
+    from pytest_infx.engines.spec import Parallelism
+
+    class Bare:
+        name = "tgi"
+
+        def plan(self, *args: object, **kwargs: object) -> None:
+            raise NotImplementedError
+
+        async def rendered_prompt(self, *args: object, **kwargs: object) -> None:
+            return None
+
+    class Full(Bare):
+        inferencex_framework = "tgi-fw"
+
+        def owned_flags(self, *, agentic: bool) -> dict[str, str]:
+            return {"port": "engine.port", **({"max-batch": "admission"} if agentic else {})}
+
+        def parallelism(self, point: object) -> Parallelism:
+            return Parallelism(pp=2)
+
+    bare, full = Completed(Bare()), Completed(Full())
+    assert (bare.owned_flags(agentic=True), bare.inferencex_framework) == ({}, None)
+    assert bare.parallelism(None) == Parallelism(1, 1, 1, 1)  # type: ignore[arg-type]
+    assert full.owned_flags(agentic=True) == {"port": "engine.port", "max-batch": "admission"}
+    assert full.parallelism(None) == Parallelism(pp=2)  # type: ignore[arg-type]
+    assert full.inferencex_framework == "tgi-fw"

@@ -7,13 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from pytest_infx.envs import cli, toolenv, vllm_cpu
+from pytest_infx import engine_cli
+from pytest_infx.engines import vllm_cpu
+from pytest_infx.envs import cli, toolenv
 from pytest_infx.envs.toolenv import ScriptStep, ToolEnvSpec
 
 
 def run(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="infx")
-    cli.register(parser.add_subparsers(dest="command", required=True))
+    engine_cli.register(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(argv)
     status: int = args.func(args)
     return status

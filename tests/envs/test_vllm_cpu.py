@@ -16,10 +16,11 @@ from typing import Any
 
 import pytest
 
+from pytest_infx.engines import vllm_cpu
 from pytest_infx.engines.vllm import VllmAdapter
-from pytest_infx.envs import aiperf, toolenv, vllm_cpu
+from pytest_infx.engines.vllm_cpu import VllmCpuEngine
+from pytest_infx.envs import aiperf, toolenv
 from pytest_infx.envs.toolenv import InstallError
-from pytest_infx.envs.vllm_cpu import VllmCpuEngine
 from pytest_infx.http1 import HTTPError, Response, fetch
 from pytest_infx.launch.process import GUARD
 
@@ -101,7 +102,7 @@ def test_installed_engine_is_found_without_importing_torch(tmp_path: Path) -> No
         import sys, time
         from pathlib import Path
         started = time.monotonic()
-        from pytest_infx.envs.vllm_cpu import ensure_vllm_cpu
+        from pytest_infx.engines.vllm_cpu import ensure_vllm_cpu
         engine = ensure_vllm_cpu(cache_dir=Path({str(tmp_path)!r}))
         elapsed = time.monotonic() - started
         heavy = sorted(m for m in ("torch", "transformers", "vllm") if m in sys.modules)

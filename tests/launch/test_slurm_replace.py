@@ -1,6 +1,6 @@
-"""Replacement Slurm workers lean on two private names of xdist's DSession; this pins the xdist
-versions they were checked against, so an upgrade is a failing test rather than a crash
-mid-sweep."""
+"""Replacement Slurm workers lean on two private names of xdist's DSession; beyond their being
+there (tests/core/test_privateapi.py), this pins how DSession uses them, so an xdist that
+changes the calls is a failing test rather than a crash mid-sweep."""
 
 from __future__ import annotations
 
@@ -9,14 +9,11 @@ from importlib.metadata import version
 
 from xdist.dsession import DSession
 
-from pytest_infx.plugin.slurm_replace import CHECKED_XDIST
+from pytest_infx.plugin.privateapi import outside_checked
 
 
-def test_the_installed_xdist_is_one_the_replacements_were_checked_against() -> None:
-    assert version("pytest-xdist") in CHECKED_XDIST, (
-        f"pytest-xdist {version('pytest-xdist')}: check DSession._clone_node and "
-        "DSession._active_nodes against pytest_infx.plugin.slurm_replace, then list the version"
-    )
+def test_the_installed_xdist_calls_the_names_the_replacements_replace() -> None:
+    assert outside_checked("pytest-xdist", version("pytest-xdist")) is None
     errordown = inspect.getsource(DSession.worker_errordown)
     assert "self._clone_node(node)" in errordown
     assert "self._active_nodes.remove(node)" in errordown

@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from pytest_infx.cli import main
-from pytest_infx.lint.compare import master_points, variant_of
+from pytest_infx.lint.compare import frameworks, master_points, variant_of
 
 
 def write(path: Path, text: str) -> None:
@@ -86,6 +86,15 @@ def test_master_points_are_the_single_node_vllm_and_sglang_agentic_points(tmp_pa
     assert side.runners == {"qwen3.5-fp8-b200-sglang-agentic-mtp": "b200"}
     assert side.skipped == 1
     assert master_points(checkout(tmp_path) / "configs").points == side.points
+
+
+def test_the_frameworks_compared_are_those_an_adapter_names(tmp_path: Path) -> None:
+    """A framework comes in when an engine adapter names it as its InferenceX framework; an
+    adapter provided for ``trt`` would bring in its points."""
+    assert frameworks() == ("vllm", "sglang")
+    side = master_points(checkout(tmp_path), served=("trt",))
+    assert list(side.points) == ["minimaxm3-fp4-b200-trt-agentic-mtp"]
+    assert side.skipped == 1
 
 
 def test_the_same_points_on_both_sides_is_no_difference(

@@ -79,6 +79,16 @@ def test_load_reports_an_owned_flag_set_by_an_override(rules_repo: MakeRulesRepo
     assert found[0].startswith(f"{DFLASH}:{line_of(bad, 'tensor_parallel_size: 8')}:")
 
 
+def test_load_reports_an_engine_no_adapter_answers_for(rules_repo: MakeRulesRepo) -> None:
+    bad = DFLASH_RECIPE.replace("name: vllm", "name: vlm", 1)
+    found = rendered(rules_repo, "recipes-load", {DFLASH: bad})
+    assert found == [
+        f"{DFLASH}:{line_of(bad, 'name: vlm')}: engine.name: no engine 'vlm'; did you mean"
+        " 'vllm'? engines: vllm, sglang, trtllm, atom. name one of those engines, or install"
+        " the package that provides its adapter"
+    ]
+
+
 def test_image_digest(rules_repo: MakeRulesRepo) -> None:
     bad = DFLASH_RECIPE.replace(DIGEST, "")
     assert rendered(rules_repo, "recipes-image-digest", {DFLASH: bad}) == [

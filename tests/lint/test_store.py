@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_infx import store as store_mod
-from pytest_infx.store import Store, digest
+from pytest_infx.files import store as store_mod
+from pytest_infx.files.store import Store, digest
 
 from .helpers import DFLASH_RECIPE, line_of, repo_files, write_files
 

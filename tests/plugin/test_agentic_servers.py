@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pytest_infx.agentic.shape import shape_of
-from pytest_infx.cachedir import cache_root
+from pytest_infx.files.cachedir import cache_root
 from pytest_infx.recipes.loader import load_file
 from pytest_infx.recipes.points import expand
 

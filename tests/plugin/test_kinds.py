@@ -15,7 +15,7 @@ from pytest_infx.plugin.kinds.agentic import AgenticKind, ReusedPoint
 from pytest_infx.plugin.kinds.speedbench import ReusedCell, SpeedbenchKind
 from pytest_infx.plugin.stash import REF, REUSE
 from pytest_infx.plugin.summary import AGENTIC_PROPERTY, CELL_PROPERTY, cells_from
-from pytest_infx.preflight import Datasets
+from pytest_infx.prepare.preflight import Datasets
 from pytest_infx.recipes.loader import load_tree
 from pytest_infx.recipes.points import Point, expand_all
 from pytest_infx.results.reuse import Reuse

@@ -121,8 +121,13 @@ class _Writer:
     fullwidth = 60
 
 
+class _Config:
+    def get_terminal_writer(self) -> _Writer:
+        return _Writer()
+
+
 class _Reporter:
-    _tw = _Writer()
+    config = _Config()
 
 
 def _drain(fd: int) -> str:

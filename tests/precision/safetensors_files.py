@@ -9,7 +9,7 @@ import struct
 from collections.abc import Mapping
 from pathlib import Path
 
-from pytest_infx.precision import ITEM_BYTES
+from pytest_infx.prepare.precision import ITEM_BYTES
 
 Spec = tuple[str, tuple[int, ...]]
 

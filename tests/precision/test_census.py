@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pytest_infx.cli import main
-from pytest_infx.precision import PrecisionError, census, disagreement, normalise
+from pytest_infx.prepare.precision import PrecisionError, census, disagreement, normalise
 
 from .safetensors_files import fp8_block_layer, mxfp4_moe_layer, write_safetensors
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_infx.precision import PrecisionCheck, PrecisionWarning, census, normalise
+from pytest_infx.prepare.precision import PrecisionCheck, PrecisionWarning, census, normalise
 from pytest_infx.recipes.loader import load_file
 from pytest_infx.recipes.points import Point, expand
 
@@ -91,9 +91,9 @@ def test_an_unreadable_local_checkpoint_is_reported_as_such(tmp_path: Path) -> N
 
 @pytest.mark.engine
 def test_the_embedded_smollm2_is_bf16_as_the_cpu_recipes_say(tmp_path: Path) -> None:
-    from pytest_infx.envs.vllm_cpu import ensure_vllm_cpu
+    from pytest_infx.engines import embedded
 
-    engine = ensure_vllm_cpu()
+    engine = embedded.ensure()
     found = census(engine.model_dir)
     assert found.label == "bf16"
     assert [(r.name, r.dtypes) for r in found.rows] == [("bf16", ("BF16",))]

@@ -4,7 +4,7 @@ import functools
 from pathlib import Path
 
 from pytest_infx.engines.base import ServerPlan
-from pytest_infx.plan import client_settings, server_plan
+from pytest_infx.prepare.plan import client_settings, server_plan
 from pytest_infx.recipes.loader import load_tree
 from pytest_infx.recipes.points import Point, expand_all
 

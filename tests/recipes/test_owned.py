@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from known_recipes import copy_recipes
 
+from pytest_infx.engines.registry import engine_rules
 from pytest_infx.recipes.errors import RecipeErrors
 from pytest_infx.recipes.loader import load_file
-from pytest_infx.recipes.owned import canonical, owner, spellings
+from pytest_infx.recipes.owned import EngineRules, canonical, owner, spellings
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -32,27 +33,46 @@ OWNED = [
     "----host",
     "served--model--name",
     "SERVED_MODEL_NAME",
-    "tp_size",
 ]
+RULES = engine_rules()
+
+
+def owned(name: str, engine: str = "vllm", *, agentic: bool = False) -> str | None:
+    return owner(name, RULES.tables(engine, agentic=agentic))
 
 
 @pytest.mark.parametrize("name", OWNED)
 def test_every_spelling_of_an_owned_flag_has_its_owner(name: str) -> None:
-    assert owner(name, agentic=False) is not None
+    assert owned(name) is not None
+    if not name.startswith("speculative"):
+        assert owned(name, "sglang") is not None
+
+
+def test_a_flag_is_owned_only_by_the_engine_whose_parser_takes_it() -> None:
+    assert owned("tp_size", "sglang") is not None
+    assert owned("tp_size", "vllm") is None
+    assert owned("speculative-config.method", "vllm") is not None
+    assert owned("speculative-config.method", "sglang") is None
 
 
 @pytest.mark.parametrize(
     "name", ["max-model-len", "max_model_len=4096", "reasoning-parser", "enable-auto-tool-choice"]
 )
 def test_other_flags_are_the_recipe_s(name: str) -> None:
-    assert owner(name, agentic=False) is None
+    assert owned(name) is None
+    assert owned(name, "sglang") is None
 
 
 def test_admission_flags_are_owned_only_in_agentic_recipes() -> None:
-    assert owner("cuda-graph-max-bs", agentic=False) is None
-    assert owner("cuda-graph-max-bs", agentic=True) is not None
-    assert owner("cuda_graph_max_bs_decode", agentic=True) is not None
-    assert owner("max-running", agentic=True) is not None
+    assert owned("cuda-graph-max-bs", "sglang") is None
+    assert owned("cuda-graph-max-bs", "sglang", agentic=True) is not None
+    assert owned("cuda_graph_max_bs_decode", "sglang", agentic=True) is not None
+    assert owned("max-running", "sglang", agentic=True) is not None
+    assert owned("max-num-seqs", "vllm", agentic=True) is not None
+
+
+def test_an_engine_without_rules_owns_nothing() -> None:
+    assert owner("port", EngineRules().tables("vllm", agentic=True)) is None
 
 
 def test_canonical_and_spellings() -> None:
@@ -91,7 +111,7 @@ def line_of(text: str, needle: str) -> int:
 def test_load_refuses_each_at_its_line(tmp_path: Path, entry: str) -> None:
     path, text = planted(tmp_path, DFLASH, entry)
     with pytest.raises(RecipeErrors) as info:
-        load_file(path)
+        load_file(path, rules=RULES)
     (error,) = info.value.errors
     assert error.location.line == line_of(text, entry.strip())
     assert "pytest-infx sets this flag itself" in error.problem
@@ -100,7 +120,7 @@ def test_load_refuses_each_at_its_line(tmp_path: Path, entry: str) -> None:
 def test_two_spellings_of_one_flag_are_one_error(tmp_path: Path) -> None:
     path, text = planted(tmp_path, DFLASH, "    max-model-len: 2048", "    max_model_len: 4096")
     with pytest.raises(RecipeErrors) as info:
-        load_file(path)
+        load_file(path, rules=RULES)
     (error,) = info.value.errors
     assert error.location.line == line_of(text, "max_model_len: 4096")
     assert "names the flag --max-model-len again (first as 'max-model-len')" in error.problem
@@ -109,7 +129,7 @@ def test_two_spellings_of_one_flag_are_one_error(tmp_path: Path) -> None:
 def test_two_spellings_of_an_owned_flag_are_one_error(tmp_path: Path) -> None:
     path, text = planted(tmp_path, DFLASH, '    "host=0.0.0.0": true', "    Host: 0.0.0.0")
     with pytest.raises(RecipeErrors) as info:
-        load_file(path)
+        load_file(path, rules=RULES)
     (error,) = info.value.errors
     assert error.location.line == line_of(text, "host=0.0.0.0")
 
@@ -117,7 +137,7 @@ def test_two_spellings_of_an_owned_flag_are_one_error(tmp_path: Path) -> None:
 def test_the_old_cuda_graph_spelling_is_owned_in_an_agentic_recipe(tmp_path: Path) -> None:
     path, text = planted(tmp_path, SGLANG, "    cuda-graph-max-bs: 64")
     with pytest.raises(RecipeErrors) as info:
-        load_file(path)
+        load_file(path, rules=RULES)
     (error,) = info.value.errors
     assert error.location.line == line_of(text, "cuda-graph-max-bs: 64")
     assert "admission-factor" in error.problem

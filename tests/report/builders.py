@@ -19,7 +19,7 @@ from plugin.helpers import golden_text, recipe, write_recipe
 from pytest_infx.agentic.gate import check_requests
 from pytest_infx.agentic.record import result_record
 from pytest_infx.agentic.results import parse_export
-from pytest_infx.atomic import atomic_write_json
+from pytest_infx.files.atomic import atomic_write_json
 from pytest_infx.golden.compare import CompareOptions, compare_curves
 from pytest_infx.golden.curve import Curve
 from pytest_infx.golden.io import load_curve

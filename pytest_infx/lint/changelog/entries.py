@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import yaml
 
+from pytest_infx.files.yamlkeys import repeated_key
 from pytest_infx.lint.context import SCENARIO_TYPES
 from pytest_infx.lint.findings import Finding, quote_numbered
-from pytest_infx.yamlkeys import repeated_key
 
 PLACEHOLDER = "XXX"
 REQUIRED_FIELDS: tuple[str, ...] = ("config-keys", "description", "pr-link")

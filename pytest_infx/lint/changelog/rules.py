@@ -11,6 +11,7 @@ import fnmatch
 import re
 from collections.abc import Callable
 
+from pytest_infx.files.store import digest
 from pytest_infx.lint.changelog.entries import (
     PLACEHOLDER,
     ChangelogEntry,
@@ -27,7 +28,6 @@ from pytest_infx.lint.changelog.layout import Lines, byte_findings, entry_offset
 from pytest_infx.lint.context import LintContext
 from pytest_infx.lint.findings import Finding, SkipReason, rule
 from pytest_infx.lint.masters import master_files
-from pytest_infx.store import digest
 
 _WILDCARD = re.compile(r"[*?\[]")
 

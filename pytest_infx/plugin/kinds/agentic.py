@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from pytest_infx.launch import ServerHandle
     from pytest_infx.plugin.kinds.base import Runnable
     from pytest_infx.plugin.run import Run
-    from pytest_infx.preflight import Datasets
+    from pytest_infx.prepare.preflight import Datasets
     from pytest_infx.recipes.points import Point
     from pytest_infx.recipes.schema import Agentic
     from pytest_infx.results.reuse import Reuse
@@ -109,7 +109,7 @@ class AgenticPoint:
             headline,
             load_records,
         )
-        from pytest_infx.atomic import atomic_write_json
+        from pytest_infx.files.atomic import atomic_write_json
 
         shape = self.shape()
         recipe = self.point.recipe
@@ -142,7 +142,7 @@ class AgenticPoint:
         from pytest_infx.agentic.record import result_record
         from pytest_infx.agentic.results import ExportError
         from pytest_infx.agentic.runner import CONSOLE_LOG_NAME, AgenticRunError, run_aiperf
-        from pytest_infx.atomic import atomic_write_json
+        from pytest_infx.files.atomic import atomic_write_json
 
         agentic = self.agentic
         say = self.run_ctx.say

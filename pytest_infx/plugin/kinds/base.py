@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from pytest_infx.launch import ServerHandle
     from pytest_infx.plugin.run import Run
-    from pytest_infx.preflight import Datasets
+    from pytest_infx.prepare.preflight import Datasets
     from pytest_infx.recipes.points import Point
     from pytest_infx.results.reuse import Reuse
 

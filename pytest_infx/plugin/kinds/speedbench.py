@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from pytest_infx.launch import ServerHandle
     from pytest_infx.plugin.kinds.base import Runnable
     from pytest_infx.plugin.run import Run
-    from pytest_infx.preflight import Datasets
+    from pytest_infx.prepare.preflight import Datasets
     from pytest_infx.recipes.points import Cell, Point
     from pytest_infx.results.reuse import Reuse
     from pytest_infx.speedbench.cell import CellOutcome, CellSettings
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 REBASELINE_OPTION = "infx_rebaseline"
 
 
-def engine_info(point: Point, run: Run) -> dict[str, Any]:
+def engine_info(point: Point) -> dict[str, Any]:
     engine = point.recipe.engine
     info: dict[str, Any] = {"name": engine.name, "version": engine.version}
     if engine.image:
@@ -226,7 +226,7 @@ class SpeedbenchCell:
             why = self.died() or f"server log: {self.server.log_path}"
             message = f"metrics scrape failed: {exc}\n{why}"
             raise pytest.fail.Exception(message, pytrace=False) from None
-        engine = engine_info(point, self.run_ctx)
+        engine = engine_info(point)
         record = cell_record(point, self.server, outcome, engine, None)
         header = results.provenance(point, record["dataset"], engine)
         drift: GoldenDriftError | None = None

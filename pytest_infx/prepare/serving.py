@@ -11,15 +11,15 @@ import posixpath
 from pathlib import Path
 
 from pytest_infx.engines.base import ModelPaths, ServerPlan, is_embedded, speculation
-from pytest_infx.envs.vllm_cpu import VllmCpuEngine
+from pytest_infx.engines.embedded import EmbeddedEngine
 from pytest_infx.launch import DockerRuntime, LocalRuntime, ServerSpec
 from pytest_infx.launch.staging import Checkpoint, resolve_model
-from pytest_infx.plan import launch_plan
+from pytest_infx.prepare.plan import launch_plan
 from pytest_infx.recipes.points import Point
 from pytest_infx.settings import Roots
 
 
-def embedded_paths(point: Point, engine: VllmCpuEngine) -> ModelPaths:
+def embedded_paths(point: Point, engine: EmbeddedEngine) -> ModelPaths:
     named = {"embedded:target": str(engine.model_dir), "embedded:draft": str(engine.draft_dir)}
     target = named.get(point.recipe.model.path or "embedded:target")
     if target is None:
@@ -59,7 +59,7 @@ def staged_paths(point: Point, roots: Roots) -> ModelPaths:
 
 
 def plan_for(
-    point: Point, paths: ModelPaths, golden: Path, *, embedded: VllmCpuEngine | None = None
+    point: Point, paths: ModelPaths, golden: Path, *, embedded: EmbeddedEngine | None = None
 ) -> ServerPlan:
     """The plan the server is launched from: the same call as ``--infx-plan`` makes, with the
     real model paths and the embedded engine's python."""
@@ -67,9 +67,7 @@ def plan_for(
     return launch_plan(point, paths, golden, embedded_python=python)
 
 
-def to_spec(
-    plan: ServerPlan, paths: ModelPaths, *, embedded: bool, key: str | None = None
-) -> ServerSpec:
+def to_spec(plan: ServerPlan, paths: ModelPaths, *, key: str | None = None) -> ServerSpec:
     env = dict(plan.env)
     if plan.image is not None:
         mounts = {posixpath.dirname(paths.target.rstrip("/")) or "/"}

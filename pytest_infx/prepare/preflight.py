@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_infx.engines.base import PlanError
-from pytest_infx.plan import server_plan
-from pytest_infx.precision import PrecisionCheck
+from pytest_infx.prepare.plan import server_plan
+from pytest_infx.prepare.precision import PrecisionCheck
 from pytest_infx.recipes.points import Point
 
 if TYPE_CHECKING:
@@ -187,7 +187,7 @@ def preflight(
     whether ``--snapshot-update`` was given, ``None`` when the caller does not say."""
     from pytest_infx.golden.lookup import GoldenLookupError
     from pytest_infx.golden.store import GoldenNotFoundError
-    from pytest_infx.plan import synthetic_for
+    from pytest_infx.prepare.plan import synthetic_for
     from pytest_infx.recipes.rules import check_point
 
     problems = [str(p) for p in check_point(point)]
@@ -223,11 +223,14 @@ def engine_check(
 ) -> Report:
     """Every point of the recipe tree (of ``runner``, if given), its launch argv parsed by its
     engine's own parser; see :mod:`pytest_infx.engines.conformance`."""
+    from pytest_infx.engines.registry import engine_rules
     from pytest_infx.recipes.loader import load_tree
     from pytest_infx.recipes.points import expand_all
 
-    sources = {source.path: source for source in load_tree(recipes)}
-    points = [p for p in expand_all(sources.values()) if runner is None or p.runner == runner]
+    rules = engine_rules()
+    sources = {source.path: source for source in load_tree(recipes, rules)}
+    every = expand_all(sources.values(), rules)
+    points = [p for p in every if runner is None or p.runner == runner]
     return engine_points_check(points, golden_root, sources, install=install, cache_dir=cache_dir)
 
 

@@ -15,11 +15,11 @@ from collections.abc import Sequence
 
 _COMMANDS: tuple[str, ...] = (
     "pytest_infx.recipes.cli",
-    "pytest_infx.engine_cli",
-    "pytest_infx.golden_cli",
+    "pytest_infx.cli.engine",
+    "pytest_infx.cli.golden",
     "pytest_infx.lint.cli",
     "pytest_infx.lint.compare",
-    "pytest_infx.precision",
+    "pytest_infx.prepare.precision",
     "pytest_infx.report.cli",
 )
 

@@ -53,11 +53,13 @@ def build(tree: Tree, stale: Catalog | None = None) -> Catalog:
     the TP, the draft length and, for an agentic point, the concurrency (its admission) make of
     it; thinking is the client's, so thinking modes reuse a plan already made.
     """
-    from pytest_infx.plan import server_key
+    from pytest_infx.engines.registry import engine_rules
+    from pytest_infx.prepare.plan import server_key
     from pytest_infx.recipes.errors import RecipeErrors
     from pytest_infx.recipes.points import expand
 
     errors = {path: "\n".join(str(e) for e in errs) for path, errs in tree.errors.items()}
+    rules = engine_rules()
     points: dict[Path, tuple[PointRef, ...]] = {}
     for source in tree.sources:
         stamp = tree.stamps.get(source.path)
@@ -72,7 +74,7 @@ def build(tree: Tree, stale: Catalog | None = None) -> Catalog:
         refs = []
         servers: dict[tuple[int, str, int, int | None, int | None], str] = {}
         try:
-            for p in expand(source):
+            for p in expand(source, rules):
                 conc = p.concurrency if p.kind == "agentic" else None
                 shared = (id(p.recipe), p.kind, p.tp, p.draft_length, conc)
                 server = servers.get(shared)

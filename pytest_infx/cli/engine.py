@@ -12,11 +12,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pytest_infx.engines import embedded
 from pytest_infx.envs import cli as envs_cli
 
 
 def register(subparsers: Any) -> None:
-    actions, common = envs_cli.register(subparsers)
+    actions, common = envs_cli.register(subparsers, {embedded.NAME: embedded.SPEC})
     check = actions.add_parser(
         "check",
         parents=[common],
@@ -34,9 +35,9 @@ def register(subparsers: Any) -> None:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from pytest_infx import preflight
     from pytest_infx.engines.conformance import ParserCheckError
     from pytest_infx.envs.toolenv import InstallError
+    from pytest_infx.prepare import preflight
     from pytest_infx.recipes.errors import RecipeErrors
 
     try:

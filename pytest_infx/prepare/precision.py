@@ -416,9 +416,9 @@ def check_for(settings: Settings) -> PrecisionCheck | None:
     """The run's check from its options, or None when it is off."""
     mode = settings.precision_check
     if mode not in MODES:
-        import pytest
+        from pytest_infx.usage import UsageError
 
-        raise pytest.UsageError(
+        raise UsageError(
             f"ini infx_precision_check = {mode!r}: use warn, fail or off "
             "(or pass --infx-precision-check)"
         )
@@ -436,9 +436,9 @@ class PrecisionWarning(UserWarning):
 
 
 def _embedded_model(path: str) -> Path | None:
-    from pytest_infx.envs.vllm_cpu import installed_vllm_cpu
+    from pytest_infx.engines import embedded
 
-    engine = installed_vllm_cpu()
+    engine = embedded.installed()
     if engine is None:
         return None
     named = {"embedded:target": engine.model_dir, "embedded:draft": engine.draft_dir}

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from pytest_infx.atomic import atomic_write_bytes
+from pytest_infx.files.atomic import atomic_write_bytes
 
 T = TypeVar("T")
 _PACKAGE = Path(__file__).resolve().parent
