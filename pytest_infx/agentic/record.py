@@ -11,6 +11,7 @@ from typing import Any
 
 from pytest_infx.agentic.gate import GateVerdict
 from pytest_infx.agentic.results import AgenticResult, Percentiles
+from pytest_infx.results import verdict as vocabulary
 
 IDENTITY_KEYS = ("recipe", "model", "engine", "image", "tp", "concurrency", "gpu")
 RECORD_KIND = "agentic"
@@ -79,7 +80,7 @@ def result_record(
         for kind in result.errors
     ]
     if verdict is not None:
-        record["verdict"] = "passed" if verdict.passed else "failed"
+        record["verdict"] = vocabulary.of(verdict.passed).value
         record["reasons"] = list(verdict.reasons)
         record["failed_request_threshold"] = verdict.threshold
     return record

@@ -14,6 +14,7 @@ from typing import Any
 
 from pytest_infx.engines import embedded
 from pytest_infx.envs import cli as envs_cli
+from pytest_infx.settings import DEFAULT_GOLDEN_DIR, DEFAULT_RECIPES_DIR
 
 
 def register(subparsers: Any) -> None:
@@ -24,8 +25,12 @@ def register(subparsers: Any) -> None:
         help="parse every planned server command with the pinned engine's own parser",
     )
     check.add_argument("--gpu", default=None, help="only the points of this runner (b300, ...)")
-    check.add_argument("--recipes", type=Path, default=Path("recipes"), help="recipe folder")
-    check.add_argument("--golden", type=Path, default=Path("golden"), help="golden folder")
+    check.add_argument(
+        "--recipes", type=Path, default=Path(DEFAULT_RECIPES_DIR), help="recipe folder"
+    )
+    check.add_argument(
+        "--golden", type=Path, default=Path(DEFAULT_GOLDEN_DIR), help="golden folder"
+    )
     check.add_argument(
         "--no-install",
         action="store_true",

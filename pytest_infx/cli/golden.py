@@ -16,6 +16,7 @@ from pytest_infx.engines.registry import ENGINES, synthetic_setting
 from pytest_infx.golden.io import GoldenFileError, dump_curve
 from pytest_infx.golden.lookup import GoldenLookupError, golden_cell
 from pytest_infx.golden.store import GoldenNotFoundError, GoldenStore
+from pytest_infx.settings import DEFAULT_GOLDEN_DIR
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -43,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _store(args: argparse.Namespace) -> GoldenStore:
     root: Path | None = args.root
-    return GoldenStore(root if root is not None else Path.cwd() / "golden")
+    return GoldenStore(root if root is not None else Path.cwd() / DEFAULT_GOLDEN_DIR)
 
 
 def _list(args: argparse.Namespace) -> int:

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import dataclasses
 import fcntl
+import functools
 import os
 import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from syrupy.data import SnapshotCollection, SnapshotCollections
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
@@ -44,13 +45,12 @@ from pytest_infx.golden.io import (
     read_curve,
     write_curve,
 )
+from pytest_infx.settings import DEFAULT_GOLDEN_DIR
 
 if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion
     from syrupy.location import PyTestLocation
 
-GOLDEN_INI: Final = "infx_golden"
-DEFAULT_GOLDEN_DIR: Final = "golden"
 _RELATE_WARNING: Final = r"\s*Can not relate snapshot"
 
 
@@ -80,6 +80,9 @@ class GoldenCurveExtension(SingleFileSnapshotExtension):
 
     file_extension = "yaml"
     _write_mode = WriteMode.TEXT
+    folder: ClassVar[Path | None] = None
+    """Where the curves are (:func:`in_folder` sets it); ``None``: ``golden`` under the
+    rootdir."""
 
     def __init__(self) -> None:
         self.options = CompareOptions()
@@ -92,7 +95,11 @@ class GoldenCurveExtension(SingleFileSnapshotExtension):
 
     @classmethod
     def dirname(cls, *, test_location: PyTestLocation) -> str:
-        return str(golden_dir(getattr(test_location.item, "config", None)))
+        if cls.folder is not None:
+            return str(cls.folder)
+        config = getattr(test_location.item, "config", None)
+        root = Path(config.rootpath) if config is not None else Path.cwd()
+        return str(root / DEFAULT_GOLDEN_DIR)
 
     @classmethod
     def discovery_dirname(cls, *, test_location: PyTestLocation) -> str:
@@ -197,6 +204,7 @@ def assert_curve(
     z: float = DEFAULT_Z,
     partial: bool = False,
     rebaseline: bool = False,
+    folder: Path | None = None,
 ) -> Comparison | None:
     """Gate ``measured`` against the golden curve of the same name; the one call tests make.
 
@@ -204,6 +212,8 @@ def assert_curve(
     ``(mode, k)`` to the standard error of the measured cell, adding ``z`` of them to its
     allowance. ``partial`` compares only the measured cells (one item per cell). ``rebaseline``
     compares exactly, so ``--snapshot-update`` rewrites every cell that differs at all.
+    ``folder`` is the golden folder, which the caller takes from the run's settings (default
+    ``golden`` under the rootdir).
     Returns the comparison (None when the golden file was just created) and raises
     :class:`GoldenDriftError` listing only the drifted and missing cells.
     """
@@ -214,7 +224,7 @@ def assert_curve(
         z=0.0 if rebaseline else z,
         partial=partial,
     )
-    assertion = snapshot.use_extension(GoldenCurveExtension)
+    assertion = snapshot.use_extension(in_folder(folder))
     extension = assertion.extension
     if not isinstance(extension, GoldenCurveExtension):
         raise TypeError("snapshot.use_extension did not give a GoldenCurveExtension")
@@ -248,15 +258,19 @@ def describe(comparison: Comparison, options: CompareOptions) -> Iterator[str]:
     yield from comparison.lines()
 
 
-def golden_dir(config: Any) -> Path:
-    """The golden folder: the ``infx_golden`` ini value (default ``golden``) under the rootdir."""
-    if config is None:
-        return Path.cwd() / DEFAULT_GOLDEN_DIR
-    try:
-        folder = str(config.getini(GOLDEN_INI) or DEFAULT_GOLDEN_DIR)
-    except ValueError:
-        folder = DEFAULT_GOLDEN_DIR
-    return (Path(config.rootpath) / folder).resolve()
+@functools.cache
+def in_folder(folder: Path | None) -> type[GoldenCurveExtension]:
+    """The extension that keeps its curves in ``folder``: syrupy asks a class, not an
+    instance, where its snapshots are, so each folder is a class (one per folder, so syrupy
+    groups the writes of one folder together)."""
+    if folder is None:
+        return GoldenCurveExtension
+
+    class InFolder(GoldenCurveExtension):
+        pass
+
+    InFolder.folder = folder
+    return InFolder
 
 
 @contextmanager

@@ -15,10 +15,12 @@ from pytest_infx.lint.context import (
     default_base_ref,
     ref_exists,
 )
-from pytest_infx.lint.findings import UnknownRuleError, select_rules, selectors
+from pytest_infx.lint.extensions import RuleRegistrationError, checked, from_entry_points
+from pytest_infx.lint.findings import UnknownRuleError, all_rules, select_rules, selectors
 from pytest_infx.lint.gitio import git_toplevel
 from pytest_infx.lint.masters import master_changes, master_keys
 from pytest_infx.lint.scope import PullRequest, pull_request_from_env
+from pytest_infx.settings import DEFAULT_CHANGELOG_ONLY_ENTRIES
 from pytest_infx.usage import existing_folder
 
 
@@ -39,7 +41,12 @@ def run(args: argparse.Namespace) -> int:
     if args.main:
         pull = PullRequest(main=True)
     try:
-        rules = select_rules(selectors(args.select), selectors(args.ignore))
+        extra = checked(from_entry_points(), all_rules())
+    except RuleRegistrationError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        rules = select_rules(selectors(args.select), selectors(args.ignore), extra)
     except UnknownRuleError as exc:
         print(f"error: --select / --ignore: {exc}", file=sys.stderr)
         return 2
@@ -85,8 +92,8 @@ def run(args: argparse.Namespace) -> int:
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "lint",
-        help="check the changelog, comment, recipe and golden registry rules (what"
-        " `pytest -m lint` runs)",
+        help="check the changelog, comment, recipe and golden registry rules and those of"
+        " installed packages (what `pytest -m lint` runs)",
     )
     parser.add_argument(
         "--root",
@@ -118,7 +125,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--changelog-only-entries",
-        default="forbid",
+        default=DEFAULT_CHANGELOG_ONLY_ENTRIES,
         help="new entries that change no config key: forbid (default), repeat or match:REGEX"
         " (as ini infx_changelog_only_entries)",
     )

@@ -21,6 +21,7 @@ from pytest_infx.lint.masters import master_keys
 from pytest_infx.recipes.errors import RecipeErrors
 from pytest_infx.recipes.loader import load_tree
 from pytest_infx.recipes.points import Point, expand_all
+from pytest_infx.settings import DEFAULT_RECIPES_DIR
 
 SCENARIO = "agentic-coding"
 _RUNNER = re.compile(r"(?:^|[:-])([a-z]+[0-9]+[a-z]*)(?:-|$)")
@@ -195,7 +196,7 @@ def register(subparsers: Any) -> None:
         help="AgentX points that a recipe tree and a checkout's master configs do not share",
     )
     parser.add_argument("path", type=Path, help="checkout root, or its configs folder")
-    parser.add_argument("--recipes", default="recipes", type=Path, help="recipe folder")
+    parser.add_argument("--recipes", default=DEFAULT_RECIPES_DIR, type=Path, help="recipe folder")
     parser.add_argument(
         "--masters",
         default=DEFAULT_MASTERS,

@@ -22,14 +22,15 @@ from pytest_infx.lint.gitio import read_base_file as read_base_file
 from pytest_infx.lint.gitio import ref_exists as ref_exists
 from pytest_infx.lint.masters import MasterKey, changed_master_keys, master_files, master_keys
 from pytest_infx.lint.scope import ChangeSet, PullRequest, changes_since
+from pytest_infx.settings import DEFAULT_GOLDEN_DIR, DEFAULT_RECIPES_DIR
 
 if TYPE_CHECKING:
     from pytest_infx.files.store import Store
     from pytest_infx.recipes.loader import Tree
 
 CHANGELOG_NAME = "perf-changelog.yaml"
-RECIPE_DIRS: tuple[str, ...] = ("recipes",)
-GOLDEN_DIR = "golden"
+RECIPE_DIRS: tuple[str, ...] = (DEFAULT_RECIPES_DIR,)
+GOLDEN_DIR = DEFAULT_GOLDEN_DIR
 SCENARIO_TYPES: tuple[str, ...] = ("fixed-seq-len", "agentic-coding")
 MASTER_CONFIGS = "configs/*-master.yaml"
 

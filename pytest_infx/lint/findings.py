@@ -145,11 +145,13 @@ def _names(selector: str, chosen: Rule) -> bool:
     return chosen.id == selector or chosen.id.startswith(f"{selector}-")
 
 
-def select_rules(select: Sequence[str] = (), ignore: Sequence[str] = ()) -> tuple[Rule, ...]:
-    """The rules a repository chose: those ``select`` names (all when empty), less those
-    ``ignore`` names; a selector that names no rule is an error, so a typo never silently
-    turns a rule off."""
-    rules = all_rules()
+def select_rules(
+    select: Sequence[str] = (), ignore: Sequence[str] = (), extra: Sequence[Rule] = ()
+) -> tuple[Rule, ...]:
+    """The rules a repository chose among the built-in ones and ``extra`` (other packages'):
+    those ``select`` names (all when empty), less those ``ignore`` names; a selector that
+    names no rule is an error, so a typo never silently turns a rule off."""
+    rules = (*all_rules(), *extra)
     unknown = [s for s in (*select, *ignore) if not any(_names(s, r) for r in rules)]
     if unknown:
         families = sorted({r.id.split("-", 1)[0] for r in rules})

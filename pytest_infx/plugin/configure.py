@@ -24,6 +24,7 @@ import pytest_infx.plugin.stash as stash
 import pytest_infx.plugin.summary as summary
 from pytest_infx import gcpause
 from pytest_infx.engines import extensions
+from pytest_infx.results.layout import Layout
 from pytest_infx.results.tally import Summary
 
 RUN_FOLDER_INPUT = "infx_run_dir"
@@ -33,8 +34,7 @@ PROGRESS_FOLDER_INPUT = "infx_progress_dir"
 def cmdline_main(config: pytest.Config) -> None:
     """``--infx-slurm N`` becomes xdist's worker specs here, before xdist reads them. A run
     that asks for no Slurm workers does not import the Slurm modules at all (lint runs)."""
-    asked = config.getoption("infx_slurm", None) or config.getini("infx_slurm")
-    if asked and not hasattr(config, "workerinput"):
+    if options.slurm_asked(config) and not hasattr(config, "workerinput"):
         import pytest_infx.plugin.slurm_controller as slurm_controller
         from pytest_infx.plugin.progress import Tracker
 
@@ -88,7 +88,7 @@ def _progress_folder(config: pytest.Config, run: Path) -> Path | None:
     if lint.only_lint(config):
         return None
     if config.pluginmanager.has_plugin("infx-slurm"):
-        return options.settings(config).results / f".progress-{run.name}"
+        return Layout(options.settings(config).results).progress(run.name)
     return run / progress.FOLDER
 
 

@@ -10,64 +10,50 @@ diff against the base is only computed if the coverage rule runs.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+import pytest_infx.plugin.options as options
 from pytest_infx.files.store import Store
+from pytest_infx.lint import extensions
 from pytest_infx.lint.context import (
     CHANGELOG_NAME,
     DEFAULT_BASE_REF,
-    GOLDEN_DIR,
-    RECIPE_DIRS,
     SCENARIO_TYPES,
     ChangelogOnly,
     LintContext,
     build_context,
     ref_exists,
 )
-from pytest_infx.lint.findings import Rule, UnknownRuleError, select_rules, selectors
+from pytest_infx.lint.findings import Rule, UnknownRuleError, all_rules, select_rules
 from pytest_infx.lint.gitio import git_toplevel
 from pytest_infx.lint.scope import PullRequest, pull_request_from_env
 from pytest_infx.plugin.markers import OWN_LINT
 from pytest_infx.plugin.stash import SUITE
+from pytest_infx.settings import Settings
 
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr
 
 SUITE_NAME = "infx-lint"
 MARKER = "lint"
-ROOT_OPTION = "infx_lint_root"
-BASE_OPTION = "infx_base"
 
 
 class LintFailed(Exception):
     """Raised by a lint item; its text is every rendered finding of the rule."""
 
 
-def _ini(config: pytest.Config, name: str) -> str | None:
-    try:
-        value = config.getini(name)
-    except ValueError:
-        return None
-    return str(value) if value else None
-
-
-def _setting(config: pytest.Config, name: str) -> str | None:
-    """The option, else its ini twin; ``None`` when neither is set (or registered yet)."""
-    value = config.getoption(name, default=None)
-    return str(value) if value else _ini(config, name)
-
-
 def lint_root(config: pytest.Config) -> Path:
     """``--infx-lint-root`` / ini ``infx_lint_root`` (relative to the rootdir), else the
     rootdir when it holds the changelog, else the Git top level: a repository that keeps its
     pytest ini in a test folder (InferenceX's ``utils/``) lints the whole repository."""
-    given = _setting(config, ROOT_OPTION)
-    if given:
-        return (config.rootpath / given).resolve()
+    given = options.settings(config).lint.root
+    if given is not None:
+        return given
     if (config.rootpath / CHANGELOG_NAME).exists():
         return config.rootpath
     return git_toplevel(config.rootpath) or config.rootpath
@@ -83,12 +69,13 @@ def wants_lint(config: pytest.Config) -> bool:
     collection) unless ``--infx-lint-root`` names what to lint; otherwise when ``-m`` mentions
     ``lint``, or the ini file opts in (``infx_lint = true``) so a repository's plain ``pytest``
     lints too."""
-    if config.getoption("infx_lint_root", default=None):
+    settings = options.settings(config).lint
+    if settings.root_option:
         return True
     if config.args_source == pytest.Config.ArgsSource.ARGS:
         return False
     markexpr = str(config.getoption("markexpr", default="") or "")
-    return MARKER in markexpr or bool(config.getini("infx_lint"))
+    return MARKER in markexpr or settings.include
 
 
 class LintSuite(pytest.Collector):
@@ -97,6 +84,7 @@ class LintSuite(pytest.Collector):
     def __init__(
         self,
         *,
+        settings: Settings,
         root: Path,
         base: str | None,
         rules: tuple[Rule, ...],
@@ -104,6 +92,7 @@ class LintSuite(pytest.Collector):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self.settings = settings
         self.root = root
         self.base = base
         self.rules = rules
@@ -122,29 +111,28 @@ class LintSuite(pytest.Collector):
 
     def _build(self) -> LintContext:
         root = self.root
-        recipes = _folder(self.config, root, "infx_recipes", RECIPE_DIRS[0])
-        golden = _folder(self.config, root, "infx_golden", GOLDEN_DIR)
+        settings = self.settings
+        lint = settings.lint
+        recipes = _folder(settings.rootdir, root, settings.recipes)
+        golden = _folder(settings.rootdir, root, settings.golden)
         base = self.base if self.base is not None else DEFAULT_BASE_REF
         cache = getattr(self.config, "cache", None)
-        config = self.config
         pull = pull_request_from_env()
-        number = config.getoption("infx_pr", default=None)
-        if number is not None:
-            pull = PullRequest(number=int(number))
-        if config.getoption("infx_main", default=False):
+        if lint.pr is not None:
+            pull = PullRequest(number=lint.pr)
+        if lint.main:
             pull = PullRequest(main=True)
-        scenarios = _ini_list(config, "infx_scenario_types") or SCENARIO_TYPES
         return build_context(
             root,
             base_ref=base,
             recipe_dirs=(recipes,),
             golden_dir=golden,
-            load_tree=_shared_tree(config, root / recipes),
+            load_tree=_shared_tree(self.config, settings, root / recipes),
             store=Store(cache.mkdir("infx-lint")) if cache is not None else None,
             base_optional=self.base is None,
-            audit=bool(config.getoption("infx_lint_all", default=False)),
+            audit=lint.audit,
             pull=pull,
-            scenario_types=scenarios,
+            scenario_types=lint.scenario_types or SCENARIO_TYPES,
             changelog_only=self.changelog_only,
         )
 
@@ -176,26 +164,19 @@ class LintSuite(pytest.Collector):
         return [f"PR mode: judged the change since {ctx.base_ref} in {ctx.root}"]
 
 
-def _folder(config: pytest.Config, root: Path, name: str, default: str) -> str:
-    """An ini folder as the lint root sees it. The ini names it relative to the rootdir, as the
-    benchmark run reads it (an ini in a test folder names ``../golden_al_distribution``); a
-    folder that is not there but is under the lint root is read relative to the lint root."""
-    value = _ini(config, name) or default
-    found = (config.rootpath / value).resolve()
-    if not found.exists() and (root / value).exists():
-        return value
+def _folder(rootdir: Path, root: Path, folder: Path) -> str:
+    """A folder of the settings as the lint root sees it. The ini names it relative to the
+    rootdir, as the benchmark run reads it (an ini in a test folder names
+    ``../golden_al_distribution``); a folder that is not there but is under the lint root is
+    read relative to the lint root."""
+    found = folder.resolve()
+    named = Path(os.path.relpath(found, rootdir.resolve()))
+    if not found.exists() and (root / named).exists():
+        return named.as_posix()
     try:
         return found.relative_to(root).as_posix()
     except ValueError:
         return str(found)
-
-
-def _ini_list(config: pytest.Config, name: str) -> tuple[str, ...]:
-    try:
-        value = config.getini(name)
-    except ValueError:
-        return ()
-    return tuple(str(v) for v in value) if isinstance(value, list) else ()
 
 
 def _suite(config: pytest.Config) -> LintSuite | None:
@@ -228,18 +209,15 @@ def stopped_by_collection(config: pytest.Config, errors: int) -> list[str]:
     ]
 
 
-def _shared_tree(config: pytest.Config, recipes: Path) -> Callable[[], Any] | None:
+def _shared_tree(
+    config: pytest.Config, settings: Settings, recipes: Path
+) -> Callable[[], Any] | None:
     """The plugin's own recipe tree when it reads the same folder, so a run that collects
     recipes and lints them reads every file once."""
-    try:
-        import pytest_infx.plugin.collect as collect
-        import pytest_infx.plugin.options as options
+    if settings.recipes.resolve() != recipes.resolve():
+        return None
+    import pytest_infx.plugin.collect as collect
 
-        same = options.settings(config).recipes == recipes.resolve()
-    except (ImportError, ValueError, AttributeError):
-        return None
-    if not same:
-        return None
     return lambda: collect.tree(config)
 
 
@@ -282,33 +260,47 @@ class LintItem(pytest.Item):
         return self.suite.root, None, self.nodeid
 
 
+def _hook_rules(config: pytest.Config) -> list[extensions.Provided]:
+    """The rules of this run's ``pytest_infx_lint_rules`` implementations, each named by
+    where it is, so a bad one is reported as its own."""
+    found: list[extensions.Provided] = []
+    for impl in config.pluginmanager.hook.pytest_infx_lint_rules.get_hookimpls():
+        source = f"{extensions.HOOK} in {impl.plugin_name}"
+        found.extend(extensions.provided_by(source, impl.function()))
+    return found
+
+
 def lint_items(session: pytest.Session) -> list[pytest.Item]:
     """One item per lint rule under a fresh ``infx-lint`` suite; nothing is read until an
     item runs. An explicit ``--infx-base`` that does not exist is a usage error, not a skip."""
     config = session.config
+    settings = options.settings(config)
     root = lint_root(config)
     if not root.is_dir():
         raise pytest.UsageError(f"--infx-lint-root: {root} is not a folder")
-    base = _setting(config, BASE_OPTION)
+    base = settings.lint.base
     if base is not None and not ref_exists(root, base):
         raise pytest.UsageError(
             f"--infx-base: git ref {base!r} does not exist in {root}; fetch it or name another"
         )
     try:
-        rules = select_rules(
-            selectors(_ini_list(config, "infx_lint_select")),
-            selectors(_ini_list(config, "infx_lint_ignore")),
-        )
+        offered = [*extensions.from_entry_points(), *_hook_rules(config)]
+        extra = extensions.checked(offered, all_rules())
+    except extensions.RuleRegistrationError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    try:
+        rules = select_rules(settings.lint.select, settings.lint.ignore, extra)
     except UnknownRuleError as exc:
         raise pytest.UsageError(f"ini infx_lint_select / infx_lint_ignore: {exc}") from None
     try:
-        changelog_only = ChangelogOnly.parse(_ini(config, "infx_changelog_only_entries") or "")
+        changelog_only = ChangelogOnly.parse(settings.lint.changelog_only_entries)
     except ValueError as exc:
         raise pytest.UsageError(f"ini infx_changelog_only_entries: {exc}") from None
     suite = LintSuite.from_parent(
         session,
         name=SUITE_NAME,
         nodeid=SUITE_NAME,
+        settings=settings,
         root=root,
         base=base,
         rules=rules,

@@ -4,17 +4,30 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
+import sys
 from pathlib import Path
 
 import pytest
 
 from pytest_infx.plugin.stash import SETTINGS
 from pytest_infx.settings import (
+    DEFAULT_CHANGELOG_ONLY_ENTRIES,
+    DEFAULT_ENGINE_CHECK,
+    DEFAULT_GOLDEN_DIR,
+    DEFAULT_PRECISION_CHECK,
+    DEFAULT_PROGRESS,
+    DEFAULT_PROGRESS_INTERVAL_S,
+    DEFAULT_RECIPES_DIR,
+    DEFAULT_RESULTS_DIR,
     ENGINE_CHECK_MODES,
     MIN_PROGRESS_INTERVAL_S,
     PROGRESS_MODES,
+    SPEC_SEPARATOR,
+    LintSettings,
     Roots,
     Settings,
+    SlurmSettings,
 )
 
 
@@ -181,8 +194,14 @@ def add_options(parser: pytest.Parser) -> None:
         help="skip a cell whose result file in --infx-results passed with the same point "
         "fingerprint and dataset, reusing its stored AL (default: ini infx_resume)",
     )
-    parser.addini("infx_progress", "live, lines, off or auto (the default)", default="auto")
-    parser.addini("infx_progress_interval", "seconds between plain progress lines", default="30")
+    parser.addini(
+        "infx_progress", "live, lines, off or auto (the default)", default=DEFAULT_PROGRESS
+    )
+    parser.addini(
+        "infx_progress_interval",
+        "seconds between plain progress lines",
+        default=f"{DEFAULT_PROGRESS_INTERVAL_S:g}",
+    )
     parser.addini("infx_resume", "reuse passed cells of an earlier run", type="bool", default=False)
     parser.addini(
         "infx_scenario_types",
@@ -214,21 +233,31 @@ def add_options(parser: pytest.Parser) -> None:
         "new changelog entries that change no config key: forbid (default), repeat (an"
         " earlier entry's config-keys and description, as a results recovery writes them)"
         " or match:REGEX (a description line matches)",
-        default="forbid",
+        default=DEFAULT_CHANGELOG_ONLY_ENTRIES,
     )
     parser.addini("infx_base", "git ref the lint rules compare with", default="")
     parser.addini("infx_staged_root", "folder of checkpoints staged on this runner", default="")
     parser.addini("infx_download_root", "where missing checkpoints are downloaded", default="")
-    parser.addini("infx_recipes", "recipe folder, relative to the rootdir", default="recipes")
     parser.addini(
-        "infx_results", "results folder, relative to the invocation dir", default="infx-results"
+        "infx_recipes", "recipe folder, relative to the rootdir", default=DEFAULT_RECIPES_DIR
     )
-    parser.addini("infx_golden", "golden curve folder, relative to the rootdir", default="golden")
-    parser.addini("infx_engine_check", "engine argv check: auto, always or off", default="auto")
+    parser.addini(
+        "infx_results",
+        "results folder, relative to the invocation dir",
+        default=DEFAULT_RESULTS_DIR,
+    )
+    parser.addini(
+        "infx_golden", "golden curve folder, relative to the rootdir", default=DEFAULT_GOLDEN_DIR
+    )
+    parser.addini(
+        "infx_engine_check",
+        "engine argv check: auto, always or off",
+        default=DEFAULT_ENGINE_CHECK,
+    )
     parser.addini(
         "infx_precision_check",
         "precision label vs checkpoint census: warn, fail or off",
-        default="warn",
+        default=DEFAULT_PRECISION_CHECK,
     )
 
 
@@ -344,7 +373,7 @@ def _settings(config: pytest.Config) -> Settings:
     try:
         if option_recipes is not None and not recipe_folder.exists():
             usage.existing_folder("--infx-recipes", recipe_folder, "give the recipe folder")
-        if recipes != "recipes" and option_recipes is None and not recipe_folder.exists():
+        if recipes != DEFAULT_RECIPES_DIR and option_recipes is None and not recipe_folder.exists():
             usage.existing_folder("ini infx_recipes", recipe_folder, "give the recipe folder")
         shown = "--infx-results" if option_results else "ini infx_results"
         if option_results or Path(results).is_file():
@@ -364,7 +393,7 @@ def _settings(config: pytest.Config) -> Settings:
         rootdir=root,
         recipes=recipe_folder,
         results=Path(results).resolve(),
-        golden=(root / config.getini("infx_golden")).resolve(),
+        golden=(root / (config.getini("infx_golden") or DEFAULT_GOLDEN_DIR)).resolve(),
         gpu=config.getoption("infx_gpu"),
         plan=config.getoption("infx_plan"),
         gpu_count=gpu_count,
@@ -376,11 +405,102 @@ def _settings(config: pytest.Config) -> Settings:
         resume=bool(config.getoption("infx_resume") or config.getini("infx_resume")),
         precision_check=_precision_check(config),
         engine_check=_engine_check(config),
+        lint=_lint(config),
+        slurm=_slurm(config),
     )
 
 
+def _text(config: pytest.Config, name: str) -> str | None:
+    """The option, else its ini twin (both named ``name``); ``None`` when neither is set."""
+    value = config.getoption(name, default=None)
+    if value is None or value == "":
+        value = config.getini(name)
+    text = str(value).strip() if value is not None else ""
+    return text or None
+
+
+def _lint(config: pytest.Config) -> LintSettings:
+    from pytest_infx.lint.findings import selectors
+
+    root = _text(config, "infx_lint_root")
+    number = config.getoption("infx_pr")
+    return LintSettings(
+        root=(config.rootpath / root).resolve() if root else None,
+        root_option=bool(config.getoption("infx_lint_root")),
+        base=_text(config, "infx_base"),
+        select=selectors(config.getini("infx_lint_select")),
+        ignore=selectors(config.getini("infx_lint_ignore")),
+        changelog_only_entries=str(
+            config.getini("infx_changelog_only_entries") or DEFAULT_CHANGELOG_ONLY_ENTRIES
+        ),
+        scenario_types=tuple(str(v) for v in config.getini("infx_scenario_types")),
+        include=bool(config.getini("infx_lint")),
+        audit=bool(config.getoption("infx_lint_all")),
+        pr=int(number) if number is not None else None,
+        main=bool(config.getoption("infx_main")),
+    )
+
+
+def slurm_asked(config: pytest.Config) -> bool:
+    """Whether ``--infx-slurm`` or its ini twin is given at all: asked before pytest
+    configures, where a run that gives neither (``--help`` among them) builds no settings and
+    imports no Slurm module."""
+    return _text(config, "infx_slurm") is not None
+
+
+def _count(config: pytest.Config, name: str, flag: str, minimum: int) -> int | None:
+    text = _text(config, name)
+    if text is None:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        value = minimum - 1
+    if value < minimum:
+        raise pytest.UsageError(f"{flag}: expected a whole number >= {minimum}, got {text!r}")
+    return value
+
+
+def _slurm(config: pytest.Config) -> SlurmSettings | None:
+    """The Slurm settings; ``None`` when no workers were asked, and then the other Slurm
+    options are not read, so they cannot stop a run that does not use them."""
+    workers = _count(config, "infx_slurm", "--infx-slurm", 0)
+    if not workers:
+        return None
+    extra_text = _text(config, "infx_slurm_args") or ""
+    try:
+        extra = tuple(shlex.split(extra_text))
+    except ValueError as exc:
+        raise pytest.UsageError(f"--infx-slurm-args: {exc} in {extra_text!r}") from None
+    wait_text = _text(config, "infx_slurm_wait")
+    wait_s = None
+    if wait_text is not None:
+        try:
+            wait_s = float(wait_text)
+        except ValueError:
+            wait_s = -1.0
+        if not wait_s > 0:
+            raise pytest.UsageError(f"--infx-slurm-wait: expected seconds > 0, got {wait_text!r}")
+    found = SlurmSettings(
+        workers=workers,
+        partition=_text(config, "infx_slurm_partition"),
+        gpus=_count(config, "infx_slurm_gpus", "--infx-slurm-gpus", 0),
+        time=_text(config, "infx_slurm_time"),
+        account=_text(config, "infx_slurm_account"),
+        extra=extra,
+        wait_s=wait_s,
+    )
+    for word in [*found.srun_argv("x")[1:], sys.executable]:
+        if " " in word or SPEC_SEPARATOR in word or not word:
+            raise pytest.UsageError(
+                f"--infx-slurm: {word!r} cannot be passed to srun through an xdist spec "
+                "(no spaces or '//' inside one argument); use a path or value without them"
+            )
+    return found
+
+
 def _progress(config: pytest.Config) -> str:
-    mode = config.getoption("infx_progress") or config.getini("infx_progress") or "auto"
+    mode = config.getoption("infx_progress") or config.getini("infx_progress") or DEFAULT_PROGRESS
     if mode not in PROGRESS_MODES:
         raise pytest.UsageError(
             f"ini infx_progress = {mode!r}: use one of {', '.join(PROGRESS_MODES)}"
@@ -391,7 +511,7 @@ def _progress(config: pytest.Config) -> str:
 def _progress_interval(config: pytest.Config) -> float:
     value = config.getoption("infx_progress_interval")
     if value is None:
-        text = config.getini("infx_progress_interval") or "30"
+        text = config.getini("infx_progress_interval") or f"{DEFAULT_PROGRESS_INTERVAL_S:g}"
         try:
             value = float(text)
         except ValueError:
@@ -408,7 +528,7 @@ def _progress_interval(config: pytest.Config) -> float:
 
 def _engine_check(config: pytest.Config) -> str:
     option: str | None = config.getoption("infx_engine_check")
-    mode = option or str(config.getini("infx_engine_check") or "auto")
+    mode = option or str(config.getini("infx_engine_check") or DEFAULT_ENGINE_CHECK)
     if mode not in ENGINE_CHECK_MODES:
         raise pytest.UsageError(
             f"infx_engine_check = {mode!r}: use one of {', '.join(ENGINE_CHECK_MODES)}"
@@ -420,4 +540,4 @@ def _precision_check(config: pytest.Config) -> str:
     """Checked where it is used (preflight), so a bad value is a usage error, not a
     collection error of every file."""
     option: str | None = config.getoption("infx_precision_check")
-    return option or str(config.getini("infx_precision_check") or "warn")
+    return option or str(config.getini("infx_precision_check") or DEFAULT_PRECISION_CHECK)

@@ -18,7 +18,7 @@ import pytest
 
 if TYPE_CHECKING:
     from pytest_infx.report.html import ReportFiles
-    from pytest_infx.report.records import Outcome
+    from pytest_infx.results.sweep import Outcome
 
 REUSED_PROPERTY = "infx_reused"
 RECIPE_MARKERS = ("speedbench", "agentic")
@@ -82,7 +82,7 @@ class ReportPlugin:
             outcome = "passed"
         else:
             return
-        from pytest_infx.report.records import Outcome
+        from pytest_infx.results.sweep import Outcome
 
         reason = _reason(report.longreprtext) if not report.passed else ""
         self.outcomes[item_id] = Outcome(
@@ -118,7 +118,7 @@ class ReportPlugin:
         from pytest_infx.plugin.options import settings
         from pytest_infx.plugin.stash import REPORT_MARKDOWN
         from pytest_infx.report import html
-        from pytest_infx.report.records import read_sweep
+        from pytest_infx.results.sweep import read_sweep
 
         options = settings(self.config)
         sweep = read_sweep(

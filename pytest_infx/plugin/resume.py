@@ -3,8 +3,9 @@
 A cell is reused when its result file under ``--infx-results`` (``cells/<item id>.json``, for
 AgentX points ``agentic/<item id>.json``) has the point's fingerprint (everything in the recipe
 that affects the result, the engine image or command and version included), was measured on the
-same dataset or shipped traces (their sha256), and passed. Every other cell runs, and the
-summary says why. A reused cell still goes through the golden gate with its stored AL (the
+same dataset or shipped traces (their sha256), and passed (verdict ``pass``, or ``passed`` in
+the AgentX files written before the verdict words were made one). Every other cell runs, and
+the summary says why. A reused cell still goes through the golden gate with its stored AL (the
 golden curve may have changed since), feeds the AL table and rebuilds the recipe's ``.al.yaml``,
 so a resumed sweep ends with the same reports as an uninterrupted one; and servers are only
 expected by the items that run, so a configuration whose items are all reused never starts.
@@ -27,6 +28,7 @@ import pytest_infx.plugin.stash as stash
 from pytest_infx.plugin.kinds import KINDS
 from pytest_infx.plugin.reporter import REUSED_PROPERTY, property_of
 from pytest_infx.plugin.stash import REUSE
+from pytest_infx.results.layout import Layout
 from pytest_infx.results.reuse import Reuse
 
 if TYPE_CHECKING:
@@ -66,6 +68,7 @@ def mark(items: Sequence[pytest.Item], results_dir: Path, datasets: Datasets) ->
     on every judged item (the properties reach the controller's summary)."""
     import pytest_infx.plugin.collect as collect
 
+    layout = Layout(results_dir)
     for item in items:
         if item.stash.get(stash.PREFLIGHT, []):
             continue
@@ -73,7 +76,7 @@ def mark(items: Sequence[pytest.Item], results_dir: Path, datasets: Datasets) ->
         if point is None:
             continue
         kind = KINDS[point.kind]
-        path = kind.result_path(results_dir, point)
+        path = kind.result_path(layout, point)
         verdict = judge(path, point, kind.data_sha256(point, datasets))
         if isinstance(verdict, Reuse):
             item.stash[REUSE] = verdict

@@ -7,15 +7,20 @@ importing the fixtures, which import them back.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_infx.plugin.stash import NO_SERVER, PREFLIGHT, REF, SESSION_ITEMS, Folders
+from pytest_infx.results.files import write_result
+from pytest_infx.results.layout import Layout
 from pytest_infx.settings import Settings
 
 if TYPE_CHECKING:
@@ -52,6 +57,11 @@ class Run:
             reporter.write_line(f"infx: {message}")
 
     @property
+    def layout(self) -> Layout:
+        """Where each file of the results folder lives."""
+        return Layout(self.settings.results)
+
+    @property
     def progress(self) -> Tracker:
         """What this process is doing now, for the live progress lines."""
         if self._progress is None:
@@ -77,7 +87,7 @@ class Run:
             self._pool = ServerPool(
                 self.folders.run / "servers",
                 Registry(self.folders.run / "registry.jsonl"),
-                self.settings.results / "logs",
+                self.layout.logs,
                 leaser,
                 close_wait_s=CLOSE_WAIT_XDIST_S if under_xdist else 0.0,
                 on_starting=lambda label, log: self.progress.begin("server", label, log=str(log)),
@@ -127,6 +137,14 @@ class Run:
         if point.recipe.engine.embedded:
             return serving.embedded_paths(point, self.embedded()).target
         return serving.staged_paths(point, self.settings.roots).target
+
+    def keep(self, record: Mapping[str, Any]) -> Path:
+        """Write an item's result file and tell the ``pytest_infx_result`` hooks; every result
+        file of a run is written here."""
+        path = write_result(self.layout, record)
+        kept = json.loads(path.read_text(encoding="utf-8"))
+        self.config.hook.pytest_infx_result(config=self.config, path=path, record=kept)
+        return path
 
     def release(self, key: str) -> None:
         self.pool.release(key)

@@ -24,8 +24,10 @@ from typing import Any
 
 import pytest
 
+import pytest_infx.plugin.options as options
+from pytest_infx.settings import SlurmSettings as SlurmSettings
+
 JOB_PREFIX = "infx-"
-SPEC_SEPARATOR = "//"
 TERMINAL_WAIT_S = 10.0
 CANCEL_WAIT_S = 30.0
 ENDS = {
@@ -49,88 +51,10 @@ class SlurmError(RuntimeError):
     """A Slurm command failed or was missing."""
 
 
-@dataclass(frozen=True)
-class SlurmSettings:
-    """What the user asked of the cluster; `extra` are srun arguments passed as they are."""
-
-    workers: int
-    partition: str | None = None
-    gpus: int | None = None
-    time: str | None = None
-    account: str | None = None
-    extra: tuple[str, ...] = ()
-    wait_s: float | None = None
-
-    def srun_argv(self, job_name: str) -> list[str]:
-        """`-n1 --unbuffered` matter: without them the worker never answers xdist's handshake."""
-        argv = ["srun", f"--job-name={job_name}", "-N1", "-n1", "--unbuffered"]
-        if self.partition:
-            argv.append(f"--partition={self.partition}")
-        if self.gpus:
-            argv.append(f"--gres=gpu:{self.gpus}")
-        if self.time:
-            argv.append(f"--time={self.time}")
-        if self.account:
-            argv.append(f"--account={self.account}")
-        return [*argv, *self.extra]
-
-
-def _text(config: pytest.Config, option: str) -> str | None:
-    value = config.getoption(option)
-    if value is None or value == "":
-        value = config.getini(option)
-    text = str(value).strip() if value is not None else ""
-    return text or None
-
-
-def _count(config: pytest.Config, option: str, flag: str, minimum: int) -> int | None:
-    text = _text(config, option)
-    if text is None:
-        return None
-    try:
-        value = int(text)
-    except ValueError:
-        value = minimum - 1
-    if value < minimum:
-        raise pytest.UsageError(f"{flag}: expected a whole number >= {minimum}, got {text!r}")
-    return value
-
-
 def settings_from(config: pytest.Config) -> SlurmSettings | None:
-    """The Slurm settings from options or their ini twins; None when no workers were asked."""
-    workers = _count(config, "infx_slurm", "--infx-slurm", 0)
-    if not workers:
-        return None
-    extra_text = _text(config, "infx_slurm_args") or ""
-    try:
-        extra = tuple(shlex.split(extra_text))
-    except ValueError as exc:
-        raise pytest.UsageError(f"--infx-slurm-args: {exc} in {extra_text!r}") from None
-    wait_text = _text(config, "infx_slurm_wait")
-    wait_s = None
-    if wait_text is not None:
-        try:
-            wait_s = float(wait_text)
-        except ValueError:
-            wait_s = -1.0
-        if not wait_s > 0:
-            raise pytest.UsageError(f"--infx-slurm-wait: expected seconds > 0, got {wait_text!r}")
-    found = SlurmSettings(
-        workers=workers,
-        partition=_text(config, "infx_slurm_partition"),
-        gpus=_count(config, "infx_slurm_gpus", "--infx-slurm-gpus", 0),
-        time=_text(config, "infx_slurm_time"),
-        account=_text(config, "infx_slurm_account"),
-        extra=extra,
-        wait_s=wait_s,
-    )
-    for word in [*found.srun_argv("x")[1:], sys.executable]:
-        if " " in word or SPEC_SEPARATOR in word or not word:
-            raise pytest.UsageError(
-                f"--infx-slurm: {word!r} cannot be passed to srun through an xdist spec "
-                "(no spaces or '//' inside one argument); use a path or value without them"
-            )
-    return found
+    """The run's Slurm settings, built with its other settings; None when no workers were
+    asked."""
+    return options.settings(config).slurm
 
 
 REQUEST_OPTIONS = (

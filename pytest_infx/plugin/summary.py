@@ -15,6 +15,7 @@ import pytest
 
 from pytest_infx.files.atomic import atomic_write_text
 from pytest_infx.plugin.stash import REPORT_MARKDOWN
+from pytest_infx.results.layout import Layout
 from pytest_infx.results.tally import Summary
 
 CELL_PROPERTY = "infx_cell"
@@ -78,7 +79,7 @@ def write_drift(
     if not compared and not links:
         return None
     text = "\n".join(part for part in (drift_markdown(summary) if compared else "", links) if part)
-    path = results / "drift-summary.md"
+    path = Layout(results).drift
     atomic_write_text(path, text)
     target = (environ if environ is not None else os.environ).get("GITHUB_STEP_SUMMARY")
     if target:

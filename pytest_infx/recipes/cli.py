@@ -10,6 +10,7 @@ from pytest_infx.recipes.changes import GitError, changed_since
 from pytest_infx.recipes.errors import RecipeErrors
 from pytest_infx.recipes.loader import load_tree
 from pytest_infx.recipes.points import expand_all
+from pytest_infx.settings import DEFAULT_RECIPES_DIR
 from pytest_infx.usage import existing_folder
 
 
@@ -18,10 +19,10 @@ def register(subparsers: Any) -> None:
         "changed", help="recipe keys whose points changed since a git ref (by fingerprint)"
     )
     changed.add_argument("--base", default="origin/main", help="git ref (default origin/main)")
-    changed.add_argument("--recipes", default="recipes", type=Path, help="recipe folder")
+    changed.add_argument("--recipes", default=DEFAULT_RECIPES_DIR, type=Path, help="recipe folder")
     changed.set_defaults(func=_changed)
     listing = subparsers.add_parser("recipes", help="list recipe points and fingerprints")
-    listing.add_argument("--recipes", default="recipes", type=Path, help="recipe folder")
+    listing.add_argument("--recipes", default=DEFAULT_RECIPES_DIR, type=Path, help="recipe folder")
     listing.set_defaults(func=_list)
 
 

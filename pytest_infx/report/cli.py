@@ -7,26 +7,32 @@ import argparse
 import sys
 from pathlib import Path
 
+from pytest_infx.settings import DEFAULT_GOLDEN_DIR, DEFAULT_RESULTS_DIR
+
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "report", help="write report.html and plots/ from a results folder"
     )
     parser.add_argument(
-        "results", type=Path, nargs="?", default=Path("infx-results"), metavar="RESULTS"
+        "results", type=Path, nargs="?", default=Path(DEFAULT_RESULTS_DIR), metavar="RESULTS"
     )
     parser.add_argument(
-        "--golden", type=Path, default=Path("golden"), help="golden folder (default: golden/)"
+        "--golden",
+        type=Path,
+        default=Path(DEFAULT_GOLDEN_DIR),
+        help=f"golden folder (default: {DEFAULT_GOLDEN_DIR}/)",
     )
     parser.set_defaults(func=_report)
 
 
 def _report(args: argparse.Namespace) -> int:
     from pytest_infx.report.html import write_report
-    from pytest_infx.report.records import read_sweep
+    from pytest_infx.results.layout import Layout
+    from pytest_infx.results.sweep import read_sweep
 
     results: Path = args.results
-    if not (results / "cells").is_dir() and not (results / "agentic").is_dir():
+    if not Layout(results).holds_results():
         print(
             f"infx report: {results} holds no cells/ or agentic/ folder; "
             "pass the --infx-results folder of a run",

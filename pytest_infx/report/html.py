@@ -19,7 +19,8 @@ from urllib.parse import quote
 
 from pytest_infx.files.atomic import atomic_write_bytes, atomic_write_text
 from pytest_infx.report import plots
-from pytest_infx.report.records import (
+from pytest_infx.results.layout import Layout
+from pytest_infx.results.sweep import (
     AgenticPoint,
     AgenticRecipe,
     AlCell,
@@ -27,9 +28,8 @@ from pytest_infx.report.records import (
     Outcome,
     Sweep,
 )
+from pytest_infx.results.verdict import Status, Verdict
 
-REPORT_NAME = "report.html"
-PLOTS_DIR = "plots"
 REUSED_PREFIX = "reused "
 
 STYLE = """
@@ -132,7 +132,7 @@ def _al_row(recipe: AlRecipe, cell: AlCell, base: Path) -> str:
 
 
 def _al_section(recipe: AlRecipe, png: bytes | None, base: Path) -> str:
-    failed = sum(1 for c in recipe.cells if c.status != "pass")
+    failed = sum(1 for c in recipe.cells if c.status is not Status.PASS)
     parts = [
         f'<h2 id="{_e(recipe.key)}">{_e(recipe.key)}</h2>',
         f"<p>SPEED-Bench AL, {len(recipe.cells)} cells, {failed} failed or out of tolerance; "
@@ -221,8 +221,8 @@ def render(
     """The whole page; ``base`` is the folder the page is written to (links are relative)."""
     cells = [c for r in sweep.al for c in r.cells]
     points = [p for r in sweep.agentic for p in r.points]
-    bad_cells = sum(1 for c in cells if c.status != "pass")
-    bad_points = sum(1 for p in points if p.verdict != "passed")
+    bad_cells = sum(1 for c in cells if c.status is not Status.PASS)
+    bad_points = sum(1 for p in points if p.verdict is not Verdict.PASS)
     missing = sweep.without_file()
     reused = sum(1 for c in cells if c.reused) + sum(1 for p in points if p.reused)
     earlier = f", {reused} reused from an earlier run (--infx-resume)" if reused else ""
@@ -252,13 +252,10 @@ def render(
     )
 
 
-def picture_path(results: Path, recipe: str, kind: str) -> Path:
-    return results / PLOTS_DIR / f"{recipe}.{kind}.png"
-
-
 def write_report(sweep: Sweep) -> ReportFiles:
     """Draw the pictures (when matplotlib is there) and write them and the page, atomically."""
     results = sweep.results
+    layout = Layout(results)
     plots_missing = plots.missing_reason()
     al_pngs: dict[str, bytes] = {}
     agentic_pngs: dict[str, bytes] = {}
@@ -266,13 +263,13 @@ def write_report(sweep: Sweep) -> ReportFiles:
     if plots_missing is None:
         for recipe in sweep.al:
             al_pngs[recipe.key] = plots.al_png(recipe)
-            written.append(picture_path(results, recipe.key, "al"))
+            written.append(layout.plot(recipe.key, "al"))
             atomic_write_bytes(written[-1], al_pngs[recipe.key])
         for agentic in sweep.agentic:
             agentic_pngs[agentic.key] = plots.agentic_png(agentic)
-            written.append(picture_path(results, agentic.key, "agentic"))
+            written.append(layout.plot(agentic.key, "agentic"))
             atomic_write_bytes(written[-1], agentic_pngs[agentic.key])
-    page = results / REPORT_NAME
+    page = layout.report
     text = render(
         sweep, results, al_pngs=al_pngs, agentic_pngs=agentic_pngs, plots_missing=plots_missing
     )

@@ -13,7 +13,8 @@ import io
 import math
 from typing import TYPE_CHECKING, Final
 
-from pytest_infx.report.records import AgenticRecipe, AlRecipe
+from pytest_infx.results.sweep import AgenticRecipe, AlRecipe
+from pytest_infx.results.verdict import Status, Verdict
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -136,7 +137,7 @@ def _al_mode(ax: Axes, recipe: AlRecipe, mode: str, side: float, labels: set[str
                 color=FAIL_COLOR,
                 fontsize=8,
             )
-        elif cell.status == "drift":
+        elif cell.status is Status.DRIFT:
             ax.plot(
                 [cell.k + shift],
                 [cell.al],
@@ -218,7 +219,7 @@ def agentic_png(recipe: AgenticRecipe) -> bytes:
                 fontsize=8,
                 color=color,
             )
-            if point.verdict != "passed":
+            if point.verdict is not Verdict.PASS:
                 _failed_mark(ax, x, y, "failed point" if failed_label else None)
                 failed_label = False
             if point.reused is not None:

@@ -33,7 +33,7 @@ def test_record_carries_identity_numbers_and_verdict(data_dir: Path) -> None:
     assert record["latency_ms"]["ttft"]["p99"] == result.ttft_ms.p99  # type: ignore[union-attr]
     assert record["submission_valid"] is False
     assert record["submission_invalid_reasons"] == ["unsafe_override"]
-    assert record["verdict"] == "failed"
+    assert record["verdict"] == "fail"
     assert record["reasons"][0].startswith("11 of 100 requests failed")
     assert record["failed_request_threshold"] == 0.10
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_infx import engine_cli
+from pytest_infx.cli import engine as engine_cli
 from pytest_infx.engines import vllm_cpu
 from pytest_infx.envs import cli, toolenv
 from pytest_infx.envs.toolenv import ScriptStep, ToolEnvSpec

@@ -332,17 +332,34 @@ def test_a_model_key_change_is_a_mismatch(pytester: pytest.Pytester) -> None:
     assert "model key: golden 'demo-model', measured 'demo-model-v2'" in result.stdout.str()
 
 
-def test_the_ini_option_moves_the_golden_folder(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_gate=GATE_TEST)
+def test_the_folder_given_is_where_curves_are_read_and_recorded(
+    pytester: pytest.Pytester,
+) -> None:
+    """The caller passes the run's golden folder; the extension reads no setting itself, so
+    an ``infx_golden`` ini that only the extension would see moves nothing."""
+    folder = pytester.path / "curves" / "al"
+    pytester.makepyfile(
+        test_gate=GATE_TEST.replace(
+            'rebaseline=case.get("rebaseline", False),',
+            f'rebaseline=case.get("rebaseline", False), folder=Path({str(folder)!r}),',
+        )
+    )
     pytester.makeconftest(
         "def pytest_addoption(parser):\n"
         "    parser.addini('infx_golden', 'golden folder', default='golden')\n"
     )
-    pytester.makeini("[pytest]\ninfx_golden = curves/al\n")
+    pytester.makeini("[pytest]\ninfx_golden = elsewhere\n")
     setup(pytester, [case("new", cells(GOLDEN))])
     args = ("-p", "no:infx", "-p", "no:cacheprovider", "--snapshot-update")
     pytester.runpytest(*args).assert_outcomes(passed=1)
-    assert load_curve(pytester.path / "curves" / "al" / "demo_mtp.yaml").modes == GOLDEN.modes
+    assert load_curve(folder / "demo_mtp.yaml").modes == GOLDEN.modes
+    assert not (pytester.path / "elsewhere").exists()
+    assert not (pytester.path / "golden" / "demo_mtp.yaml").exists()
+    drifted = cells(GOLDEN, on2=GOLDEN.al("thinking_on", 2) + 0.5)
+    (pytester.path / "cases.json").write_text(json.dumps([case("drift", drifted)]))
+    result = pytester.runpytest("-p", "no:infx", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([f"*golden curve demo_mtp ({folder}/demo_mtp.yaml) drifted:*"])
 
 
 def test_a_partial_update_keeps_the_provenance_of_the_cells_it_did_not_measure(

@@ -107,6 +107,20 @@ def test_lint_root_option_and_ini(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["SKIPPED * no recipe folder*"])
 
 
+def test_the_recipe_folder_option_moves_what_lint_judges(pytester: pytest.Pytester) -> None:
+    """Lint judges the recipe folder the run collects, named by the option or the ini."""
+    files = {
+        name.replace("recipes/", "bench/", 1): text for name, text in dict(repo_files()).items()
+    }
+    bad = DFLASH_RECIPE.replace("block-size: 8", "block-size: 4")
+    write_files(pytester.path, {**files, DFLASH.replace("recipes/", "bench/", 1): bad})
+    pytester.makeini("[pytest]\n")
+    args = ("-m", "lint", "-k", "draft", "-p", "no:cacheprovider")
+    result = pytester.runpytest("--infx-recipes", "bench", *args)
+    result.stdout.fnmatch_lines(["*draft length 4 is not valid for dflash with block size 4*"])
+    assert result.parseoutcomes()["failed"] == 1
+
+
 def test_base_option_drives_the_changelog_rules(lint_repo: pytest.Pytester) -> None:
     root = lint_repo.path
     git(root, "init", "-q", "-b", "main")

@@ -10,10 +10,13 @@ from typing import Any
 
 import pytest
 
+from pytest_infx.files.cachedir import cache_root
 from pytest_infx.launch.ports import free_port
 
 from .helpers import CURVE, golden_text, live_pids, prompts, recipe, write_recipe
 
+TOKENIZER = Path(__file__).resolve().parents[1] / "agentic" / "data" / "tokenizer"
+CACHE = cache_root()
 INI = """
 [pytest]
 addopts = -p no:cacheprovider
@@ -47,6 +50,21 @@ class Sweep:
         fields.setdefault("port", free_port("127.0.0.1"))
         return write_recipe(self.recipes, recipe(key, record=self.record, **fields))
 
+    def add_agentic(self, key: str, concurrency: list[int], port: int) -> Path:
+        """A short AgentX recipe of one TP, replayed by the real aiperf against fake_vllm."""
+        data = recipe(key, record=self.record, port=port)
+        del data["speedbench"]
+        data["model"]["path"] = str(TOKENIZER)
+        data["agentic"] = {
+            "points": [{"tp": 1, "concurrency": concurrency}],
+            "duration": 60,
+            "request-count": 4,
+            "trajectory-start-ratio": [0.0, 0.0],
+            "traces": "builtin",
+            "num-dataset-entries": None,
+        }
+        return write_recipe(self.recipes, data)
+
     def commit_golden(self, cells: dict[str, dict[int, float]], name: str = CURVE) -> Path:
         self.golden.mkdir(exist_ok=True)
         path = self.golden / f"{name}.yaml"
@@ -70,6 +88,16 @@ def wait_gone(record: Path, timeout: float) -> list[int]:
     while live_pids(record) and time.monotonic() < deadline:
         time.sleep(0.05)
     return live_pids(record)
+
+
+@pytest.fixture
+def aiperf_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The installed aiperf, found by the run even though pytester moves the home folder."""
+    from pytest_infx.envs.aiperf import installed_aiperf
+
+    if installed_aiperf(cache_dir=CACHE) is None:
+        pytest.skip("aiperf is not installed; run 'infx engine install aiperf'")
+    monkeypatch.setenv("INFX_CACHE_DIR", str(CACHE))
 
 
 @pytest.fixture

@@ -5,46 +5,15 @@ result file and InferenceX's, under InferenceX's name."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any
 
 import pytest
 
 from pytest_infx.agentic.shape import shape_of
-from pytest_infx.files.cachedir import cache_root
 from pytest_infx.recipes.loader import load_file
 from pytest_infx.recipes.points import expand
 
 from .conftest import Sweep
-from .helpers import recipe, records, write_recipe
-
-TOKENIZER = Path(__file__).resolve().parents[1] / "agentic" / "data" / "tokenizer"
-CACHE = cache_root()
-
-
-@pytest.fixture
-def aiperf_installed(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The installed aiperf, found by the run even though pytester moves the home folder."""
-    from pytest_infx.envs.aiperf import installed_aiperf
-
-    if installed_aiperf(cache_dir=CACHE) is None:
-        pytest.skip("aiperf is not installed; run 'infx engine install aiperf'")
-    monkeypatch.setenv("INFX_CACHE_DIR", str(CACHE))
-
-
-def _agentic(sweep: Sweep, key: str, concurrency: list[int], port: int) -> Path:
-    data: dict[str, Any] = recipe(key, record=sweep.record, port=port)
-    del data["speedbench"]
-    data["model"]["path"] = str(TOKENIZER)
-    data["agentic"] = {
-        "points": [{"tp": 1, "concurrency": concurrency}],
-        "duration": 60,
-        "request-count": 4,
-        "trajectory-start-ratio": [0.0, 0.0],
-        "traces": "builtin",
-        "num-dataset-entries": None,
-    }
-    return write_recipe(sweep.recipes, data)
+from .helpers import records
 
 
 def test_a_server_per_concurrency_shared_by_points_launched_alike(
@@ -54,8 +23,8 @@ def test_a_server_per_concurrency_shared_by_points_launched_alike(
 
     monkeypatch.delenv("RUNNER_NAME", raising=False)
     port = free_port("127.0.0.1")
-    main = _agentic(sweep, "fake-agentic", [1, 2], port)
-    _agentic(sweep, "fake-agentic-twin", [2], port)
+    main = sweep.add_agentic("fake-agentic", [1, 2], port)
+    sweep.add_agentic("fake-agentic-twin", [2], port)
     result = sweep.run("-m", "agentic", "-p", "no:randomly")
     result.assert_outcomes(passed=3)
     starts = records(sweep.record)

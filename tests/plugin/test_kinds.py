@@ -18,6 +18,7 @@ from pytest_infx.plugin.summary import AGENTIC_PROPERTY, CELL_PROPERTY, cells_fr
 from pytest_infx.prepare.preflight import Datasets
 from pytest_infx.recipes.loader import load_tree
 from pytest_infx.recipes.points import Point, expand_all
+from pytest_infx.results.layout import Layout
 from pytest_infx.results.reuse import Reuse
 
 from .conftest import Sweep
@@ -51,7 +52,7 @@ def _stored(point: Point, datasets: Datasets) -> dict[str, Any]:
             "id": point.id,
             "fingerprint": point.fingerprint,
             "traces_sha256": KINDS["agentic"].data_sha256(point, datasets),
-            "verdict": "passed",
+            "verdict": "pass",
             "requests": {"total": 4, "completed": 4, "failed": 0},
             "throughput": {"output_tokens_per_s_per_gpu": 12.5},
         }
@@ -170,17 +171,18 @@ def test_resume_judges_the_file_each_kind_names(
     points = _both(sweep.recipes, sweep.record)
     elsewhere = sweep.root / "elsewhere"
     monkeypatch.setattr(
-        AgenticKind, "result_path", lambda self, results_dir, point: elsewhere / f"{point.id}.json"
+        AgenticKind, "result_path", lambda self, layout, point: elsewhere / f"{point.id}.json"
     )
     datasets = Datasets(sweep.root)
+    layout = Layout(sweep.results)
     for point in points:
-        path = KINDS[point.kind].result_path(sweep.results, point)
+        path = KINDS[point.kind].result_path(layout, point)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(_stored(point, datasets)))
     items = _items(sweep)
     resume.mark(items, sweep.results, datasets)
     reused = {item.name: item.stash.get(REUSE, None) for item in items}
-    assert {p.id: KINDS[p.kind].result_path(sweep.results, p) for p in points} == {
+    assert {p.id: KINDS[p.kind].result_path(layout, p) for p in points} == {
         name: found.path for name, found in reused.items() if found is not None
     }
     agentic = next(p for p in points if p.kind == "agentic")

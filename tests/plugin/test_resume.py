@@ -267,3 +267,24 @@ def test_a_result_file_of_the_wrong_shape_is_run_again_not_failed(sweep: Sweep) 
         ["0 cells reused, 2 run: *1 with a result file that is not reusable ('dataset' is not*"]
     )
     assert sweep.cell(off)["dataset"]["sha256"]
+
+
+@pytest.mark.parametrize("word", ["pass", "passed"])
+@pytest.mark.parametrize("kind", ["speedbench", "agentic"])
+def test_a_passed_result_is_reused_whichever_word_its_file_was_written_with(
+    tmp_path: Path, kind: str, word: str
+) -> None:
+    data = recipe(KEY, record=tmp_path / "starts.jsonl")
+    if kind == "agentic":
+        data.pop("speedbench")
+        data["agentic"] = {"points": [{"tp": 1, "concurrency": [1]}], "traces": "builtin"}
+    write_recipe(tmp_path / "recipes", data)
+    point = expand_all(load_tree(tmp_path / "recipes"))[0]
+    stored = {"id": point.id, "fingerprint": point.fingerprint, "kind": kind, "al": 1.5}
+    stored |= {"engine": {"name": "vllm"}, "dataset": {"sha256": "a" * 64}}
+    stored |= {"traces_sha256": "a" * 64, "throughput": {"output_tokens_per_s_per_gpu": 9.5}}
+    path = tmp_path / "stored.json"
+    path.write_text(json.dumps({**stored, "verdict": word}))
+    assert isinstance(judge(path, point, "a" * 64), Reuse)
+    path.write_text(json.dumps({**stored, "verdict": word.replace("pass", "fail")}))
+    assert judge(path, point, "a" * 64) == "that did not pass last time"

@@ -19,7 +19,6 @@ from plugin.helpers import golden_text, recipe, write_recipe
 from pytest_infx.agentic.gate import check_requests
 from pytest_infx.agentic.record import result_record
 from pytest_infx.agentic.results import parse_export
-from pytest_infx.files.atomic import atomic_write_json
 from pytest_infx.golden.compare import CompareOptions, compare_curves
 from pytest_infx.golden.curve import Curve
 from pytest_infx.golden.io import load_curve
@@ -27,7 +26,9 @@ from pytest_infx.launch.shared import ServerHandle
 from pytest_infx.plugin.kinds.speedbench import _golden_summary, cell_record
 from pytest_infx.recipes.loader import load_file
 from pytest_infx.recipes.points import Point, expand
-from pytest_infx.report import results
+from pytest_infx.results import cells
+from pytest_infx.results.files import write_result
+from pytest_infx.results.layout import Layout
 from pytest_infx.speedbench import al as al_mod
 from pytest_infx.speedbench import checks
 from pytest_infx.speedbench.cell import CellOutcome, CellSettings
@@ -200,9 +201,9 @@ def write_al_cell(
         )
         summary = _golden_summary(golden.name, comparison, passed=comparison.ok)
     record = cell_record(point, server, outcome, engine, summary)
-    results.write_cell(folder.results, record)
-    header = results.provenance(point, record["dataset"], engine)
-    results.write_matrix(folder.results, point, header)
+    write_result(Layout(folder.results), record)
+    header = cells.provenance(point, record["dataset"], engine)
+    cells.write_matrix(Layout(folder.results), point, header)
     return record
 
 
@@ -236,5 +237,5 @@ def write_agentic_point(
     record["id"] = f"{key}[tp{tp}-c{concurrency}]"
     server = folder.server(f"{key}-tp{tp}")
     record["server"] = {"argv": list(server.argv), "port": server.port, "log": str(server.log_path)}
-    atomic_write_json(folder.results / "agentic" / f"{record['id']}.json", record)
+    write_result(Layout(folder.results), record)
     return record

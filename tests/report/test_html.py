@@ -13,7 +13,7 @@ import pytest
 from pytest_infx.plugin.summary import Summary, write_drift
 from pytest_infx.report import html as report_html
 from pytest_infx.report import plots
-from pytest_infx.report.records import Outcome, read_sweep
+from pytest_infx.results.sweep import Outcome, read_sweep
 
 from .builders import Folder, write_agentic_point, write_al_cell
 
@@ -70,7 +70,7 @@ def test_cells_read_back_with_their_verdicts(folder: Folder) -> None:
     assert recipe.allowed(drifted) == pytest.approx(0.05 + 2 * drifted.standard_error)
     (agentic,) = sweep.agentic
     assert list(agentic.by_tp()) == [2, 1]
-    assert [p.verdict for p in agentic.by_tp()[1]] == ["passed", "failed"]
+    assert [p.verdict for p in agentic.by_tp()[1]] == ["pass", "fail"]
 
 
 def test_report_embeds_the_pngs_and_links_every_cell_and_log(folder: Folder) -> None:
@@ -110,8 +110,8 @@ def test_report_shows_each_verdict_and_its_reasons(folder: Folder) -> None:
     passed = table[f"{KEY}[k1-thinking_off].json"]
     assert 'class="pass"' in passed and "1.61" in passed
     bad_point = table[f"{AGENTIC}[tp1-c4].json"]
-    assert 'class="failed"' in bad_point and "11/100" in bad_point
-    assert 'class="passed"' in table[f"{AGENTIC}[tp2-c4].json"]
+    assert 'class="fail"' in bad_point and "11/100" in bad_point
+    assert 'class="pass"' in table[f"{AGENTIC}[tp2-c4].json"]
     assert "6 SPEED-Bench cells (2 failed or out of tolerance), 4 AgentX points (1 failed)" in page
 
 
@@ -242,7 +242,7 @@ def test_drawing_leaves_pyplot_alone(folder: Folder) -> None:
     script = (
         "import sys; from pathlib import Path\n"
         "from pytest_infx.report.html import write_report\n"
-        "from pytest_infx.report.records import read_sweep\n"
+        "from pytest_infx.results.sweep import read_sweep\n"
         f"results, golden = Path({str(folder.results)!r}), Path({str(folder.golden)!r})\n"
         "files = write_report(read_sweep(results, golden))\n"
         "import matplotlib\n"

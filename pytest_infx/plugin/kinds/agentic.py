@@ -22,6 +22,7 @@ import pytest
 import pytest_infx.plugin.items as items
 from pytest_infx.plugin.kinds.base import finite_number
 from pytest_infx.plugin.summary import AGENTIC_PROPERTY
+from pytest_infx.results import verdict
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -35,14 +36,14 @@ if TYPE_CHECKING:
     from pytest_infx.prepare.preflight import Datasets
     from pytest_infx.recipes.points import Point
     from pytest_infx.recipes.schema import Agentic
+    from pytest_infx.results.layout import Layout
     from pytest_infx.results.reuse import Reuse
 
 BUILTIN_TRACES = "builtin"
-INFERENCEX_DIR = "inferencex"
 
 
-def agentic_path(run: Run, point: Point) -> Any:
-    return run.settings.results / "agentic" / point.id
+def agentic_path(run: Run, point: Point) -> Path:
+    return run.layout.artifacts(point.id)
 
 
 def traces_sha256(point: Point) -> str | None:
@@ -118,9 +119,10 @@ class AgenticPoint:
         agg = build_aggregate(
             found, export, shape, model=recipe.model.hub_id, image=recipe.engine.image
         )
-        relative = f"agentic/{INFERENCEX_DIR}/{shape.result_filename}.json"
-        atomic_write_json(self.run_ctx.settings.results / relative, agg)
-        return relative, headline(agg, num_gpus=shape.num_gpus) or {}
+        layout = self.run_ctx.layout
+        path = layout.inferencex(shape.result_filename)
+        atomic_write_json(path, agg)
+        return layout.relative(path), headline(agg, num_gpus=shape.num_gpus) or {}
 
     def identity(self) -> dict[str, Any]:
         point = self.point
@@ -142,7 +144,6 @@ class AgenticPoint:
         from pytest_infx.agentic.record import result_record
         from pytest_infx.agentic.results import ExportError
         from pytest_infx.agentic.runner import CONSOLE_LOG_NAME, AgenticRunError, run_aiperf
-        from pytest_infx.files.atomic import atomic_write_json
 
         agentic = self.agentic
         say = self.run_ctx.say
@@ -175,9 +176,7 @@ class AgenticPoint:
             "port": self.server.port,
             "log": str(self.server.log_path),
         }
-        atomic_write_json(
-            self.run_ctx.settings.results / "agentic" / f"{self.point.id}.json", record
-        )
+        self.run_ctx.keep(record)
         attach(self.request.node, record)
         if not verdict.passed:
             pytest.fail(f"{self.point.id}: {verdict.message}", pytrace=False)
@@ -248,8 +247,8 @@ class AgenticKind:
     def attach(self, node: pytest.Item, point: Point, record: Mapping[str, Any]) -> None:
         attach(node, record)
 
-    def result_path(self, results_dir: Path, point: Point) -> Path:
-        return results_dir / "agentic" / f"{point.id}.json"
+    def result_path(self, layout: Layout, point: Point) -> Path:
+        return layout.point(point.id)
 
     def data_sha256(self, point: Point, datasets: Datasets) -> str | None:
         return traces_sha256(point)
@@ -258,7 +257,7 @@ class AgenticKind:
         return record.get("traces_sha256")
 
     def passed(self, record: Mapping[str, Any]) -> bool:
-        return record.get("verdict") == "passed"
+        return verdict.passed(record)
 
     def wrong_shape(self, record: Mapping[str, Any]) -> str | None:
         for name in ("requests", "throughput"):

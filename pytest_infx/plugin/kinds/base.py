@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from pytest_infx.plugin.run import Run
     from pytest_infx.prepare.preflight import Datasets
     from pytest_infx.recipes.points import Point
+    from pytest_infx.results.layout import Layout
     from pytest_infx.results.reuse import Reuse
 
 
@@ -60,8 +61,8 @@ class Kind(Protocol):
         and a reused runnable leave the same properties."""
         ...
 
-    def result_path(self, results_dir: Path, point: Point) -> Path:
-        """The stored result file resume judges."""
+    def result_path(self, layout: Layout, point: Point) -> Path:
+        """The stored result file resume judges, in the results folder ``layout``."""
         ...
 
     def data_sha256(self, point: Point, datasets: Datasets) -> str | None:

@@ -21,8 +21,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import pytest_infx.plugin.items as items
+import pytest_infx.plugin.options as options
 from pytest_infx.plugin.kinds.base import finite_number
 from pytest_infx.plugin.summary import CELL_PROPERTY
+from pytest_infx.results import verdict
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
     from pytest_infx.plugin.run import Run
     from pytest_infx.prepare.preflight import Datasets
     from pytest_infx.recipes.points import Cell, Point
+    from pytest_infx.results.layout import Layout
     from pytest_infx.results.reuse import Reuse
     from pytest_infx.speedbench.cell import CellOutcome, CellSettings
     from pytest_infx.speedbench.metrics import SpecCounters
@@ -135,7 +138,7 @@ def cell_record(
             },
         },
         "golden": golden,
-        "verdict": "fail" if reasons else "pass",
+        "verdict": verdict.of(not reasons).value,
         "reasons": reasons,
     }
 
@@ -208,7 +211,7 @@ class SpeedbenchCell:
 
     def run(self) -> None:
         __tracebackhide__ = True
-        from pytest_infx.report import results
+        from pytest_infx.results import cells
         from pytest_infx.speedbench.cell import run_cell
         from pytest_infx.speedbench.metrics import ScrapeError
 
@@ -228,7 +231,7 @@ class SpeedbenchCell:
             raise pytest.fail.Exception(message, pytrace=False) from None
         engine = engine_info(point)
         record = cell_record(point, self.server, outcome, engine, None)
-        header = results.provenance(point, record["dataset"], engine)
+        header = cells.provenance(point, record["dataset"], engine)
         drift: GoldenDriftError | None = None
         if outcome.al is not None:
             drift, golden = gate(
@@ -241,9 +244,8 @@ class SpeedbenchCell:
                 self.request,
             )
             record = cell_record(point, self.server, outcome, engine, golden)
-        results_dir = self.run_ctx.settings.results
-        results.write_cell(results_dir, record)
-        results.write_matrix(results_dir, point, header)
+        self.run_ctx.keep(record)
+        cells.write_matrix(self.run_ctx.layout, point, header)
         attach(self.request.node, point, record)
         if outcome.reasons:
             pytest.fail(
@@ -269,10 +271,10 @@ class ReusedCell:
 
     def run(self) -> None:
         __tracebackhide__ = True
-        from pytest_infx.report import results
+        from pytest_infx.results import cells
 
         record = dict(self.reuse.record)
-        header = results.provenance(self.point, record["dataset"], record["engine"])
+        header = cells.provenance(self.point, record["dataset"], record["engine"])
         drift, golden = gate(
             self.point,
             self.cell,
@@ -283,7 +285,7 @@ class ReusedCell:
             self.request,
         )
         record["golden"] = golden
-        results.write_matrix(self.run_ctx.settings.results, self.point, header)
+        cells.write_matrix(self.run_ctx.layout, self.point, header)
         attach(self.request.node, self.point, record)
         if drift is not None:
             raise pytest.fail.Exception(str(drift), pytrace=False) from None
@@ -302,12 +304,12 @@ def gate(
     results are written) and the summary that goes into the result file and the tables."""
     from pytest_infx.golden.curve import Curve
     from pytest_infx.golden.extension import GoldenDriftError, assert_curve
-    from pytest_infx.report import results
+    from pytest_infx.results import cells
 
     bench = cell.bench
     measured = Curve(
         name=bench.golden,
-        model_key=results.model_key(point),
+        model_key=cells.model_key(point),
         modes={cell.thinking: {cell.draft_length: al}},
         header=header,
     )
@@ -321,6 +323,7 @@ def gate(
             stderr={(cell.thinking, cell.draft_length): standard_error} if standard_error else None,
             partial=True,
             rebaseline=bool(request.config.getoption(REBASELINE_OPTION, False)),
+            folder=options.settings(request.config).golden,
         )
     except GoldenDriftError as exc:
         drift, comparison = exc, exc.comparison
@@ -382,10 +385,8 @@ class SpeedbenchKind:
     def attach(self, node: pytest.Item, point: Point, record: Mapping[str, Any]) -> None:
         attach(node, point, record)
 
-    def result_path(self, results_dir: Path, point: Point) -> Path:
-        from pytest_infx.report import results
-
-        return results.cell_path(results_dir, point.id)
+    def result_path(self, layout: Layout, point: Point) -> Path:
+        return layout.cell(point.id)
 
     def data_sha256(self, point: Point, datasets: Datasets) -> str | None:
         return datasets.get(cell_of(point).bench).sha256
@@ -394,13 +395,13 @@ class SpeedbenchKind:
         return (record.get("dataset") or {}).get("sha256")
 
     def passed(self, record: Mapping[str, Any]) -> bool:
-        return record.get("verdict") == "pass" and record.get("al") is not None
+        return verdict.passed(record) and record.get("al") is not None
 
     def wrong_shape(self, record: Mapping[str, Any]) -> str | None:
         for name in ("dataset", "engine"):
             if record.get(name) is not None and not isinstance(record[name], dict):
                 return f"'{name}' is not a mapping"
-        if record.get("verdict") == "pass" and not isinstance(record.get("engine"), dict):
+        if verdict.passed(record) and not isinstance(record.get("engine"), dict):
             return "'engine' is missing"
         for name in ("al", "al_standard_error"):
             if record.get(name) is not None and not finite_number(record[name]):

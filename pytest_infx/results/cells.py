@@ -1,4 +1,4 @@
-"""Result files: one JSON per cell, and per recipe a measured curve in golden format.
+"""SPEED-Bench cell files read back per recipe, and the recipe's measured curve in golden format.
 
 Downstream tools (dashboards, the golden-curve PR reviewer) read these files, so their shape is a
 contract, the one the README's SPEED-Bench cells section lists; every write is atomic, and the
@@ -17,44 +17,27 @@ from typing import TYPE_CHECKING, Any
 
 from filelock import UnixFileLock
 
-from pytest_infx.files.atomic import atomic_write_json, atomic_write_text
+from pytest_infx.files.atomic import atomic_write_text
 from pytest_infx.golden.curve import Curve, Provenance
 from pytest_infx.golden.io import dump_curve
+from pytest_infx.results.layout import Layout
 
 if TYPE_CHECKING:
     from pytest_infx.recipes.points import Point
 
-CELL_SUFFIX = ".json"
-MATRIX_SUFFIX = ".al.yaml"
+SPEEDBENCH = "speedbench"
 
 
-def cell_path(results: Path, item_id: str) -> Path:
-    return results / "cells" / f"{item_id}{CELL_SUFFIX}"
-
-
-def matrix_path(results: Path, recipe_key: str) -> Path:
-    return results / f"{recipe_key}{MATRIX_SUFFIX}"
-
-
-def write_cell(results: Path, record: Mapping[str, Any]) -> Path:
-    path = cell_path(results, str(record["id"]))
-    atomic_write_json(path, record)
-    return path
-
-
-def read_cells(results: Path, recipe_key: str) -> list[dict[str, Any]]:
-    folder = results / "cells"
-    if not folder.is_dir():
-        return []
+def read_cells(layout: Layout, recipe_key: str) -> list[dict[str, Any]]:
     cells = []
-    for path in sorted(folder.glob(f"{recipe_key}[[]*{CELL_SUFFIX}")):
+    for path in layout.cell_files(recipe_key):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
         if not _cell_shaped(data):
             continue
-        if data.get("recipe") == recipe_key and data.get("kind", "speedbench") == "speedbench":
+        if data.get("recipe") == recipe_key and data.get("kind", SPEEDBENCH) == SPEEDBENCH:
             cells.append(data)
     return cells
 
@@ -120,12 +103,12 @@ def measured_curve(point: Point, cells: Iterable[Mapping[str, Any]], header: Pro
     return Curve(name=bench.golden, model_key=model_key(point), modes=modes, header=header)
 
 
-def write_matrix(results: Path, point: Point, header: Provenance) -> Path | None:
+def write_matrix(layout: Layout, point: Point, header: Provenance) -> Path | None:
     """Rebuild the recipe's measured matrix from its cell files, under a kernel lock."""
-    path = matrix_path(results, point.recipe_key)
+    path = layout.matrix(point.recipe_key)
     path.parent.mkdir(parents=True, exist_ok=True)
     with UnixFileLock(str(path) + ".lock"):
-        cells = read_cells(results, point.recipe_key)
+        cells = read_cells(layout, point.recipe_key)
         if not cells:
             return None
         atomic_write_text(path, dump_curve(measured_curve(point, cells, header)))

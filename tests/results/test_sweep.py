@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from pytest_infx.report.records import AgenticPoint, AgenticRecipe
+from pytest_infx.results.sweep import AgenticPoint, AgenticRecipe, read_sweep
+from pytest_infx.results.verdict import Verdict
 
 
 def point(item_id: str, tp: int, concurrency: int) -> AgenticPoint:
@@ -15,7 +17,7 @@ def point(item_id: str, tp: int, concurrency: int) -> AgenticPoint:
         ttft_p50_ms=1.0,
         failed=0,
         total=1,
-        verdict="passed",
+        verdict=Verdict.PASS,
         reasons=(),
         submission_valid=True,
         file=Path(f"{item_id}.json"),
@@ -40,3 +42,21 @@ def test_arms_keep_the_variants_of_one_tp_apart() -> None:
         "TP8 hicache": ["q[tp8-c64-hicache]", "q[tp8-c72-hicache]"],
         "TP4 ep4-dpa": ["q[tp4-c8-ep4-dpa]"],
     }
+
+
+def test_points_written_with_the_older_words_read_back_in_the_one_vocabulary(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "agentic"
+    folder.mkdir()
+    words = {"q[tp1-c1]": "passed", "q[tp1-c2]": "failed", "q[tp1-c4]": "pass", "q[tp1-c8]": "?"}
+    for concurrency, (item_id, word) in zip((1, 2, 4, 8), words.items(), strict=True):
+        record = {"id": item_id, "recipe": "q", "tp": 1, "concurrency": concurrency}
+        (folder / f"{item_id}.json").write_text(json.dumps({**record, "verdict": word}))
+    (agentic,) = read_sweep(tmp_path, tmp_path / "golden").agentic
+    assert [p.verdict for p in agentic.by_tp()[1]] == [
+        Verdict.PASS,
+        Verdict.FAIL,
+        Verdict.PASS,
+        Verdict.FAIL,
+    ]

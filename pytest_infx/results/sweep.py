@@ -20,6 +20,9 @@ from pytest_infx.golden.compare import DEFAULT_TOLERANCE, DEFAULT_Z
 from pytest_infx.golden.curve import Curve
 from pytest_infx.golden.io import GoldenFileError
 from pytest_infx.golden.store import GoldenNotFoundError, GoldenStore
+from pytest_infx.results import verdict as vocabulary
+from pytest_infx.results.layout import Layout
+from pytest_infx.results.verdict import Status, Verdict
 
 LOG_TAIL_BYTES = 4096
 
@@ -36,7 +39,7 @@ class AlCell:
     mode: str
     al: float | None
     standard_error: float | None
-    verdict: str
+    verdict: Verdict
     reasons: tuple[str, ...]
     golden_ok: bool | None
     completed: int | None
@@ -47,13 +50,13 @@ class AlCell:
     reused: str | None = None
 
     @property
-    def status(self) -> str:
+    def status(self) -> Status:
         """pass, fail (its checks failed: no AL) or drift (out of golden tolerance)."""
-        if self.verdict != "pass" and self.al is None:
-            return "fail"
+        if self.verdict is not Verdict.PASS and self.al is None:
+            return Status.FAIL
         if self.golden_ok is False:
-            return "drift"
-        return "pass" if self.verdict == "pass" else "fail"
+            return Status.DRIFT
+        return Status.PASS if self.verdict is Verdict.PASS else Status.FAIL
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,7 +94,7 @@ class AgenticPoint:
     ttft_p50_ms: float | None
     failed: int
     total: int
-    verdict: str
+    verdict: Verdict
     reasons: tuple[str, ...]
     submission_valid: bool | None
     file: Path
@@ -199,18 +202,20 @@ def _number(value: Any) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def _log_of(data: Mapping[str, Any], results: Path) -> Path | None:
-    """The cell's server log; in a results folder copied elsewhere the recorded absolute path
-    is stale, and the log is the file of that name in this folder's ``logs/``."""
+def _log_of(data: Mapping[str, Any], layout: Layout) -> Path | None:
     server = data.get("server")
     log = server.get("log") if isinstance(server, Mapping) else None
     if not isinstance(log, str) or not log:
         return None
-    here = results / "logs" / Path(log).name
-    return here if here.is_file() else Path(log)
+    return layout.log(log)
 
 
-def _al_cell(path: Path, data: Mapping[str, Any], results: Path, session: _Session) -> AlCell:
+def _verdict(data: Mapping[str, Any]) -> Verdict:
+    """A missing or unknown word is shown as a failure: nothing but a pass reads as one."""
+    return vocabulary.read(data.get("verdict")) or Verdict.FAIL
+
+
+def _al_cell(path: Path, data: Mapping[str, Any], layout: Layout, session: _Session) -> AlCell:
     point = data.get("point") or {}
     golden = data.get("golden") if isinstance(data.get("golden"), Mapping) else None
     requests = data.get("requests") or {}
@@ -220,20 +225,20 @@ def _al_cell(path: Path, data: Mapping[str, Any], results: Path, session: _Sessi
         mode=str(point.get("thinking") or ""),
         al=_number(data.get("al")),
         standard_error=_number(data.get("al_standard_error")),
-        verdict=str(data.get("verdict") or "fail"),
+        verdict=_verdict(data),
         reasons=tuple(str(r) for r in data.get("reasons") or ()),
         golden_ok=None if golden is None else bool(golden.get("ok", True)),
         completed=requests.get("completed"),
         total=requests.get("total"),
         file=path,
-        log=_log_of(data, results),
+        log=_log_of(data, layout),
         ran=session.ran(str(data["id"])),
         reused=session.reused.get(str(data["id"])),
     )
 
 
 def _agentic_point(
-    path: Path, data: Mapping[str, Any], results: Path, session: _Session
+    path: Path, data: Mapping[str, Any], layout: Layout, session: _Session
 ) -> AgenticPoint:
     throughput = data.get("throughput") or {}
     ttft = (data.get("latency_ms") or {}).get("ttft") or {}
@@ -247,11 +252,11 @@ def _agentic_point(
         ttft_p50_ms=_number(ttft.get("p50")),
         failed=int(requests.get("failed") or 0),
         total=int(requests.get("total") or 0),
-        verdict=str(data.get("verdict") or "unknown"),
+        verdict=_verdict(data),
         reasons=tuple(str(r) for r in data.get("reasons") or ()),
         submission_valid=data.get("submission_valid"),
         file=path,
-        log=_log_of(data, results),
+        log=_log_of(data, layout),
         ran=session.ran(str(data["id"])),
         reused=session.reused.get(str(data["id"])),
     )
@@ -270,7 +275,7 @@ def _golden(
 
 
 def _al_recipe(
-    results: Path,
+    layout: Layout,
     key: str,
     rows: list[tuple[Path, dict[str, Any]]],
     store: GoldenStore,
@@ -280,7 +285,7 @@ def _al_recipe(
 ) -> AlRecipe:
     cells = tuple(
         sorted(
-            (_al_cell(p, d, results, session) for p, d in rows),
+            (_al_cell(p, d, layout, session) for p, d in rows),
             key=lambda c: (c.mode != "thinking_off", c.k),
         )
     )
@@ -320,8 +325,8 @@ def _tail(path: Path) -> tuple[str, ...]:
     return tuple(lines[-20:])
 
 
-def server_logs(results: Path) -> tuple[ServerLog, ...]:
-    folder = results / "logs"
+def server_logs(layout: Layout) -> tuple[ServerLog, ...]:
+    folder = layout.logs
     if not folder.is_dir():
         return ()
     files = sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith("."))
@@ -340,36 +345,37 @@ def read_sweep(
     old recipe's files in a reused results folder are not this run's news), and ``curves``
     names a recipe's golden curve when none of its cells got as far as the comparison; an
     outcome's ``reused`` reason marks its cell or point as taken from an earlier run."""
+    layout = Layout(results)
     wanted = None if recipes is None else set(recipes)
     outcomes = tuple(outcomes)
     session = _Session(outcomes)
     problems: list[str] = []
     al_rows: dict[str, list[tuple[Path, dict[str, Any]]]] = {}
     agentic_rows: dict[str, list[AgenticPoint]] = {}
-    for path in _json_files(results / "cells"):
+    for path in _json_files(layout.cells):
         data = _load(path, problems)
         if data is None or data.get("kind", "speedbench") != "speedbench":
             continue
         if wanted is None or data["recipe"] in wanted:
             al_rows.setdefault(str(data["recipe"]), []).append((path, data))
-    for path in _json_files(results / "agentic"):
+    for path in _json_files(layout.agentic):
         data = _load(path, problems)
         if data is not None and (wanted is None or data["recipe"] in wanted):
             agentic_rows.setdefault(str(data["recipe"]), []).append(
-                _agentic_point(path, data, results, session)
+                _agentic_point(path, data, layout, session)
             )
     store = GoldenStore(golden_root)
     return Sweep(
         results=results,
         al=tuple(
-            _al_recipe(results, key, rows, store, curves or {}, session, problems)
+            _al_recipe(layout, key, rows, store, curves or {}, session, problems)
             for key, rows in sorted(al_rows.items())
         ),
         agentic=tuple(
             AgenticRecipe(key=key, points=tuple(points))
             for key, points in sorted(agentic_rows.items())
         ),
-        logs=server_logs(results),
+        logs=server_logs(layout),
         outcomes=outcomes,
         problems=tuple(problems),
     )

@@ -1,0 +1,91 @@
+"""The run's settings are one value: lint, Slurm and the golden folder are built with the rest,
+once, from the options and their ini twins."""
+
+from __future__ import annotations
+
+import pytest
+
+import pytest_infx.plugin.options as options
+from pytest_infx.settings import DEFAULT_GOLDEN_DIR, LintSettings, Settings, SlurmSettings
+
+pytest_plugins = ["pytester"]
+
+
+def _settings(pytester: pytest.Pytester, *args: str) -> Settings:
+    return options.settings(pytester.parseconfigure("-p", "no:cacheprovider", *args))
+
+
+def test_without_options_lint_slurm_and_golden_have_their_defaults(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeini("[pytest]\n")
+    found = _settings(pytester)
+    assert found.lint == LintSettings()
+    assert found.slurm is None
+    assert found.golden == (pytester.path / DEFAULT_GOLDEN_DIR).resolve()
+
+
+def test_the_lint_settings_come_from_the_ini_and_the_options(pytester: pytest.Pytester) -> None:
+    pytester.makeini(
+        "[pytest]\ninfx_lint_root = repo\ninfx_base = origin/release\n"
+        "infx_lint_select = changelog, comments-header\ninfx_lint_ignore = golden\n"
+        "infx_changelog_only_entries = repeat\n"
+        "infx_scenario_types =\n    fixed-seq-len\n    disagg\ninfx_lint = true\n"
+    )
+    found = _settings(pytester, "--infx-pr", "12", "--infx-lint-all")
+    assert found.lint == LintSettings(
+        root=(pytester.path / "repo").resolve(),
+        root_option=False,
+        base="origin/release",
+        select=("changelog", "comments-header"),
+        ignore=("golden",),
+        changelog_only_entries="repeat",
+        scenario_types=("fixed-seq-len", "disagg"),
+        include=True,
+        audit=True,
+        pr=12,
+        main=False,
+    )
+
+
+def test_a_lint_option_wins_over_its_ini_twin(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\ninfx_lint_root = repo\ninfx_base = origin/release\n")
+    found = _settings(pytester, "--infx-lint-root", "other", "--infx-base", "v1", "--infx-main")
+    assert (found.lint.root, found.lint.root_option) == ((pytester.path / "other").resolve(), True)
+    assert (found.lint.base, found.lint.main) == ("v1", True)
+
+
+def test_the_slurm_settings_come_from_the_options_over_their_ini_twins(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeini(
+        "[pytest]\ninfx_slurm = 2\ninfx_slurm_partition = ini-part\n"
+        "infx_slurm_args = --qos=bench --exclusive\ninfx_slurm_wait = 300\n"
+    )
+    args = ("--infx-slurm-partition", "h200", "--infx-slurm-gpus", "4")
+    found = _settings(pytester, *args, "--infx-slurm-time", "2:00:00")
+    assert found.slurm == SlurmSettings(
+        workers=2,
+        partition="h200",
+        gpus=4,
+        time="2:00:00",
+        account=None,
+        extra=("--qos=bench", "--exclusive"),
+        wait_s=300.0,
+    )
+
+
+def test_slurm_options_without_workers_are_not_read(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\ninfx_slurm_args = 'unclosed\n")
+    assert _settings(pytester, "--infx-slurm-wait", "soon").slurm is None
+
+
+def test_a_bad_slurm_value_is_a_usage_error_of_the_settings(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\n")
+    with pytest.raises(pytest.UsageError, match=r"^--infx-slurm-wait: expected seconds > 0"):
+        _settings(pytester, "--infx-slurm", "1", "--infx-slurm-wait", "soon")
+
+
+def test_the_golden_ini_moves_the_golden_folder(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\ninfx_golden = curves/al\n")
+    assert _settings(pytester).golden == (pytester.path / "curves" / "al").resolve()
