@@ -80,11 +80,12 @@ def runnable(kind: Kind, point: Point, run: Run, request: pytest.FixtureRequest)
 def infx_speedbench(
     infx_point: Point, infx_run: Run, request: pytest.FixtureRequest, snapshot: Any
 ) -> Runnable:
-    """The SPEED-Bench cell, which compares its AL with the golden curve through ``snapshot``."""
+    """The SPEED-Bench cell; it names ``snapshot`` because its AL is gated on the golden curve
+    through syrupy, which the AgentX fixture does not need."""
     return runnable(KINDS["speedbench"], infx_point, infx_run, request)
 
 
 @pytest.fixture
 def infx_agentic(infx_point: Point, infx_run: Run, request: pytest.FixtureRequest) -> Runnable:
-    """The AgentX point."""
+    """The AgentX point; a fixture of its own so that its items ask for no golden snapshot."""
     return runnable(KINDS["agentic"], infx_point, infx_run, request)
