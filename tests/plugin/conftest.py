@@ -101,8 +101,13 @@ def aiperf_installed(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def sweep(pytester: pytest.Pytester) -> Iterator[Sweep]:
-    """After the test, every stand-in the run started must be gone (none is killed silently)."""
+def sweep(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sweep]:
+    """After the test, every stand-in the run started must be gone (none is killed silently).
+
+    The inner run is a run of its own: when this suite runs under xdist, the outer worker's
+    variables would make it look like a worker too."""
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        monkeypatch.delenv(name, raising=False)
     pytester.makeini(INI)
     (pytester.path / "recipes").mkdir()
     prompts(pytester.path / "prompts.jsonl")
