@@ -12,6 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "pytest_infx"
 TESTS = ROOT / "tests"
 E2E = "proven by inner pytest runs in tests/e2e/"
+KINDS = "the kinds are tested together through their registry: tests/plugin/test_kinds.py"
 CHANGELOG = "the changelog package is tested as one: tests/lint/test_changelog.py"
 
 UNMIRRORED: dict[str, str] = {
@@ -47,8 +48,9 @@ UNMIRRORED: dict[str, str] = {
     "plugin/gc.py": f"garbage collector hooks: {E2E}test_host_suite.py",
     "plugin/hookspecs.py": f"hook specifications: {E2E}test_engine_providers.py",
     "plugin/items.py": f"recipe item functions: {E2E}test_sweep.py",
-    "plugin/kinds/agentic.py": f"AgentX items: {E2E}test_agentic_servers.py",
-    "plugin/kinds/speedbench.py": f"SPEED-Bench items: {E2E}test_sweep.py and test_golden_gate.py",
+    "plugin/kinds/agentic.py": KINDS,
+    "plugin/kinds/speedbench.py": KINDS,
+    "plugin/kinds/base.py": KINDS,
     "plugin/markers.py": f"marker declarations: {E2E}test_host_suite.py",
     "plugin/reporter.py": f"the sweep report's pytest side: {E2E}test_report_files.py",
     "plugin/run.py": f"the session context: {E2E}test_sharing.py and test_resume.py",

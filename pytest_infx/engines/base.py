@@ -25,7 +25,7 @@ from pytest_infx.engines.spec import (
     SyntheticSetting,
 )
 from pytest_infx.recipes.owned import OwnedFlags, canonical, owner
-from pytest_infx.recipes.points import Point
+from pytest_infx.recipes.points import Cell, Point
 from pytest_infx.recipes.schema import EMBEDDED_PREFIX, Recipe, Speculative
 
 if TYPE_CHECKING:
@@ -348,8 +348,8 @@ def admission_limit(point: Point, *, ranks: int = 1) -> int | None:
     it); a server sized for a larger one would admit more at once and change what a low
     concurrency measures.
     """
-    agentic = point.recipe.agentic
-    if point.kind != "agentic" or agentic is None:
+    agentic = point.agentic
+    if agentic is None:
         return None
     return max(1, math.ceil(agentic.admission_factor * point.concurrency / ranks))
 
@@ -360,11 +360,11 @@ def is_embedded(path: str | None) -> bool:
 
 def speculation(point: Point) -> tuple[Speculative | None, int | None]:
     """The speculative settings and draft length a point's server runs with, if any."""
-    recipe = point.recipe
-    if point.kind == "speedbench" and recipe.speedbench is not None:
-        return recipe.speedbench.speculative, point.draft_length
-    if point.kind == "agentic" and recipe.agentic is not None and recipe.agentic.speculative:
-        return recipe.agentic.speculative, recipe.agentic.speculative.draft_length
+    block = point.block
+    if isinstance(block, Cell):
+        return block.bench.speculative, block.draft_length
+    if block.speculative is not None:
+        return block.speculative, block.speculative.draft_length
     return None, None
 
 

@@ -10,14 +10,14 @@ was collected with.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-import pytest_infx.plugin.items as item_functions
 from pytest_infx.engines import extensions
+from pytest_infx.plugin.kinds import KINDS
 from pytest_infx.plugin.options import settings
 from pytest_infx.plugin.stash import CATALOG, POINTS, REF, SOURCES, TREE
 from pytest_infx.prepare.catalog import Catalog, PointRef, cached_catalog
@@ -27,12 +27,6 @@ from pytest_infx.recipes.layout import RECIPE_SUFFIXES, is_recipe
 if TYPE_CHECKING:
     from pytest_infx.recipes.loader import Tree
     from pytest_infx.recipes.points import Point
-
-
-_FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "speedbench": item_functions.speedbench_cell,
-    "agentic": item_functions.agentic_point,
-}
 
 
 class RecipeChangedError(RuntimeError):
@@ -94,7 +88,8 @@ class RecipeFile(pytest.File):
         fixtureinfo: dict[str, Any] = {}
         manager = self.session._fixturemanager
         for ref in found.points.get(self.path, ()):
-            function = _FUNCTIONS[ref.kind]
+            kind = KINDS[ref.kind]
+            function = kind.function
             info = fixtureinfo.get(ref.kind)
             if info is None:
                 info = manager.getfixtureinfo(node=self, func=function, cls=None)  # type: ignore[arg-type]
@@ -107,7 +102,7 @@ class RecipeFile(pytest.File):
                 originalname=ref.recipe_key,
             )
             item.stash[REF] = ref
-            item.add_marker(ref.kind)
+            item.add_marker(kind.name)
             yield item
 
 

@@ -15,8 +15,9 @@ import pytest
 import pytest_infx.plugin.collect as collect
 import pytest_infx.plugin.options as options
 import pytest_infx.plugin.stash as stash
+from pytest_infx.plugin.kinds import KINDS, Kind, Runnable
 from pytest_infx.plugin.run import Run
-from pytest_infx.plugin.stash import PREFLIGHT, REUSE
+from pytest_infx.plugin.stash import PREFLIGHT, REF, REUSE
 
 if TYPE_CHECKING:
     from pytest_infx.launch import ServerHandle
@@ -56,40 +57,35 @@ def infx_server(
     from pytest_infx.launch.process import ServerStartError
     from pytest_infx.launch.staging import StagingError
 
-    ref = collect.ref_of(request.node)
-    assert ref is not None, "infx_point has already checked that this is a recipe item"
+    server = request.node.stash[REF].server
     try:
-        handle = infx_run.acquire(infx_point, ref.server)
+        handle = infx_run.acquire(infx_point, server)
     except (ServerStartError, StagingError) as exc:
         message = f"server for {infx_point.id} did not start:\n{exc}"
         raise pytest.fail.Exception(message, pytrace=False) from None
     yield handle
-    infx_run.release(ref.server)
+    infx_run.release(server)
+
+
+def runnable(kind: Kind, point: Point, run: Run, request: pytest.FixtureRequest) -> Runnable:
+    """The point's runnable; one whose stored result is reused (``--infx-resume``) asks for no
+    server."""
+    reuse = request.node.stash.get(REUSE, None)
+    if reuse is not None:
+        return kind.reused(point, reuse, run, request)
+    return kind.fresh(point, request.getfixturevalue("infx_server"), run, request)
 
 
 @pytest.fixture
 def infx_speedbench(
     infx_point: Point, infx_run: Run, request: pytest.FixtureRequest, snapshot: Any
-) -> Any:
-    """The cell; one whose stored result is reused (``--infx-resume``) asks for no server."""
-    from pytest_infx.plugin.kinds.speedbench import SpeedbenchCell
-    from pytest_infx.plugin.resume import ReusedCell
-
-    reuse = request.node.stash.get(REUSE, None)
-    if reuse is not None:
-        return ReusedCell(infx_point, reuse, infx_run, request, snapshot)
-    server = request.getfixturevalue("infx_server")
-    return SpeedbenchCell(infx_point, server, infx_run, request, snapshot)
+) -> Runnable:
+    """The SPEED-Bench cell; it names ``snapshot`` because its AL is gated on the golden curve
+    through syrupy, which the AgentX fixture does not need."""
+    return runnable(KINDS["speedbench"], infx_point, infx_run, request)
 
 
 @pytest.fixture
-def infx_agentic(infx_point: Point, infx_run: Run, request: pytest.FixtureRequest) -> Any:
-    """The point; one whose stored result is reused (``--infx-resume``) asks for no server."""
-    from pytest_infx.plugin.kinds.agentic import AgenticPoint
-    from pytest_infx.plugin.resume import ReusedPoint
-
-    reuse = request.node.stash.get(REUSE, None)
-    if reuse is not None:
-        return ReusedPoint(reuse, request)
-    server = request.getfixturevalue("infx_server")
-    return AgenticPoint(infx_point, server, infx_run, request)
+def infx_agentic(infx_point: Point, infx_run: Run, request: pytest.FixtureRequest) -> Runnable:
+    """The AgentX point; a fixture of its own so that its items ask for no golden snapshot."""
+    return runnable(KINDS["agentic"], infx_point, infx_run, request)

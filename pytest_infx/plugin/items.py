@@ -6,14 +6,17 @@ and the benchmark modules do the work, so that every stage can be tested without
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pytest_infx.plugin.kinds.base import Runnable
 
 
-def speedbench_cell(infx_speedbench: Any) -> None:
+def speedbench_cell(infx_speedbench: Runnable) -> None:
     """One SPEED-Bench cell: measure AL against the point's server and check what was served."""
     infx_speedbench.run()
 
 
-def agentic_point(infx_agentic: Any) -> None:
+def agentic_point(infx_agentic: Runnable) -> None:
     """One AgentX point: replay agentic traces through aiperf and gate on request errors."""
     infx_agentic.run()

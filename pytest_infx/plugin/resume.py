@@ -17,24 +17,21 @@ files, before any cell runs, so every worker expects the same server uses.
 from __future__ import annotations
 
 import json
-import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 import pytest_infx.plugin.stash as stash
+from pytest_infx.plugin.kinds import KINDS
 from pytest_infx.plugin.reporter import REUSED_PROPERTY, property_of
 from pytest_infx.plugin.stash import REUSE
-from pytest_infx.results import verdict as vocabulary
 from pytest_infx.results.layout import Layout
-from pytest_infx.results.reuse import AGENTIC, Reuse
+from pytest_infx.results.reuse import Reuse
 
 if TYPE_CHECKING:
-    from pytest_infx.plugin.run import Run
     from pytest_infx.prepare.preflight import Datasets
     from pytest_infx.recipes.points import Point
 
@@ -45,6 +42,7 @@ def judge(path: Path, point: Point, data_sha256: str | None) -> Reuse | str:
     """The stored result to reuse, or why the cell must run (worded to follow a count of
     cells). ``data_sha256`` is the digest of the prompts (SPEED-Bench) or shipped traces
     (AgentX) the point would use now."""
+    kind = KINDS[point.kind]
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -55,124 +53,37 @@ def judge(path: Path, point: Point, data_sha256: str | None) -> Reuse | str:
         return "with another item's result file"
     if record.get("fingerprint") != point.fingerprint:
         return "whose recipe or engine changed (point fingerprint differs)"
-    wrong = _wrong_shape(record, point.kind)
+    wrong = kind.wrong_shape(record)
     if wrong is not None:
         return f"with a result file that is not reusable ({wrong})"
-    passed = vocabulary.passed(record)
-    if point.kind == AGENTIC:
-        stored = record.get("traces_sha256")
-    else:
-        stored = (record.get("dataset") or {}).get("sha256")
-        passed = passed and record.get("al") is not None
-    if stored != data_sha256:
+    if kind.stored_sha256(record) != data_sha256:
         return "whose dataset changed (sha256 differs)"
-    if not passed:
+    if not kind.passed(record):
         return "that did not pass last time"
     return Reuse(path, record)
-
-
-def _number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _wrong_shape(record: Mapping[str, Any], kind: str) -> str | None:
-    """What a reused cell would trip over in a result file of the right item: an edited or
-    truncated file is a reason to run the cell again, never an error of the cell."""
-    mappings = ("requests", "throughput") if kind == AGENTIC else ("dataset", "engine")
-    for name in mappings:
-        if record.get(name) is not None and not isinstance(record[name], dict):
-            return f"'{name}' is not a mapping"
-    if kind == AGENTIC:
-        per_gpu = (record.get("throughput") or {}).get("output_tokens_per_s_per_gpu")
-        if per_gpu is not None and not _number(per_gpu):
-            return "'throughput.output_tokens_per_s_per_gpu' is not a number"
-        return None
-    if vocabulary.passed(record) and not isinstance(record.get("engine"), dict):
-        return "'engine' is missing"
-    for name in ("al", "al_standard_error"):
-        if record.get(name) is not None and not _number(record[name]):
-            return f"'{name}' is not a number"
-    return None
 
 
 def mark(items: Sequence[pytest.Item], results_dir: Path, datasets: Datasets) -> None:
     """Stash a :class:`Reuse` on each reusable item and a one-line reason, as a user property,
     on every judged item (the properties reach the controller's summary)."""
     import pytest_infx.plugin.collect as collect
-    from pytest_infx.plugin.kinds.agentic import traces_sha256
 
     layout = Layout(results_dir)
     for item in items:
-        ref = collect.ref_of(item)
-        if ref is None or item.stash.get(stash.PREFLIGHT, []):
+        if item.stash.get(stash.PREFLIGHT, []):
             continue
         point = collect.point_of(item)
-        assert point is not None, "a recipe item has a point"
-        if point.kind == AGENTIC:
-            path = layout.point(point.id)
-            verdict = judge(path, point, traces_sha256(point))
-        else:
-            path = layout.cell(point.id)
-            verdict = judge(path, point, datasets.get(point).sha256)
+        if point is None:
+            continue
+        kind = KINDS[point.kind]
+        path = kind.result_path(layout, point)
+        verdict = judge(path, point, kind.data_sha256(point, datasets))
         if isinstance(verdict, Reuse):
             item.stash[REUSE] = verdict
             item.stash[stash.NO_SERVER] = True
             item.user_properties.append((REUSED_PROPERTY, verdict.reason(results_dir)))
         else:
             item.user_properties.append((RERUN_PROPERTY, verdict))
-
-
-@dataclass
-class ReusedCell:
-    """Stands in for a SPEED-Bench cell whose stored result is reused: no server, no requests."""
-
-    point: Point
-    reuse: Reuse
-    run_ctx: Run
-    request: pytest.FixtureRequest
-    snapshot: Any
-
-    def run(self) -> None:
-        __tracebackhide__ = True
-        from pytest_infx.plugin.kinds.speedbench import attach, gate
-        from pytest_infx.results import cells
-
-        record = dict(self.reuse.record)
-        header = cells.provenance(self.point, record["dataset"], record["engine"])
-        drift, golden = gate(
-            self.point,
-            self.reuse.al,
-            record.get("al_standard_error"),
-            header,
-            self.snapshot,
-            self.request,
-        )
-        record["golden"] = golden
-        cells.write_matrix(self.run_ctx.layout, self.point, header)
-        attach(self.request.node, self.point, record)
-        if drift is not None:
-            raise pytest.fail.Exception(str(drift), pytrace=False) from None
-
-
-@dataclass
-class ReusedPoint:
-    """Stands in for an AgentX point whose stored result is reused: its record feeds the table."""
-
-    reuse: Reuse
-    request: pytest.FixtureRequest
-
-    def run(self) -> None:
-        from pytest_infx.plugin.summary import AGENTIC_PROPERTY
-
-        record = dict(self.reuse.record)
-        node = self.request.node
-        requests = record.get("requests") or {}
-        node.user_properties.append(("completed", requests.get("completed")))
-        node.user_properties.append(("failed", requests.get("failed")))
-        throughput = record.get("throughput") or {}
-        per_gpu = throughput.get("output_tokens_per_s_per_gpu")
-        node.user_properties.append(("output_tokens_per_s_per_gpu", per_gpu))
-        node.user_properties.append((AGENTIC_PROPERTY, record))
 
 
 class ResumePlugin:

@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-import pytest_infx.plugin.collect as collect
-from pytest_infx.plugin.stash import NO_SERVER, PREFLIGHT, SESSION_ITEMS, Folders
+from pytest_infx.plugin.stash import NO_SERVER, PREFLIGHT, REF, SESSION_ITEMS, Folders
 from pytest_infx.results.files import write_result
 from pytest_infx.results.layout import Layout
 from pytest_infx.settings import Settings
@@ -102,7 +101,7 @@ class Run:
         not those whose stored result is reused."""
         uses: Counter[str] = Counter()
         for item in self.config.stash.get(SESSION_ITEMS, []):
-            ref = collect.ref_of(item)
+            ref = item.stash.get(REF, None)
             if ref is None or item.stash.get(PREFLIGHT, []) or item.stash.get(NO_SERVER, False):
                 continue
             uses[ref.server] += 1

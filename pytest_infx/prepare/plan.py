@@ -17,7 +17,7 @@ from pytest_infx.engines.registry import adapter_for, symbolic_paths, synthetic_
 from pytest_infx.engines.spec import SyntheticSetting
 from pytest_infx.golden.lookup import golden_al
 from pytest_infx.golden.store import GoldenStore
-from pytest_infx.recipes.points import Point
+from pytest_infx.recipes.points import Cell, Point
 from pytest_infx.secrets import shown_argv, shown_value
 
 
@@ -27,8 +27,8 @@ def synthetic_for(point: Point, golden_root: Path) -> SyntheticSetting | None:
     AgentX measures throughput at the acceptance the model really achieves; the AL comes from
     the committed curve, never from a number typed into a recipe.
     """
-    agentic = point.recipe.agentic
-    if point.kind != "agentic" or agentic is None or agentic.speculative is None:
+    agentic = point.agentic
+    if agentic is None or agentic.speculative is None:
         return None
     spec = agentic.speculative
     al = golden_al(
@@ -76,42 +76,38 @@ def server_key(point: Point) -> str:
 
 def client_settings(point: Point) -> dict[str, Any]:
     recipe = point.recipe
-    if point.kind == "speedbench" and recipe.speedbench is not None:
-        bench = recipe.speedbench
-        assert point.thinking is not None
+    block = point.block
+    if isinstance(block, Cell):
+        bench = block.bench
         return {
             "endpoint": "/v1/chat/completions",
             "stream": True,
             "concurrency": bench.concurrency,
             "max_tokens": bench.output_len,
             "sampling": bench.sampling.model_dump(exclude_none=True),
-            "chat_template_kwargs": bench.thinking_modes[point.thinking],
+            "chat_template_kwargs": bench.thinking_modes[block.thinking],
             "dataset": bench.dataset.model_dump(by_alias=True, exclude_none=True),
         }
-    assert recipe.agentic is not None
-    agentic = recipe.agentic
     return {
         "client": "aiperf",
         "concurrency": point.concurrency,
-        "duration_s": agentic.duration,
-        "seed": agentic.seed,
-        "trajectory_start_ratio": agentic.trajectory_start_ratio,
-        "trace_idle_gap_cap_s": agentic.trace_idle_gap_cap,
-        "warmup_grace_period_s": agentic.warmup_grace_period,
+        "duration_s": block.duration,
+        "seed": block.seed,
+        "trajectory_start_ratio": block.trajectory_start_ratio,
+        "trace_idle_gap_cap_s": block.trace_idle_gap_cap,
+        "warmup_grace_period_s": block.warmup_grace_period,
         "max_context_length": recipe.model.max_model_len,
-        "request_count": agentic.request_count,
-        "traces": agentic.traces,
-        "failed_request_threshold": agentic.failed_request_threshold,
+        "request_count": block.request_count,
+        "traces": block.traces,
+        "failed_request_threshold": block.failed_request_threshold,
     }
 
 
 def golden_of(point: Point) -> str | None:
-    recipe = point.recipe
-    if point.kind == "speedbench" and recipe.speedbench is not None:
-        return recipe.speedbench.golden
-    if recipe.agentic is not None and recipe.agentic.speculative is not None:
-        return recipe.agentic.speculative.golden
-    return None
+    block = point.block
+    if isinstance(block, Cell):
+        return block.bench.golden
+    return block.speculative.golden if block.speculative is not None else None
 
 
 def render(point: Point, root: Path | None = None, golden_root: Path | None = None) -> list[str]:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from pytest_infx.engines.conformance import Report
     from pytest_infx.envs.toolenv import Progress
     from pytest_infx.recipes.loader import RecipeSource
+    from pytest_infx.recipes.schema import Speedbench
     from pytest_infx.recipes.source import LinedDict
 from pytest_infx.speedbench.dataset import Dataset, DatasetError, default_dataset_path, load_dataset
 
@@ -73,18 +74,15 @@ class Datasets:
     _cache: dict[tuple[Path, str, int | None], Dataset | DatasetError] = field(default_factory=dict)
     golden_checked: dict[tuple[Path, str], str | None] = field(default_factory=dict)
 
-    def path_of(self, point: Point) -> Path:
-        bench = point.recipe.speedbench
-        assert bench is not None
+    def path_of(self, bench: Speedbench) -> Path:
         if bench.dataset.path is None:
             return default_dataset_path()
         return self.base / bench.dataset.path
 
-    def get(self, point: Point) -> Dataset:
-        bench = point.recipe.speedbench
-        assert bench is not None
+    def get(self, bench: Speedbench) -> Dataset:
+        """The prompts of a SPEED-Bench block (a cell's ``bench``)."""
         ref = bench.dataset
-        key = (self.path_of(point), ref.category, ref.expected_rows)
+        key = (self.path_of(bench), ref.category, ref.expected_rows)
         found = self._cache.get(key)
         if found is None:
             try:
@@ -116,9 +114,10 @@ def golden_name_problem(
     by construction and is recorded. ``recording`` is whether ``--snapshot-update`` was given
     (``None``: not known): without it, any missing curve fails here rather than after the run.
     """
-    bench = point.recipe.speedbench
-    if point.kind != "speedbench" or bench is None:
+    cell = point.cell
+    if cell is None:
         return None
+    bench = cell.bench
     key = (golden_root, bench.golden)
     if cache.golden is None:
         cache.golden = golden_tree(golden_root)
@@ -203,9 +202,10 @@ def preflight(
         server_plan(point)
     except PlanError as exc:
         problems.append(str(exc))
-    if point.kind == "speedbench":
+    cell = point.cell
+    if cell is not None:
         try:
-            datasets.get(point)
+            datasets.get(cell.bench)
         except DatasetError as exc:
             problems.append(str(exc))
     if precision is not None:

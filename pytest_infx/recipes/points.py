@@ -26,10 +26,20 @@ from pytest_infx.recipes.loader import (
     validation_errors,
 )
 from pytest_infx.recipes.owned import EngineRules
-from pytest_infx.recipes.schema import Recipe, ThinkingMode
+from pytest_infx.recipes.schema import Agentic, Recipe, Speedbench, ThinkingMode
 
 Kind = Literal["speedbench", "agentic"]
 FINGERPRINT_VERSION = 2
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A SPEED-Bench point's block of its recipe with the draft length and thinking mode that
+    pick its cell: the recipe's types leave all three optional, a cell has them all."""
+
+    bench: Speedbench
+    draft_length: int
+    thinking: ThinkingMode
 
 
 @dataclass(frozen=True)
@@ -54,6 +64,28 @@ class Point:
     def id(self) -> str:
         return f"{self.recipe_key}[{self.name}]"
 
+    @property
+    def block(self) -> Cell | Agentic:
+        """The settings of the point's kind: a SPEED-Bench cell, or the AgentX block (even
+        where the recipe has a ``speedbench`` block too). Expansion has checked that it exists;
+        a point whose recipe was replaced since may lack it."""
+        block = _block_of(self.recipe, self.kind, self.draft_length, self.thinking)
+        if block is None:
+            raise ValueError(f"{self.id}: its recipe has no {self.kind} block")
+        return block
+
+    @property
+    def cell(self) -> Cell | None:
+        """The SPEED-Bench settings of a SPEED-Bench point; None for an AgentX point."""
+        block = self.block
+        return block if isinstance(block, Cell) else None
+
+    @property
+    def agentic(self) -> Agentic | None:
+        """The AgentX settings of an AgentX point; None for a SPEED-Bench point."""
+        block = self.block
+        return block if isinstance(block, Agentic) else None
+
     def coordinates(self) -> dict[str, Any]:
         coords: dict[str, Any] = {
             "kind": self.kind,
@@ -67,6 +99,17 @@ class Point:
         if self.variant is not None:
             coords["variant"] = self.variant
         return coords
+
+
+def _block_of(
+    recipe: Recipe, kind: Kind, draft_length: int | None, thinking: ThinkingMode | None
+) -> Cell | Agentic | None:
+    if kind == "agentic":
+        return recipe.agentic
+    bench = recipe.speedbench
+    if bench is None or draft_length is None or thinking is None:
+        return None
+    return Cell(bench, draft_length, thinking)
 
 
 def _normalise_thinking(value: Any) -> Any:
@@ -187,14 +230,16 @@ def _fingerprint(kind: Kind, coords: dict[str, Any], material: str) -> str:
 def _point(
     source: RecipeSource,
     eff: _Effective,
-    kind: Kind,
     name: str,
     tp: int,
     concurrency: int,
-    draft_length: int | None,
-    thinking: ThinkingMode | None,
+    cell: tuple[int, ThinkingMode] | None,
     variant: str | None = None,
 ) -> Point:
+    """One point; ``cell`` (draft length, thinking mode) makes it a SPEED-Bench cell, its
+    absence an AgentX point."""
+    kind: Kind = "agentic" if cell is None else "speedbench"
+    draft_length, thinking = (None, None) if cell is None else cell
     coords: dict[str, Any] = {"tp": tp, "concurrency": concurrency}
     if draft_length is not None:
         coords["draft-length"] = draft_length
@@ -204,9 +249,12 @@ def _point(
         coords["variant"] = variant
     matched = eff.matching({**coords, "kind": kind})
     recipe = eff.for_overrides(matched)[0]
-    if kind == "speedbench" and recipe.speedbench is not None:
+    block = _block_of(recipe, kind, draft_length, thinking)
+    if block is None:
+        raise RecipeErrors([_removed_block(source, matched, kind)])
+    if isinstance(block, Cell):
         tp = recipe.tp
-        concurrency = recipe.speedbench.concurrency
+        concurrency = block.bench.concurrency
         coords["tp"] = tp
         coords["concurrency"] = concurrency
     return Point(
@@ -226,6 +274,18 @@ def _point(
     )
 
 
+def _removed_block(source: RecipeSource, matched: tuple[int, ...], kind: Kind) -> RecipeError:
+    """The error for an override that empties the block a point of ``kind`` is made from."""
+    found = [o for o in source.overrides if o.index in matched and kind in o.fields]
+    where = found[-1] if found else None
+    return RecipeError(
+        where.fields.where(kind) if where is not None else source.location,
+        f"overrides[{where.index}].{kind}" if where is not None else kind,
+        f"removes the {kind} block that the point's settings come from",
+        f"override fields inside {kind} (or drop the {kind} block from the recipe instead)",
+    )
+
+
 def expand(source: RecipeSource, rules: EngineRules | None = None) -> list[Point]:
     """The points of one recipe, in a stable numeric order; with the engines' ``rules``, its
     engine and engine args are checked against them (the overridden ones too)."""
@@ -241,16 +301,7 @@ def expand(source: RecipeSource, rules: EngineRules | None = None) -> list[Point
         for k in sorted(set(bench.draft_lengths)):
             for mode in sorted(bench.thinking_modes, key=lambda m: m != "thinking_off"):
                 points.append(
-                    _point(
-                        source,
-                        eff,
-                        "speedbench",
-                        f"k{k}-{mode}",
-                        recipe.tp,
-                        bench.concurrency,
-                        k,
-                        mode,
-                    )
+                    _point(source, eff, f"k{k}-{mode}", recipe.tp, bench.concurrency, (k, mode))
                 )
     if recipe.agentic is not None:
         arms = sorted(
@@ -259,7 +310,7 @@ def expand(source: RecipeSource, rules: EngineRules | None = None) -> list[Point
         for tp, conc, arm in arms:
             name = f"tp{tp}-c{conc}-{arm}" if arm else f"tp{tp}-c{conc}"
             variant = arm or None
-            points.append(_point(source, eff, "agentic", name, tp, conc, None, None, variant))
+            points.append(_point(source, eff, name, tp, conc, None, variant))
     dead = [o for o in source.overrides if o.index not in eff.used]
     if dead:
         coordinates = [p.coordinates() for p in points]

@@ -102,7 +102,8 @@ def aiperf_installed(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def sweep(pytester: pytest.Pytester) -> Iterator[Sweep]:
-    """After the test, every stand-in the run started must be gone (none is killed silently)."""
+    """After the test, every stand-in the run started must be gone (none is killed silently).
+    The outer xdist worker's variables are kept from the inner run by tests/conftest.py."""
     pytester.makeini(INI)
     (pytester.path / "recipes").mkdir()
     prompts(pytester.path / "prompts.jsonl")

@@ -1,15 +1,16 @@
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from core.helpers import Recipe, agentic, changed, dump, speedbench, write
+from core.helpers import Recipe, agentic, changed, dump, line_of, speedbench, write
 
 from pytest_infx.recipes.errors import RecipeError, RecipeErrors
 from pytest_infx.recipes.loader import load_file, read_tree
-from pytest_infx.recipes.points import Point, expand, expand_all
+from pytest_infx.recipes.points import Cell, Point, expand, expand_all
 
 
 def points_of(tmp_path: Path, recipe: Recipe | str, name: str = "r.yaml") -> list[Point]:
@@ -367,3 +368,39 @@ def test_docs_are_prose_and_change_no_fingerprint(tmp_path: Path) -> None:
     points = points_of(tmp_path, recipe, "b.yaml")
     assert points[0].recipe.docs == recipe["docs"]
     assert {p.name: p.fingerprint for p in points} == before
+
+
+def test_a_point_reaches_the_settings_of_its_own_kind(tmp_path: Path) -> None:
+    recipe = speedbench("a-b300", draft_lengths=(3,))
+    recipe["agentic"] = agentic("a-b300")["agentic"]
+    points = points_of(tmp_path, recipe)
+    cells = [p for p in points if p.kind == "speedbench"]
+    arms = [p for p in points if p.kind == "agentic"]
+    assert [(p.cell, p.agentic) for p in cells] == [
+        (Cell(p.recipe.speedbench, 3, mode), None)  # type: ignore[arg-type]
+        for p, mode in zip(cells, ("thinking_off", "thinking_on"), strict=True)
+    ]
+    assert arms and all(p.agentic is p.recipe.agentic and p.cell is None for p in arms)
+    assert all(p.block is p.agentic for p in arms)
+
+
+def test_an_override_that_removes_the_block_of_its_points_names_its_line(tmp_path: Path) -> None:
+    recipe = speedbench("a-b300", draft_lengths=(1, 3))
+    recipe["agentic"] = agentic("a-b300")["agentic"]
+    recipe["overrides"] = [{"when": {"draft-length": [3]}, "speedbench": None}]
+    text = dump(recipe)
+    with pytest.raises(RecipeErrors) as info:
+        points_of(tmp_path, text)
+    assert [(e.location.line if e.location else None, e.field) for e in info.value.errors] == [
+        (line_of(text, "speedbench: null"), "overrides[0].speedbench")
+    ]
+    assert "removes the speedbench block" in str(info.value)
+
+
+def test_a_point_whose_recipe_was_replaced_without_its_block_says_so(tmp_path: Path) -> None:
+    point = points_of(tmp_path, speedbench("a-b300", draft_lengths=(1,)))[0]
+    emptied = replace(point, recipe=point.recipe.model_copy(update={"speedbench": None}))
+    with pytest.raises(
+        ValueError, match=r"a-b300\[k1-thinking_off\]: its recipe has no speedbench"
+    ):
+        assert emptied.cell is None

@@ -1,33 +1,43 @@
-"""The pytest side of an AgentX point: replay traces through aiperf, keep the result, gate it.
+"""The pytest side of an AgentX point: replay traces through aiperf, keep the result, gate it,
+and stand in for it with its stored result when ``--infx-resume`` reuses it.
 
 The result file is written before the gate runs, so a point that fails its error-rate gate still
 leaves its numbers for the dashboard and the reviewer.
+
+Collection takes each item's function from this module's kind before any recipe is validated,
+so what a point needs to run (aiperf, the traces, InferenceX's aggregate) is imported inside
+the functions that run it.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_infx.agentic.aggregate import RECORDS_NAME, build_aggregate, headline, load_records
-from pytest_infx.agentic.gate import check_requests
-from pytest_infx.agentic.record import result_record
-from pytest_infx.agentic.results import AgenticResult, ExportError
-from pytest_infx.agentic.runner import CONSOLE_LOG_NAME, AgenticRun, AgenticRunError, run_aiperf
-from pytest_infx.agentic.shape import PointShape, shape_of
-from pytest_infx.agentic.traces import default_traces_path, load_traces
-from pytest_infx.envs.aiperf import ensure_aiperf
-from pytest_infx.files.atomic import atomic_write_json
-from pytest_infx.launch import ServerHandle
+import pytest_infx.plugin.items as items
+from pytest_infx.plugin.kinds.base import finite_number
 from pytest_infx.plugin.summary import AGENTIC_PROPERTY
-from pytest_infx.recipes.points import Point
+from pytest_infx.results import verdict
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from pytest_infx.agentic.results import AgenticResult
+    from pytest_infx.agentic.runner import AgenticRun
+    from pytest_infx.agentic.shape import PointShape
+    from pytest_infx.launch import ServerHandle
+    from pytest_infx.plugin.kinds.base import Runnable
     from pytest_infx.plugin.run import Run
+    from pytest_infx.prepare.preflight import Datasets
+    from pytest_infx.recipes.points import Point
+    from pytest_infx.recipes.schema import Agentic
+    from pytest_infx.results.layout import Layout
+    from pytest_infx.results.reuse import Reuse
 
 BUILTIN_TRACES = "builtin"
 
@@ -38,10 +48,11 @@ def agentic_path(run: Run, point: Point) -> Path:
 
 def traces_sha256(point: Point) -> str | None:
     """The digest of the shipped traces a point replays; a hub corpus is pinned by its name,
-    which the point's fingerprint covers."""
-    agentic = point.recipe.agentic
-    assert agentic is not None
-    if agentic.traces != BUILTIN_TRACES:
+    which the point's fingerprint covers; a SPEED-Bench cell replays none."""
+    from pytest_infx.agentic.traces import default_traces_path, load_traces
+
+    agentic = point.agentic
+    if agentic is None or agentic.traces != BUILTIN_TRACES:
         return None
     return load_traces(default_traces_path()).sha256
 
@@ -49,14 +60,18 @@ def traces_sha256(point: Point) -> str | None:
 @dataclass
 class AgenticPoint:
     point: Point
+    agentic: Agentic
     server: ServerHandle
     run_ctx: Run
     request: pytest.FixtureRequest
 
     def aiperf_run(self) -> AgenticRun:
+        from pytest_infx.agentic.runner import AgenticRun
+        from pytest_infx.agentic.traces import default_traces_path
+        from pytest_infx.envs.aiperf import ensure_aiperf
+
         point = self.point
-        agentic = point.recipe.agentic
-        assert agentic is not None
+        agentic = self.agentic
         builtin = agentic.traces == BUILTIN_TRACES
         ratio = agentic.trajectory_start_ratio
         return AgenticRun(
@@ -82,11 +97,21 @@ class AgenticPoint:
 
     def shape(self) -> PointShape:
         """InferenceX's view of the point; a CPU point counts as TP GPU-equivalents."""
+        from pytest_infx.agentic.shape import shape_of
+
         return shape_of(self.point)
 
     def inferencex(self, run: AgenticRun, result: AgenticResult) -> tuple[str, dict[str, Any]]:
         """Write InferenceX's aggregate of this point under its InferenceX name; returns the
         path relative to the results folder and our throughput block."""
+        from pytest_infx.agentic.aggregate import (
+            RECORDS_NAME,
+            build_aggregate,
+            headline,
+            load_records,
+        )
+        from pytest_infx.files.atomic import atomic_write_json
+
         shape = self.shape()
         recipe = self.point.recipe
         found = load_records(run.artifact_dir / RECORDS_NAME)
@@ -115,8 +140,12 @@ class AgenticPoint:
 
     def run(self) -> None:
         __tracebackhide__ = True
-        agentic = self.point.recipe.agentic
-        assert agentic is not None
+        from pytest_infx.agentic.gate import check_requests
+        from pytest_infx.agentic.record import result_record
+        from pytest_infx.agentic.results import ExportError
+        from pytest_infx.agentic.runner import CONSOLE_LOG_NAME, AgenticRunError, run_aiperf
+
+        agentic = self.agentic
         say = self.run_ctx.say
         run = self.aiperf_run()
         console = str(run.artifact_dir / CONSOLE_LOG_NAME)
@@ -148,18 +177,7 @@ class AgenticPoint:
             "log": str(self.server.log_path),
         }
         self.run_ctx.keep(record)
-        node = self.request.node
-        node.user_properties.append(("completed", result.completed))
-        node.user_properties.append(("failed", result.failed))
-        per_gpu = record["throughput"]
-        node.user_properties.append(
-            ("output_tokens_per_s_per_gpu", per_gpu["output_tokens_per_s_per_gpu"])
-        )
-        if "total_tokens_per_s_per_gpu" in per_gpu:
-            node.user_properties.append(
-                ("total_tokens_per_s_per_gpu", per_gpu["total_tokens_per_s_per_gpu"])
-            )
-        node.user_properties.append((AGENTIC_PROPERTY, record))
+        attach(self.request.node, record)
         if not verdict.passed:
             pytest.fail(f"{self.point.id}: {verdict.message}", pytrace=False)
         if records_error is not None:
@@ -170,3 +188,85 @@ class AgenticPoint:
                 f"results; see {run.artifact_dir / CONSOLE_LOG_NAME}",
                 pytrace=False,
             )
+
+
+@dataclass
+class ReusedPoint:
+    """Stands in for an AgentX point whose stored result is reused: its record feeds the table."""
+
+    reuse: Reuse
+    request: pytest.FixtureRequest
+
+    def run(self) -> None:
+        attach(self.request.node, self.reuse.record)
+
+
+def attach(node: pytest.Item, record: Mapping[str, Any]) -> None:
+    """The junit properties and the point the end-of-run table is built from."""
+    requests = record.get("requests") or {}
+    node.user_properties.append(("completed", requests.get("completed")))
+    node.user_properties.append(("failed", requests.get("failed")))
+    per_gpu = record.get("throughput") or {}
+    node.user_properties.append(
+        ("output_tokens_per_s_per_gpu", per_gpu.get("output_tokens_per_s_per_gpu"))
+    )
+    if "total_tokens_per_s_per_gpu" in per_gpu:
+        node.user_properties.append(
+            ("total_tokens_per_s_per_gpu", per_gpu["total_tokens_per_s_per_gpu"])
+        )
+    node.user_properties.append((AGENTIC_PROPERTY, dict(record)))
+
+
+def agentic_of(point: Point) -> Agentic:
+    """The AgentX settings of a point the agentic fixture was given."""
+    agentic = point.agentic
+    if agentic is None:
+        raise TypeError(f"{point.id} is a SPEED-Bench cell, not an AgentX point")
+    return agentic
+
+
+class AgenticKind:
+    """An AgentX point: throughput of one TP and concurrency replaying agentic traces."""
+
+    name = "agentic"
+
+    @property
+    def function(self) -> Callable[..., None]:
+        return items.agentic_point
+
+    def fresh(
+        self, point: Point, server: ServerHandle, run: Run, request: pytest.FixtureRequest
+    ) -> Runnable:
+        return AgenticPoint(point, agentic_of(point), server, run, request)
+
+    def reused(
+        self, point: Point, reuse: Reuse, run: Run, request: pytest.FixtureRequest
+    ) -> Runnable:
+        return ReusedPoint(reuse, request)
+
+    def attach(self, node: pytest.Item, point: Point, record: Mapping[str, Any]) -> None:
+        attach(node, record)
+
+    def result_path(self, layout: Layout, point: Point) -> Path:
+        return layout.point(point.id)
+
+    def data_sha256(self, point: Point, datasets: Datasets) -> str | None:
+        return traces_sha256(point)
+
+    def stored_sha256(self, record: Mapping[str, Any]) -> object:
+        return record.get("traces_sha256")
+
+    def passed(self, record: Mapping[str, Any]) -> bool:
+        return verdict.passed(record)
+
+    def wrong_shape(self, record: Mapping[str, Any]) -> str | None:
+        for name in ("requests", "throughput"):
+            if record.get(name) is not None and not isinstance(record[name], dict):
+                return f"'{name}' is not a mapping"
+        per_gpu = (record.get("throughput") or {}).get("output_tokens_per_s_per_gpu")
+        if per_gpu is not None and not finite_number(per_gpu):
+            return "'throughput.output_tokens_per_s_per_gpu' is not a number"
+        return None
+
+
+AGENTIC = AgenticKind()

@@ -1,32 +1,46 @@
-"""The pytest side of a SPEED-Bench cell: run it, keep its results, gate it.
+"""The pytest side of a SPEED-Bench cell: run it, keep its results, gate it, and stand in for
+it with its stored result when ``--infx-resume`` reuses it.
 
 Results are written before any assertion, so a failed cell still leaves its record (with the
 reasons) for the reviewer; the golden comparison runs only for a cell that passed its checks,
 because a failed cell has no trustworthy AL.
+
+Collection takes each item's function from this module's kind before any recipe is validated,
+so what a cell needs to run (the client, the metrics scraper, the golden curves, the recipe
+types) is imported inside the functions that run it.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+import pytest_infx.plugin.items as items
 import pytest_infx.plugin.options as options
-from pytest_infx.golden.compare import Comparison
-from pytest_infx.golden.curve import Curve, Provenance
-from pytest_infx.golden.extension import GoldenDriftError, assert_curve
-from pytest_infx.launch import ServerDiedError, ServerHandle
+from pytest_infx.plugin.kinds.base import finite_number
 from pytest_infx.plugin.summary import CELL_PROPERTY
-from pytest_infx.recipes.points import Point
-from pytest_infx.results import cells, verdict
-from pytest_infx.speedbench.cell import CellOutcome, CellSettings, run_cell
-from pytest_infx.speedbench.client import Sampling
-from pytest_infx.speedbench.metrics import ScrapeError, SpecCounters
+from pytest_infx.results import verdict
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from pytest_infx.golden.compare import Comparison
+    from pytest_infx.golden.curve import Provenance
+    from pytest_infx.golden.extension import GoldenDriftError
+    from pytest_infx.launch import ServerHandle
+    from pytest_infx.plugin.kinds.base import Runnable
     from pytest_infx.plugin.run import Run
+    from pytest_infx.prepare.preflight import Datasets
+    from pytest_infx.recipes.points import Cell, Point
+    from pytest_infx.results.layout import Layout
+    from pytest_infx.results.reuse import Reuse
+    from pytest_infx.speedbench.cell import CellOutcome, CellSettings
+    from pytest_infx.speedbench.metrics import SpecCounters
 
 REBASELINE_OPTION = "infx_rebaseline"
 
@@ -149,6 +163,7 @@ def _golden_summary(curve: str, comparison: Comparison | None, *, passed: bool) 
 @dataclass
 class SpeedbenchCell:
     point: Point
+    cell: Cell
     server: ServerHandle
     run_ctx: Run
     request: pytest.FixtureRequest
@@ -156,6 +171,8 @@ class SpeedbenchCell:
 
     def died(self, wait_s: float = 5.0) -> str | None:
         """Why the server is gone, if it is: its guard exits a moment after the engine."""
+        from pytest_infx.launch import ServerDiedError
+
         deadline = time.monotonic() + wait_s
         while True:
             try:
@@ -167,16 +184,19 @@ class SpeedbenchCell:
             time.sleep(0.2)
 
     def settings(self) -> CellSettings:
-        bench = self.point.recipe.speedbench
-        assert bench is not None and self.point.thinking and self.point.draft_length
+        from pytest_infx.speedbench.cell import CellSettings
+        from pytest_infx.speedbench.client import Sampling
+
+        cell = self.cell
+        bench = cell.bench
         s = bench.sampling
         return CellSettings(
             base_url=self.server.base_url,
             model=self.point.recipe.model.served_name,
             engine=self.point.recipe.engine.name,
-            draft_length=self.point.draft_length,
-            thinking=self.point.thinking == "thinking_on",
-            chat_template_kwargs=bench.thinking_modes[self.point.thinking],
+            draft_length=cell.draft_length,
+            thinking=cell.thinking == "thinking_on",
+            chat_template_kwargs=bench.thinking_modes[cell.thinking],
             max_tokens=bench.output_len,
             concurrency=bench.concurrency,
             sampling=Sampling(
@@ -191,10 +211,12 @@ class SpeedbenchCell:
 
     def run(self) -> None:
         __tracebackhide__ = True
+        from pytest_infx.results import cells
+        from pytest_infx.speedbench.cell import run_cell
+        from pytest_infx.speedbench.metrics import ScrapeError
+
         point = self.point
-        bench = point.recipe.speedbench
-        assert bench is not None and point.thinking is not None and point.draft_length
-        dataset = self.run_ctx.datasets.get(point)
+        dataset = self.run_ctx.datasets.get(self.cell.bench)
         tracker = self.run_ctx.progress
         try:
             with tracker.doing("cell", point.id, total=len(dataset.rows)):
@@ -214,6 +236,7 @@ class SpeedbenchCell:
         if outcome.al is not None:
             drift, golden = gate(
                 point,
+                self.cell,
                 outcome.al,
                 outcome.summary.standard_error,
                 header,
@@ -235,8 +258,42 @@ class SpeedbenchCell:
             raise pytest.fail.Exception(str(drift), pytrace=False) from None
 
 
+@dataclass
+class ReusedCell:
+    """Stands in for a SPEED-Bench cell whose stored result is reused: no server, no requests."""
+
+    point: Point
+    cell: Cell
+    reuse: Reuse
+    run_ctx: Run
+    request: pytest.FixtureRequest
+    snapshot: Any
+
+    def run(self) -> None:
+        __tracebackhide__ = True
+        from pytest_infx.results import cells
+
+        record = dict(self.reuse.record)
+        header = cells.provenance(self.point, record["dataset"], record["engine"])
+        drift, golden = gate(
+            self.point,
+            self.cell,
+            self.reuse.al,
+            record.get("al_standard_error"),
+            header,
+            self.snapshot,
+            self.request,
+        )
+        record["golden"] = golden
+        cells.write_matrix(self.run_ctx.layout, self.point, header)
+        attach(self.request.node, self.point, record)
+        if drift is not None:
+            raise pytest.fail.Exception(str(drift), pytrace=False) from None
+
+
 def gate(
     point: Point,
+    cell: Cell,
     al: float,
     standard_error: float | None,
     header: Provenance,
@@ -245,12 +302,15 @@ def gate(
 ) -> tuple[GoldenDriftError | None, dict[str, Any]]:
     """Compare one cell's AL with its golden curve; the drift (raised by the caller after the
     results are written) and the summary that goes into the result file and the tables."""
-    bench = point.recipe.speedbench
-    assert bench is not None and point.thinking is not None and point.draft_length
+    from pytest_infx.golden.curve import Curve
+    from pytest_infx.golden.extension import GoldenDriftError, assert_curve
+    from pytest_infx.results import cells
+
+    bench = cell.bench
     measured = Curve(
         name=bench.golden,
         model_key=cells.model_key(point),
-        modes={point.thinking: {point.draft_length: al}},
+        modes={cell.thinking: {cell.draft_length: al}},
         header=header,
     )
     comparison: Comparison | None = None
@@ -260,9 +320,7 @@ def gate(
             snapshot,
             measured,
             tolerance=bench.tolerance,
-            stderr={(point.thinking, point.draft_length): standard_error}
-            if standard_error
-            else None,
+            stderr={(cell.thinking, cell.draft_length): standard_error} if standard_error else None,
             partial=True,
             rebaseline=bool(request.config.getoption(REBASELINE_OPTION, False)),
             folder=options.settings(request.config).golden,
@@ -272,7 +330,7 @@ def gate(
     return drift, _golden_summary(bench.golden, comparison, passed=drift is None)
 
 
-def attach(node: pytest.Item, point: Point, record: dict[str, Any]) -> None:
+def attach(node: pytest.Item, point: Point, record: Mapping[str, Any]) -> None:
     """The junit properties and the cell the end-of-run tables are built from."""
     for name in ("al", "al_token_weighted", "al_request_weighted", "al_standard_error"):
         node.user_properties.append((name, record[name]))
@@ -293,3 +351,62 @@ def attach(node: pytest.Item, point: Point, record: dict[str, Any]) -> None:
             },
         )
     )
+
+
+def cell_of(point: Point) -> Cell:
+    """The SPEED-Bench settings of a point the speedbench fixture was given."""
+    cell = point.cell
+    if cell is None:
+        raise TypeError(f"{point.id} is an AgentX point, not a SPEED-Bench cell")
+    return cell
+
+
+class SpeedbenchKind:
+    """A SPEED-Bench cell: AL of one draft length and thinking mode against a golden curve."""
+
+    name = "speedbench"
+
+    @property
+    def function(self) -> Callable[..., None]:
+        return items.speedbench_cell
+
+    def fresh(
+        self, point: Point, server: ServerHandle, run: Run, request: pytest.FixtureRequest
+    ) -> Runnable:
+        snapshot = request.getfixturevalue("snapshot")
+        return SpeedbenchCell(point, cell_of(point), server, run, request, snapshot)
+
+    def reused(
+        self, point: Point, reuse: Reuse, run: Run, request: pytest.FixtureRequest
+    ) -> Runnable:
+        snapshot = request.getfixturevalue("snapshot")
+        return ReusedCell(point, cell_of(point), reuse, run, request, snapshot)
+
+    def attach(self, node: pytest.Item, point: Point, record: Mapping[str, Any]) -> None:
+        attach(node, point, record)
+
+    def result_path(self, layout: Layout, point: Point) -> Path:
+        return layout.cell(point.id)
+
+    def data_sha256(self, point: Point, datasets: Datasets) -> str | None:
+        return datasets.get(cell_of(point).bench).sha256
+
+    def stored_sha256(self, record: Mapping[str, Any]) -> object:
+        return (record.get("dataset") or {}).get("sha256")
+
+    def passed(self, record: Mapping[str, Any]) -> bool:
+        return verdict.passed(record) and record.get("al") is not None
+
+    def wrong_shape(self, record: Mapping[str, Any]) -> str | None:
+        for name in ("dataset", "engine"):
+            if record.get(name) is not None and not isinstance(record[name], dict):
+                return f"'{name}' is not a mapping"
+        if verdict.passed(record) and not isinstance(record.get("engine"), dict):
+            return "'engine' is missing"
+        for name in ("al", "al_standard_error"):
+            if record.get(name) is not None and not finite_number(record[name]):
+                return f"'{name}' is not a number"
+        return None
+
+
+SPEEDBENCH = SpeedbenchKind()

@@ -1,0 +1,87 @@
+"""What the pytest side does differently for each kind of point, as one protocol.
+
+A SPEED-Bench cell and an AgentX point differ in the item function they run, what they measure
+against their server, what stands in for them when ``--infx-resume`` reuses their stored result,
+the record they leave for the end-of-run summary, and which stored file resume judges and how.
+Each kind answers all of these in its own module, so no other module asks which kind it holds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    import pytest
+
+    from pytest_infx.launch import ServerHandle
+    from pytest_infx.plugin.run import Run
+    from pytest_infx.prepare.preflight import Datasets
+    from pytest_infx.recipes.points import Point
+    from pytest_infx.results.layout import Layout
+    from pytest_infx.results.reuse import Reuse
+
+
+class Runnable(Protocol):
+    """What a recipe item runs: a measurement against its point's server, or the stored result
+    that stands for one."""
+
+    def run(self) -> None: ...
+
+
+class Kind(Protocol):
+    """One kind of recipe point, as the plugin runs and resumes it."""
+
+    @property
+    def name(self) -> str:
+        """The point's ``kind``, which is also the marker its items carry."""
+        ...
+
+    @property
+    def function(self) -> Callable[..., None]:
+        """The test function of its items; the fixture it asks for is the kind's runnable."""
+        ...
+
+    def fresh(
+        self, point: Point, server: ServerHandle, run: Run, request: pytest.FixtureRequest
+    ) -> Runnable:
+        """The runnable that measures ``point`` against ``server``."""
+        ...
+
+    def reused(
+        self, point: Point, reuse: Reuse, run: Run, request: pytest.FixtureRequest
+    ) -> Runnable:
+        """The runnable that stands for ``point`` with its stored result: no server."""
+        ...
+
+    def attach(self, node: pytest.Item, point: Point, record: Mapping[str, Any]) -> None:
+        """Put the point's record on its item for junit and the end-of-run summary; a fresh
+        and a reused runnable leave the same properties."""
+        ...
+
+    def result_path(self, layout: Layout, point: Point) -> Path:
+        """The stored result file resume judges, in the results folder ``layout``."""
+        ...
+
+    def data_sha256(self, point: Point, datasets: Datasets) -> str | None:
+        """The digest of the data the point would use now, which its stored result must have."""
+        ...
+
+    def stored_sha256(self, record: Mapping[str, Any]) -> object:
+        """The digest of the data a stored result was measured on."""
+        ...
+
+    def passed(self, record: Mapping[str, Any]) -> bool:
+        """Whether a stored result passed, and so may be reused."""
+        ...
+
+    def wrong_shape(self, record: Mapping[str, Any]) -> str | None:
+        """What the reused runnable would trip over in a stored result of the right item."""
+        ...
+
+
+def finite_number(value: object) -> bool:
+    """Whether a stored figure is one a reused runnable can show (a JSON boolean is not)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)

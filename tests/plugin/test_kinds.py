@@ -1,0 +1,188 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, cast
+
+import pytest
+from e2e.conftest import Sweep
+from e2e.helpers import recipe, write_recipe
+
+import pytest_infx.plugin.items as item_functions
+from pytest_infx.plugin import resume
+from pytest_infx.plugin.fixtures import runnable
+from pytest_infx.plugin.kinds import KINDS
+from pytest_infx.plugin.kinds.agentic import AgenticKind, ReusedPoint
+from pytest_infx.plugin.kinds.speedbench import ReusedCell, SpeedbenchKind
+from pytest_infx.plugin.stash import REF, REUSE
+from pytest_infx.plugin.summary import AGENTIC_PROPERTY, CELL_PROPERTY, cells_from
+from pytest_infx.prepare.preflight import Datasets
+from pytest_infx.recipes.loader import load_tree
+from pytest_infx.recipes.points import Point, expand_all
+from pytest_infx.results.layout import Layout
+from pytest_infx.results.reuse import Reuse
+
+KEY = "fake-cpu-both"
+
+
+def _both(folder: Path, record: Path) -> list[Point]:
+    """A recipe with one SPEED-Bench cell per thinking mode and one AgentX point."""
+    data = recipe(KEY, record=record)
+    data["agentic"] = {"points": [{"tp": 1, "concurrency": [2]}], "traces": "builtin"}
+    write_recipe(folder, data)
+    return expand_all(load_tree(folder))
+
+
+def _items(sweep: Sweep) -> list[pytest.Item]:
+    found, _ = sweep.pytester.inline_genitems("--gpu", "cpu", "--infx-results", str(sweep.results))
+    return [item for item in found if KEY in item.nodeid]
+
+
+def _replaced() -> None:
+    """Stands in for the SPEED-Bench item function."""
+
+
+def _stored(point: Point, datasets: Datasets) -> dict[str, Any]:
+    """A passed result of ``point`` in the words of its kind."""
+    if point.kind == "agentic":
+        return {
+            "kind": "agentic",
+            "id": point.id,
+            "fingerprint": point.fingerprint,
+            "traces_sha256": KINDS["agentic"].data_sha256(point, datasets),
+            "verdict": "pass",
+            "requests": {"total": 4, "completed": 4, "failed": 0},
+            "throughput": {"output_tokens_per_s_per_gpu": 12.5},
+        }
+    return {
+        "kind": "speedbench",
+        "id": point.id,
+        "fingerprint": point.fingerprint,
+        "dataset": {"sha256": KINDS["speedbench"].data_sha256(point, datasets)},
+        "engine": {"name": "vllm"},
+        "verdict": "pass",
+        "al": 1.5,
+    }
+
+
+def test_the_registry_holds_one_kind_per_kind_of_point(tmp_path: Path) -> None:
+    points = _both(tmp_path / "recipes", tmp_path / "starts.jsonl")
+    assert sorted(KINDS) == sorted({p.kind for p in points})
+    assert all(KINDS[p.kind].name == p.kind for p in points)
+
+
+def test_collection_takes_the_item_function_and_marker_from_the_kind(
+    sweep: Sweep, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _both(sweep.recipes, sweep.record)
+    monkeypatch.setattr(SpeedbenchKind, "function", property(lambda self: _replaced))
+    found = {item.name: item for item in _items(sweep)}
+    kinds = {name: item.stash[REF].kind for name, item in found.items()}
+    assert sorted(kinds.values()) == ["agentic", "speedbench", "speedbench"]
+    for name, item in found.items():
+        function = cast(pytest.Function, item).obj
+        assert function is (
+            _replaced if kinds[name] == "speedbench" else item_functions.agentic_point
+        )
+        assert item.get_closest_marker(kinds[name]) is not None
+
+
+class _Kind:
+    """A kind that says which of its two runnables the fixture asked for."""
+
+    def fresh(self, point: Point, server: object, run: object, request: object) -> object:
+        return ("fresh", point, server)
+
+    def reused(self, point: Point, reuse: Reuse, run: object, request: object) -> object:
+        return ("reused", point, reuse)
+
+
+def _request(reuse: Reuse | None) -> Any:
+    node = SimpleNamespace(stash=pytest.Stash())
+    if reuse is not None:
+        node.stash[REUSE] = reuse
+    return SimpleNamespace(node=node, getfixturevalue=lambda name: f"<{name}>")
+
+
+def test_the_fixture_asks_the_kind_for_a_fresh_runnable_or_the_reused_one(tmp_path: Path) -> None:
+    point = _both(tmp_path / "recipes", tmp_path / "starts.jsonl")[0]
+    reuse = Reuse(tmp_path / "stored.json", {"id": point.id})
+    kind: Any = _Kind()
+    assert runnable(kind, point, cast(Any, None), _request(None)) == (
+        "fresh",
+        point,
+        "<infx_server>",
+    )
+    assert runnable(kind, point, cast(Any, None), _request(reuse)) == ("reused", point, reuse)
+
+
+def test_each_kind_stands_in_for_its_reused_point_with_its_own_runnable(tmp_path: Path) -> None:
+    points = _both(tmp_path / "recipes", tmp_path / "starts.jsonl")
+    request: Any = SimpleNamespace(node=None, getfixturevalue=lambda name: f"<{name}>")
+    for point in points:
+        reuse = Reuse(tmp_path / "stored.json", {"id": point.id})
+        made = KINDS[point.kind].reused(point, reuse, cast(Any, None), request)
+        assert isinstance(made, ReusedPoint if point.kind == "agentic" else ReusedCell)
+
+
+def test_each_kind_leaves_the_record_its_summary_reads(tmp_path: Path) -> None:
+    points = _both(tmp_path / "recipes", tmp_path / "starts.jsonl")
+    reads = {"speedbench": CELL_PROPERTY, "agentic": AGENTIC_PROPERTY}
+    record = {
+        "al": 1.5,
+        "al_token_weighted": 1.5,
+        "al_request_weighted": 1.5,
+        "al_standard_error": None,
+        "requests": {"total": 4, "completed": 4, "failed": 0},
+        "throughput": {"output_tokens_per_s_per_gpu": 12.5},
+        "golden": None,
+        "verdict": "pass",
+    }
+    for point in points:
+        node: Any = SimpleNamespace(user_properties=[])
+        KINDS[point.kind].attach(node, point, record)
+        left = {name for name, _ in node.user_properties}
+        assert cells_from(node.user_properties, reads[point.kind]), point.kind
+        assert left.isdisjoint(set(reads.values()) - {reads[point.kind]}), point.kind
+
+
+def test_a_reused_agentic_point_leaves_what_a_measured_one_leaves() -> None:
+    record = {
+        "id": "k[tp1-c2]",
+        "requests": {"total": 4, "completed": 3, "failed": 1},
+        "throughput": {"output_tokens_per_s_per_gpu": 12.5, "total_tokens_per_s_per_gpu": 40.0},
+    }
+    node: Any = SimpleNamespace(user_properties=[])
+    ReusedPoint(Reuse(Path("stored.json"), record), SimpleNamespace(node=node)).run()  # type: ignore[arg-type]
+    assert node.user_properties == [
+        ("completed", 3),
+        ("failed", 1),
+        ("output_tokens_per_s_per_gpu", 12.5),
+        ("total_tokens_per_s_per_gpu", 40.0),
+        (AGENTIC_PROPERTY, record),
+    ]
+
+
+def test_resume_judges_the_file_each_kind_names(
+    sweep: Sweep, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    points = _both(sweep.recipes, sweep.record)
+    elsewhere = sweep.root / "elsewhere"
+    monkeypatch.setattr(
+        AgenticKind, "result_path", lambda self, layout, point: elsewhere / f"{point.id}.json"
+    )
+    datasets = Datasets(sweep.root)
+    layout = Layout(sweep.results)
+    for point in points:
+        path = KINDS[point.kind].result_path(layout, point)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(_stored(point, datasets)))
+    items = _items(sweep)
+    resume.mark(items, sweep.results, datasets)
+    reused = {item.name: item.stash.get(REUSE, None) for item in items}
+    assert {p.id: KINDS[p.kind].result_path(layout, p) for p in points} == {
+        name: found.path for name, found in reused.items() if found is not None
+    }
+    agentic = next(p for p in points if p.kind == "agentic")
+    assert reused[agentic.id] == Reuse(elsewhere / f"{agentic.id}.json", _stored(agentic, datasets))
