@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -351,11 +352,12 @@ def check_ini_booleans(config: pytest.Config) -> None:
     for name in BOOL_INIS:
         try:
             config.getini(name)
-        except ValueError:
-            raw = config.inicfg.get(name)
-            shown = getattr(raw, "value", raw)
+        except ValueError as exc:
+            # pytest's message is "invalid truth value 'perhaps'": the value as the file gives it
+            found = re.search(r"truth value (.+)$", str(exc))
+            shown = found.group(1) if found else "(not a boolean)"
             raise pytest.UsageError(
-                f"ini {name} = {shown!r}: give true or false (also yes/no, on/off, 1/0)"
+                f"ini {name} = {shown}: give true or false (also yes/no, on/off, 1/0)"
             ) from None
 
 
