@@ -8,6 +8,7 @@ environment.
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import Generator
@@ -94,8 +95,6 @@ def _progress_folder(config: pytest.Config, run: Path) -> Path | None:
 
 def _slurm_node_folders(config: pytest.Config, folders: stash.Folders) -> stash.Folders:
     """A worker inside a Slurm job runs on its own node, in a node-local run folder it owns."""
-    import os
-
     if not os.environ.get("SLURM_JOB_ID"):
         return folders
     import pytest_infx.plugin.slurm as slurm

@@ -51,7 +51,8 @@ PLAN: pytest.StashKey[list[str]] = pytest.StashKey()
 FROZEN: pytest.StashKey[bool] = pytest.StashKey()
 """config: whether the collector's objects were frozen after collection (plugin.gc)."""
 GC_PAUSE: pytest.StashKey[Pause] = pytest.StashKey()
-"""config: the collector pause around recipe collection (plugin.gc)."""
+"""config: the collector pause around recipe collection (made by plugin.configure, used by
+plugin.gc)."""
 NOTES: pytest.StashKey[list[str]] = pytest.StashKey()
 """config: report-header notes (plugin.options, plugin.markers)."""
 GOLDEN_TREE: pytest.StashKey[dict[str, list[str] | None]] = pytest.StashKey()
