@@ -47,19 +47,6 @@ class SlurmSettings:
     extra: tuple[str, ...] = ()
     wait_s: float | None = None
 
-    def srun_argv(self, job_name: str) -> list[str]:
-        """`-n1 --unbuffered` matter: without them the worker never answers xdist's handshake."""
-        argv = ["srun", f"--job-name={job_name}", "-N1", "-n1", "--unbuffered"]
-        if self.partition:
-            argv.append(f"--partition={self.partition}")
-        if self.gpus:
-            argv.append(f"--gres=gpu:{self.gpus}")
-        if self.time:
-            argv.append(f"--time={self.time}")
-        if self.account:
-            argv.append(f"--account={self.account}")
-        return [*argv, *self.extra]
-
 
 @dataclass(frozen=True)
 class LintSettings:

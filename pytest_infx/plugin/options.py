@@ -492,7 +492,9 @@ def _slurm(config: pytest.Config) -> SlurmSettings | None:
         extra=extra,
         wait_s=wait_s,
     )
-    for word in [*found.srun_argv("x")[1:], sys.executable]:
+    from pytest_infx.plugin.slurm import srun_argv
+
+    for word in [*srun_argv(found, "x")[1:], sys.executable]:
         if " " in word or SPEC_SEPARATOR in word or not word:
             raise pytest.UsageError(
                 f"--infx-slurm: {word!r} cannot be passed to srun through an xdist spec "

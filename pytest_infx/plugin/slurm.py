@@ -24,7 +24,6 @@ from typing import Any
 
 import pytest
 
-import pytest_infx.plugin.options as options
 from pytest_infx.settings import SlurmSettings as SlurmSettings
 
 JOB_PREFIX = "infx-"
@@ -51,10 +50,18 @@ class SlurmError(RuntimeError):
     """A Slurm command failed or was missing."""
 
 
-def settings_from(config: pytest.Config) -> SlurmSettings | None:
-    """The run's Slurm settings, built with its other settings; None when no workers were
-    asked."""
-    return options.settings(config).slurm
+def srun_argv(settings: SlurmSettings, job_name: str) -> list[str]:
+    """`-n1 --unbuffered` matter: without them the worker never answers xdist's handshake."""
+    argv = ["srun", f"--job-name={job_name}", "-N1", "-n1", "--unbuffered"]
+    if settings.partition:
+        argv.append(f"--partition={settings.partition}")
+    if settings.gpus:
+        argv.append(f"--gres=gpu:{settings.gpus}")
+    if settings.time:
+        argv.append(f"--time={settings.time}")
+    if settings.account:
+        argv.append(f"--account={settings.account}")
+    return [*argv, *settings.extra]
 
 
 REQUEST_OPTIONS = (
@@ -71,7 +78,7 @@ def request_problem(settings: SlurmSettings, python: str = sys.executable) -> st
     that cannot be allocated would otherwise end xdist's start-up in an execnet traceback.
     None when the request can run, or when srun does not answer in time (a busy controller
     is no reason to refuse the run)."""
-    argv = ["srun", "--test-only", *settings.srun_argv(job_name("check", 0))[1:], python]
+    argv = ["srun", "--test-only", *srun_argv(settings, job_name("check", 0))[1:], python]
     try:
         done = subprocess.run(
             argv, capture_output=True, text=True, timeout=TEST_ONLY_S, check=False
@@ -103,7 +110,7 @@ def job_name(tag: str, slot: int) -> str:
 def tx_specs(settings: SlurmSettings, tag: str, python: str = sys.executable) -> list[str]:
     """One execnet spec per worker slot, each naming its own job."""
     return [
-        "popen//python=" + " ".join([*settings.srun_argv(job_name(tag, slot)), python])
+        "popen//python=" + " ".join([*srun_argv(settings, job_name(tag, slot)), python])
         for slot in range(settings.workers)
     ]
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+import pytest_infx.plugin.options as options
 from pytest_infx.plugin.slurm import (
     GROUPS_KEY,
     SlurmSettings,
@@ -22,7 +23,6 @@ from pytest_infx.plugin.slurm import (
     job_name,
     job_name_of_spec,
     request_problem,
-    settings_from,
     tx_specs,
     why_ended,
 )
@@ -80,7 +80,7 @@ class Controller:
 
 def configure_controller(config: pytest.Config, tracker: TrackerFactory) -> None:
     """Turn ``--infx-slurm N`` into xdist's `--tx`/`--dist` before xdist reads them."""
-    found = settings_from(config)
+    found = options.settings(config).slurm
     if found is None or config.getoption("collectonly"):
         return
     if not config.pluginmanager.hasplugin("xdist"):

@@ -1,11 +1,33 @@
-"""How a worker's job ended, in words: the states a test cannot cause on demand quickly
-(a time limit is enforced on a minute scale, a node failure not at all on one host)."""
+"""How a worker's job is asked for, and how it ended, in words: the states a test cannot
+cause on demand quickly (a time limit is enforced on a minute scale, a node failure not at
+all on one host)."""
 
 from __future__ import annotations
 
 import pytest
 
 from pytest_infx.plugin import slurm
+from pytest_infx.settings import SlurmSettings
+
+
+def test_each_worker_spec_asks_for_one_task_on_one_node_with_the_users_words_last() -> None:
+    settings = SlurmSettings(
+        workers=2, partition="gpu", gpus=4, time="1:00:00", extra=("--exclusive",)
+    )
+    specs = slurm.tx_specs(settings, "t1", python="/py")
+    assert specs == [
+        "popen//python=srun --job-name=infx-t1-w0 -N1 -n1 --unbuffered --partition=gpu "
+        "--gres=gpu:4 --time=1:00:00 --exclusive /py",
+        "popen//python=srun --job-name=infx-t1-w1 -N1 -n1 --unbuffered --partition=gpu "
+        "--gres=gpu:4 --time=1:00:00 --exclusive /py",
+    ]
+    assert slurm.srun_argv(SlurmSettings(workers=1), "j") == [
+        "srun",
+        "--job-name=j",
+        "-N1",
+        "-n1",
+        "--unbuffered",
+    ]
 
 
 @pytest.mark.parametrize(
