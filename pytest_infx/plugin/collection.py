@@ -143,8 +143,9 @@ def _prepare(session: pytest.Session, settings: Settings) -> None:
     _engine_check(session, settings)
     if settings.resume:
         import pytest_infx.plugin.resume as resume
+        from pytest_infx.results.layout import Layout
 
-        resume.mark(session.items, settings.results, datasets)
+        resume.mark(session.items, Layout(settings.results), datasets)
 
 
 def _plan_lines(session: pytest.Session, settings: Settings) -> list[str]:

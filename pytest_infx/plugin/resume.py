@@ -63,12 +63,11 @@ def judge(path: Path, point: Point, data_sha256: str | None) -> Reuse | str:
     return Reuse(path, record)
 
 
-def mark(items: Sequence[pytest.Item], results_dir: Path, datasets: Datasets) -> None:
+def mark(items: Sequence[pytest.Item], layout: Layout, datasets: Datasets) -> None:
     """Stash a :class:`Reuse` on each reusable item and a one-line reason, as a user property,
     on every judged item (the properties reach the controller's summary)."""
     import pytest_infx.plugin.collect as collect
 
-    layout = Layout(results_dir)
     for item in items:
         if item.stash.get(stash.PREFLIGHT, []):
             continue
@@ -81,7 +80,7 @@ def mark(items: Sequence[pytest.Item], results_dir: Path, datasets: Datasets) ->
         if isinstance(verdict, Reuse):
             item.stash[REUSE] = verdict
             item.stash[stash.NO_SERVER] = True
-            item.user_properties.append((REUSED_PROPERTY, verdict.reason(results_dir)))
+            item.user_properties.append((REUSED_PROPERTY, verdict.reason(layout.root)))
         else:
             item.user_properties.append((RERUN_PROPERTY, verdict))
 

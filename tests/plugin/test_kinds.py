@@ -179,7 +179,7 @@ def test_resume_judges_the_file_each_kind_names(
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(_stored(point, datasets)))
     items = _items(sweep)
-    resume.mark(items, sweep.results, datasets)
+    resume.mark(items, Layout(sweep.results), datasets)
     reused = {item.name: item.stash.get(REUSE, None) for item in items}
     assert {p.id: KINDS[p.kind].result_path(layout, p) for p in points} == {
         name: found.path for name, found in reused.items() if found is not None
