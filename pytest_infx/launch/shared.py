@@ -66,6 +66,9 @@ class ServerPool:
     A start failure is stored, so later items of that key fail at once with the same message
     instead of spending another start-up timeout each. `on_starting(label, log_path)` is told
     when this process launches a server, so a progress display can show its log while it loads.
+    `log_path(label, key_digest, generation)` names each start's log: the results folder's
+    layout owns where logs go, and this package cannot import it (results reads recipes, which
+    read the hardware this package is below).
 
     The GPU lease is handed to the server's guard process, so it ends with the server whichever
     process stops it. A server dies with the process that started it (the guard's parent-death
@@ -76,7 +79,7 @@ class ServerPool:
         self,
         state_dir: Path,
         registry: Registry,
-        log_dir: Path,
+        log_path: Callable[[str, str, int], Path],
         leaser: GpuLeaser | None = None,
         *,
         grace_s: float = 30.0,
@@ -86,7 +89,7 @@ class ServerPool:
     ) -> None:
         self.state_dir = Path(state_dir)
         self.registry = registry
-        self.log_dir = Path(log_dir)
+        self.log_path = log_path
         self.leaser = leaser
         self.grace_s = grace_s
         self.lease_timeout_s = lease_timeout_s
@@ -135,7 +138,7 @@ class ServerPool:
     def _start(self, spec: ServerSpec, state_path: Path, state: dict[str, Any]) -> dict[str, Any]:
         generation = int(state.get("generation", 0)) + 1
         digest = state_path.stem[:8]
-        log_path = self.log_dir / f"{spec.label}-{digest}-{generation}.log"
+        log_path = self.log_path(spec.label, digest, generation)
         lease = None
         try:
             if spec.gpus:

@@ -87,7 +87,7 @@ class Run:
             self._pool = ServerPool(
                 self.folders.run / "servers",
                 Registry(self.folders.run / "registry.jsonl"),
-                self.layout.logs,
+                self.layout.server_log,
                 leaser,
                 close_wait_s=CLOSE_WAIT_XDIST_S if under_xdist else 0.0,
                 on_starting=lambda label, log: self.progress.begin("server", label, log=str(log)),

@@ -70,6 +70,11 @@ class Layout:
         """The server logs, one file per server start."""
         return self.root / LOGS
 
+    def server_log(self, label: str, key_digest: str, generation: int) -> Path:
+        """One file per start: a server restarted under the same key (it died) keeps the first
+        start's log beside the new one."""
+        return self.logs / f"{label}-{key_digest}-{generation}.log"
+
     def log(self, recorded: str) -> Path:
         """The server log a result file names: in a folder copied elsewhere the recorded
         absolute path is stale, and the log is the file of that name in this ``logs/``."""

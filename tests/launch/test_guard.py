@@ -25,13 +25,15 @@ import pytest
 from pytest_infx.launch.registry import Registry
 from pytest_infx.launch.shared import ServerPool
 from pytest_infx.launch.spec import ServerSpec
+from pytest_infx.results.layout import Layout
 
 RUN = Path(RUN_DIR)
 
 
 @pytest.fixture(scope="session")
 def server():
-    pool = ServerPool(RUN / "state", Registry(RUN / "registry.jsonl"), RUN / "logs", grace_s=5)
+    registry = Registry(RUN / "registry.jsonl")
+    pool = ServerPool(RUN / "state", registry, Layout(RUN).server_log, grace_s=5)
     argv = (sys.executable, STANDIN, "--port", "{port}", "--spawn-child",
             "--record", str(RUN / "starts.jsonl"))
     spec = ServerSpec(key="k", label="standin", argv=argv, preferred_port=PORT,

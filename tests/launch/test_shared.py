@@ -18,6 +18,7 @@ from pytest_infx.launch.procfs import group_members, is_alive
 from pytest_infx.launch.registry import Registry
 from pytest_infx.launch.shared import ServerPool
 from pytest_infx.launch.spec import ServerSpec
+from pytest_infx.results.layout import Layout
 
 from .conftest import STANDIN, read_records, wait_until
 
@@ -27,7 +28,7 @@ MakeSpec = Callable[..., ServerSpec]
 @pytest.fixture
 def pool(tmp_path: Path, registry: Registry) -> ServerPool:
     leaser = GpuLeaser(tmp_path / "gpus", 8)
-    return ServerPool(tmp_path / "state", registry, tmp_path / "logs", leaser, grace_s=5)
+    return ServerPool(tmp_path / "state", registry, Layout(tmp_path).server_log, leaser, grace_s=5)
 
 
 def test_one_server_per_key_and_the_last_release_stops_it(
@@ -113,7 +114,7 @@ def test_a_process_sets_its_expectations_while_another_starts_a_server(
     pool: ServerPool, make_spec: MakeSpec, registry: Registry, tmp_path: Path, records: Path
 ) -> None:
     """Two workers: the second must not wait for the first's start to begin its own."""
-    first = ServerPool(pool.state_dir, registry, tmp_path / "logs", grace_s=5)
+    first = ServerPool(pool.state_dir, registry, Layout(tmp_path).server_log, grace_s=5)
     first.expect("slow", 1)
     starting = threading.Thread(
         target=first.acquire, args=(make_spec("--start-delay", "2", key="slow"),)
@@ -153,6 +154,7 @@ import pytest
 from pytest_infx.launch.registry import Registry
 from pytest_infx.launch.shared import ServerPool
 from pytest_infx.launch.spec import ServerSpec
+from pytest_infx.results.layout import Layout
 
 RUN = Path(RUN_DIR)
 PORTS = {"a": PORT_A, "b": PORT_B}
@@ -167,7 +169,8 @@ def spec_for(name):
 
 @pytest.fixture(scope="session")
 def pool(request):
-    pool = ServerPool(RUN / "state", Registry(RUN / "registry.jsonl"), RUN / "logs", grace_s=5)
+    registry = Registry(RUN / "registry.jsonl")
+    pool = ServerPool(RUN / "state", registry, Layout(RUN).server_log, grace_s=5)
     for name in PORTS:
         uses = [i for i in request.session.items if i.callspec.params.get("config") == name]
         pool.expect(name, len(uses))
