@@ -60,7 +60,6 @@ UNMIRRORED: dict[str, str] = {
     "plugin/terminal.py": f"terminal hooks: {E2E}test_progress.py and test_sweep.py",
     "plugin/workers.py": f"xdist worker hooks: {E2E}test_sharing.py and test_interrupt.py",
     "recipes/changes.py": "changed keys by fingerprint: tests/lint/test_changed.py",
-    "recipes/cli.py": "`infx changed` / `infx recipes`: tests/lint/test_masters.py",
     "recipes/errors.py": "error values asserted by tests/recipes/test_loader.py and test_source.py",
     "recipes/layout.py": "which files are recipes: tests/recipes/test_loader.py",
     "recipes/schema.py": "the schema: every bad-input case of tests/recipes/test_loader.py",

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 
 _COMMANDS: tuple[str, ...] = (
-    "pytest_infx.recipes.cli",
+    "pytest_infx.cli.recipes",
     "pytest_infx.cli.engine",
     "pytest_infx.cli.golden",
     "pytest_infx.lint.cli",

@@ -1,4 +1,8 @@
-"""``infx changed`` and ``infx recipes``: the recipe tree from the shell."""
+"""``infx changed`` and ``infx recipes``: the recipe tree from the shell.
+
+They load the tree with the engines' rules (their names, their owned flags), as ``pytest`` and
+the lint do, so a recipe naming no installed engine fails here the same way and at the same line.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from pytest_infx.engines.registry import engine_rules
 from pytest_infx.recipes.changes import GitError, changed_since
 from pytest_infx.recipes.errors import RecipeErrors
 from pytest_infx.recipes.loader import load_tree
@@ -29,8 +34,9 @@ def register(subparsers: Any) -> None:
 def _changed(args: argparse.Namespace) -> int:
     existing_folder("--recipes", args.recipes, "give the recipe folder")
     try:
-        changes = changed_since(Path.cwd(), args.recipes, args.base)
-        total = len(load_tree(args.recipes))
+        rules = engine_rules()
+        changes = changed_since(Path.cwd(), args.recipes, args.base, rules)
+        total = len(load_tree(args.recipes, rules))
     except GitError as exc:
         print(f"infx changed: {exc}")
         return 2
@@ -46,7 +52,7 @@ def _changed(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     existing_folder("--recipes", args.recipes, "give the recipe folder")
     try:
-        points = expand_all(load_tree(args.recipes))
+        points = expand_all(load_tree(args.recipes, engine_rules()))
     except RecipeErrors as exc:
         print(exc)
         return 2
