@@ -165,8 +165,9 @@ class GpuLeaser:
                 os.close(fd)
         return found
 
-    def lease(self, count: int, deadline: float) -> Lease:
-        """Lease `count` contiguous GPUs, waiting until `deadline` (a time.monotonic() value)."""
+    def lease(self, count: int, deadline: float, *, since: float | None = None) -> Lease:
+        """Lease `count` contiguous GPUs, waiting until `deadline` (a time.monotonic() value);
+        `since` is when the caller began waiting, for the message, if it waits in steps."""
         if count == 0:
             return Lease(ids=())
         if count < 0 or count > self.total:
@@ -175,7 +176,7 @@ class GpuLeaser:
                 "(check the recipe's TP, or the GPU count option)"
             )
         self.lock_dir.mkdir(parents=True, exist_ok=True)
-        started = time.monotonic()
+        started = time.monotonic() if since is None else since
         while True:
             for ids in self._candidates(count):
                 fds = self._try_set(ids)

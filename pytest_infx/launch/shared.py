@@ -14,7 +14,7 @@ from typing import Any
 from filelock import Timeout, UnixFileLock
 
 from pytest_infx.files.atomic import atomic_write_json
-from pytest_infx.launch.gpus import GpuLeaser
+from pytest_infx.launch.gpus import GpuLeaser, Lease
 from pytest_infx.launch.process import (
     RunningServer,
     ServerDiedError,
@@ -29,6 +29,8 @@ from pytest_infx.launch.spec import ServerSpec
 log = logging.getLogger("pytest_infx.launch")
 
 _KEEP = ("key", "expected", "released")
+IDLE_CHECK_S = 2.0
+"""How long a start waits for busy GPUs before it stops an idle server to free them."""
 
 
 @dataclass(frozen=True)
@@ -146,9 +148,8 @@ class ServerPool:
                     raise ServerStartError(
                         f"server {spec.label!r} needs {spec.gpus} GPUs but no GPU leaser was given"
                     )
-                deadline = time.monotonic() + self.lease_timeout_s
                 try:
-                    lease = self.leaser.lease(spec.gpus, deadline)
+                    lease = self._lease(spec)
                 except TimeoutError as exc:
                     raise ServerStartError(f"server {spec.label!r}: {exc}") from exc
             if self.on_starting is not None:
@@ -183,6 +184,53 @@ class ServerPool:
             "port_note": server.port_note,
             "owner_pid": os.getpid(),
         }
+
+    def _lease(self, spec: ServerSpec) -> Lease:
+        """GPUs for `spec`, taken from idle servers when none are free.
+
+        A server kept for the uses its key still expects holds its GPUs while nobody uses it;
+        when those uses come late (another worker's items of the key run after this one's) or
+        never (a replacement Slurm job counts the uses its dead predecessor made), a start that
+        waited for its GPUs would wait for ever. An idle server is stopped instead and starts
+        again if a use comes.
+        """
+        assert self.leaser is not None
+        started = time.monotonic()
+        deadline = started + self.lease_timeout_s
+        while True:
+            step = min(deadline, time.monotonic() + IDLE_CHECK_S)
+            try:
+                return self.leaser.lease(spec.gpus, step, since=started)
+            except TimeoutError:
+                if time.monotonic() >= deadline:
+                    raise
+            self._stop_idle(spec)
+
+    def _stop_idle(self, spec: ServerSpec) -> None:
+        """Stop one running server that holds GPUs and has no user, judged under its key's
+        lock, which every attach takes first."""
+        for state_path in sorted(self.state_dir.glob("*.json")):
+            try:
+                key = json.loads(state_path.read_text())["key"]
+            except (OSError, ValueError, KeyError):
+                continue
+            if key == spec.key:
+                continue
+            try:
+                with self._locked(key, blocking=False) as (path, state):
+                    if state["status"] != "running" or state["users"] > 0 or not state["gpu_ids"]:
+                        continue
+                    log.warning(
+                        "stopping idle server %r (GPUs %s) so that %r can start; it starts "
+                        "again if another item needs it",
+                        state["label"],
+                        ",".join(str(i) for i in state["gpu_ids"]),
+                        spec.label,
+                    )
+                    atomic_write_json(path, self._stopped(state))
+                    return
+            except Timeout:
+                continue
 
     def expect(self, key: str, uses: int) -> None:
         """Keep the server of `key` until `uses` releases in total, across all processes.

@@ -96,6 +96,48 @@ def test_gpu_lease_lives_with_the_server(
     assert leaser.busy() == []
 
 
+def test_an_idle_server_kept_for_expected_uses_gives_its_gpus_to_a_start(
+    pool: ServerPool,
+    make_spec: MakeSpec,
+    records: Path,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Uses that never come (a replacement Slurm job counts those of its dead predecessor)
+    must not keep the GPUs from the next server: the start would otherwise wait an hour."""
+    pool.lease_timeout_s = 60.0
+    leaser = GpuLeaser(tmp_path / "gpus", 8)
+    pool.expect("tp8-a", 3)
+    kept = pool.acquire(make_spec(key="tp8-a", gpus=8))
+    pool.release("tp8-a")
+    assert is_alive(kept.pid)
+    started = time.monotonic()
+    other = pool.acquire(make_spec(key="tp8-b", gpus=8))
+    assert time.monotonic() - started < 30
+    assert not group_members(kept.pgid)
+    assert other.gpu_ids == tuple(range(8))
+    assert "stopping idle server 'standin' (GPUs 0,1,2,3,4,5,6,7)" in caplog.text
+    pool.release("tp8-b")
+    assert leaser.busy() == []
+    again = pool.acquire(make_spec(key="tp8-a", gpus=8))
+    assert again.generation == kept.generation + 1
+    assert len(read_records(records)) == 3
+    pool.close_wait_s = 0.0
+    pool.close()
+    assert not group_members(again.pgid)
+
+
+def test_a_server_in_use_keeps_its_gpus(
+    pool: ServerPool, make_spec: MakeSpec, tmp_path: Path
+) -> None:
+    pool.lease_timeout_s = 3.0
+    busy = pool.acquire(make_spec(key="tp8-a", gpus=8))
+    with pytest.raises(ServerStartError, match="no 8 contiguous free GPUs of 8 after 3"):
+        pool.acquire(make_spec(key="tp8-b", gpus=8))
+    assert is_alive(busy.pid)
+    pool.close()
+
+
 def test_expected_uses_keep_the_server_between_items(
     pool: ServerPool, make_spec: MakeSpec, records: Path
 ) -> None:
