@@ -23,15 +23,16 @@ def test_thinking_on_and_off_share_one_server(sweep: Sweep) -> None:
 def test_two_workers_start_one_server_per_configuration(sweep: Sweep) -> None:
     """Both workers may pick the preferred port at once; the launcher then starts the loser
     again on another port, its first log kept beside a ``.retry`` one: a retry, not a second
-    server. The loser may never get to bind (the port already answers from the winner), so the
-    retry log, not the loser's own words, counts the race."""
+    server. The loser may not get as far as its bind, or may be stopped before it writes its
+    error (the port already answers from the winner), so the retry log, not the loser's own
+    words, counts the race, and a loser may have left no start record at all."""
     sweep.add("fake-cpu-vllm", draft_lengths=(1, 2))
     result = sweep.run("-n", "2", "--snapshot-update")
     result.assert_outcomes(passed=4)
     starts = records(sweep.record)
     retried = sorted(p.name for p in (sweep.results / "logs").glob("*.retry.log"))
     assert len(retried) <= 1, retried
-    assert len(starts) == 2 + len(retried), json.dumps(starts, indent=1)
+    assert 2 <= len(starts) <= 2 + len(retried), json.dumps(starts, indent=1)
     assert sorted({s["k"] for s in starts}) == [1, 2]
     ports = {
         k: {sweep.cell(f"fake-cpu-vllm[k{k}-{m}]")["server"]["port"] for m in MODES} for k in (1, 2)
