@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,13 @@ addopts = -p no:cacheprovider
 filterwarnings = ignore:Module already imported:pytest.PytestAssertRewriteWarning
 """
 XDIST_WORKER_VARS = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A shell without job control starts a background command with SIGINT ignored, and every
+    pytest run a test interrupts would inherit that and never see its Ctrl-C."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)
