@@ -273,6 +273,17 @@ class ServerPool:
             self._holds.setdefault(spec.key, []).append(state["generation"])
             return self._handle(state)
 
+    def measure_lock(self, handle: ServerHandle) -> UnixFileLock:
+        """The lock an item holds while it measures on the server of `handle`.
+
+        A server's counters, and the throughput aiperf sees, are the server's, not one
+        client's: two items of one server measuring at once (xdist's plain ``load`` sends
+        neighbours to different workers) would each count the other's traffic. The lock is a
+        kernel lock, so it is freed if its holder dies.
+        """
+        _, lock_path = self._paths(handle.key)
+        return kernel_lock(lock_path.with_suffix(".measure.lock"))
+
     def check(self, handle: ServerHandle) -> None:
         """Raise ServerDiedError if the server behind `handle` has exited."""
         if not is_alive(handle.pid, handle.start_ticks):

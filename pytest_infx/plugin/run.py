@@ -7,11 +7,12 @@ importing the fixtures, which import them back.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -129,6 +130,18 @@ class Run:
             spec = serving.to_spec(plan, paths, key=key)
         with self.progress.doing("waiting", spec.label):
             return self.pool.acquire(spec)
+
+    @contextlib.contextmanager
+    def measuring(self, server: ServerHandle) -> Iterator[None]:
+        """Hold the server for one measurement: items of one server measure one at a time, on
+        whichever workers they run; the wait shows in the progress lines."""
+        lock = self.pool.measure_lock(server)
+        with self.progress.doing("waiting", server.label):
+            lock.acquire()
+        try:
+            yield
+        finally:
+            lock.release()
 
     def model_dir(self, point: Point) -> str:
         """The served checkpoint folder (aiperf reads its tokenizer from there)."""

@@ -39,3 +39,19 @@ def test_two_workers_start_one_server_per_configuration(sweep: Sweep) -> None:
     }
     assert all(len(found) == 1 for found in ports.values()), ports
     assert ports[1] != ports[2]
+
+
+def test_cells_of_one_server_on_two_workers_measure_one_at_a_time(sweep: Sweep) -> None:
+    """Plain ``-n 2`` sends the two cells of one server to two workers; each cell's counter
+    window must hold its own traffic only, or the counter AL counts the other cell's drafts."""
+    sweep.add("fake-cpu-vllm", draft_lengths=(2,), extra=("--step-delay", "0.3"))
+    result = sweep.run("-n", "2", "--snapshot-update", "-v")
+    result.assert_outcomes(passed=2)
+    out = result.stdout.str()
+    assert "[gw0]" in out and "[gw1]" in out and out.count(" PASSED ") == 2, out
+    windows = sorted(
+        (cell["counters"]["before"]["drafts"], cell["counters"]["after"]["drafts"])
+        for cell in (sweep.cell(f"fake-cpu-vllm[k2-{m}]") for m in MODES)
+    )
+    assert windows[0][1] <= windows[1][0], windows
+    assert len(records(sweep.record)) == 1

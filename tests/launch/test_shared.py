@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from filelock import Timeout
 
 from pytest_infx.launch.gpus import GpuLeaser
 from pytest_infx.launch.ports import free_port
@@ -135,6 +136,23 @@ def test_a_server_in_use_keeps_its_gpus(
     with pytest.raises(ServerStartError, match="no 8 contiguous free GPUs of 8 after 3"):
         pool.acquire(make_spec(key="tp8-b", gpus=8))
     assert is_alive(busy.pid)
+    pool.close()
+
+
+def test_one_measurement_at_a_time_per_server(pool: ServerPool, make_spec: MakeSpec) -> None:
+    a = pool.acquire(make_spec(key="a"))
+    b = pool.acquire(make_spec(key="b"))
+    held = pool.measure_lock(a)
+    held.acquire()
+    with pytest.raises(Timeout):
+        pool.measure_lock(a).acquire(blocking=False)
+    other = pool.measure_lock(b)
+    other.acquire(blocking=False)
+    other.release()
+    held.release()
+    again = pool.measure_lock(a)
+    again.acquire(blocking=False)
+    again.release()
     pool.close()
 
 

@@ -219,7 +219,10 @@ class SpeedbenchCell:
         dataset = self.run_ctx.datasets.get(self.cell.bench)
         tracker = self.run_ctx.progress
         try:
-            with tracker.doing("cell", point.id, total=len(dataset.rows)):
+            with (
+                self.run_ctx.measuring(self.server),
+                tracker.doing("cell", point.id, total=len(dataset.rows)),
+            ):
                 outcome = run_cell(
                     self.settings(),
                     dataset,
