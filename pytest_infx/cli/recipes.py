@@ -13,7 +13,7 @@ from typing import Any
 from pytest_infx.engines.registry import engine_rules
 from pytest_infx.recipes.changes import GitError, changed_since
 from pytest_infx.recipes.errors import RecipeErrors
-from pytest_infx.recipes.loader import load_tree
+from pytest_infx.recipes.loader import checked_tree, load_tree
 from pytest_infx.recipes.points import expand_all
 from pytest_infx.settings import DEFAULT_RECIPES_DIR
 from pytest_infx.usage import existing_folder
@@ -34,9 +34,8 @@ def register(subparsers: Any) -> None:
 def _changed(args: argparse.Namespace) -> int:
     existing_folder("--recipes", args.recipes, "give the recipe folder")
     try:
-        rules = engine_rules()
-        changes = changed_since(Path.cwd(), args.recipes, args.base, rules)
-        total = len(load_tree(args.recipes, rules))
+        now = checked_tree(args.recipes, engine_rules())
+        changes = changed_since(Path.cwd(), args.recipes, args.base, now)
     except GitError as exc:
         print(f"infx changed: {exc}")
         return 2
@@ -45,7 +44,7 @@ def _changed(args: argparse.Namespace) -> int:
         return 2
     for change in changes:
         print(change.render())
-    print(f"{len(changes)} of {total} config keys changed since {args.base}")
+    print(f"{len(changes)} of {len(now.sources)} config keys changed since {args.base}")
     return 0
 
 

@@ -14,7 +14,6 @@ from pathlib import Path
 
 from pytest_infx.recipes.errors import RecipeErrors
 from pytest_infx.recipes.loader import Tree, read_tree
-from pytest_infx.recipes.owned import EngineRules
 from pytest_infx.recipes.points import expand
 
 Fingerprints = dict[str, dict[str, str]]
@@ -117,14 +116,12 @@ def compare(before: Fingerprints, after: Fingerprints) -> list[KeyChange]:
     return changes
 
 
-def changed_since(
-    repo: Path, recipes: Path, ref: str, rules: EngineRules | None = None
-) -> list[KeyChange]:
-    """Keys whose points differ from those at ``ref``; ``rules`` check the tree as it is now,
-    not the base's, which may name an engine no longer installed."""
+def changed_since(repo: Path, recipes: Path, ref: str, now: Tree | None = None) -> list[KeyChange]:
+    """Keys whose points differ from those at ``ref``; ``now`` is the tree of ``recipes`` when
+    the caller has read it already."""
     if not ref_exists(repo, ref):
         raise GitError(f"base ref '{ref}' does not exist in {repo}; fetch it or name another ref")
     with tempfile.TemporaryDirectory(prefix="infx-base-") as tmp:
         base_dir = tree_at(repo, ref, recipes, Path(tmp))
         before = fingerprints(read_tree(base_dir)) if base_dir.exists() else {}
-    return compare(before, fingerprints(read_tree(recipes, rules=rules)))
+    return compare(before, fingerprints(now if now is not None else read_tree(recipes)))

@@ -759,9 +759,15 @@ def _once_per_base(errors: dict[Path, list[RecipeError]]) -> dict[Path, tuple[Re
     return out
 
 
-def load_tree(root: Path, rules: EngineRules | None = None) -> list[RecipeSource]:
-    """Every recipe under ``root``; all errors of all files are raised together."""
+def checked_tree(root: Path, rules: EngineRules | None = None) -> Tree:
+    """The tree under ``root`` when every file loads; all errors of all files are raised
+    together."""
     tree = read_tree(root, rules=rules)
     if tree.errors:
         raise RecipeErrors([e for errs in tree.errors.values() for e in errs])
-    return list(tree.sources)
+    return tree
+
+
+def load_tree(root: Path, rules: EngineRules | None = None) -> list[RecipeSource]:
+    """Every recipe under ``root``; all errors of all files are raised together."""
+    return list(checked_tree(root, rules).sources)
