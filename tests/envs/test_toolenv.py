@@ -25,6 +25,9 @@ runs.write_text(runs.read_text() + "x" if runs.exists() else "x")
 (out / "marker_env").write_text(os.environ.get("STEP_VAR", ""))
 (out / "template").write_text(Path(sys.argv[2]).read_text())
 time.sleep(float(os.environ.get("STEP_SLEEP", "0")))
+gate = os.environ.get("STEP_GATE")
+while gate and not Path(gate).exists():
+    time.sleep(0.05)
 print("recorder done")
 """
 
@@ -50,7 +53,7 @@ def data_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
     sys.modules.pop("infx_test_steps", None)
 
 
-def recorder_spec(*, sleep: float = 0.0, name: str = "demo") -> ToolEnvSpec:
+def recorder_spec(*, sleep: float = 0.0, name: str = "demo", gate: str = "") -> ToolEnvSpec:
     return ToolEnvSpec(
         name=name,
         version="1.0",
@@ -60,7 +63,7 @@ def recorder_spec(*, sleep: float = 0.0, name: str = "demo") -> ToolEnvSpec:
                 script="recorder.py.txt",
                 files=("template.jinja",),
                 args=("{env}/out", "{steps}/template.jinja"),
-                env=(("STEP_VAR", "from-spec"), ("STEP_SLEEP", str(sleep))),
+                env=(("STEP_VAR", "from-spec"), ("STEP_SLEEP", str(sleep)), ("STEP_GATE", gate)),
                 package="infx_test_steps",
             ),
         ),
@@ -197,7 +200,17 @@ def test_missing_data_file_is_a_clear_error(data_package: Path, tmp_path: Path) 
         toolenv.locate(spec, cache_dir=tmp_path)
 
 
+def _wait_for(path: Path, text: str, proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 120
+    while text not in (path.read_text() if path.exists() else ""):
+        assert proc.poll() is None, f"installer exited before {text!r}: {path.read_text()}"
+        assert time.monotonic() < deadline, f"no {text!r} in 120 s: {path.read_text()}"
+        time.sleep(0.05)
+
+
 def test_concurrent_installers_run_steps_once(data_package: Path, tmp_path: Path) -> None:
+    """The second installer starts while the first is inside its step, so it must wait."""
+    gate = tmp_path / "gate"
     code = textwrap.dedent(
         f"""
         import sys
@@ -206,23 +219,32 @@ def test_concurrent_installers_run_steps_once(data_package: Path, tmp_path: Path
         from pathlib import Path
         from test_toolenv import recorder_spec
         from pytest_infx.envs import toolenv
-        env = toolenv.ensure(recorder_spec(sleep=3.0), cache_dir=Path({str(tmp_path)!r}))
+        spec = recorder_spec(gate={str(gate)!r})
+        env = toolenv.ensure(spec, cache_dir=Path({str(tmp_path)!r}))
         print("READY", env.env_dir)
         """
     )
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    logs = [tmp_path / f"installer{n}.err" for n in range(2)]
+    procs: list[subprocess.Popen[str]] = []
+    for log in logs:
+        with log.open("w") as err:
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=err, text=True
+                )
+            )
+        _wait_for(
+            log,
+            "step 2/2" if len(procs) == 1 else "another process is installing; waiting",
+            procs[-1],
         )
-        for _ in range(2)
-    ]
-    results = [proc.communicate(timeout=120) for proc in procs]
-    assert [proc.returncode for proc in procs] == [0, 0], results
-    env = toolenv.locate(recorder_spec(sleep=3.0), cache_dir=tmp_path)
+    gate.touch()
+    outs = [proc.communicate(timeout=120)[0] for proc in procs]
+    assert [proc.returncode for proc in procs] == [0, 0], [log.read_text() for log in logs]
+    env = toolenv.locate(recorder_spec(gate=str(gate)), cache_dir=tmp_path)
     assert (env.env_dir / "out" / "runs").read_text() == "x"
-    stderr = "".join(err for _, err in results)
-    assert "another process is installing; waiting" in stderr
-    assert all(f"READY {env.env_dir}" in out for out, _ in results)
+    assert "step 2/2" not in logs[1].read_text()
+    assert all(f"READY {env.env_dir}" in out for out in outs)
 
 
 def test_real_pip_install_uninstall_and_check(tmp_path: Path) -> None:
