@@ -8,6 +8,7 @@ from core.helpers import agentic, speedbench, write
 
 INI = """
 [pytest]
+infx = true
 addopts = -p no:cacheprovider
 filterwarnings = ignore:Module already imported:pytest.PytestAssertRewriteWarning
 """

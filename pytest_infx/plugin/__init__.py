@@ -1,6 +1,9 @@
 """pytest-infx's pytest side: this module holds the hooks, each handing over to the module of
 the package that does the work (options, configure, collection, gc, workers, terminal); the
-package is the only place that imports pytest, besides the golden curves' syrupy extension."""
+package is the only place that imports pytest, besides the golden curves' syrupy extension.
+
+Every hook but the option and hookspec registration first asks whether the repository opted in
+(:mod:`pytest_infx.plugin.activation`): installed is not asked for."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from typing import Any
 
 import pytest
 
+import pytest_infx.plugin.activation as activation
 import pytest_infx.plugin.collection as collection
 import pytest_infx.plugin.configure as configure
 import pytest_infx.plugin.gc as gc
@@ -30,54 +34,68 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
-    configure.cmdline_main(config)
+    if activation.active(config):
+        configure.cmdline_main(config)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_load_initial_conftests(
-    early_config: pytest.Config, parser: pytest.Parser
+    early_config: pytest.Config, parser: pytest.Parser, args: list[str]
 ) -> Generator[None, Any, Any]:
+    if not activation.decide(early_config, args):
+        return (yield)
     return (yield from configure.short_names(early_config, parser))
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    configure.configure(config)
+    if activation.active(config):
+        configure.configure(config)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    configure.unconfigure(config)
+    if activation.active(config):
+        configure.unconfigure(config)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
-    workers.configure_node(node)
+    if activation.active(node.config):
+        workers.configure_node(node)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: object) -> None:
-    workers.node_down(node, error)
+    if activation.active(node.config):
+        workers.node_down(node, error)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_collection(session: pytest.Session) -> Generator[None, Any, Any]:
+    if not activation.active(session.config):
+        return (yield)
     return (yield from gc.around_collection(session))
 
 
 def pytest_collectstart(collector: pytest.Collector) -> None:
-    gc.collector_started(collector)
+    if activation.active(collector.config):
+        gc.collector_started(collector)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    return collection.ignore(collection_path, config)
+    return collection.ignore(collection_path, config) if activation.active(config) else None
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if not activation.active(parent.config):
+        return None
     return collection.recipe_file(file_path, parent)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, Any, Any]:
+    if not activation.active(collector.config):
+        return (yield)
     return (yield from collection.with_dangling_links(collector))
 
 
@@ -85,18 +103,22 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, A
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
-    collection.select(session, config, items)
+    if activation.active(config):
+        collection.select(session, config, items)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    collection.finish(session)
+    if activation.active(session.config):
+        collection.finish(session)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    return terminal.header(config)
+    return terminal.header(config) if activation.active(config) else []
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
+    if not activation.active(session.config):
+        return
     gc.session_finished(session)
     terminal.exit_status(session)
     workers.send_reasons(session)
@@ -105,4 +127,5 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def pytest_terminal_summary(
     terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config
 ) -> None:
-    terminal.summary(terminalreporter, config)
+    if activation.active(config):
+        terminal.summary(terminalreporter, config)

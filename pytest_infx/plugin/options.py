@@ -215,6 +215,13 @@ def add_options(parser: pytest.Parser) -> None:
         "infx_lint_root", "repository root for pytest -m lint, relative to the rootdir", default=""
     )
     parser.addini(
+        "infx",
+        "true: this repository uses pytest-infx (any infx_* key opts in as well; without one "
+        "pytest-infx does nothing here)",
+        type="bool",
+        default=False,
+    )
+    parser.addini(
         "infx_lint",
         "include the lint items in runs given no path (plain pytest)",
         type="bool",

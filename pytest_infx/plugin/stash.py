@@ -34,6 +34,9 @@ class Folders:
     progress: Path | None
 
 
+ACTIVE: pytest.StashKey[bool] = pytest.StashKey()
+"""config: whether the repository opted in, so that pytest-infx acts in this run at all
+(plugin.activation decides it before the initial conftests load; every hook reads it)."""
 SETTINGS: pytest.StashKey[Settings] = pytest.StashKey()
 """config: the options as one value (plugin.options builds it once; every module reads it)."""
 FOLDERS: pytest.StashKey[Folders] = pytest.StashKey()

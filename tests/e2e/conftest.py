@@ -19,6 +19,7 @@ TOKENIZER = Path(__file__).resolve().parents[1] / "agentic" / "data" / "tokenize
 CACHE = cache_root()
 INI = """
 [pytest]
+infx = true
 addopts = -p no:cacheprovider
 filterwarnings = ignore:Module already imported:pytest.PytestAssertRewriteWarning
 """

@@ -100,7 +100,7 @@ def test_a_value_that_cannot_be_used_is_one_usage_line_before_anything_starts(
 ) -> None:
     write(recipes / "good.yaml", speedbench("good-b300", draft_lengths=(1,)))
     (pytester.path / "afile").write_text("")
-    pytester.makeini(f"[pytest]\naddopts = -p no:cacheprovider\n{ini}\n")
+    pytester.makeini(f"[pytest]\ninfx = true\naddopts = -p no:cacheprovider\n{ini}\n")
     result = pytester.runpytest("--collect-only", "-q", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     errors = [line for line in result.errlines if line.startswith("ERROR: ")]

@@ -67,7 +67,7 @@ def _recipe(key: str, *, engine_args: dict[str, object]) -> dict[str, object]:
 
 @pytest.fixture
 def tree(pytester: pytest.Pytester) -> pytest.Pytester:
-    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    pytester.makeini("[pytest]\ninfx = true\naddopts = -p no:cacheprovider\n")
     (pytester.path / "recipes").mkdir()
     template = pytester.path / "plain_chatml.jinja"
     template.write_text(PLAIN_CHATML)

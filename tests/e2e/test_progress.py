@@ -78,7 +78,7 @@ def test_progress_off_prints_nothing(sweep: Sweep) -> None:
 def test_a_bad_progress_setting_is_a_usage_error(
     pytester: pytest.Pytester, ini: str, args: tuple[str, ...], message: str
 ) -> None:
-    pytester.makeini(f"[pytest]\n{ini}\n")
+    pytester.makeini(f"[pytest]\ninfx = true\n{ini}\n")
     result = pytester.runpytest("--collect-only", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*{message}*"])

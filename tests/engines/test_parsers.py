@@ -78,7 +78,7 @@ def test_preflight_fails_a_rejected_point_at_the_recipe_line_before_any_server(
     """``auto``: the parser environment is installed (the tests above installed it), so the
     check runs; the item fails in preflight with the engine's message and nothing launches."""
     monkeypatch.setenv("INFX_CACHE_DIR", str(CACHE))
-    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    pytester.makeini("[pytest]\ninfx = true\naddopts = -p no:cacheprovider\n")
     shutil.copytree(REPO / "golden", pytester.path / "golden")
     recipes = pytester.path / "recipes"
     copy_recipes(recipes)

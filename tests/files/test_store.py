@@ -85,7 +85,7 @@ def test_a_warm_lint_run_reports_the_same_and_sees_every_edit(
     files = dict(repo_files())
     files["benchmarks/collect.sh"] = SCRIPT
     write_files(pytester.path, files)
-    pytester.makeini("[pytest]\n")
+    pytester.makeini("[pytest]\ninfx = true\n")
     pytester.makeconftest(PROBE)
     dflash = pytester.path / "recipes/mimov2.6flash-fp4-b300-vllm-dflash.yaml"
     args = ("-m", "lint", "-k", "recipes-thinking or comments-header")
@@ -129,7 +129,7 @@ def test_a_warm_lint_run_fails_where_a_cold_one_does_after_an_edit_keeping_size_
     pytester: pytest.Pytester,
 ) -> None:
     write_files(pytester.path, dict(repo_files()))
-    pytester.makeini("[pytest]\n")
+    pytester.makeini("[pytest]\ninfx = true\n")
     dflash = pytester.path / "recipes/mimov2.6flash-fp4-b300-vllm-dflash.yaml"
     args = ("-m", "lint", "-k", "recipes-thinking")
     pytester.runpytest_subprocess(*args).assert_outcomes(passed=1, deselected=20)

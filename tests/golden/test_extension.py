@@ -61,7 +61,7 @@ OTHER = Curve(
 )
 NEW_SOURCE = "https://github.com/o/r/actions/runs/99"
 RELATE_WARNING_IS_AN_ERROR = (
-    "[pytest]\nfilterwarnings = error:\\s*Can not relate snapshot:UserWarning\n"
+    "[pytest]\ninfx = true\nfilterwarnings = error:\\s*Can not relate snapshot:UserWarning\n"
 )
 
 Run = Callable[..., pytest.RunResult]
@@ -348,7 +348,7 @@ def test_the_folder_given_is_where_curves_are_read_and_recorded(
         "def pytest_addoption(parser):\n"
         "    parser.addini('infx_golden', 'golden folder', default='golden')\n"
     )
-    pytester.makeini("[pytest]\ninfx_golden = elsewhere\n")
+    pytester.makeini("[pytest]\ninfx = true\ninfx_golden = elsewhere\n")
     setup(pytester, [case("new", cells(GOLDEN))])
     args = ("-p", "no:infx", "-p", "no:cacheprovider", "--snapshot-update")
     pytester.runpytest(*args).assert_outcomes(passed=1)

@@ -41,7 +41,7 @@ LINT = ("-m", "lint", "-p", "no:cacheprovider")
 def repo(pytester: pytest.Pytester) -> pytest.Pytester:
     """The passing fixture repository, with a conftest that adds the house-rules rule."""
     write_files(pytester.path, dict(repo_files()))
-    pytester.makeini("[pytest]\n")
+    pytester.makeini("[pytest]\ninfx = true\n")
     pytester.makeconftest(RULE + HOOK)
     return pytester
 
@@ -73,12 +73,12 @@ def test_a_conftest_rule_is_an_item_after_the_built_in_ones(repo: pytest.Pyteste
 
 
 def test_select_and_ignore_name_a_conftest_rule_by_id_or_family(repo: pytest.Pytester) -> None:
-    repo.makeini("[pytest]\ninfx_lint_select = house\n")
+    repo.makeini("[pytest]\ninfx = true\ninfx_lint_select = house\n")
     result = repo.runpytest("--collect-only", "-q", *LINT)
     assert [line for line in result.outlines if line.startswith("infx-lint::")] == [
         "infx-lint::house-rules"
     ]
-    repo.makeini("[pytest]\ninfx_lint_ignore = house-rules\n")
+    repo.makeini("[pytest]\ninfx = true\ninfx_lint_ignore = house-rules\n")
     result = repo.runpytest("--collect-only", "-q", *LINT)
     assert [line for line in result.outlines if line.startswith("infx-lint::")] == [
         f"infx-lint::{rule.id}" for rule in all_rules()

@@ -135,7 +135,7 @@ def small_history(pytester: pytest.Pytester) -> pytest.Pytester:
     git(repo, "config", "user.name", "t")
     keys = config_keys()
     write(repo, base_files(keys))
-    pytester.makeini("[pytest]\n")
+    pytester.makeini("[pytest]\ninfx = true\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "history")
     git(repo, "update-ref", "refs/remotes/origin/main", "HEAD")
@@ -188,7 +188,7 @@ def test_scenario_types_come_from_the_ini_and_main_rejects_placeholders(
     strict.stdout.fnmatch_lines(
         ["*scenario-type 'long-context' is not one of fixed-seq-len, agentic-coding.*"]
     )
-    small_history.makeini("[pytest]\ninfx_scenario_types =\n    fixed-seq-len\n    long-context\n")
+    small_history.makeini("[pytest]\ninfx = true\ninfx_scenario_types =\n    fixed-seq-len\n    long-context\n")
     assert small_history.runpytest("-m", "lint", "-p", "no:cacheprovider").ret == 0
     on_main = small_history.runpytest("-m", "lint", "-p", "no:cacheprovider", "--infx-main")
     on_main.stdout.fnmatch_lines(
@@ -206,7 +206,7 @@ def test_run_from_the_repositorys_test_folder_lints_the_whole_repository(
     """InferenceX keeps its pytest.ini in utils/ and runs pytest there."""
     utils = small_history.path / "utils"
     write(
-        utils, {"pytest.ini": "[pytest]\ntestpaths = .\n", "test_math.py": "def test_x(): pass\n"}
+        utils, {"pytest.ini": "[pytest]\ninfx = true\ntestpaths = .\n", "test_math.py": "def test_x(): pass\n"}
     )
     monkeypatch.chdir(utils)
     result = small_history.runpytest("-m", "infx_lint", "-p", "no:cacheprovider", "--infx-pr", "7")
@@ -220,7 +220,7 @@ def test_run_from_the_repositorys_test_folder_lints_the_whole_repository(
 def test_a_lint_run_that_judges_nothing_fails_with_the_reason(
     pytester: pytest.Pytester,
 ) -> None:
-    pytester.makeini("[pytest]\n")
+    pytester.makeini("[pytest]\ninfx = true\n")
     result = pytester.runpytest("-m", "infx_lint", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(
@@ -257,17 +257,17 @@ def test_collection_errors_that_stop_lint_name_the_command_that_does_not_collect
 
 def test_a_repository_selects_its_rule_families(small_history: pytest.Pytester) -> None:
     args = ("-m", "lint", "-p", "no:cacheprovider", "--infx-lint-all", "-q")
-    small_history.makeini("[pytest]\ninfx_lint_ignore = comments\n")
+    small_history.makeini("[pytest]\ninfx = true\ninfx_lint_ignore = comments\n")
     audit = small_history.runpytest(*args)
     audit.stdout.fnmatch_lines(["FAILED infx-lint::changelog-bytes - *"])
     assert "comments-" not in audit.stdout.str()
-    small_history.makeini("[pytest]\ninfx_lint_select = changelog-schema, comments-header\n")
+    small_history.makeini("[pytest]\ninfx = true\ninfx_lint_select = changelog-schema, comments-header\n")
     chosen = small_history.runpytest("--collect-only", *args)
     assert [line for line in chosen.outlines if line.startswith("infx-lint::")] == [
         "infx-lint::changelog-schema",
         "infx-lint::comments-header",
     ]
-    small_history.makeini("[pytest]\ninfx_lint_select = changelog comment-header\n")
+    small_history.makeini("[pytest]\ninfx = true\ninfx_lint_select = changelog comment-header\n")
     typo = small_history.runpytest(*args)
     assert typo.ret == pytest.ExitCode.USAGE_ERROR
     typo.stderr.fnmatch_lines(

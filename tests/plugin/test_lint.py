@@ -15,7 +15,7 @@ RECIPE_AND_GOLDEN_RULES = [r.id for r in all_rules() if r.id.startswith(("recipe
 def lint_repo(pytester: pytest.Pytester) -> pytest.Pytester:
     """A pytester folder holding the passing fixture repository."""
     write_files(pytester.path, dict(repo_files()))
-    pytester.makeini("[pytest]\n")
+    pytester.makeini("[pytest]\ninfx = true\n")
     return pytester
 
 
@@ -94,14 +94,14 @@ def test_lint_root_option_and_ini(pytester: pytest.Pytester) -> None:
     write_files(other, dict(repo_files()))
     bad = DFLASH_RECIPE.replace("block-size: 8", "block-size: 4")
     write_files(other, {DFLASH: bad})
-    pytester.makeini("[pytest]\n")
+    pytester.makeini("[pytest]\ninfx = true\n")
     args = ("-m", "lint", "-k", "draft", "-p", "no:cacheprovider")
     result = pytester.runpytest("--infx-lint-root", "other", *args)
     result.stdout.fnmatch_lines(["*draft length 4 is not valid for dflash with block size 4*"])
     assert result.parseoutcomes()["failed"] == 1
-    pytester.makeini("[pytest]\ninfx_lint_root = other\n")
+    pytester.makeini("[pytest]\ninfx = true\ninfx_lint_root = other\n")
     assert pytester.runpytest(*args).parseoutcomes()["failed"] == 1
-    pytester.makeini("[pytest]\n")
+    pytester.makeini("[pytest]\ninfx = true\n")
     result = pytester.runpytest("-rs", *args)
     result.stdout.fnmatch_lines(["SKIPPED * no recipe folder*"])
 
@@ -113,7 +113,7 @@ def test_the_recipe_folder_option_moves_what_lint_judges(pytester: pytest.Pytest
     }
     bad = DFLASH_RECIPE.replace("block-size: 8", "block-size: 4")
     write_files(pytester.path, {**files, DFLASH.replace("recipes/", "bench/", 1): bad})
-    pytester.makeini("[pytest]\n")
+    pytester.makeini("[pytest]\ninfx = true\n")
     args = ("-m", "lint", "-k", "draft", "-p", "no:cacheprovider")
     result = pytester.runpytest("--infx-recipes", "bench", *args)
     result.stdout.fnmatch_lines(["*draft length 4 is not valid for dflash with block size 4*"])
@@ -149,7 +149,7 @@ def test_lint_alone_reads_no_recipe_but_runs_the_hosts_lint_tests(
         "def test_other():\n    pass\n"
     )
     (lint_repo.path / "recipes" / "broken.yaml").write_text("key: broken\nunknown-field: 1\n")
-    lint_repo.makeini("[pytest]\ntestpaths = . recipes\n")
+    lint_repo.makeini("[pytest]\ninfx = true\ntestpaths = . recipes\n")
     result = lint_repo.runpytest("-m", "lint", "-k", "golden or own", "-p", "no:cacheprovider")
     assert "broken" not in result.stdout.str()
     chosen = sum("golden" in r.id for r in all_rules())
@@ -163,7 +163,7 @@ UNIMPORTABLE = "import package_that_is_not_installed\n\ndef test_needs_it():\n  
 @pytest.fixture
 def host(pytester: pytest.Pytester) -> pytest.Pytester:
     write_files(pytester.path, dict(repo_files()))
-    pytester.makeini("[pytest]\ntestpaths = tests\n")
+    pytester.makeini("[pytest]\ninfx = true\ntestpaths = tests\n")
     write_files(
         pytester.path,
         {"tests/test_own.py": MARKED, "tests/test_heavy.py": UNIMPORTABLE},

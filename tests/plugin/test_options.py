@@ -20,7 +20,7 @@ def _settings(pytester: pytest.Pytester, *args: str) -> Settings:
 def test_without_options_lint_slurm_and_golden_have_their_defaults(
     pytester: pytest.Pytester,
 ) -> None:
-    pytester.makeini("[pytest]\n")
+    pytester.makeini("[pytest]\ninfx = true\n")
     found = _settings(pytester)
     assert found.lint == LintSettings()
     assert found.slurm is None
@@ -29,7 +29,7 @@ def test_without_options_lint_slurm_and_golden_have_their_defaults(
 
 def test_the_lint_settings_come_from_the_ini_and_the_options(pytester: pytest.Pytester) -> None:
     pytester.makeini(
-        "[pytest]\ninfx_lint_root = repo\ninfx_base = origin/release\n"
+        "[pytest]\ninfx = true\ninfx_lint_root = repo\ninfx_base = origin/release\n"
         "infx_lint_select = changelog, comments-header\ninfx_lint_ignore = golden\n"
         "infx_changelog_only_entries = repeat\n"
         "infx_scenario_types =\n    fixed-seq-len\n    disagg\ninfx_lint = true\n"
@@ -51,7 +51,7 @@ def test_the_lint_settings_come_from_the_ini_and_the_options(pytester: pytest.Py
 
 
 def test_a_lint_option_wins_over_its_ini_twin(pytester: pytest.Pytester) -> None:
-    pytester.makeini("[pytest]\ninfx_lint_root = repo\ninfx_base = origin/release\n")
+    pytester.makeini("[pytest]\ninfx = true\ninfx_lint_root = repo\ninfx_base = origin/release\n")
     found = _settings(pytester, "--infx-lint-root", "other", "--infx-base", "v1", "--infx-main")
     assert (found.lint.root, found.lint.root_option) == ((pytester.path / "other").resolve(), True)
     assert (found.lint.base, found.lint.main) == ("v1", True)
@@ -61,7 +61,7 @@ def test_the_slurm_settings_come_from_the_options_over_their_ini_twins(
     pytester: pytest.Pytester,
 ) -> None:
     pytester.makeini(
-        "[pytest]\ninfx_slurm = 2\ninfx_slurm_partition = ini-part\n"
+        "[pytest]\ninfx = true\ninfx_slurm = 2\ninfx_slurm_partition = ini-part\n"
         "infx_slurm_args = --qos=bench --exclusive\ninfx_slurm_wait = 300\n"
     )
     args = ("--infx-slurm-partition", "h200", "--infx-slurm-gpus", "4")
@@ -78,23 +78,23 @@ def test_the_slurm_settings_come_from_the_options_over_their_ini_twins(
 
 
 def test_slurm_options_without_workers_are_not_read(pytester: pytest.Pytester) -> None:
-    pytester.makeini("[pytest]\ninfx_slurm_args = 'unclosed\n")
+    pytester.makeini("[pytest]\ninfx = true\ninfx_slurm_args = 'unclosed\n")
     assert _settings(pytester, "--infx-slurm-wait", "soon").slurm is None
 
 
 def test_a_bad_slurm_value_is_a_usage_error_of_the_settings(pytester: pytest.Pytester) -> None:
-    pytester.makeini("[pytest]\n")
+    pytester.makeini("[pytest]\ninfx = true\n")
     with pytest.raises(pytest.UsageError, match=r"^--infx-slurm-wait: expected seconds > 0"):
         _settings(pytester, "--infx-slurm", "1", "--infx-slurm-wait", "soon")
 
 
 def test_the_golden_ini_moves_the_golden_folder(pytester: pytest.Pytester) -> None:
-    pytester.makeini("[pytest]\ninfx_golden = curves/al\n")
+    pytester.makeini("[pytest]\ninfx = true\ninfx_golden = curves/al\n")
     assert _settings(pytester).golden == (pytester.path / "curves" / "al").resolve()
 
 
 def test_a_bad_ini_value_is_a_usage_error(pytester: pytest.Pytester) -> None:
-    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\ninfx_engine_check = perhaps\n")
+    pytester.makeini("[pytest]\ninfx = true\naddopts = -p no:cacheprovider\ninfx_engine_check = perhaps\n")
     copy_recipes(pytester.path / "recipes")
     result = pytester.runpytest("--collect-only", "-q", "--gpu", "b300")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -104,7 +104,7 @@ def test_a_bad_ini_value_is_a_usage_error(pytester: pytest.Pytester) -> None:
 
 
 def test_a_bad_option_value_is_refused_by_the_parser(pytester: pytest.Pytester) -> None:
-    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    pytester.makeini("[pytest]\ninfx = true\naddopts = -p no:cacheprovider\n")
     result = pytester.runpytest("--collect-only", "--infx-engine-check", "sometimes")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--infx-engine-check: invalid choice: 'sometimes'*"])

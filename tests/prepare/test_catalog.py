@@ -15,6 +15,7 @@ from pytest_infx.recipes.points import expand
 
 CACHED_INI = """
 [pytest]
+infx = true
 filterwarnings = ignore:Module already imported:pytest.PytestAssertRewriteWarning
 """
 

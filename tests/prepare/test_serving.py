@@ -39,7 +39,7 @@ SPECULATIVE = """
     ],
 )
 def test_the_plan_is_the_launch(pytester: pytest.Pytester, recipe: str, runner: str) -> None:
-    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    pytester.makeini("[pytest]\ninfx = true\naddopts = -p no:cacheprovider\n")
     shutil.copytree(REPO / "golden", pytester.path / "golden")
     root = pytester.path / "recipes"
     copy_recipes(root)

@@ -144,7 +144,7 @@ def test_the_old_cuda_graph_spelling_is_owned_in_an_agentic_recipe(tmp_path: Pat
 
 
 def test_lint_and_the_plan_report_it_at_the_line(tmp_path: Path, pytester: pytest.Pytester) -> None:
-    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    pytester.makeini("[pytest]\ninfx = true\naddopts = -p no:cacheprovider\n")
     shutil.copytree(REPO / "golden", pytester.path / "golden")
     path, text = planted(pytester.path, DFLASH, '    "host=0.0.0.0": true')
     line = line_of(text, "host=0.0.0.0")

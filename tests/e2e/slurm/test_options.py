@@ -61,7 +61,7 @@ def test_bad_slurm_options_are_usage_errors(
 
 def test_ini_twins_configure_the_jobs(pytester: pytest.Pytester, slurm_cluster: Cluster) -> None:
     pytester.makeini(
-        "[pytest]\naddopts = -p no:cacheprovider\ninfx_slurm = 1\n"
+        "[pytest]\ninfx = true\naddopts = -p no:cacheprovider\ninfx_slurm = 1\n"
         f"infx_slurm_partition = {slurm_cluster.partition}\ninfx_slurm_gpus = 2\n"
         "infx_slurm_time = 5\ninfx_slurm_args = --comment=infx-ini\n"
     )

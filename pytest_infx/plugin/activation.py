@@ -1,0 +1,148 @@
+"""Whether pytest-infx acts in this run at all.
+
+pytest loads every installed plugin in every run of its environment, so a project that never
+asked for pytest-infx would otherwise get its recipe collector (a ``recipes/`` folder is a
+common name), its lint items under a foreign ``-m lint``, its short options and its markers. The
+plugin acts only where the repository opted in: its ini file sets an ``infx`` key
+(``infx = true``, ``infx_recipes = ...``, any ``infx_*``), ``-o`` overrides one, or the command
+line names pytest-infx (an ``--infx-*`` option, ``-p infx``). Elsewhere every hook returns at
+once, and syrupy, which only pytest-infx brought into the environment, is unregistered so that
+its hooks do not change the project's run either.
+"""
+
+from __future__ import annotations
+
+import configparser
+import tomllib
+from collections.abc import Iterable, Sequence
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from pytest_infx.plugin.stash import ACTIVE
+
+PLUGIN_NAMES = frozenset({"infx", "pytest_infx", "pytest_infx.plugin"})
+"""What ``-p`` may name to ask for pytest-infx: its entry point's name and its module."""
+OWN_DISTRIBUTION = "pytest-infx"
+SYRUPY = "syrupy"
+
+
+def decide(config: pytest.Config, args: Sequence[str]) -> bool:
+    """Decided once, before the initial conftests load (the short option names are added then),
+    and kept on the config; ``args`` are the command line with the ini file's and
+    ``PYTEST_ADDOPTS``'s options in front, as pytest hands them to that hook."""
+    on = asked_on_command_line(args) or ini_opts_in(config.inipath, _overrides(config))
+    config.stash[ACTIVE] = on
+    if not on:
+        _drop_syrupy_where_only_ours(config.pluginmanager, args)
+    return on
+
+
+def active(config: pytest.Config) -> bool:
+    return config.stash.get(ACTIVE, False)
+
+
+def asked_on_command_line(args: Iterable[str]) -> bool:
+    pending_plugin = False
+    for arg in args:
+        if pending_plugin:
+            if arg in PLUGIN_NAMES:
+                return True
+            pending_plugin = False
+        elif arg == "-p":
+            pending_plugin = True
+        elif arg.startswith("-p") and arg[2:] in PLUGIN_NAMES:
+            return True
+        elif arg.startswith("--infx-"):
+            return True
+    return False
+
+
+def _overrides(config: pytest.Config) -> list[str]:
+    given = getattr(config.known_args_namespace, "override_ini", None) or []
+    return [entry.split("=", 1)[0].strip() for entry in given]
+
+
+def ini_opts_in(inipath: Path | None, overridden: Iterable[str] = ()) -> bool:
+    """Whether pytest's section of the ini file (or a ``-o`` override) has an ``infx`` key."""
+    if any(_ours(name) for name in overridden):
+        return True
+    if inipath is None:
+        return False
+    return any(_ours(name) for name in _ini_keys(inipath))
+
+
+def _ours(name: str) -> bool:
+    return name == "infx" or name.startswith("infx_")
+
+
+def _ini_keys(inipath: Path) -> list[str]:
+    """The keys of pytest's own section, read the way pytest finds it: ``[tool.pytest.ini_options]``
+    (or pytest 9's ``[tool.pytest]``) of a pyproject.toml, ``[pytest]`` of pytest.ini, .pytest.ini
+    and tox.ini, ``[tool:pytest]`` of setup.cfg. pytest has already parsed the file, so a file it
+    accepted parses here too; one that does not is pytest's error to report, not ours."""
+    try:
+        text = inipath.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    if inipath.suffix == ".toml":
+        try:
+            tool = tomllib.loads(text).get("tool", {})
+        except tomllib.TOMLDecodeError:
+            return []
+        pytest_table = tool.get("pytest", {}) if isinstance(tool, dict) else {}
+        if not isinstance(pytest_table, dict):
+            return []
+        keys = list(pytest_table)
+        ini_options = pytest_table.get("ini_options", {})
+        return keys + (list(ini_options) if isinstance(ini_options, dict) else [])
+    parser = configparser.RawConfigParser(strict=False, interpolation=None)
+    try:
+        parser.read_string(text, source=str(inipath))
+    except configparser.Error:
+        return []
+    section = "tool:pytest" if inipath.name == "setup.cfg" else "pytest"
+    return list(parser[section]) if parser.has_section(section) else []
+
+
+def _drop_syrupy_where_only_ours(pluginmanager: pytest.PytestPluginManager, args: Sequence[str]) -> None:
+    """syrupy registers its own entry point, so installing pytest-infx would put syrupy's hooks
+    into every run of the environment; where nobody but pytest-infx wants syrupy they are taken
+    out again. Somebody else wants it when the command line names it (``-p syrupy``), when it was
+    installed on request (pip's ``REQUESTED`` marker, as ``pip install syrupy`` or a project's
+    editable install leaves it) or when another installed distribution requires it."""
+    if pluginmanager.get_plugin(SYRUPY) is None or _named_with_p(args, SYRUPY):
+        return
+    if _wanted_by_others(SYRUPY):
+        return
+    pluginmanager.unregister(name=SYRUPY)
+
+
+def _named_with_p(args: Sequence[str], name: str) -> bool:
+    return any(
+        arg == f"-p{name}" or (arg == "-p" and i + 1 < len(args) and args[i + 1] == name)
+        for i, arg in enumerate(args)
+    )
+
+
+def _wanted_by_others(distribution: str) -> bool:
+    try:
+        own = metadata.distribution(distribution)
+    except metadata.PackageNotFoundError:
+        return True
+    if own.read_text("REQUESTED") is not None:
+        return True
+    for dist in metadata.distributions():
+        name = canonicalize_name(dist.metadata["Name"] or "")
+        if name in (OWN_DISTRIBUTION, distribution):
+            continue
+        for requirement in dist.requires or ():
+            try:
+                if canonicalize_name(Requirement(requirement).name) == distribution:
+                    return True
+            except InvalidRequirement:
+                continue
+    return False
