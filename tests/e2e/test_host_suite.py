@@ -96,6 +96,7 @@ def test_a_host_option_named_gpu_stays_the_hosts(recipes: Path, pytester: pytest
 def test_a_host_option_with_a_value_named_changed_since_stays_the_hosts(
     pytester: pytest.Pytester,
 ) -> None:
+    pytester.makeini("[pytest]\ninfx = true\n")
     pytester.makeconftest(
         """
         def pytest_addoption(parser):
