@@ -1,4 +1,4 @@
-"""The ``infx`` console script.
+"""infx: recipes, golden curves, engine environments, lint and reports from the shell.
 
 Each area of the plugin owns its sub-commands: a module listed in ``_COMMANDS`` exposes
 ``register(subparsers)``, which adds its parser and sets ``func`` (taking the parsed namespace and
@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -38,17 +40,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+EXIT_PIPE = 128 + signal.SIGPIPE
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """A closed pipe (``infx recipes | head``) and Ctrl-C end a command quietly with the
+    shell's status for them, as git and ripgrep do, instead of a traceback."""
     parser = build_parser()
     args = parser.parse_args(argv)
     from pytest_infx.usage import EXIT_STATUS, UsageError
 
     try:
         status: int = args.func(args)
+        sys.stdout.flush()
     except UsageError as exc:
         print(f"infx {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_STATUS
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_PIPE
+    except KeyboardInterrupt:
+        print(f"infx {args.command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return status
+
+
+def _silence_stdout() -> None:
+    """Python flushes stdout once more at exit, which would raise again into the closed pipe."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 if __name__ == "__main__":

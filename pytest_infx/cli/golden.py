@@ -30,14 +30,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     listing.set_defaults(func=_list)
 
     show = commands.add_parser("show", help="print a curve in golden format")
-    show.add_argument("curve")
+    show.add_argument("curve", help="curve name, as `infx golden list` prints it")
     show.set_defaults(func=_show)
 
     lookup = commands.add_parser("lookup", help="golden AL of one cell (and an engine's setting)")
-    lookup.add_argument("curve")
-    lookup.add_argument("k", type=int)
-    lookup.add_argument("--thinking", choices=("on", "off"), default=None)
-    lookup.add_argument("--engine", choices=ENGINES, default=None)
+    lookup.add_argument("curve", help="curve name, as `infx golden list` prints it")
+    lookup.add_argument("k", type=int, help="draft length")
+    lookup.add_argument(
+        "--thinking", choices=("on", "off"), default=None, help="thinking mode (default: both)"
+    )
+    lookup.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default=None,
+        help="also print the engine's synthetic-acceptance setting for this AL",
+    )
     lookup.add_argument("--json", action="store_true", help="print one JSON object")
     lookup.set_defaults(func=_lookup)
 

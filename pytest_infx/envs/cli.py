@@ -44,13 +44,13 @@ def register(
     install = actions.add_parser(
         "install", parents=[common], help="install an environment (minutes, once)"
     )
-    install.add_argument("name", choices=sorted(specs))
+    install.add_argument("name", choices=sorted(specs), help="the environment to install")
     install.add_argument("--force", action="store_true", help="delete and reinstall")
     install.set_defaults(func=_install, specs=specs)
     path = actions.add_parser(
         "path", parents=[common], help="print an installed environment's folder"
     )
-    path.add_argument("name", choices=sorted(specs))
+    path.add_argument("name", choices=sorted(specs), help="the environment to locate")
     path.set_defaults(func=_path, specs=specs)
     status = actions.add_parser(
         "status", parents=[common], help="show which environments are installed"

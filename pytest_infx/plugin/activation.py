@@ -108,7 +108,9 @@ def _ini_keys(inipath: Path) -> list[str]:
     return list(parser[section]) if parser.has_section(section) else []
 
 
-def _drop_syrupy_where_only_ours(pluginmanager: pytest.PytestPluginManager, args: Sequence[str]) -> None:
+def _drop_syrupy_where_only_ours(
+    pluginmanager: pytest.PytestPluginManager, args: Sequence[str]
+) -> None:
     """syrupy registers its own entry point, so installing pytest-infx would put syrupy's hooks
     into every run of the environment; where nobody but pytest-infx wants syrupy they are taken
     out again. Somebody else wants it when the command line names it (``-p syrupy``), when it was

@@ -453,7 +453,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "checkpoint with model.safetensors.index.json), count parameters per precision class "
         "and print the label the checkpoint deserves (fp4, fp8, bf16, ...).",
     )
-    parser.add_argument("path", type=Path, metavar="PATH")
+    parser.add_argument(
+        "path", type=Path, metavar="PATH", help="safetensors file, checkpoint folder or index"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
         "--expect",

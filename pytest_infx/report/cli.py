@@ -15,7 +15,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "report", help="write report.html and plots/ from a results folder"
     )
     parser.add_argument(
-        "results", type=Path, nargs="?", default=Path(DEFAULT_RESULTS_DIR), metavar="RESULTS"
+        "results",
+        type=Path,
+        nargs="?",
+        default=Path(DEFAULT_RESULTS_DIR),
+        metavar="RESULTS",
+        help=f"results folder (default: {DEFAULT_RESULTS_DIR}/)",
     )
     parser.add_argument(
         "--golden",

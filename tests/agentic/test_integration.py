@@ -43,6 +43,7 @@ def _run(aiperf: Path, url: str, out: Path) -> AgenticRun:
     )
 
 
+@pytest.mark.engine
 @pytest.mark.parametrize(
     ("fraction", "failed", "passed"), [("0.11", 11, False), ("0.10", 10, True)]
 )

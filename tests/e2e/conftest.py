@@ -93,11 +93,11 @@ def wait_gone(record: Path, timeout: float) -> list[int]:
 
 @pytest.fixture
 def aiperf_installed(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The installed aiperf, found by the run even though pytester moves the home folder."""
-    from pytest_infx.envs.aiperf import installed_aiperf
+    """aiperf, installed on first use (a minute, once) and found by the run even though
+    pytester moves the home folder."""
+    from pytest_infx.envs.aiperf import ensure_aiperf
 
-    if installed_aiperf(cache_dir=CACHE) is None:
-        pytest.skip("aiperf is not installed; run 'infx engine install aiperf'")
+    ensure_aiperf(cache_dir=CACHE)
     monkeypatch.setenv("INFX_CACHE_DIR", str(CACHE))
 
 

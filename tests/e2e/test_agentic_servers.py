@@ -16,6 +16,7 @@ from .conftest import Sweep
 from .helpers import records
 
 
+@pytest.mark.engine
 def test_a_server_per_concurrency_shared_by_points_launched_alike(
     aiperf_installed: None, sweep: Sweep, monkeypatch: pytest.MonkeyPatch
 ) -> None:

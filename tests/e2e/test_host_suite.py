@@ -138,7 +138,8 @@ def test_a_host_lint_marker_combines_with_the_rules(
     recipes: Path, pytester: pytest.Pytester
 ) -> None:
     pytester.makeini(
-        "[pytest]\ninfx = true\naddopts = -p no:cacheprovider\nmarkers =\n    lint: the host's own checks\n"
+        "[pytest]\ninfx = true\naddopts = -p no:cacheprovider\n"
+        "markers =\n    lint: the host's own checks\n"
     )
     pytester.makepyfile(test_host=OWN_LINT_TEST)
     markers = pytester.runpytest("--markers")

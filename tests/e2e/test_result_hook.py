@@ -69,6 +69,7 @@ def test_a_reused_cell_writes_no_result_and_calls_no_hook(sweep: Sweep) -> None:
     assert len(_seen(sweep)) == 2
 
 
+@pytest.mark.engine
 @pytest.mark.usefixtures("aiperf_installed")
 def test_a_conftest_gets_each_written_agentic_point_result(sweep: Sweep) -> None:
     sweep.pytester.makeconftest(CONFTEST)

@@ -75,8 +75,9 @@ def test_the_old_cuda_graph_flag_fails_with_sglang_s_own_message(tmp_path: Path)
 def test_preflight_fails_a_rejected_point_at_the_recipe_line_before_any_server(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``auto``: the parser environment is installed (the tests above installed it), so the
-    check runs; the item fails in preflight with the engine's message and nothing launches."""
+    """``always``: the parser environment is installed if no earlier test installed it (a
+    test must not depend on another's order or worker), so the check runs; the item fails in
+    preflight with the engine's message and nothing launches."""
     monkeypatch.setenv("INFX_CACHE_DIR", str(CACHE))
     pytester.makeini("[pytest]\ninfx = true\naddopts = -p no:cacheprovider\n")
     shutil.copytree(REPO / "golden", pytester.path / "golden")
@@ -87,7 +88,9 @@ def test_preflight_fails_a_rejected_point_at_the_recipe_line_before_any_server(
     path.write_text(text)
     line = text.splitlines().index("    bogus-flag: 3") + 1
     item = "mimov2.6flash-fp4-b300-vllm-dflash and k1 and thinking_off"
-    result = pytester.runpytest("--gpu", "b300", "-k", item, "--infx-results", "results")
+    result = pytester.runpytest(
+        "--gpu", "b300", "-k", item, "--infx-results", "results", "--infx-engine-check", "always"
+    )
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
         [

@@ -188,7 +188,9 @@ def test_scenario_types_come_from_the_ini_and_main_rejects_placeholders(
     strict.stdout.fnmatch_lines(
         ["*scenario-type 'long-context' is not one of fixed-seq-len, agentic-coding.*"]
     )
-    small_history.makeini("[pytest]\ninfx = true\ninfx_scenario_types =\n    fixed-seq-len\n    long-context\n")
+    small_history.makeini(
+        "[pytest]\ninfx = true\ninfx_scenario_types =\n    fixed-seq-len\n    long-context\n"
+    )
     assert small_history.runpytest("-m", "lint", "-p", "no:cacheprovider").ret == 0
     on_main = small_history.runpytest("-m", "lint", "-p", "no:cacheprovider", "--infx-main")
     on_main.stdout.fnmatch_lines(
@@ -206,7 +208,11 @@ def test_run_from_the_repositorys_test_folder_lints_the_whole_repository(
     """InferenceX keeps its pytest.ini in utils/ and runs pytest there."""
     utils = small_history.path / "utils"
     write(
-        utils, {"pytest.ini": "[pytest]\ninfx = true\ntestpaths = .\n", "test_math.py": "def test_x(): pass\n"}
+        utils,
+        {
+            "pytest.ini": "[pytest]\ninfx = true\ntestpaths = .\n",
+            "test_math.py": "def test_x(): pass\n",
+        },
     )
     monkeypatch.chdir(utils)
     result = small_history.runpytest("-m", "infx_lint", "-p", "no:cacheprovider", "--infx-pr", "7")
@@ -261,7 +267,9 @@ def test_a_repository_selects_its_rule_families(small_history: pytest.Pytester) 
     audit = small_history.runpytest(*args)
     audit.stdout.fnmatch_lines(["FAILED infx-lint::changelog-bytes - *"])
     assert "comments-" not in audit.stdout.str()
-    small_history.makeini("[pytest]\ninfx = true\ninfx_lint_select = changelog-schema, comments-header\n")
+    small_history.makeini(
+        "[pytest]\ninfx = true\ninfx_lint_select = changelog-schema, comments-header\n"
+    )
     chosen = small_history.runpytest("--collect-only", *args)
     assert [line for line in chosen.outlines if line.startswith("infx-lint::")] == [
         "infx-lint::changelog-schema",

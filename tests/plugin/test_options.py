@@ -94,7 +94,9 @@ def test_the_golden_ini_moves_the_golden_folder(pytester: pytest.Pytester) -> No
 
 
 def test_a_bad_ini_value_is_a_usage_error(pytester: pytest.Pytester) -> None:
-    pytester.makeini("[pytest]\ninfx = true\naddopts = -p no:cacheprovider\ninfx_engine_check = perhaps\n")
+    pytester.makeini(
+        "[pytest]\ninfx = true\naddopts = -p no:cacheprovider\ninfx_engine_check = perhaps\n"
+    )
     copy_recipes(pytester.path / "recipes")
     result = pytester.runpytest("--collect-only", "-q", "--gpu", "b300")
     assert result.ret == pytest.ExitCode.USAGE_ERROR

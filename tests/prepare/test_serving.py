@@ -38,7 +38,12 @@ SPECULATIVE = """
         ("smollm2-bf16-cpu-vllm-ngram.yaml", "cpu"),
     ],
 )
-def test_the_plan_is_the_launch(pytester: pytest.Pytester, recipe: str, runner: str) -> None:
+def test_the_plan_is_the_launch(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, recipe: str, runner: str
+) -> None:
+    """Against an empty engine cache, so that the embedded recipe's plan is the same whether or
+    not this machine's own cache holds the engine (the plan then names its python)."""
+    monkeypatch.setenv("INFX_CACHE_DIR", str(pytester.path / "cache"))
     pytester.makeini("[pytest]\ninfx = true\naddopts = -p no:cacheprovider\n")
     shutil.copytree(REPO / "golden", pytester.path / "golden")
     root = pytester.path / "recipes"
