@@ -8,7 +8,7 @@ and the results folder. Items only ask for "the server of my point".
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -76,13 +76,22 @@ def runnable(kind: Kind, point: Point, run: Run, request: pytest.FixtureRequest)
     return kind.fresh(point, request.getfixturevalue("infx_server"), run, request)
 
 
+GOLDEN_EXTRA = (
+    "the golden gate of SPEED-Bench cells needs syrupy, which pytest-infx installs only with "
+    "its golden extra: pip install 'pytest-infx[golden]'"
+)
+
+
 @pytest.fixture
-def infx_speedbench(
-    infx_point: Point, infx_run: Run, request: pytest.FixtureRequest, snapshot: Any
-) -> Runnable:
-    """The SPEED-Bench cell; it names ``snapshot`` because its AL is gated on the golden curve
-    through syrupy, which the AgentX fixture does not need."""
-    return runnable(KINDS["speedbench"], infx_point, infx_run, request)
+def infx_speedbench(request: pytest.FixtureRequest) -> Runnable:
+    """The SPEED-Bench cell, whose AL is gated on the golden curve through syrupy's ``snapshot``
+    (the AgentX fixture needs none). syrupy is an extra, so that installing pytest-infx does not
+    load syrupy's plugin into every other project's runs; without it the cell says what to
+    install, before its preflight (whose advice would name syrupy's options)."""
+    if not request.config.pluginmanager.has_plugin("syrupy"):
+        pytest.fail(GOLDEN_EXTRA, pytrace=False)
+    point = request.getfixturevalue("infx_point")
+    return runnable(KINDS["speedbench"], point, request.getfixturevalue("infx_run"), request)
 
 
 @pytest.fixture

@@ -130,7 +130,7 @@ def test_the_shipped_workflow_passes_a_clean_pull_request(
     assert list(ran) == [
         "lint: Install pytest-infx",
         "lint: Lint the pull request against its base",
-        "speedbench: Install pytest-infx",
+        "speedbench: Install pytest-infx with its golden gate",
         "speedbench: Golden AL drift gate on the points the pull request changed",
     ]
     linted = ran["lint: Lint the pull request against its base"]
@@ -148,5 +148,5 @@ def test_the_shipped_workflow_stops_a_bad_pull_request_at_lint(
     pull_request(root, base, separator="\n\n")
     ran, failed = run_workflow(root, base, tmp_path)
     assert failed == "lint: Lint the pull request against its base"
-    assert "speedbench: Install pytest-infx" not in ran
+    assert "speedbench: Install pytest-infx with its golden gate" not in ran
     assert "perf-changelog.yaml:5032 (entry 720): 2 blank lines between entries." in ran[failed]

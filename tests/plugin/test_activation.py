@@ -155,3 +155,13 @@ def test_what_the_ini_file_says(tmp_path: Path, name: str, text: str, on: bool) 
 def test_an_override_opts_in() -> None:
     assert activation.ini_opts_in(None, ["infx_lint"])
     assert not activation.ini_opts_in(None, ["addopts"])
+
+
+def test_a_cell_without_syrupy_says_what_to_install(
+    mixed_tree: Path, pytester: pytest.Pytester
+) -> None:
+    """syrupy is the golden extra; a SPEED-Bench cell run without it fails before any server
+    starts, naming the extra."""
+    result = pytester.runpytest("-p", "no:syrupy", "--gpu", "cpu", "-m", "speedbench")
+    result.assert_outcomes(errors=2)
+    assert "pip install 'pytest-infx[golden]'" in result.stdout.str()
