@@ -322,11 +322,13 @@ class Display:
         return int(self.reporter.config.get_terminal_writer().width_of_current_line)
 
     def _print(self, lines: list[str]) -> None:
-        """Whole lines; then the cursor goes back to the column pytest believes it is at, so
-        its next dots and the ``[ 50%]`` it pads to the right edge stay aligned."""
-        column = self._column()
-        prefix = "\n" if column else ""
-        self._write(prefix + "\n".join(lines) + "\n" + " " * column)
+        """Whole lines and nothing else, for a log read without a terminal: pytest's pending
+        output goes first (its writer buffers when the output is not a terminal), a line it
+        had begun is ended, and pytest goes on at the start of the next line."""
+        if self.reporter is not None:
+            self.reporter.flush()
+        prefix = "\n" if self._column() else ""
+        self._write(prefix + "\n".join(lines) + "\n")
 
     def _draw(self, lines: list[str]) -> None:
         if not lines:

@@ -41,6 +41,17 @@ def test_progress_lines_appear_while_a_cell_runs(sweep: Sweep) -> None:
     assert any(t and "loading weights" in t for t in tails), result.stdout.str()
 
 
+def test_without_a_terminal_progress_leaves_plain_lines(sweep: Sweep) -> None:
+    """A CI log: no line of padding, no line that starts with spaces to realign pytest's dots."""
+    _paced(sweep, (1,))
+    result = sweep.run("--snapshot-update", "--infx-progress-interval", "0.3")
+    result.assert_outcomes(passed=2)
+    assert _cells(result)
+    padded = [line for line in result.outlines if line[:1] == " " and line.strip()[:1] in ".F"]
+    blank = [line for line in result.outlines if line and not line.strip()]
+    assert padded == [] and blank == [], result.stdout.str()
+
+
 def test_progress_lines_name_the_worker_under_xdist(sweep: Sweep) -> None:
     _paced(sweep, (1, 2))
     result = sweep.run("-n", "2", "--snapshot-update", "--infx-progress-interval", "0.3")
