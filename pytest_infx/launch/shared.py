@@ -66,9 +66,10 @@ class ServerPool:
     on every worker) the server instead lives until n releases, so a worker that runs its items
     of a key early does not stop the server before another worker's later items reach it.
     A start failure is stored, so later items of that key fail at once with the same message
-    instead of spending another start-up timeout each. `on_starting(label, log_path)` is told
+    instead of spending another start-up timeout each. `on_starting(name, log_path)` is told
     when this process launches a server, so a progress display can show its log while it loads.
-    `log_path(label, key_digest, generation)` names each start's log: the results folder's
+    `log_path(name, generation)` names each start's log after the server's one name
+    (:func:`pytest_infx.launch.spec.server_name`): the results folder's
     layout owns where logs go, and this package cannot import it (results reads recipes, which
     read the hardware this package is below).
 
@@ -81,7 +82,7 @@ class ServerPool:
         self,
         state_dir: Path,
         registry: Registry,
-        log_path: Callable[[str, str, int], Path],
+        log_path: Callable[[str, int], Path],
         leaser: GpuLeaser | None = None,
         *,
         grace_s: float = 30.0,
@@ -139,21 +140,20 @@ class ServerPool:
 
     def _start(self, spec: ServerSpec, state_path: Path, state: dict[str, Any]) -> dict[str, Any]:
         generation = int(state.get("generation", 0)) + 1
-        digest = state_path.stem[:8]
-        log_path = self.log_path(spec.label, digest, generation)
+        log_path = self.log_path(spec.name, generation)
         lease = None
         try:
             if spec.gpus:
                 if self.leaser is None:
                     raise ServerStartError(
-                        f"server {spec.label!r} needs {spec.gpus} GPUs but no GPU leaser was given"
+                        f"server {spec.name!r} needs {spec.gpus} GPUs but no GPU leaser was given"
                     )
                 try:
                     lease = self._lease(spec)
                 except TimeoutError as exc:
-                    raise ServerStartError(f"server {spec.label!r}: {exc}") from exc
+                    raise ServerStartError(f"server {spec.name!r}: {exc}") from exc
             if self.on_starting is not None:
-                self.on_starting(spec.label, log_path)
+                self.on_starting(spec.name, log_path)
             server = start_server(
                 spec, log_path=log_path, registry=self.registry, lease=lease, grace_s=self.grace_s
             )
@@ -168,7 +168,7 @@ class ServerPool:
         self._started[spec.key] = server
         return {
             **{k: state[k] for k in _KEEP},
-            "label": spec.label,
+            "label": spec.name,
             "status": "running",
             "generation": generation,
             "users": 0,
@@ -225,7 +225,7 @@ class ServerPool:
                         "again if another item needs it",
                         state["label"],
                         ",".join(str(i) for i in state["gpu_ids"]),
-                        spec.label,
+                        spec.name,
                     )
                     atomic_write_json(path, self._stopped(state))
                     return
@@ -263,7 +263,7 @@ class ServerPool:
                 )
             if status == "running" and not self._alive(state):
                 log.warning(
-                    "server %r (pid %d) is gone; starting it again", spec.label, state["pid"]
+                    "server %r (pid %d) is gone; starting it again", spec.name, state["pid"]
                 )
                 status = "dead"
             if status != "running":

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -46,6 +47,13 @@ def _frozen_env(env: Mapping[str, str]) -> Mapping[str, str]:
     return MappingProxyType(dict(env))
 
 
+def server_name(label: str, key: str) -> str:
+    """A server's name wherever it is shown (the plan, progress lines, log files, messages):
+    its label, which a reader recognises, and the start of its key's digest, since one label
+    can stand for two launch configurations."""
+    return f"{label}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
+
+
 @dataclass(frozen=True)
 class ServerSpec:
     """Everything needed to start one server, as plain values.
@@ -65,6 +73,10 @@ class ServerSpec:
     ready_timeout_s: float = 600.0
     gpus: int = 0
     runtime: Runtime = field(default_factory=LocalRuntime)
+
+    @property
+    def name(self) -> str:
+        return server_name(self.label, self.key)
 
     def __post_init__(self) -> None:
         if not self.key:

@@ -19,8 +19,8 @@ import pytest
 from pytest_infx.engines import extensions
 from pytest_infx.plugin.kinds import KINDS
 from pytest_infx.plugin.options import settings
-from pytest_infx.plugin.stash import CATALOG, POINTS, REF, SOURCES, TREE
-from pytest_infx.prepare.catalog import Catalog, PointRef, cached_catalog
+from pytest_infx.plugin.stash import CATALOG, POINTS, REF, SERVER_LABELS, SOURCES, TREE
+from pytest_infx.prepare.catalog import Catalog, PointRef, cached_catalog, server_labels
 from pytest_infx.recipes.cache import cached_tree
 from pytest_infx.recipes.layout import RECIPE_SUFFIXES, is_recipe
 
@@ -57,6 +57,14 @@ def catalog(config: pytest.Config) -> Catalog:
         )
         config.stash[CATALOG] = found
     return found
+
+
+def server_label(config: pytest.Config, ref: PointRef) -> str:
+    """The label of the item's server (see :func:`pytest_infx.prepare.catalog.server_labels`)."""
+    labels = config.stash.get(SERVER_LABELS, None)
+    if labels is None:
+        labels = config.stash[SERVER_LABELS] = server_labels(catalog(config))
+    return labels[ref.server]
 
 
 def in_recipe_folder(config: pytest.Config, path: Path) -> bool:

@@ -149,16 +149,18 @@ def _prepare(session: pytest.Session, settings: Settings) -> None:
 
 
 def _plan_lines(session: pytest.Session, settings: Settings) -> list[str]:
+    from pytest_infx.launch.spec import server_name
     from pytest_infx.prepare import plan
 
     lines: list[str] = []
-    planned = []
+    servers = []
     for item in session.items:
-        point = collect.point_of(item)
-        if point is not None:
-            planned.append(point)
-            lines.extend(plan.render(point, session.config.rootpath, settings.golden))
-    lines.extend(plan.sharing(planned))
+        point, ref = collect.point_of(item), collect.ref_of(item)
+        if point is not None and ref is not None:
+            label = collect.server_label(session.config, ref)
+            servers.append((server_name(label, ref.server), point.id))
+            lines.extend(plan.render(point, session.config.rootpath, settings.golden, label=label))
+    lines.extend(plan.sharing(servers))
     return lines
 
 

@@ -57,9 +57,10 @@ def infx_server(
     from pytest_infx.launch.process import ServerStartError
     from pytest_infx.launch.staging import StagingError
 
-    server = request.node.stash[REF].server
+    ref = request.node.stash[REF]
+    server = ref.server
     try:
-        handle = infx_run.acquire(infx_point, server)
+        handle = infx_run.acquire(infx_point, server, collect.server_label(request.config, ref))
     except (ServerStartError, StagingError) as exc:
         message = f"server for {infx_point.id} did not start:\n{exc}"
         raise pytest.fail.Exception(message, pytrace=False) from None

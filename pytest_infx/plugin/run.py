@@ -115,9 +115,10 @@ class Run:
             self._embedded = engine.ensure(progress=self.say)
         return self._embedded
 
-    def acquire(self, point: Point, key: str) -> ServerHandle:
-        """The point's server, under the server key its item was collected with (the one the
-        pool expects uses of); the pool keeps it up until every expected item is done."""
+    def acquire(self, point: Point, key: str, label: str) -> ServerHandle:
+        """The point's server, under the server key and label its item was collected with (the
+        key the pool expects uses of; the label its name is made from); the pool keeps it up
+        until every expected item is done."""
         from pytest_infx.prepare import serving
 
         with self.progress.doing("preparing", point.id):
@@ -127,8 +128,8 @@ class Run:
             else:
                 paths = serving.staged_paths(point, self.settings.roots)
             plan = serving.plan_for(point, paths, self.settings.golden, embedded=engine)
-            spec = serving.to_spec(plan, paths, key=key)
-        with self.progress.doing("waiting", spec.label):
+            spec = serving.to_spec(plan, paths, key=key, label=label)
+        with self.progress.doing("waiting", spec.name):
             return self.pool.acquire(spec)
 
     @contextlib.contextmanager

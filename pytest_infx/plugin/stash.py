@@ -68,6 +68,8 @@ TREE: pytest.StashKey[Tree] = pytest.StashKey()
 """config: the recipe tree as loaded (plugin.collect)."""
 CATALOG: pytest.StashKey[Catalog] = pytest.StashKey()
 """config: the catalog collection works from (plugin.collect)."""
+SERVER_LABELS: pytest.StashKey[dict[str, str]] = pytest.StashKey()
+"""config: each server key's label, made on first use from the catalog (plugin.collect)."""
 SOURCES: pytest.StashKey[dict[Path, RecipeSource]] = pytest.StashKey()
 """config: recipe sources by path (plugin.collect)."""
 POINTS: pytest.StashKey[dict[Path, dict[str, Point]]] = pytest.StashKey()

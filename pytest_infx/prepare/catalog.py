@@ -95,6 +95,26 @@ def build(tree: Tree, stale: Catalog | None = None) -> Catalog:
     return Catalog(points, errors, stamps)
 
 
+THINKING_SUFFIXES = ("-thinking_on", "-thinking_off")
+
+
+def server_labels(catalog: Catalog) -> dict[str, str]:
+    """Each server key's label, from which its one name is made (the plan, progress lines, log
+    files and messages use it; :func:`pytest_infx.launch.spec.server_name`): the recipe key and
+    point of its first user in the catalog's order, without the thinking mode, which the client
+    sets. Taken over the whole catalog, so a name does not depend on which points a run
+    selects, and a server that two recipes share has one name."""
+    labels: dict[str, str] = {}
+    for path in sorted(catalog.points):
+        for ref in catalog.points[path]:
+            if ref.server not in labels:
+                point = ref.name
+                for suffix in THINKING_SUFFIXES:
+                    point = point.removesuffix(suffix)
+                labels[ref.server] = f"{ref.recipe_key}-{point}"
+    return labels
+
+
 def cached_catalog(
     root: Path, folder: Path | None, tree: Callable[[], Tree], engines: str = ""
 ) -> Catalog:

@@ -17,6 +17,7 @@ from pytest_infx.engines.registry import adapter_for, symbolic_paths, synthetic_
 from pytest_infx.engines.spec import SyntheticSetting
 from pytest_infx.golden.lookup import golden_al
 from pytest_infx.golden.store import GoldenStore
+from pytest_infx.launch.spec import server_name
 from pytest_infx.recipes.points import Cell, Point
 from pytest_infx.secrets import shown_argv, shown_value
 
@@ -110,9 +111,17 @@ def golden_of(point: Point) -> str | None:
     return block.speculative.golden if block.speculative is not None else None
 
 
-def render(point: Point, root: Path | None = None, golden_root: Path | None = None) -> list[str]:
+def render(
+    point: Point,
+    root: Path | None = None,
+    golden_root: Path | None = None,
+    *,
+    label: str | None = None,
+) -> list[str]:
     """The point's plan as ``--infx-plan`` prints it; with ``golden_root``, the argv and env
-    hold the synthetic setting the launch adds."""
+    hold the synthetic setting the launch adds. ``label`` is the server's as collection gives
+    it, so that the plan shows the server's one name (its key is the collected one: the
+    synthetic setting and the installed engine's python do not split a server)."""
     where = point.path
     if root is not None and point.path.is_relative_to(root):
         where = point.path.relative_to(root)
@@ -127,7 +136,8 @@ def render(point: Point, root: Path | None = None, golden_root: Path | None = No
     if plan.image_unpinned:
         runtime += f" by its tag: {plan.image_unpinned}"
     lines.append(
-        f"  server {plan.key} ({plan.engine}, {runtime}, {plan.gpus} GPU(s), "
+        f"  server {server_name(label or plan.label, server_key(point))} ({plan.engine}, "
+        f"{runtime}, {plan.gpus} GPU(s), "
         f"port {plan.preferred_port} preferred)"
     )
     lines.append(f"    argv: {shlex.join(shown_argv(plan.argv))}")
@@ -141,14 +151,15 @@ def render(point: Point, root: Path | None = None, golden_root: Path | None = No
     return lines
 
 
-def sharing(points: Iterable[Point]) -> list[str]:
-    """Which points one server serves: a reader of the plan should not have to compare keys."""
+def sharing(servers: Iterable[tuple[str, str]]) -> list[str]:
+    """Which points one server serves, from (server name, point id) pairs: a reader of the plan
+    should not have to compare keys."""
     users: dict[str, list[str]] = {}
-    for point in points:
-        users.setdefault(server_key(point), []).append(point.id)
+    for name, point_id in servers:
+        users.setdefault(name, []).append(point_id)
     total = sum(len(ids) for ids in users.values())
     lines = [f"servers: {len(users)} for {total} point(s)"]
-    for key, ids in users.items():
-        if len(ids) > 1 and not key.startswith("unplannable:"):
-            lines.append(f"  server {key} shared by {len(ids)}: {', '.join(ids)}")
+    for name, ids in users.items():
+        if len(ids) > 1:
+            lines.append(f"  server {name} shared by {len(ids)}: {', '.join(ids)}")
     return lines

@@ -67,7 +67,12 @@ def plan_for(
     return launch_plan(point, paths, golden, embedded_python=python)
 
 
-def to_spec(plan: ServerPlan, paths: ModelPaths, *, key: str | None = None) -> ServerSpec:
+def to_spec(
+    plan: ServerPlan, paths: ModelPaths, *, key: str | None = None, label: str | None = None
+) -> ServerSpec:
+    """``key`` and ``label`` are the server's as collection gave them (see
+    :func:`pytest_infx.prepare.catalog.server_labels`), so that the pool's logs and messages
+    carry the name the plan shows."""
     env = dict(plan.env)
     if plan.image is not None:
         mounts = {posixpath.dirname(paths.target.rstrip("/")) or "/"}
@@ -83,7 +88,7 @@ def to_spec(plan: ServerPlan, paths: ModelPaths, *, key: str | None = None) -> S
     return ServerSpec(
         key=key or plan.key,
         argv=plan.argv,
-        label=plan.label,
+        label=label or plan.label,
         env=env,
         preferred_port=plan.preferred_port,
         health_path=plan.health_path,

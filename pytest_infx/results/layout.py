@@ -70,10 +70,10 @@ class Layout:
         """The server logs, one file per server start."""
         return self.root / LOGS
 
-    def server_log(self, label: str, key_digest: str, generation: int) -> Path:
-        """One file per start: a server restarted under the same key (it died) keeps the first
-        start's log beside the new one."""
-        return self.logs / f"{label}-{key_digest}-{generation}.log"
+    def server_log(self, name: str, generation: int) -> Path:
+        """One file per start, named after the server: a server restarted under the same key (it
+        died) keeps the first start's log beside the new one."""
+        return self.logs / f"{name}-{generation}.log"
 
     def log(self, recorded: str) -> Path:
         """The server log a result file names: in a folder copied elsewhere the recorded

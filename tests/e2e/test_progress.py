@@ -93,3 +93,15 @@ def test_a_bad_progress_setting_is_a_usage_error(
     result = pytester.runpytest("--collect-only", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*{message}*"])
+
+
+def test_a_server_has_one_name_in_the_plan_the_progress_and_its_log(sweep: Sweep) -> None:
+    _paced(sweep, (1, 2))
+    result = sweep.run("--snapshot-update", "--infx-plan", "--infx-progress-interval", "0.3")
+    result.assert_outcomes(passed=4)
+    servers = [line.split()[1] for line in result.outlines if line.startswith("  server ")]
+    shared = {line.split()[1] for line in result.outlines if " shared by 2: " in line}
+    started = {line.split()[3] for line in result.outlines if SERVER_LINE.match(line)}
+    logs = {path.stem.rsplit("-", 1)[0] for path in (sweep.results / "logs").glob("*.log")}
+    assert len(set(servers)) == 2, result.stdout.str()
+    assert shared == set(servers) == logs == started, (servers, shared, logs, started)

@@ -18,7 +18,7 @@ from pytest_infx.launch.process import ServerDiedError, ServerStartError, probe
 from pytest_infx.launch.procfs import group_members, is_alive
 from pytest_infx.launch.registry import Registry
 from pytest_infx.launch.shared import ServerPool
-from pytest_infx.launch.spec import ServerSpec
+from pytest_infx.launch.spec import ServerSpec, server_name
 from pytest_infx.results.layout import Layout
 
 from .conftest import STANDIN, read_records, wait_until
@@ -117,7 +117,9 @@ def test_an_idle_server_kept_for_expected_uses_gives_its_gpus_to_a_start(
     assert time.monotonic() - started < 30
     assert not group_members(kept.pgid)
     assert other.gpu_ids == tuple(range(8))
-    assert "stopping idle server 'standin' (GPUs 0,1,2,3,4,5,6,7)" in caplog.text
+    assert f"stopping idle server '{server_name('standin', 'tp8-a')}' (GPUs 0,1,2,3,4,5,6,7)" in (
+        caplog.text
+    )
     pool.release("tp8-b")
     assert leaser.busy() == []
     again = pool.acquire(make_spec(key="tp8-a", gpus=8))

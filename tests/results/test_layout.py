@@ -19,8 +19,7 @@ def test_every_file_lies_where_the_readme_says(tmp_path: Path) -> None:
     )
     assert layout.logs == tmp_path / "logs"
     assert (
-        layout.server_log("qwen3-8b", "0a1b2c3d", 2)
-        == tmp_path / "logs" / "qwen3-8b-0a1b2c3d-2.log"
+        layout.server_log("qwen3-8b-0a1b2c3d", 2) == tmp_path / "logs" / "qwen3-8b-0a1b2c3d-2.log"
     )
     assert layout.plot("a", "al") == tmp_path / "plots" / "a.al.png"
     assert layout.plot("a", "agentic") == tmp_path / "plots" / "a.agentic.png"
