@@ -3,6 +3,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import logging
+import warnings
 import os
 import re
 import shlex
@@ -37,6 +38,11 @@ class ServerStartError(RuntimeError):
     def __init__(self, message: str, *, port_in_use: bool = False) -> None:
         super().__init__(message)
         self.port_in_use = port_in_use
+
+
+class ServerRetryWarning(UserWarning):
+    """A server start failed and is being tried again; the warning says why and where the failed
+    start's log is, since the retry itself succeeds and would otherwise leave no word."""
 
 
 class ServerDiedError(RuntimeError):
@@ -340,11 +346,12 @@ def start_server(
             wait_ready(server, spec, deadline=server.spawned_at + spec.ready_timeout_s)
         except ServerStartError as exc:
             if exc.port_in_use and not lost:
-                log.warning(
-                    "server %r lost port %d to another process; retrying on a new port",
-                    spec.label,
-                    choice.port,
+                why = (
+                    f"server {spec.name!r}: its start on port {choice.port} failed because "
+                    f"another process took the port (log: {attempt_log}); retrying on a new port"
                 )
+                log.warning("%s", why)
+                warnings.warn(ServerRetryWarning(why), stacklevel=2)
                 lost.add(choice.port)
                 attempt_log = log_path.with_name(log_path.stem + ".retry" + log_path.suffix)
                 continue

@@ -172,10 +172,16 @@ def test_port_lost_between_choice_and_bind_is_retried_once(
     monkeypatch.setattr(process, "choose_port", racy)
     spec = make_spec()
     try:
-        server = process.start_server(spec, log_path=tmp_path / "s.log", registry=registry)
+        with pytest.warns(process.ServerRetryWarning) as retries:
+            server = process.start_server(spec, log_path=tmp_path / "s.log", registry=registry)
     finally:
         holder.close()
     try:
+        (retry,) = retries
+        assert f"its start on port {taken} failed because another process took the port" in str(
+            retry.message
+        )
+        assert f"(log: {tmp_path / 's.log'})" in str(retry.message)
         assert calls == [set(), {taken}]
         assert server.port != taken
         assert "Address already in use" in (tmp_path / "s.log").read_text()
