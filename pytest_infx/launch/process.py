@@ -3,7 +3,6 @@ from __future__ import annotations
 import contextlib
 import http.client
 import logging
-import warnings
 import os
 import re
 import shlex
@@ -11,6 +10,7 @@ import signal
 import subprocess
 import time
 import uuid
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path

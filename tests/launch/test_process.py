@@ -233,7 +233,8 @@ def test_a_foreign_server_on_the_chosen_port_is_not_taken_for_ours(
     monkeypatch.setattr(process, "choose_port", racy)
     spec = make_spec("--start-delay", "1")
     try:
-        server = process.start_server(spec, log_path=tmp_path / "s.log", registry=registry)
+        with pytest.warns(process.ServerRetryWarning, match=f"on port {taken} failed"):
+            server = process.start_server(spec, log_path=tmp_path / "s.log", registry=registry)
     finally:
         intruder.shutdown()
         intruder.server_close()
