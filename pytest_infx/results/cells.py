@@ -15,9 +15,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from filelock import UnixFileLock
 
 from pytest_infx.files.atomic import atomic_write_text
+from pytest_infx.files.folderlock import folder_lock
 from pytest_infx.golden.curve import Curve, Provenance
 from pytest_infx.golden.io import dump_curve
 from pytest_infx.results.layout import Layout
@@ -104,10 +104,11 @@ def measured_curve(point: Point, cells: Iterable[Mapping[str, Any]], header: Pro
 
 
 def write_matrix(layout: Layout, point: Point, header: Provenance) -> Path | None:
-    """Rebuild the recipe's measured matrix from its cell files, under a kernel lock."""
+    """Rebuild the recipe's measured matrix from its cell files, under a kernel lock on the
+    results folder (a lock file would be left among the results)."""
     path = layout.matrix(point.recipe_key)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with UnixFileLock(str(path) + ".lock"):
+    with folder_lock(path.parent):
         cells = read_cells(layout, point.recipe_key)
         if not cells:
             return None

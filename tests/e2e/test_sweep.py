@@ -78,6 +78,7 @@ def test_reports_table_matrix_and_junit(healthy: tuple[Sweep, pytest.RunResult])
     result.assert_outcomes(passed=len(KS) * len(MODES))
     _the_measured_matrix_is_in_golden_format(sweep)
     _junit_carries_the_al_property(sweep)
+    assert sorted(p.name for p in sweep.results.rglob("*.lock")) == []
     rows = [f"  {k:<3}" + f"{expected_al(DEFAULT_PATTERN, k):>14.2f}" * 2 for k in KS]
     result.stdout.fnmatch_lines(
         [
