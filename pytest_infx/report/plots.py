@@ -56,7 +56,13 @@ def _png(figure: Figure) -> bytes:
 
 
 def al_png(recipe: AlRecipe) -> bytes:
-    """Per thinking mode: the golden curve (dashed) inside its tolerance band, the measured AL
+    return _png(al_figure(recipe))
+
+
+def al_figure(recipe: AlRecipe) -> Figure:
+    """Per thinking mode: the golden curve (dashed) inside the band each cell was allowed (the
+    tolerance plus z standard errors of the cell measured there, as the gate judged it), the
+    measured AL
     with its 2-standard-error bar, a red ring on a cell out of tolerance, a red cross where
     a cell failed its checks (drawn at its golden value, or at AL 1 without one) and a dark
     blue square around a cell this run reused rather than measured. With two modes each takes
@@ -80,7 +86,7 @@ def al_png(recipe: AlRecipe) -> bytes:
     ax.grid(True, alpha=0.3)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=8, loc="upper left")
-    return _png(figure)
+    return figure
 
 
 def _al_mode(ax: Axes, recipe: AlRecipe, mode: str, side: float, labels: set[str]) -> None:
@@ -99,14 +105,17 @@ def _al_mode(ax: Axes, recipe: AlRecipe, mode: str, side: float, labels: set[str
             alpha=0.8,
             marker="_",
             markersize=12,
-            label=f"{mode} golden ± {recipe.tolerance:.2f}",
+            label=f"{mode} golden ± {recipe.tolerance:.2f} + {recipe.z:g} SE",
         )
+    measured_at = {c.k: c for c in recipe.cells if c.mode == mode and c.al is not None}
     for k, al in points:
         left, right = (k - 0.3, k + 0.3) if side == 0 else sorted((k, k + 0.3 * side))
+        cell = measured_at.get(k)
+        half = recipe.allowed(cell) if cell is not None else recipe.tolerance
         ax.fill_between(
             [left, right],
-            al - recipe.tolerance,
-            al + recipe.tolerance,
+            al - half,
+            al + half,
             color=color,
             alpha=0.18,
             linewidth=0,

@@ -308,3 +308,27 @@ def test_infx_report_rebuilds_the_report_from_a_copied_folder(
     assert 'href="cells/' in page and "file://" not in page
     assert main(["report", str(tmp_path / "empty")]) == 2
     assert "holds no cells/ or agentic/ folder" in capsys.readouterr().err
+
+
+def test_the_al_band_is_what_each_cell_was_allowed(folder: Folder) -> None:
+    """The gate allows a cell its tolerance plus z standard errors; the band drawn around the
+    golden value is that, not the bare tolerance."""
+    (recipe,) = read_sweep(folder.results, folder.golden).al
+    figure = plots.al_figure(recipe)
+    (ax,) = figure.axes
+    from matplotlib.collections import PolyCollection
+
+    bands = [
+        c.get_paths()[0].get_extents() for c in ax.collections if isinstance(c, PolyCollection)
+    ]
+    halves = sorted(round((box.y1 - box.y0) / 2, 6) for box in bands)
+    assert recipe.golden is not None
+    measured = {(c.mode, c.k): c for c in recipe.cells if c.al is not None}
+    expected = sorted(
+        round(recipe.allowed(measured[(mode, k)]) if (mode, k) in measured else recipe.tolerance, 6)
+        for mode, curve in recipe.golden.modes.items()
+        for k, al in curve.items()
+        if al is not None
+    )
+    assert halves == expected
+    assert max(halves) > recipe.tolerance
