@@ -15,7 +15,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-
 from pytest_infx.files.atomic import atomic_write_text
 from pytest_infx.files.folderlock import folder_lock
 from pytest_infx.golden.curve import Curve, Provenance
