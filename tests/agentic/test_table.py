@@ -33,6 +33,7 @@ def test_one_table_per_recipe_rows_by_tp_then_concurrency(data_dir: Path) -> Non
     assert [block.splitlines()[0] for block in blocks] == ["a-recipe", "b-recipe"]
     header = blocks[1].splitlines()[1].split()
     assert header[:3] == ["TP", "conc", "tok/s/GPU"]
+    assert "TTFT p50 ms" in blocks[1] and "TPOT p50 ms" in blocks[1]
     rows = blocks[1].splitlines()[3:6]
     assert [row.split()[:2] for row in rows] == [["4", "1"], ["2", "4"], ["2", "16"]]
     assert "11/100 (11.0%) *" in rows[2]
