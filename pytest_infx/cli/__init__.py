@@ -18,6 +18,7 @@ from collections.abc import Sequence
 _COMMANDS: tuple[str, ...] = (
     "pytest_infx.cli.recipes",
     "pytest_infx.cli.engine",
+    "pytest_infx.cli.cache",
     "pytest_infx.cli.golden",
     "pytest_infx.lint.cli",
     "pytest_infx.lint.compare",
