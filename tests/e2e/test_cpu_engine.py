@@ -12,7 +12,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from pytest_infx.files.cachedir import cache_root
+
 pytestmark = pytest.mark.engine
+CACHE = cache_root()
 
 PLAIN_CHATML = (
     "{% for message in messages %}<|im_start|>{{ message['role'] }}\n{{ message['content'] }}"
@@ -66,7 +69,10 @@ def _recipe(key: str, *, engine_args: dict[str, object]) -> dict[str, object]:
 
 
 @pytest.fixture
-def tree(pytester: pytest.Pytester) -> pytest.Pytester:
+def tree(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """The inner run finds the engine this machine has installed (pytester moves the home
+    folder, and the engine would be installed again into the test's own)."""
+    monkeypatch.setenv("INFX_CACHE_DIR", str(CACHE))
     pytester.makeini("[pytest]\ninfx = true\naddopts = -p no:cacheprovider\n")
     (pytester.path / "recipes").mkdir()
     template = pytester.path / "plain_chatml.jinja"

@@ -17,6 +17,8 @@ from pytest_infx.golden.io import load_curve
 pytestmark = pytest.mark.engine
 
 REPO = Path(__file__).resolve().parents[2]
+CACHE = cache_root()
+"""Read before pytester moves the home folder, so the run finds the engine this machine has."""
 INI = """
 [pytest]
 infx = true
@@ -28,7 +30,7 @@ filterwarnings = ignore:\\s*Can not relate snapshot:UserWarning
 def test_the_cpu_recipes_pass_with_every_al_on_its_golden_curve(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("INFX_CACHE_DIR", str(cache_root()))
+    monkeypatch.setenv("INFX_CACHE_DIR", str(CACHE))
     pytester.makeini(INI)
     shutil.copytree(REPO / "recipes", pytester.path / "recipes")
     shutil.copytree(REPO / "golden", pytester.path / "golden")
