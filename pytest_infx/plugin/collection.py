@@ -157,9 +157,9 @@ def _plan_lines(session: pytest.Session, settings: Settings) -> list[str]:
     for item in session.items:
         point, ref = collect.point_of(item), collect.ref_of(item)
         if point is not None and ref is not None:
-            label = collect.server_label(session.config, ref)
-            servers.append((server_name(label, ref.server), point.id))
-            lines.extend(plan.render(point, session.config.rootpath, settings.golden, label=label))
+            name = server_name(collect.server_label(session.config, ref), ref.server)
+            servers.append((name, point.id))
+            lines.extend(plan.render(point, session.config.rootpath, settings.golden, server=name))
     lines.extend(plan.sharing(servers))
     return lines
 

@@ -116,12 +116,12 @@ def render(
     root: Path | None = None,
     golden_root: Path | None = None,
     *,
-    label: str | None = None,
+    server: str | None = None,
 ) -> list[str]:
     """The point's plan as ``--infx-plan`` prints it; with ``golden_root``, the argv and env
-    hold the synthetic setting the launch adds. ``label`` is the server's as collection gives
-    it, so that the plan shows the server's one name (its key is the collected one: the
-    synthetic setting and the installed engine's python do not split a server)."""
+    hold the synthetic setting the launch adds. ``server`` is the server's one name as
+    collection gives it (made from the collected key: the synthetic setting and the installed
+    engine's python do not split a server); without it, the name of this plan's own key."""
     where = point.path
     if root is not None and point.path.is_relative_to(root):
         where = point.path.relative_to(root)
@@ -136,7 +136,7 @@ def render(
     if plan.image_unpinned:
         runtime += f" by its tag: {plan.image_unpinned}"
     lines.append(
-        f"  server {server_name(label or plan.label, server_key(point))} ({plan.engine}, "
+        f"  server {server or server_name(plan.label, plan.key)} ({plan.engine}, "
         f"{runtime}, {plan.gpus} GPU(s), "
         f"port {plan.preferred_port} preferred)"
     )
