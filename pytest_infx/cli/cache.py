@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_infx.envs.cli import add_cache_dir
 from pytest_infx.settings import DEFAULT_RECIPES_DIR
 
 ENVS = "envs"
@@ -39,13 +40,7 @@ def register(subparsers: Any) -> None:
         "cache",
         help="list the cached tool environments with their sizes; prune those no pin uses",
     )
-    parser.add_argument(
-        "--cache-dir",
-        type=Path,
-        default=None,
-        help="cache root (default: $INFX_CACHE_DIR, else $XDG_CACHE_HOME/pytest-infx, "
-        "else ~/.cache/pytest-infx)",
-    )
+    add_cache_dir(parser)
     parser.add_argument(
         "--recipes",
         type=Path,
@@ -82,34 +77,14 @@ def used_folders(recipes: Path, cache_dir: Path | None) -> set[str]:
 
 
 def cached_envs(cache_dir: Path | None, used: set[str]) -> list[CachedEnv]:
-    from pytest_infx.envs.toolenv import MARKER_NAME
+    from pytest_infx.envs.toolenv import env_state
     from pytest_infx.files.cachedir import cache_root
 
     folder = cache_root(cache_dir) / ENVS
     found = []
     for path in sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else ():
-        if (path / MARKER_NAME).is_file():
-            state = "installed"
-        elif _locked(path.parent / f"{path.name}.lock"):
-            state = "installing"
-        else:
-            state = "incomplete"
-        found.append(CachedEnv(path, _size(path), state, path.name in used))
+        found.append(CachedEnv(path, _size(path), env_state(path), path.name in used))
     return found
-
-
-def _locked(lock: Path) -> bool:
-    from filelock import FileLock, Timeout
-
-    if not lock.exists():
-        return False
-    held = FileLock(str(lock))
-    try:
-        held.acquire(timeout=0)
-    except Timeout:
-        return True
-    held.release()
-    return False
 
 
 def _size(path: Path) -> int:

@@ -33,13 +33,7 @@ def register(
         "engine", help=f"install and locate the engine environments ({', '.join(specs)})"
     )
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "--cache-dir",
-        type=Path,
-        default=None,
-        help="cache root (default: $INFX_CACHE_DIR, else $XDG_CACHE_HOME/pytest-infx, "
-        "else ~/.cache/pytest-infx)",
-    )
+    add_cache_dir(common)
     actions = parser.add_subparsers(dest="engine_command", required=True)
     install = actions.add_parser(
         "install", parents=[common], help="install an environment (minutes, once)"
@@ -58,6 +52,17 @@ def register(
     status.add_argument("--json", action="store_true", help="machine-readable output")
     status.set_defaults(func=_status, specs=specs)
     return actions, common
+
+
+def add_cache_dir(parser: argparse.ArgumentParser) -> None:
+    """The cache root option of every command that reads the cached environments."""
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="cache root (default: $INFX_CACHE_DIR, else $XDG_CACHE_HOME/pytest-infx, "
+        "else ~/.cache/pytest-infx)",
+    )
 
 
 def _install(args: argparse.Namespace) -> int:
@@ -93,14 +98,7 @@ def _status(args: argparse.Namespace) -> int:
     rows: list[dict[str, object]] = []
     for name, spec in sorted(args.specs.items()):
         env = locate(spec, cache_dir=args.cache_dir)
-        if env.is_complete():
-            state = "installed"
-        elif env.is_being_installed():
-            state = "installing"
-        elif env.env_dir.exists():
-            state = "incomplete"
-        else:
-            state = "missing"
+        state = env.state
         row: dict[str, object] = {
             "name": name,
             "version": spec.version,

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import Literal
 
 from filelock import FileLock, Timeout
 
@@ -117,20 +118,42 @@ class ToolEnv:
 
     def is_being_installed(self) -> bool:
         """Whether a live process holds the install lock (a dead one releases it)."""
-        if not self.lock_path.exists():
-            return False
-        lock = FileLock(str(self.lock_path))
-        try:
-            lock.acquire(timeout=0)
-        except Timeout:
-            return True
-        lock.release()
-        return False
+        return _locked(self.lock_path)
+
+    @property
+    def state(self) -> EnvState:
+        return env_state(self.env_dir)
 
     def record(self) -> dict[str, object]:
         """The marker's content: the spec and how long each install step took."""
         loaded: dict[str, object] = json.loads(self.marker_path.read_text(encoding="utf-8"))
         return loaded
+
+
+EnvState = Literal["installed", "installing", "incomplete", "missing"]
+
+
+def env_state(env_dir: Path) -> EnvState:
+    """What an environment folder holds, known from the folder alone (an environment of a spec
+    no longer known still has one): installed once its last step wrote the marker, installing
+    while a live process holds its lock, else incomplete (an install that did not finish)."""
+    if (env_dir / MARKER_NAME).is_file():
+        return "installed"
+    if _locked(env_dir.parent / f"{env_dir.name}.lock"):
+        return "installing"
+    return "incomplete" if env_dir.exists() else "missing"
+
+
+def _locked(lock_path: Path) -> bool:
+    if not lock_path.exists():
+        return False
+    lock = FileLock(str(lock_path))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        return True
+    lock.release()
+    return False
 
 
 def _data_bytes(package: str, name: str) -> bytes:
