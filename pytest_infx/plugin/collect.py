@@ -67,6 +67,38 @@ def server_label(config: pytest.Config, ref: PointRef) -> str:
     return labels[ref.server]
 
 
+def widen_to_recipes(config: pytest.Config) -> None:
+    """``pytest -m speedbench`` runs the recipes even where ``testpaths`` names only the
+    repository's tests (a repository keeps its benchmarks out of its test command that way, so
+    that the tests write nothing into the checkout): when the paths come from ``testpaths`` and
+    the ``-m`` expression selects recipe items but no unmarked test, the recipe folder is
+    collected too. Every xdist worker decides the same from the same command line."""
+    if config.args_source is not pytest.Config.ArgsSource.TESTPATHS:
+        return
+    markexpr = str(config.getoption("markexpr", default="") or "").strip()
+    if not markexpr or not _selects_recipes_only(markexpr):
+        return
+    recipes = settings(config).recipes
+    root = config.rootpath
+    if not recipes.is_dir() or any(recipes.is_relative_to(root / arg) for arg in config.args):
+        return
+    config.args.append(str(recipes))
+
+
+def _selects_recipes_only(markexpr: str) -> bool:
+    from _pytest.mark.expression import Expression
+
+    try:
+        expression = Expression.compile(markexpr)
+    except Exception:  # pytest 8.3 raises its ParseError, later ones SyntaxError; it reports them
+        return False
+
+    def marked(*names: str) -> bool:
+        return expression.evaluate(lambda name, /, **kwargs: name in names)
+
+    return not marked() and any(marked(kind) for kind in KINDS)
+
+
 def in_recipe_folder(config: pytest.Config, path: Path) -> bool:
     """Whether ``path`` lies in a recipe folder that is a proper subfolder of the rootdir (one
     that holds the whole repository holds the host's tests too)."""

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+import pytest_infx.plugin.collect as collect
 import pytest_infx.plugin.lint as lint
 import pytest_infx.plugin.markers as markers
 import pytest_infx.plugin.options as options
@@ -56,6 +57,7 @@ def short_names(early_config: pytest.Config, parser: pytest.Parser) -> Generator
 
 def configure(config: pytest.Config) -> None:
     options.check_ini_booleans(config)
+    collect.widen_to_recipes(config)
     config.stash.setdefault(stash.NOTES, []).extend(markers.register(config))
     config.stash[stash.REASONS] = []
     config.stash[stash.GC_PAUSE] = gcpause.Pause()

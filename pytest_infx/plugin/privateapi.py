@@ -63,6 +63,14 @@ NAMES: tuple[PrivateName, ...] = (
     ),
     PrivateName(
         "pytest",
+        "_pytest.mark.expression",
+        "Expression",
+        "pytest_infx.plugin.collect",
+        "evaluates the -m expression as pytest will, to tell whether it selects recipe items "
+        "and no plain test, before collection, which is when the recipe folder must be added",
+    ),
+    PrivateName(
+        "pytest",
         "_pytest._code.code",
         "TerminalRepr",
         "pytest_infx.plugin.lint",

@@ -170,3 +170,37 @@ def test_m_infx_lint_runs_the_rules_without_reading_any_test_or_recipe(
     assert "imported a test module" not in result.stdout.str()
     assert "broken" not in result.stdout.str()
     assert _lint_ids(result)
+
+
+TESTPATHS_INI = """
+[pytest]
+infx = true
+testpaths = tests
+addopts = -p no:cacheprovider
+"""
+
+
+@pytest.mark.parametrize(
+    ("markexpr", "recipe_items", "host_tests"),
+    [
+        ("speedbench", 2, 0),
+        ("speedbench or agentic", 2, 0),
+        ("speedbench or not speedbench", 0, 1),
+        ("not lint", 0, 1),
+        ("lint", 0, 0),
+        ("", 0, 1),
+    ],
+)
+def test_m_speedbench_runs_the_recipes_where_testpaths_names_only_the_tests(
+    pytester: pytest.Pytester, markexpr: str, recipe_items: int, host_tests: int
+) -> None:
+    """A repository whose ``testpaths`` keeps its recipes out of the test command still runs
+    them with ``pytest -m speedbench``; a selection that takes plain tests stays in testpaths."""
+    pytester.makeini(TESTPATHS_INI)
+    write(pytester.path / "recipes" / "s.yaml", speedbench("s-b300", draft_lengths=[1]))
+    write(pytester.path / "tests" / "test_host.py", "def test_plain():\n    pass\n")
+    args = ["--collect-only", "-q", "--gpu", "b300", *(["-m", markexpr] if markexpr else [])]
+    listed = pytester.runpytest_subprocess(*args)
+    lines = [line for line in listed.outlines if "::" in line]
+    assert len([line for line in lines if line.startswith("recipes/")]) == recipe_items, lines
+    assert len([line for line in lines if line.startswith("tests/")]) == host_tests, lines
