@@ -1,10 +1,10 @@
 """A minimal HTTP/1.1 client on an asyncio protocol, built for streamed POST responses.
 
-httpx moves each HTTP chunk through h11, httpcore and its own stream wrappers: about 2 ms of CPU
-for a 16-frame response (measured with benchmarks/client_overhead.py while the client still had
-an httpx transport), which caps a pass at a few hundred requests per second and delays
-first-token stamps behind other streams. Here the socket callback stamps and keeps each read,
-de-chunks in place, and wakes the waiting request once, when the response ends. Only what an
+httpx moves each HTTP chunk through h11, httpcore, anyio and its own stream wrappers, and wakes
+the reading coroutine for every chunk (benchmarks/client_overhead.py puts the two side by side).
+Here h11 parses, since a home-made HTTP parser is one more thing to prove, and the socket callback
+stamps and keeps each read and wakes the waiting request once, when h11 says the response ended.
+Only what an
 inference server speaks is supported: one request at a time per connection, Content-Length or
 chunked bodies, keep-alive, optional TLS, no redirects or proxies. `fetch` reuses it for the few
 small calls around a pass, so the plugin needs no second HTTP stack.
@@ -20,6 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import cast
 from urllib.parse import urlsplit
+
+import h11
+
+MAX_HEAD_BYTES = 65536
 
 
 class HTTPError(Exception):
@@ -68,7 +72,8 @@ class Endpoint:
 
 
 class _Protocol(asyncio.Protocol):
-    """Parses one response at a time as bytes arrive; never wakes the reader before the end."""
+    """Feeds each read to h11 and keeps every body piece with the read's stamp; the waiting
+    request is woken once, when h11 says the response ended (or the connection failed)."""
 
     def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
         self.clock = clock
@@ -78,128 +83,67 @@ class _Protocol(asyncio.Protocol):
         self.done: asyncio.Future[None] | None = None
         self.last_read = 0.0
         self.keep_alive = True
-        self._head = b""
-        self._mode = ""
-        self._remaining = 0
-        self._chunk_buf = b""
+        self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD_BYTES)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
-        if self.response is not None and self._mode == "close":
-            self._finish()
-        else:
-            why = f": {exc}" if exc else ""
-            self._fail("connection", f"connection closed before the response ended{why}")
+        self.keep_alive = False
+        if self.response is not None:
+            try:
+                self.h11.receive_data(b"")
+                self._events(self.response, self.clock())
+            except h11.RemoteProtocolError:
+                pass
+        why = f": {exc}" if exc else ""
+        self._fail("connection", f"connection closed before the response ended{why}")
 
     def begin(self, response: Response, done: asyncio.Future[None]) -> None:
         self.response = response
         self.done = done
-        self._head = b""
-        self._mode = "head"
         self.last_read = time.perf_counter()
 
     def data_received(self, data: bytes) -> None:
         stamp = self.clock()
         self.last_read = stamp
-        if self.response is None:
-            return
-        if self._mode == "head":
-            self._head += data
-            end = self._head.find(b"\r\n\r\n")
-            if end < 0:
-                if len(self._head) > 65536:
-                    self._fail("connection", "response headers exceed 64 KiB")
-                return
-            data = self._head[end + 4 :]
-            if not self._parse_head(self._head[:end]):
-                return
-            self._head = b""
-        if self._mode == "chunked":
-            self._dechunk(data, stamp)
-        elif self._mode == "length":
-            take = data[: self._remaining]
-            if take:
-                self.response.pieces.append(take)
-                self.response.stamps.append(stamp)
-            self._remaining -= len(take)
-            if self._remaining <= 0:
-                self._finish()
-        elif self._mode == "close" and data:
-            self.response.pieces.append(data)
-            self.response.stamps.append(stamp)
+        self._feed(data, stamp)
 
-    def _parse_head(self, head: bytes) -> bool:
-        assert self.response is not None
-        lines = head.decode("latin-1").split("\r\n")
-        status_line = lines[0].split(" ", 2)
-        if len(status_line) < 2 or not status_line[0].startswith("HTTP/1."):
-            self._fail("connection", f"not an HTTP/1.x response: {lines[0][:100]!r}")
-            return False
+    def _feed(self, data: bytes, stamp: float) -> None:
         try:
-            self.response.status = int(status_line[1])
-        except ValueError:
-            self._fail("connection", f"bad status line {lines[0][:100]!r}")
-            return False
-        headers = self.response.headers
-        for line in lines[1:]:
-            name, sep, value = line.partition(":")
-            if sep:
-                headers[name.strip().lower()] = value.strip()
-        self.keep_alive = headers.get("connection", "").lower() != "close"
-        if "chunked" in headers.get("transfer-encoding", "").lower():
-            self._mode = "chunked"
-            self._chunk_buf = b""
-            self._remaining = -1
-        elif "content-length" in headers:
-            self._mode = "length"
-            self._remaining = int(headers["content-length"])
-            if self._remaining == 0:
-                self._finish()
-                return False
-        else:
-            self._mode = "close"
-            self.keep_alive = False
-        return True
+            self.h11.receive_data(data)
+            if self.response is not None:
+                self._events(self.response, stamp)
+        except h11.RemoteProtocolError as exc:
+            self._fail("connection", f"malformed HTTP response: {exc}")
 
-    def _dechunk(self, data: bytes, stamp: float) -> None:
-        """`_remaining` is the bytes left in the current chunk (+2 for its CRLF), -1 = at a size."""
-        assert self.response is not None
-        buf = self._chunk_buf + data if self._chunk_buf else data
-        self._chunk_buf = b""
-        pos = 0
-        n = len(buf)
-        while pos < n:
-            if self._remaining < 0:
-                eol = buf.find(b"\r\n", pos)
-                if eol < 0:
-                    self._chunk_buf = buf[pos:]
-                    return
-                try:
-                    size = int(buf[pos:eol].split(b";", 1)[0], 16)
-                except ValueError:
-                    self._fail("connection", f"bad chunk size {buf[pos:eol][:40]!r}")
-                    return
-                pos = eol + 2
-                if size == 0:
-                    self._finish()
-                    return
-                self._remaining = size + 2
-                continue
-            take = min(self._remaining, n - pos)
-            payload = min(take, self._remaining - 2)
-            if payload > 0:
-                self.response.pieces.append(buf[pos : pos + payload])
-                self.response.stamps.append(stamp)
-            self._remaining -= take
-            pos += take
-            if self._remaining == 0:
-                self._remaining = -1
+    def _events(self, response: Response, stamp: float) -> None:
+        while True:
+            event = self.h11.next_event()
+            if event is h11.NEED_DATA or event is h11.PAUSED:
+                return
+            if isinstance(event, h11.Data):
+                response.pieces.append(bytes(event.data))
+                response.stamps.append(stamp)
+            elif isinstance(event, h11.Response):
+                response.status = event.status_code
+                response.headers.update(
+                    (name.decode("latin-1"), value.decode("latin-1"))
+                    for name, value in event.headers
+                )
+            elif isinstance(event, h11.EndOfMessage):
+                self._end()
+                return
+
+    def _end(self) -> None:
+        if self.h11.our_state is h11.DONE and self.h11.their_state is h11.DONE:
+            self.h11.start_next_cycle()
+        else:
+            self.keep_alive = False
+        self._finish()
 
     def _finish(self) -> None:
-        self._mode = "idle"
         self.response = None
         if self.done is not None and not self.done.done():
             self.done.set_result(None)
@@ -259,7 +203,7 @@ class Connection:
         self._proto: _Protocol | None = None
         fixed = {"host": endpoint.host_header, "accept-encoding": "identity"}
         fixed.update({k.lower(): v for k, v in (extra_headers or {}).items()})
-        self._fixed = "".join(f"{k}: {v}\r\n" for k, v in fixed.items()).encode("latin-1")
+        self._fixed = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in fixed.items()]
 
     async def _connect(self) -> _Protocol:
         loop = asyncio.get_running_loop()
@@ -311,13 +255,22 @@ class Connection:
             response = Response()
         done: asyncio.Future[None] = loop.create_future()
         proto.begin(response, done)
-        head = (
-            f"{method} {self.endpoint.prefix}{path} HTTP/1.1\r\n".encode("latin-1")
-            + self._fixed
-            + f"content-type: {content_type}\r\ncontent-length: {len(body)}\r\n\r\n".encode()
+        headers = [
+            *self._fixed,
+            (b"content-type", content_type.encode("latin-1")),
+            (b"content-length", str(len(body)).encode()),
+        ]
+        target = f"{self.endpoint.prefix}{path}".encode("latin-1")
+        wire = b"".join(
+            proto.h11.send(event) or b""
+            for event in (
+                h11.Request(method=method, target=target, headers=headers),
+                h11.Data(data=body),
+                h11.EndOfMessage(),
+            )
         )
         assert proto.transport is not None
-        proto.transport.write(head + body)
+        proto.transport.write(wire)
         timer = loop.call_later(self.read_timeout_s, self._watch, proto, done, loop)
         try:
             await done

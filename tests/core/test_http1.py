@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from speedbench.standin import StandinServer
 
-from pytest_infx.http1 import HTTPError, Response, fetch
+from pytest_infx.http1 import Connection, Endpoint, HTTPError, Response, fetch
 
 
 @pytest.fixture
@@ -88,3 +88,93 @@ def test_an_answer_cut_short_raises_instead_of_returning_part(standin: StandinSe
     with pytest.raises(HTTPError, match="closed before the response ended") as info:
         call(standin.url, "POST", "/v1/chat/completions", chat("[[truncate]]"))
     assert info.value.kind == "connection"
+
+
+class RawServer:
+    """Answers each request on a connection with the next scripted reply, written in pieces
+    with a pause between them: what an engine's socket writes can reach us in any split."""
+
+    def __init__(self, replies: list[list[bytes]], pause_s: float = 0.05) -> None:
+        self.replies = replies
+        self.pause_s = pause_s
+        self.requests = 0
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        for reply in self.replies:
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+            await reader.readexactly(length)
+            self.requests += 1
+            for piece in reply:
+                writer.write(piece)
+                await writer.drain()
+                await asyncio.sleep(self.pause_s)
+        writer.close()
+
+
+def on_one_connection(server: RawServer, calls: int) -> list[Response | HTTPError]:
+    async def main() -> list[Response | HTTPError]:
+        srv = await asyncio.start_server(server.handle, "127.0.0.1", 0)
+        port = srv.sockets[0].getsockname()[1]
+        conn = Connection(
+            Endpoint.parse(f"http://127.0.0.1:{port}"), connect_timeout_s=5, read_timeout_s=5
+        )
+        out: list[Response | HTTPError] = []
+        try:
+            for _ in range(calls):
+                resp = await conn.request("POST", "/v1/completions", b"{}")
+                out.append(resp.error if resp.error is not None else resp)
+        finally:
+            conn.close()
+            srv.close()
+        return out
+
+    return asyncio.run(main())
+
+
+def test_a_final_chunk_crlf_in_a_read_of_its_own_keeps_the_connection_usable() -> None:
+    head = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n"
+    first = [head + b"5\r\nhello\r\n0\r\n", b"\r\n"]
+    second = [head + b"5\r\nworld\r\n0\r\n\r\n"]
+    server = RawServer([first, second])
+    answers = on_one_connection(server, 2)
+    assert [a.body if isinstance(a, Response) else a for a in answers] == [b"hello", b"world"]
+    assert server.requests == 2
+
+
+def test_trailers_after_the_last_chunk_end_the_response_and_are_not_body() -> None:
+    reply = [b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nx-t: 1\r\n\r\n"]
+    server = RawServer([reply, reply])
+    answers = on_one_connection(server, 2)
+    assert [a.body if isinstance(a, Response) else a for a in answers] == [b"ok", b"ok"]
+
+
+def test_a_non_numeric_content_length_is_a_connection_error_naming_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    server = RawServer([[b"HTTP/1.1 200 OK\r\ncontent-length: 12abc\r\n\r\nhello"]])
+    with caplog.at_level("ERROR", logger="asyncio"):
+        [answer] = on_one_connection(server, 1)
+    assert isinstance(answer, HTTPError)
+    assert answer.kind == "connection"
+    assert "malformed HTTP response" in str(answer)
+    assert not [r for r in caplog.records if "data_received" in r.getMessage()]
+
+
+def test_a_body_longer_than_its_content_length_does_not_leak_into_the_next_answer() -> None:
+    server = RawServer(
+        [[b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"], [b"HTTP/1.1 204 No Content\r\n\r\n"]]
+    )
+    answers = on_one_connection(server, 2)
+    statuses = [a.status if isinstance(a, Response) else a for a in answers]
+    assert statuses == [200, 204]
+
+
+def test_a_reply_split_inside_its_status_line_and_chunk_sizes_is_read_whole() -> None:
+    whole = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n10\r\n" + b"x" * 16
+    whole += b"\r\n0\r\n\r\n"
+    pieces = [whole[i : i + 3] for i in range(0, len(whole), 3)]
+    server = RawServer([pieces], pause_s=0.001)
+    [answer] = on_one_connection(server, 1)
+    assert isinstance(answer, Response)
+    assert answer.body == b"abc" + b"x" * 16
