@@ -1,7 +1,7 @@
 from __future__ import annotations
 
+import asyncio
 import contextlib
-import http.client
 import logging
 import os
 import re
@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_infx.http1 import HTTPError, fetch
 from pytest_infx.launch.gpus import Lease
 from pytest_infx.launch.guard import command as guard_command
 from pytest_infx.launch.guard import end_groups
@@ -230,17 +231,14 @@ def spawn(
 
 
 def probe(host: str, port: int, path: str, *, timeout: float) -> int | None:
-    """HTTP status of one GET, or None while nothing answers (refused, reset, timed out)."""
-    conn = http.client.HTTPConnection(host, port, timeout=timeout)
+    """HTTP status of one GET, or None while nothing answers (refused, reset, timed out, or an
+    answer that is not HTTP). The same client as the measurements, so one HTTP stack decides
+    both whether a server is ready and what it answered."""
     try:
-        conn.request("GET", path)
-        resp = conn.getresponse()
-        resp.read()
-        return resp.status
-    except (OSError, http.client.HTTPException):
+        response = asyncio.run(fetch(f"http://{host}:{port}", "GET", path, timeout_s=timeout))
+    except HTTPError:
         return None
-    finally:
-        conn.close()
+    return response.status
 
 
 def _foreign_listener(server: RunningServer, spec: ServerSpec) -> str | None:

@@ -3,6 +3,8 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import socket
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -243,3 +245,58 @@ def test_a_foreign_server_on_the_chosen_port_is_not_taken_for_ours(
         assert [r["port"] for r in read_records(records)][-1] == server.port
     finally:
         server.stop()
+
+
+def _one_answer_server(answer: bytes) -> tuple[int, Callable[[], None]]:
+    """A listener that writes ``answer`` to each connection and closes it."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen()
+    stop = threading.Event()
+
+    def serve() -> None:
+        sock.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                conn, _ = sock.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                conn.recv(65536)
+                conn.sendall(answer)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+
+    def close() -> None:
+        stop.set()
+        thread.join()
+        sock.close()
+
+    return sock.getsockname()[1], close
+
+
+@pytest.mark.parametrize(
+    ("answer", "status"),
+    [
+        (b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok", 200),
+        (b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n", 503),
+        (b"SSH-2.0-OpenSSH_9.2\r\n", None),
+        (b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nshort", None),
+    ],
+)
+def test_the_readiness_probe_gives_the_status_or_none_for_what_is_not_a_whole_answer(
+    answer: bytes, status: int | None
+) -> None:
+    port, close = _one_answer_server(answer)
+    try:
+        assert process.probe("127.0.0.1", port, "/health", timeout=2) == status
+    finally:
+        close()
+
+
+def test_the_readiness_probe_gives_none_while_nothing_listens() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    assert process.probe("127.0.0.1", port, "/health", timeout=1) is None
