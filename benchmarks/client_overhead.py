@@ -4,10 +4,11 @@
 The stand-in runs in its own process and answers every chat request with one pre-encoded write;
 its first content frame carries the server's CLOCK_MONOTONIC send time, so the client's TTFT stamp
 minus that time is the bias the client adds (kernel, event loop, HTTP stack). With
-`--vllm-python`, vLLM's own benchmark client runs against the same stand-in and settings.
+`--vllm-python`, vLLM's own benchmark client runs against the same stand-in and settings; the
+general-purpose clients httpx and aiohttp run in this process, each as a benchmark would use it.
 
     python benchmarks/client_overhead.py [--requests 4000] [--concurrency 32 256]
-        [--vllm-python PY --vllm-tokenizer DIR]
+        [--arms httpx aiohttp] [--vllm-python PY --vllm-tokenizer DIR]
 """
 
 from __future__ import annotations
@@ -183,6 +184,108 @@ def run_ours(
     }
 
 
+CHAT_BODY = json.dumps(
+    {
+        "model": "m",
+        "messages": [{"role": "user", "content": "write a function that adds two numbers"}],
+        "max_tokens": 16,
+        "stream": True,
+    }
+).encode()
+
+
+async def _drive(
+    one: Any, requests: int, concurrency: int
+) -> tuple[float, list[tuple[float, float, str]]]:
+    """``one()`` ``requests`` times, ``concurrency`` at once; each gives (sent, first, text)."""
+    left = iter(range(requests))
+    done: list[tuple[float, float, str]] = []
+
+    async def lane() -> None:
+        for _ in left:
+            done.append(await one())
+
+    started = time.perf_counter()
+    await asyncio.gather(*(lane() for _ in range(concurrency)))
+    return time.perf_counter() - started, done
+
+
+def _first_content(line: str) -> str:
+    if not line.startswith("data: {"):
+        return ""
+    choices = json.loads(line[6:]).get("choices") or [{}]
+    return str(choices[0].get("delta", {}).get("content") or "")
+
+
+def _figures(wall_s: float, done: list[tuple[float, float, str]]) -> dict[str, Any]:
+    ttft = [(first - sent) * 1e3 for sent, first, _ in done]
+    bias = []
+    for _, first, text in done:
+        m = STAMP.match(text)
+        if m:
+            bias.append((first - float(m.group(1))) * 1e3)
+    return {
+        "req_s": len(done) / wall_s,
+        "ttft_p50": pct(ttft, 50),
+        "ttft_p99": pct(ttft, 99),
+        "bias_p50": pct(bias, 50),
+        "bias_p99": pct(bias, 99),
+    }
+
+
+def run_httpx(url: str, requests: int, concurrency: int) -> dict[str, Any]:
+    """httpx's async client as an inference benchmark would use it: one pooled client,
+    ``aiter_lines`` over the stream, the first non-empty content stamps TTFT."""
+    import httpx
+
+    async def main() -> tuple[float, list[tuple[float, float, str]]]:
+        limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+        async with httpx.AsyncClient(base_url=url, limits=limits, timeout=60) as client:
+
+            async def one() -> tuple[float, float, str]:
+                sent = time.perf_counter()
+                first, text = 0.0, ""
+                async with client.stream("POST", "/v1/chat/completions", content=CHAT_BODY) as r:
+                    async for line in r.aiter_lines():
+                        content = _first_content(line)
+                        if content and not first:
+                            first, text = time.perf_counter(), content
+                return sent, first, text
+
+            await _drive(one, min(requests, concurrency * 4), concurrency)
+            return await _drive(one, requests, concurrency)
+
+    return _figures(*asyncio.run(main()))
+
+
+def run_aiohttp(url: str, requests: int, concurrency: int) -> dict[str, Any]:
+    """aiohttp's client as vLLM's and InferenceX's benchmark_serving use it: one session, the
+    response content read line by line."""
+    import aiohttp
+
+    async def main() -> tuple[float, list[tuple[float, float, str]]]:
+        connector = aiohttp.TCPConnector(limit=concurrency)
+        async with aiohttp.ClientSession(url, connector=connector) as session:
+
+            async def one() -> tuple[float, float, str]:
+                sent = time.perf_counter()
+                first, text = 0.0, ""
+                async with session.post("/v1/chat/completions", data=CHAT_BODY) as r:
+                    async for raw in r.content:
+                        content = _first_content(raw.decode().strip())
+                        if content and not first:
+                            first, text = time.perf_counter(), content
+                return sent, first, text
+
+            await _drive(one, min(requests, concurrency * 4), concurrency)
+            return await _drive(one, requests, concurrency)
+
+    return _figures(*asyncio.run(main()))
+
+
+ARMS = {"httpx": run_httpx, "aiohttp": run_aiohttp}
+
+
 VLLM_DRIVER = """
 import argparse, json, sys
 from vllm.benchmarks import serve
@@ -261,6 +364,13 @@ def main() -> None:
         default=["stamping"],
         help="event loops for our client (uvloop must be installed)",
     )
+    ap.add_argument(
+        "--arms",
+        nargs="*",
+        choices=sorted(ARMS),
+        default=sorted(ARMS),
+        help="general-purpose clients run beside ours (pip install httpx aiohttp)",
+    )
     ap.add_argument("--keep-gc", action="store_true", help="leave the GC on during passes")
     ap.add_argument("--json", help="also write the figures to this file")
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
@@ -295,10 +405,14 @@ def main() -> None:
                 ours = run_ours(url, args.requests, c, pause_gc=not args.keep_gc, loop=loop_kind)
                 name = f"infx-http1-{loop_kind[:5]}"
                 rows.append({"client": name, "concurrency": c, **ours})
+            for arm in args.arms:
+                rows.append({"client": arm, "concurrency": c, **ARMS[arm](url, args.requests, c)})
             if args.vllm_python:
                 theirs = run_vllm(args.vllm_python, args.vllm_tokenizer, url, args.requests, c)
                 rows.append({"client": "vllm", "concurrency": c, **theirs})
-                ours_c = [r for r in rows if r["concurrency"] == c and r["client"] != "vllm"]
+                ours_c = [
+                    r for r in rows if r["concurrency"] == c and r["client"].startswith("infx")
+                ]
                 ratio = ours_c[0]["req_s"] / theirs["req_s"]
                 rows[-1]["ratio_infx_over_vllm"] = ratio
     finally:
