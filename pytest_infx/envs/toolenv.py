@@ -236,10 +236,25 @@ def ensure(
     try:
         if env.is_complete() and not force:
             return env
-        _install(env, report)
+        try:
+            _install(env, report)
+        except InstallError as exc:
+            kept = _discard_failed(env)
+            raise InstallError(str(exc).replace(str(env.log_path), str(kept))) from None
         return env
     finally:
         lock.release()
+
+
+def _discard_failed(env: ToolEnv) -> Path:
+    """A failed install is gigabytes nobody can use (pip keeps what it downloaded in its own
+    cache): the folder goes, its log stays beside it as ``<env>.failed.log`` for the error
+    message to name, and the next install starts afresh."""
+    kept = env.env_dir.parent / f"{env.env_dir.name}.failed.log"
+    if env.log_path.is_file():
+        os.replace(env.log_path, kept)
+    shutil.rmtree(env.env_dir, ignore_errors=True)
+    return kept
 
 
 class _Steps:

@@ -142,7 +142,7 @@ def test_half_finished_install_is_redone(data_package: Path, tmp_path: Path) -> 
     assert any("removing a half-finished install" in m for m in messages)
 
 
-def test_failing_step_reports_log_tail_and_leaves_no_marker(
+def test_failing_step_reports_log_tail_and_leaves_only_its_log(
     data_package: Path, tmp_path: Path
 ) -> None:
     spec = ToolEnvSpec(
@@ -163,10 +163,12 @@ def test_failing_step_reports_log_tail_and_leaves_no_marker(
     env = toolenv.locate(spec, cache_dir=tmp_path)
     assert "step 'fail on purpose' failed with exit status 3" in message
     assert "about to fail: boom-x1" in message
-    assert str(env.log_path) in message
+    kept = env.env_dir.parent / f"{env.env_dir.name}.failed.log"
+    assert f"Full log: {kept}" in message
+    assert "about to fail: boom-x1" in kept.read_text()
     assert "infx engine install broken --force" in message
-    assert env.env_dir.exists()
-    assert not env.is_complete()
+    assert not env.env_dir.exists()
+    assert toolenv.env_state(env.env_dir) == "missing"
 
 
 def test_failure_hint_replaces_generic_advice(data_package: Path, tmp_path: Path) -> None:
