@@ -55,6 +55,8 @@ UNMIRRORED: dict[str, str] = {
     "plugin/reporter.py": f"the sweep report's pytest side: {E2E}test_report_files.py",
     "plugin/run.py": f"the session context: {E2E}test_sharing.py and test_resume.py",
     "plugin/slurm_controller.py": "needs a Slurm cluster: tests/e2e/slurm/",
+    "plugin/slurm_replace.py": "replacement jobs need a Slurm cluster: tests/e2e/slurm/; the xdist "
+    "calls they make are pinned in tests/compat/test_xdist.py",
     "plugin/stash.py": "stash keys only",
     "plugin/summary.py": "the end-of-run summary: tests/report/test_html.py",
     "plugin/terminal.py": f"terminal hooks: {E2E}test_progress.py and test_sweep.py",

@@ -1,11 +1,11 @@
-"""The private pytest and pytest-xdist names the plugin still touches, and the versions of each
-distribution they were checked with.
+"""The internal names of pytest, pytest-xdist and syrupy that :mod:`pytest_infx.compat` touches,
+and the versions of each distribution they were checked with.
 
-Neither project promises these names; a release may rename one without notice. They are kept
-where no public way does the job (each entry says why), the README's Slurm section lists them,
-pyproject's requirements carry the same ranges, and a test fails when the installed version is
-outside a range or no longer has one of the names, so an upgrade breaks a test rather than a
-sweep.
+None of the three promises these names; a release may rename one without notice. They are kept
+where no public way does the job (each entry says why), pyproject's requirements carry the same
+ranges, and tests/compat fails when the installed version is outside a range or no longer has
+one of the names, so an upgrade breaks a test rather than a sweep. The lowest version of each
+range is the one the lower-bounds test installs.
 """
 
 from __future__ import annotations
@@ -16,11 +16,14 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 CHECKED: dict[str, str] = {
-    "pytest": ">=8.3,<9.2",
-    "pytest-xdist": ">=3.6,<3.9",
+    "pytest": ">=9.0,<9.2",
+    "pytest-xdist": ">=3.6.1,<3.9",
+    "syrupy": ">=6.0,<8",
 }
-"""Each distribution's versions the names below were read against (pytest 8.3.0 to 9.1.1,
-pytest-xdist 3.6.0 to 3.8.0); pyproject requires the same ranges."""
+"""Each distribution's versions the names below were read against (pytest 9.0.0 to 9.1.1,
+pytest-xdist 3.6.1 to 3.8.0, syrupy 6.0.0 to 7.0.3); pyproject requires the same ranges. Below
+them: pytest 8 prints a lint item's failure without its message in the short summary and
+collects a host's own lint tests differently, and syrupy 5 has a different extension API."""
 
 
 @dataclass(frozen=True)
@@ -30,33 +33,55 @@ class PrivateName:
     """``module:Class`` (or ``module`` alone) that has the name."""
     name: str
     user: str
-    """The pytest_infx module that touches it."""
+    """The pytest_infx.compat module that touches it."""
     why: str
 
 
+_XDIST = "pytest_infx.compat.xdist"
+_REPLACE = (
+    "a replacement Slurm worker starts on a thread: xdist waits for the new interpreter on its "
+    "event loop, and an srun interpreter answers only once Slurm has allocated the job"
+)
+
 NAMES: tuple[PrivateName, ...] = (
-    PrivateName(
-        "pytest-xdist",
-        "xdist.dsession:DSession",
-        "_clone_node",
-        "pytest_infx.plugin.slurm_replace",
-        "replaced on the running session so that a replacement worker's srun job starts on a "
-        "thread: xdist waits for the new interpreter on its event loop, and an srun "
-        "interpreter answers only once Slurm has allocated the job",
-    ),
+    PrivateName("pytest-xdist", "xdist.dsession:DSession", "_clone_node", _XDIST, _REPLACE),
     PrivateName(
         "pytest-xdist",
         "xdist.dsession:DSession",
         "_active_nodes",
-        "pytest_infx.plugin.slurm_replace",
+        _XDIST,
         "a replacement still in the queue stands in this set, so the controller waits for it "
         "instead of ending the run",
+    ),
+    PrivateName("pytest-xdist", "xdist.dsession:DSession", "nodemanager", _XDIST, _REPLACE),
+    PrivateName("pytest-xdist", "xdist.dsession:DSession", "queue", _XDIST, _REPLACE),
+    PrivateName(
+        "pytest-xdist",
+        "xdist.dsession:DSession",
+        "shuttingdown",
+        _XDIST,
+        "a queued replacement is cancelled once the run is ending",
+    ),
+    PrivateName(
+        "pytest-xdist",
+        "xdist.dsession:DSession",
+        "shouldstop",
+        _XDIST,
+        "a run whose every Slurm worker failed to start stops with the reason",
+    ),
+    PrivateName("pytest-xdist", "xdist.workermanage:NodeManager", "setup_node", _XDIST, _REPLACE),
+    PrivateName(
+        "pytest-xdist",
+        "xdist.report",
+        "report_collection_diff",
+        _XDIST,
+        "two Slurm workers that collected different items fail with xdist's own message",
     ),
     PrivateName(
         "pytest",
         "pytest:Session",
         "_fixturemanager",
-        "pytest_infx.plugin.collect",
+        "pytest_infx.compat.pytest",
         "a recipe's items are functions made at collection; their fixture closure is "
         "computed once per kind of item instead of by pytest once per item, which costs "
         "half as much again as the whole warm collection of 3,000 points",
@@ -65,7 +90,7 @@ NAMES: tuple[PrivateName, ...] = (
         "pytest",
         "_pytest.mark.expression",
         "Expression",
-        "pytest_infx.plugin.collect",
+        "pytest_infx.compat.pytest",
         "evaluates the -m expression as pytest will, to tell whether it selects recipe items "
         "and no plain test, before collection, which is when the recipe folder must be added",
     ),
@@ -73,8 +98,29 @@ NAMES: tuple[PrivateName, ...] = (
         "pytest",
         "_pytest._code.code",
         "TerminalRepr",
-        "pytest_infx.plugin.lint",
-        "type annotation only (the return type of Item.repr_failure); never imported at run time",
+        "pytest_infx.compat.pytest",
+        "the return type of Item.repr_failure, for the lint items' annotations",
+    ),
+    PrivateName(
+        "syrupy",
+        "syrupy.extensions.single_file",
+        "SingleFileSnapshotExtension",
+        "pytest_infx.compat.syrupy",
+        "the golden curves are a syrupy extension: one YAML file a curve, compared with tolerance",
+    ),
+    PrivateName(
+        "syrupy",
+        "syrupy.data",
+        "SnapshotCollection",
+        "pytest_infx.compat.syrupy",
+        "a partial --snapshot-update merges the measured cells into the golden file it writes",
+    ),
+    PrivateName(
+        "syrupy",
+        "syrupy.location",
+        "PyTestLocation",
+        "pytest_infx.compat.syrupy",
+        "the golden folder is found from the test location syrupy passes",
     ),
 )
 
@@ -92,5 +138,5 @@ def outside_checked(distribution: str, installed: str) -> str | None:
     return (
         f"{distribution} {installed} is outside the versions pytest-infx was checked with "
         f"({CHECKED[distribution]}); check the private names it touches there ({names}; see "
-        f"pytest_infx.plugin.privateapi), then widen CHECKED and pyproject's requirement"
+        f"pytest_infx.compat.versions), then widen CHECKED and pyproject's requirement"
     )

@@ -26,9 +26,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
-from syrupy.data import SnapshotCollection, SnapshotCollections
-from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
-
+from pytest_infx.compat.syrupy import (
+    SingleFileSnapshotExtension,
+    SnapshotCollection,
+    SnapshotCollections,
+    WriteMode,
+)
 from pytest_infx.golden.compare import (
     DEFAULT_Z,
     CompareOptions,
@@ -48,8 +51,7 @@ from pytest_infx.golden.io import (
 from pytest_infx.settings import DEFAULT_GOLDEN_DIR
 
 if TYPE_CHECKING:
-    from syrupy.assertion import SnapshotAssertion
-    from syrupy.location import PyTestLocation
+    from pytest_infx.compat.syrupy import PyTestLocation, SnapshotAssertion
 
 _RELATE_WARNING: Final = r"\s*Can not relate snapshot"
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_infx.compat.pytest import fixture_manager, marker_matcher
 from pytest_infx.engines import extensions
 from pytest_infx.plugin.kinds import KINDS
 from pytest_infx.plugin.options import settings
@@ -86,17 +87,8 @@ def widen_to_recipes(config: pytest.Config) -> None:
 
 
 def _selects_recipes_only(markexpr: str) -> bool:
-    from _pytest.mark.expression import Expression
-
-    try:
-        expression = Expression.compile(markexpr)
-    except Exception:  # pytest 8.3 raises its ParseError, later ones SyntaxError; it reports them
-        return False
-
-    def marked(*names: str) -> bool:
-        return expression.evaluate(lambda name, /, **kwargs: name in names)
-
-    return not marked() and any(marked(kind) for kind in KINDS)
+    matches = marker_matcher(markexpr)
+    return matches is not None and not matches(()) and any(matches((kind,)) for kind in KINDS)
 
 
 def in_recipe_folder(config: pytest.Config, path: Path) -> bool:
@@ -126,13 +118,13 @@ class RecipeFile(pytest.File):
         if error:
             raise self.CollectError(error)
         fixtureinfo: dict[str, Any] = {}
-        manager = self.session._fixturemanager
+        manager = fixture_manager(self.session)
         for ref in found.points.get(self.path, ()):
             kind = KINDS[ref.kind]
             function = kind.function
             info = fixtureinfo.get(ref.kind)
             if info is None:
-                info = manager.getfixtureinfo(node=self, func=function, cls=None)  # type: ignore[arg-type]
+                info = manager.getfixtureinfo(node=self, func=function, cls=None)
                 fixtureinfo[ref.kind] = info
             item = pytest.Function.from_parent(
                 self,

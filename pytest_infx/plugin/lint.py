@@ -37,7 +37,7 @@ from pytest_infx.plugin.stash import SUITE
 from pytest_infx.settings import Settings
 
 if TYPE_CHECKING:
-    from _pytest._code.code import TerminalRepr
+    from pytest_infx.compat.pytest import TerminalRepr
 
 SUITE_NAME = "infx-lint"
 MARKER = "lint"

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 import pytest_infx.plugin.options as options
+from pytest_infx.compat.xdist import XdistSession, worker_python
 from pytest_infx.plugin.slurm import (
     GROUPS_KEY,
     SlurmSettings,
@@ -44,9 +45,9 @@ class Controller:
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config) -> ServerGroupScheduling:
         sched = ServerGroupScheduling(config)
-        dsession = config.pluginmanager.getplugin("dsession")
-        if dsession is not None:
-            self.replacements = Replacements(dsession, sched, self.settings, self.tracker)
+        controller = XdistSession.of(config)
+        if controller is not None:
+            self.replacements = Replacements(controller, sched, self.settings, self.tracker)
             self.replacements.install()
         return sched
 
@@ -59,8 +60,7 @@ class Controller:
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport) -> None:
         node: Any = getattr(report, "node", None)
-        python = str(getattr(getattr(getattr(node, "gateway", None), "spec", None), "python", ""))
-        name = job_name_of_spec(python)
+        name = job_name_of_spec(worker_python(node))
         if name is None:
             return
         reason = why_ended(name, time_limit=self.settings.time)

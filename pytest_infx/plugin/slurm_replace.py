@@ -9,9 +9,8 @@ shows the job's queue reason in the progress lines, and a replacement that waite
 ``--infx-slurm-wait`` (or is no longer needed) is cancelled. What follows its end runs back on
 the controller's thread, through the scheduler (see :mod:`slurm_schedule`).
 
-This relies on two private names of xdist's ``DSession``, ``_clone_node`` (replaced on the
-instance) and ``_active_nodes``, listed with the xdist versions they were checked with in
-:mod:`pytest_infx.plugin.privateapi`.
+xdist's controller is reached through :class:`pytest_infx.compat.xdist.XdistSession`, which holds
+every internal name this needs.
 """
 
 from __future__ import annotations
@@ -26,6 +25,7 @@ from typing import Any, Literal, Protocol
 import pytest
 
 import pytest_infx.plugin.stash as stash
+from pytest_infx.compat.xdist import XdistSession
 from pytest_infx.plugin.slurm import SlurmError, SlurmSettings, command, job_name_of_spec
 from pytest_infx.plugin.slurm_schedule import ServerGroupScheduling
 
@@ -87,12 +87,12 @@ class Replacements:
 
     def __init__(
         self,
-        dsession: Any,
+        controller: XdistSession,
         sched: ServerGroupScheduling,
         settings: SlurmSettings,
         tracker: TrackerFactory,
     ):
-        self.dsession = dsession
+        self.controller = controller
         self.sched = sched
         self.settings = settings
         self.tracker = tracker
@@ -104,18 +104,16 @@ class Replacements:
         sched.pending_ended = self.ended
 
     def install(self) -> None:
-        self.dsession._clone_node = self.clone
+        self.controller.replace_clone(self.clone)
 
     def stop(self) -> None:
         self.stopped.set()
 
     def clone(self, node: Any) -> Pending:
         """What ``DSession._clone_node`` does, except that the start runs on a thread."""
-        spec = node.gateway.spec
-        spec.id = None
-        self.dsession.nodemanager.group.allocate_id(spec)
+        spec = self.controller.new_worker_id(node)
         pending = Pending(str(spec.id), job_name_of_spec(str(spec.python)))
-        self.dsession._active_nodes.add(pending)
+        self.controller.add_active(pending)
         self.pending.add(pending)
         threading.Thread(target=self._start, args=(pending, spec), daemon=True).start()
         threading.Thread(target=self._watch, args=(pending,), daemon=True).start()
@@ -123,15 +121,15 @@ class Replacements:
 
     def _start(self, pending: Pending, spec: Any) -> None:
         try:
-            node = self.dsession.nodemanager.setup_node(spec, self.dsession.queue.put)
+            node = self.controller.start_worker(spec)
         except Exception as exc:
             pending.error = f"{type(exc).__name__}: {exc}"
             pending.done.set()
-            self.dsession.queue.put(("unscheduled", {"node": pending, "indices": []}))
+            self.controller.unscheduled(pending)
             return
-        self.dsession._active_nodes.add(node)
+        self.controller.add_active(node)
         pending.done.set()
-        self.dsession._active_nodes.discard(pending)
+        self.controller.discard_active(pending)
         self.pending.discard(pending)
 
     def _watch(self, pending: Pending) -> None:
@@ -159,7 +157,7 @@ class Replacements:
                         f"replacement Slurm job {job.id} waited {waited:.0f} s in the queue "
                         f"(--infx-slurm-wait {wait_s:g}): {job.reason}"
                     )
-                elif self.dsession.shuttingdown or self.stopped.is_set():
+                elif self.controller.shutting_down or self.stopped.is_set():
                     pending.gave_up = "the run no longer needs it"
                 if pending.gave_up:
                     try:
@@ -173,13 +171,13 @@ class Replacements:
     def ended(self, pending: Pending) -> None:
         """On the controller's thread, once a replacement could not start: when no worker
         is left that could still run the queued items, they fail with the reason."""
-        self.dsession._active_nodes.discard(pending)
+        self.controller.discard_active(pending)
         self.pending.discard(pending)
-        if self.dsession.shuttingdown:
+        if self.controller.shutting_down:
             return
         able = [
             node
-            for node in self.dsession._active_nodes
+            for node in self.controller.active()
             if isinstance(node, Pending) or not node.shutting_down
         ]
         if able:
@@ -198,7 +196,7 @@ class Replacements:
             )
             self.config.hook.pytest_runtest_logreport(report=report)
         if self.sched.collection is None:
-            self.dsession.shouldstop = f"no Slurm worker could start: {reason}"
+            self.controller.stop(f"no Slurm worker could start: {reason}")
 
     def _why_not_started(self, pending: Pending) -> str:
         from pytest_infx.plugin.slurm import why_ended

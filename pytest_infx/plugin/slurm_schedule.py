@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from pytest_infx.compat.xdist import collection_diff
+
 Unit = dict[str, bool]
 """One server's items, each with whether it is done (passed, failed or lost with its job)."""
 
@@ -85,11 +87,9 @@ class ServerGroupScheduling:
     def add_node_collection(self, node: Any, collection: Sequence[str]) -> None:
         ids = list(collection)
         if self.collection is not None and ids != self.collection:
-            from xdist.report import report_collection_diff
-
             first = next(iter(self.collections), None)
             name = first.gateway.id if first is not None else "first worker"
-            message = report_collection_diff(self.collection, ids, name, node.gateway.id)
+            message = collection_diff(self.collection, ids, name, node.gateway.id)
             self.config.hook.pytest_collectreport(
                 report=pytest.CollectReport(node.gateway.id, "failed", message, [])
             )

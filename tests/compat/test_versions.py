@@ -1,5 +1,6 @@
-"""The private pytest and xdist names the plugin touches are the ones listed, they exist on the
-installed versions, and those versions are the ones they were checked with.
+"""The internal pytest, xdist and syrupy names the package touches are the ones listed, only
+pytest_infx.compat touches them, they exist on the installed versions, and those versions are
+the ones they were checked with.
 
 Which names the package touches is read with ``ast``: every ``x._name`` whose ``_name`` the
 package does not define itself, and every import from a private module.
@@ -20,7 +21,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 
 import pytest_infx
-from pytest_infx.plugin.privateapi import CHECKED, NAMES, PrivateName, outside_checked
+from pytest_infx.compat.versions import CHECKED, NAMES, PrivateName, outside_checked
 
 PACKAGE = Path(pytest_infx.__file__).parent
 STDLIB = {
@@ -96,11 +97,11 @@ def test_the_installed_version_is_one_the_private_names_were_checked_with(
 
 def test_a_version_outside_the_checked_range_names_what_to_check() -> None:
     assert outside_checked("pytest-xdist", "3.8.0") is None
-    assert outside_checked("pytest-xdist", "3.5.0") is not None
+    assert outside_checked("pytest-xdist", "3.6.0") is not None
     newer = outside_checked("pytest-xdist", "3.9.0")
     assert newer is not None
     assert newer.startswith("pytest-xdist 3.9.0 is outside the versions pytest-infx was checked")
-    assert "(>=3.6,<3.9)" in newer
+    assert "(>=3.6.1,<3.9)" in newer
     assert "DSession._clone_node, DSession._active_nodes" in newer
     pytest_next = outside_checked("pytest", "9.2.0")
     assert pytest_next is not None and "Session._fixturemanager" in pytest_next
@@ -108,9 +109,9 @@ def test_a_version_outside_the_checked_range_names_what_to_check() -> None:
 
 def test_pyproject_requires_the_checked_ranges(request: pytest.FixtureRequest) -> None:
     pyproject = tomllib.loads((request.config.rootpath / "pyproject.toml").read_text())
-    required = {
-        req.name: req.specifier for req in map(Requirement, pyproject["project"]["dependencies"])
-    }
+    project = pyproject["project"]
+    lines = [*project["dependencies"], *project["optional-dependencies"]["golden"]]
+    required = {req.name: req.specifier for req in map(Requirement, lines)}
     for distribution, checked in CHECKED.items():
         assert required[distribution] == SpecifierSet(checked), (
             f"pyproject requires {distribution}{required[distribution]}; "
@@ -139,5 +140,34 @@ def test_every_private_name_the_package_touches_is_listed_with_its_users() -> No
     }
     listed: dict[str, set[str]] = {}
     for entry in NAMES:
-        listed.setdefault(_token(entry), set()).add(entry.user)
+        if entry.name.startswith("_") or entry.owner.startswith("_"):
+            listed.setdefault(_token(entry), set()).add(entry.user)
     assert touched == listed
+
+
+@pytest.mark.parametrize("entry", NAMES, ids=lambda e: f"{e.owner}.{e.name}")
+def test_each_listed_name_is_touched_in_compat_and_only_there(entry: PrivateName) -> None:
+    assert entry.user.startswith("pytest_infx.compat."), entry
+    source = importlib.import_module(entry.user).__file__
+    assert source is not None
+    assert re.search(rf"\b{re.escape(entry.name)}\b", Path(source).read_text()), entry
+
+
+FOREIGN = ("_pytest", "xdist", "syrupy")
+
+
+def test_only_compat_imports_xdist_syrupy_or_pytests_private_modules() -> None:
+    strays = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = _module_name(path)
+        if module.startswith("pytest_infx.compat"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                names = (
+                    [node.module or ""]
+                    if isinstance(node, ast.ImportFrom)
+                    else [alias.name for alias in node.names]
+                )
+                strays += [f"{module}: {n}" for n in names if n.split(".")[0] in FOREIGN]
+    assert not strays, strays

@@ -149,8 +149,9 @@ def test_the_cycle_finder_sees_deferred_and_type_checking_imports(tmp_path: Path
 
 PYTEST_SIDE = ("pytest", "_pytest", "xdist", "pluggy", "syrupy", "execnet")
 """pytest and the libraries that exist only inside a pytest run."""
-MAY_IMPORT_PYTEST = (f"{NAME}.plugin", f"{NAME}.golden.extension")
-"""The pytest package, and the golden curves' syrupy extension, which syrupy loads by name."""
+MAY_IMPORT_PYTEST = (f"{NAME}.plugin", f"{NAME}.compat", f"{NAME}.golden.extension")
+"""The pytest package, the wall around the internals of pytest, xdist and syrupy, and the golden
+curves' syrupy extension, which syrupy loads by name."""
 
 
 def pytest_importers(root: Path) -> dict[str, list[str]]:

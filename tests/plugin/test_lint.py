@@ -50,7 +50,7 @@ def test_a_failure_names_rule_file_line_and_fix_without_traceback(
             f"{DFLASH}:{line_of(bad, 'thinking_on:')}: speedbench.thinking-modes.thinking_on:"
             ' {"thinking": true} does not turn thinking on for mimo models; use'
             ' {"enable_thinking": true}',
-            "FAILED infx-lint::recipes-thinking - *",
+            "FAILED infx-lint::recipes-thinking*",
         ]
     )
     assert "Traceback" not in result.stdout.str()
