@@ -47,7 +47,10 @@ def test_every_requirement_but_the_type_stubs_has_a_lower_bound() -> None:
 
 def _copy_checkout(into: Path) -> Path:
     listed = subprocess.run(
-        ["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
     ).stdout.split(b"\0")
     copy = into / "checkout"
     for name in filter(None, listed):

@@ -1,0 +1,71 @@
+"""The README's architecture picture is the import graph: every room (package or top-level
+module) is drawn, every import points down the page, and the counts it states are the graph's."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from core.test_imports import NAME, PACKAGE, module_graph, subpackage_graph
+
+README = PACKAGE.parent / "README.md"
+
+
+def _rooms_graph() -> dict[str, frozenset[str]]:
+    graph = subpackage_graph(module_graph(PACKAGE))
+    short = {room: room.removeprefix(f"{NAME}.") for room in graph if room != NAME}
+    return {
+        short[room]: frozenset(short[t] for t in targets if t != NAME)
+        for room, targets in graph.items()
+        if room != NAME
+    }
+
+
+def _section(text: str) -> str:
+    start = text.index("## Architecture")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end > 0 else len(text)]
+
+
+def drawn_layers(section: str) -> dict[str, int]:
+    """Room -> its line in the picture (0 at the top): what a line says before its first gap of
+    three spaces are its rooms, a package written with its slash."""
+    block = section.split("```", 2)[1]
+    layers: dict[str, int] = {}
+    line_no = 0
+    for line in block.splitlines():
+        if not line or line[0] in " |":
+            continue
+        for token in re.split(r"\s{3,}", line, maxsplit=1)[0].split():
+            layers[token.rstrip("/")] = line_no
+        line_no += 1
+    return layers
+
+
+def test_every_room_is_drawn_and_every_import_points_down_the_page() -> None:
+    section = _section(README.read_text(encoding="utf-8"))
+    layers = drawn_layers(section)
+    graph = _rooms_graph()
+    assert sorted(set(graph) - set(layers)) == [], "rooms missing from the README's picture"
+    assert sorted(set(layers) - set(graph)) == [], "the picture draws rooms that do not exist"
+    upward = sorted(
+        f"{room} (line {layers[room]}) -> {target} (line {layers[target]})"
+        for room, targets in graph.items()
+        for target in targets
+        if layers[target] <= layers[room]
+    )
+    assert upward == [], "imports that do not point down the README's picture"
+
+
+def test_the_stated_counts_are_the_graphs() -> None:
+    section = _section(README.read_text(encoding="utf-8"))
+    found = re.search(r"(\d+) rooms \(packages and top-level modules\), (\d+) arrows", section)
+    assert found is not None, "the Architecture section states no room and arrow counts"
+    graph = _rooms_graph()
+    arrows = sum(len(targets) for targets in graph.values())
+    assert (int(found[1]), int(found[2])) == (len(graph), arrows)
+
+
+def test_the_picture_reader_reads_rooms_and_skips_continuations(tmp_path: Path) -> None:
+    section = "## Architecture\n```\na/ b   text c/\n  |   more\nd e/    leaves f\n```\n"
+    assert drawn_layers(section) == {"a": 0, "b": 0, "d": 1, "e": 1}
