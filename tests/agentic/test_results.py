@@ -2,14 +2,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pytest_infx.agentic.results import ExportError, parse_export
 
 
-def _export(data_dir: Path, name: str) -> dict[str, object]:
-    loaded: dict[str, object] = json.loads((data_dir / name).read_text())
+def _export(data_dir: Path, name: str) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads((data_dir / name).read_text())
     return loaded
 
 
@@ -28,16 +29,16 @@ def test_real_export_with_failures(data_dir: Path) -> None:
     assert result.scenario == "inferencex-agentx-mvp"
     assert result.submission_valid is False
     assert result.submission_invalid_reasons == ("unsafe_override",)
-    throughput = raw["output_token_throughput"]["avg"]  # type: ignore[index]
+    throughput = raw["output_token_throughput"]["avg"]
     assert result.output_throughput == pytest.approx(throughput)
     assert result.output_throughput_per_gpu == pytest.approx(throughput / 4)
-    ttft = raw["time_to_first_token"]  # type: ignore[index]
+    ttft = raw["time_to_first_token"]
     assert result.ttft_ms is not None
     assert (result.ttft_ms.p50, result.ttft_ms.p99) == (ttft["p50"], ttft["p99"])
-    itl = raw["inter_token_latency"]  # type: ignore[index]
+    itl = raw["inter_token_latency"]
     assert result.tpot_ms is not None and result.tpot_ms.p50 == itl["p50"]
     assert result.interactivity == pytest.approx(1000.0 / itl["p50"])
-    e2e = raw["request_latency"]  # type: ignore[index]
+    e2e = raw["request_latency"]
     assert result.e2e_ms is not None and result.e2e_ms.p90 == e2e["p90"]
     assert sum(kind.count for kind in result.errors) == 11
     assert {kind.code for kind in result.errors} == {500}
@@ -79,14 +80,14 @@ def test_inconsistent_counts_are_refused(tmp_path: Path, data_dir: Path) -> None
 
 def test_changed_units_are_refused(tmp_path: Path, data_dir: Path) -> None:
     data = _export(data_dir, "profile_export_ok.json")
-    data["time_to_first_token"]["unit"] = "sec"  # type: ignore[index]
+    data["time_to_first_token"]["unit"] = "sec"
     with pytest.raises(ExportError, match="'time_to_first_token' is in 'sec', expected 'ms'"):
         parse_export(_write(tmp_path, data), gpus=1)
 
 
 def test_non_numeric_stat_is_named(tmp_path: Path, data_dir: Path) -> None:
     data = _export(data_dir, "profile_export_ok.json")
-    data["request_latency"]["p99"] = "slow"  # type: ignore[index]
+    data["request_latency"]["p99"] = "slow"
     with pytest.raises(ExportError, match=r"request_latency\.p99 must be a number"):
         parse_export(_write(tmp_path, data), gpus=1)
 

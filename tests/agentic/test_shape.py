@@ -27,7 +27,7 @@ IMAGES = {
 
 
 def _points(
-    folder: Path, key: str, tp: int, conc: list[int], engine: str = "sglang", **args: Any
+    folder: Path, key: str, tp: int, conc: list[int], *, engine: str = "sglang", **args: Any
 ) -> list[Point]:
     recipe = {
         "key": key,
@@ -90,7 +90,8 @@ def test_gpu_count_is_tp_pp_pcp_not_dcp() -> None:
 
 
 def test_shape_of_a_recipe_point_reads_parallelism_from_engine_flags(tmp_path: Path) -> None:
-    (point,) = _points(tmp_path, "m-agentic", 4, [8], **{"ep-size": 4, "enable-dp-attention": True})
+    flags: dict[str, Any] = {"ep-size": 4, "enable-dp-attention": True}
+    (point,) = _points(tmp_path, "m-agentic", 4, [8], **flags)
     shape = shape_of(point, runner="b200-nv_0")
     assert (shape.tp, shape.ep, shape.dp_attention, shape.conc) == (4, 4, True, 8)
     assert (shape.framework, shape.precision, shape.model_prefix) == (
@@ -129,7 +130,8 @@ def test_runner_name_comes_from_the_ci_runner_then_the_recipe(
 
 
 def test_a_bad_parallel_size_names_the_point_and_flag(tmp_path: Path) -> None:
-    (point,) = _points(tmp_path, "k", 2, [1], **{"pp-size": 0})
+    flags: dict[str, Any] = {"pp-size": 0}
+    (point,) = _points(tmp_path, "k", 2, [1], **flags)
     with pytest.raises(ValueError, match=r"k\[tp2-c1\]: engine.args.pp-size must be an integer"):
         shape_of(point)
 
@@ -141,7 +143,8 @@ def test_the_shape_asks_the_engine_adapter(tmp_path: Path, monkeypatch: pytest.M
     from pytest_infx.engines.registry import adapter_for
     from pytest_infx.engines.spec import Parallelism
 
-    (point,) = _points(tmp_path, "k", 2, [1], **{"pp-size": 4})
+    flags: dict[str, Any] = {"pp-size": 4}
+    (point,) = _points(tmp_path, "k", 2, [1], **flags)
     real = adapter_for(point)
 
     class Asked:

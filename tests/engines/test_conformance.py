@@ -8,6 +8,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from known_recipes import copy_recipes
@@ -18,6 +19,7 @@ from pytest_infx.engines.sglang import SglangAdapter
 from pytest_infx.engines.vllm import VllmAdapter
 from pytest_infx.envs import toolenv
 from pytest_infx.envs.toolenv import ToolEnvSpec
+from pytest_infx.files.atomic import atomic_write_text as write_atomic
 from pytest_infx.prepare import preflight
 from pytest_infx.recipes.loader import load_tree
 from pytest_infx.recipes.points import expand_all
@@ -34,7 +36,7 @@ def fake_env(cache: Path) -> None:
     env = toolenv.locate(FAKE, cache_dir=cache)
     (env.env_dir / "bin").mkdir(parents=True)
     os.symlink(sys.executable, env.python)
-    toolenv.write_atomic(env.marker_path, json.dumps({"seconds": 0}))
+    write_atomic(env.marker_path, json.dumps({"seconds": 0}))
 
 
 @pytest.fixture
@@ -55,7 +57,7 @@ def recipes(tmp_path: Path) -> Path:
     return root
 
 
-def check(recipes: Path, tmp_path: Path, **kwargs: object) -> conformance.Report:
+def check(recipes: Path, tmp_path: Path, **kwargs: Any) -> conformance.Report:
     return preflight.engine_check(
         recipes, REPO / "golden", cache_dir=tmp_path / "cache", install=False, **kwargs
     )
@@ -175,7 +177,7 @@ def test_a_parser_that_does_not_install_is_tried_once_then_its_fallback_is_used(
     )
     monkeypatch.setattr(VllmAdapter, "parser_env", lambda self, version: pinned)
     tried: list[str] = []
-    real_ensure = conformance.ensure
+    real_ensure = toolenv.ensure
 
     def ensure(spec: ToolEnvSpec, **kwargs: object) -> toolenv.ToolEnv:
         tried.append(spec.name)

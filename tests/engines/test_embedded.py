@@ -9,6 +9,7 @@ from pathlib import Path
 from pytest_infx.engines import embedded
 from pytest_infx.engines.registry import engine_rules
 from pytest_infx.envs import toolenv
+from pytest_infx.files.atomic import atomic_write_text as write_atomic
 
 
 def test_installed_is_none_until_the_environment_is_complete(tmp_path: Path) -> None:
@@ -16,7 +17,7 @@ def test_installed_is_none_until_the_environment_is_complete(tmp_path: Path) -> 
     env = toolenv.locate(embedded.SPEC, cache_dir=tmp_path)
     env.env_dir.mkdir(parents=True)
     assert embedded.installed(cache_dir=tmp_path) is None
-    toolenv.write_atomic(env.marker_path, json.dumps({"seconds": 1.0}))
+    write_atomic(env.marker_path, json.dumps({"seconds": 1.0}))
     engine = embedded.installed(cache_dir=tmp_path)
     assert engine is not None
     assert engine.env_dir == env.env_dir
@@ -29,7 +30,7 @@ def test_installed_is_none_until_the_environment_is_complete(tmp_path: Path) -> 
 def test_ensure_finds_an_installed_engine_without_installing(tmp_path: Path) -> None:
     env = toolenv.locate(embedded.SPEC, cache_dir=tmp_path)
     env.env_dir.mkdir(parents=True)
-    toolenv.write_atomic(env.marker_path, "{}\n")
+    write_atomic(env.marker_path, "{}\n")
     assert embedded.ensure(cache_dir=tmp_path) == embedded.installed(cache_dir=tmp_path)
 
 

@@ -21,6 +21,7 @@ from pytest_infx.engines.vllm import VllmAdapter
 from pytest_infx.engines.vllm_cpu import VllmCpuEngine
 from pytest_infx.envs import aiperf, toolenv
 from pytest_infx.envs.toolenv import InstallError
+from pytest_infx.files.atomic import atomic_write_text as write_atomic
 from pytest_infx.http1 import HTTPError, Response, fetch
 from pytest_infx.launch.process import GUARD
 
@@ -96,7 +97,7 @@ def test_server_command_and_env() -> None:
 def test_installed_engine_is_found_without_importing_torch(tmp_path: Path) -> None:
     env = toolenv.locate(vllm_cpu.SPEC, cache_dir=tmp_path)
     env.env_dir.mkdir(parents=True)
-    toolenv.write_atomic(env.marker_path, "{}\n")
+    write_atomic(env.marker_path, "{}\n")
     code = textwrap.dedent(
         f"""
         import sys, time
@@ -380,7 +381,7 @@ def test_metrics_expose_spec_decode_series(server: Server) -> None:
     assert 'vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0"' in text
     fixture = DATA / f"metrics_{server.method}.txt"
     if RECORD:
-        toolenv.write_atomic(fixture, text)
+        write_atomic(fixture, text)
     names = {
         line.split("{", 1)[0] for line in text.splitlines() if line.startswith("vllm:spec_decode")
     }

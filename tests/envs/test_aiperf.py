@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from pytest_infx.envs import aiperf, toolenv
+from pytest_infx.files.atomic import atomic_write_text as write_atomic
 
 
 def test_spec_pins_aiperf_and_checks_its_cli() -> None:
@@ -17,7 +18,7 @@ def test_installed_aiperf_paths(tmp_path: Path) -> None:
     assert aiperf.installed_aiperf(cache_dir=tmp_path) is None
     env = toolenv.locate(aiperf.SPEC, cache_dir=tmp_path)
     env.env_dir.mkdir(parents=True)
-    toolenv.write_atomic(env.marker_path, "{}\n")
+    write_atomic(env.marker_path, "{}\n")
     found = aiperf.ensure_aiperf(cache_dir=tmp_path)
     assert found == aiperf.installed_aiperf(cache_dir=tmp_path)
     assert found.aiperf == env.env_dir / "bin" / "aiperf"

@@ -11,6 +11,7 @@ from pytest_infx.cli import engine as engine_cli
 from pytest_infx.engines import vllm_cpu
 from pytest_infx.envs import cli, toolenv
 from pytest_infx.envs.toolenv import ScriptStep, ToolEnvSpec
+from pytest_infx.files.atomic import atomic_write_text as write_atomic
 
 
 def run(argv: list[str]) -> int:
@@ -25,7 +26,7 @@ def fake_installed(cache: Path, spec: ToolEnvSpec = vllm_cpu.SPEC) -> Path:
     env = toolenv.locate(spec, cache_dir=cache)
     env.env_dir.mkdir(parents=True)
     record = {"installed_at": "2026-01-01T00:00:00+0000", "seconds": 123.4}
-    toolenv.write_atomic(env.marker_path, json.dumps(record))
+    write_atomic(env.marker_path, json.dumps(record))
     return env.env_dir
 
 

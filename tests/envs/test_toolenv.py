@@ -13,6 +13,7 @@ import pytest
 
 from pytest_infx.envs import toolenv
 from pytest_infx.envs.toolenv import InstallError, ScriptStep, ToolEnvSpec
+from pytest_infx.files.cachedir import cache_root
 
 RECORDER = """
 import os, sys, time
@@ -74,12 +75,12 @@ def test_cache_root_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.delenv("INFX_CACHE_DIR", raising=False)
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert toolenv.cache_root() == tmp_path / "home" / ".cache" / "pytest-infx"
+    assert cache_root() == tmp_path / "home" / ".cache" / "pytest-infx"
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert toolenv.cache_root() == tmp_path / "xdg" / "pytest-infx"
+    assert cache_root() == tmp_path / "xdg" / "pytest-infx"
     monkeypatch.setenv("INFX_CACHE_DIR", str(tmp_path / "explicit"))
-    assert toolenv.cache_root() == tmp_path / "explicit"
-    assert toolenv.cache_root(tmp_path / "arg") == tmp_path / "arg"
+    assert cache_root() == tmp_path / "explicit"
+    assert cache_root(tmp_path / "arg") == tmp_path / "arg"
 
 
 def test_folder_name_tracks_every_input(data_package: Path, tmp_path: Path) -> None:

@@ -355,7 +355,9 @@ def test_the_folder_given_is_where_curves_are_read_and_recorded(
     assert load_curve(folder / "demo_mtp.yaml").modes == GOLDEN.modes
     assert not (pytester.path / "elsewhere").exists()
     assert not (pytester.path / "golden" / "demo_mtp.yaml").exists()
-    drifted = cells(GOLDEN, on2=GOLDEN.al("thinking_on", 2) + 0.5)
+    golden_on2 = GOLDEN.al("thinking_on", 2)
+    assert golden_on2 is not None
+    drifted = cells(GOLDEN, on2=golden_on2 + 0.5)
     (pytester.path / "cases.json").write_text(json.dumps([case("drift", drifted)]))
     result = pytester.runpytest("-p", "no:infx", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)

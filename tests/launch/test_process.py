@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pytest_infx.launch import process
-from pytest_infx.launch.ports import PortChoice
+from pytest_infx.launch.ports import PortChoice, choose_port
 from pytest_infx.launch.procfs import group_members, is_alive
 from pytest_infx.launch.registry import Registry
 from pytest_infx.launch.spec import ServerSpec
@@ -162,7 +162,7 @@ def test_port_lost_between_choice_and_bind_is_retried_once(
     holder.bind(("127.0.0.1", 0))
     holder.listen()
     taken = holder.getsockname()[1]
-    real = process.choose_port
+    real = choose_port
     calls: list[set[int]] = []
 
     def racy(host: str, preferred: int, *, exclude: set[int]) -> PortChoice:
@@ -225,7 +225,7 @@ def test_a_foreign_server_on_the_chosen_port_is_not_taken_for_ours(
     intruder = http.server.HTTPServer(("127.0.0.1", 0), Healthy)
     taken = intruder.server_address[1]
     threading.Thread(target=intruder.serve_forever, daemon=True).start()
-    real = process.choose_port
+    real = choose_port
 
     def racy(host: str, preferred: int, *, exclude: set[int]) -> PortChoice:
         if not exclude:

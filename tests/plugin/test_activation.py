@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_infx.plugin import activation
+import pytest_infx.plugin.activation as activation
 
 FOREIGN_RECIPE = "name: pancakes\nsteps:\n  - mix\n  - fry\n"
 PLAIN_TEST = "def test_plain():\n    assert 1 + 1 == 2\n"

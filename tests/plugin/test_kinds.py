@@ -109,12 +109,13 @@ def test_the_fixture_asks_the_kind_for_a_fresh_runnable_or_the_reused_one(tmp_pa
     point = _both(tmp_path / "recipes", tmp_path / "starts.jsonl")[0]
     reuse = Reuse(tmp_path / "stored.json", {"id": point.id})
     kind: Any = _Kind()
-    assert runnable(kind, point, cast(Any, None), _request(None)) == (
+    assert cast(Any, runnable(kind, point, cast(Any, None), _request(None))) == (
         "fresh",
         point,
         "<infx_server>",
     )
-    assert runnable(kind, point, cast(Any, None), _request(reuse)) == ("reused", point, reuse)
+    fresh_or_reused = cast(Any, runnable(kind, point, cast(Any, None), _request(reuse)))
+    assert fresh_or_reused == ("reused", point, reuse)
 
 
 def test_each_kind_stands_in_for_its_reused_point_with_its_own_runnable(tmp_path: Path) -> None:

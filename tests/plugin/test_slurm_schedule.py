@@ -4,7 +4,7 @@ that die together, register before they collect, or die between two sends."""
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 from pytest_infx.plugin.slurm_schedule import ServerGroupScheduling
 
@@ -93,7 +93,7 @@ def test_a_worker_with_another_collection_gets_no_work() -> None:
     sched.add_node_collection(odd, IDS[:-1])
     sched.schedule()
     assert odd.sent == [] and odd.shutting_down
-    (report,) = sched.config.hook.reports
+    (report,) = cast(Hooks, sched.config.hook).reports
     assert report.failed and "Different tests were collected between gw0 and gw1" in str(
         report.longrepr
     )

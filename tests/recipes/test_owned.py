@@ -113,6 +113,7 @@ def test_load_refuses_each_at_its_line(tmp_path: Path, entry: str) -> None:
     with pytest.raises(RecipeErrors) as info:
         load_file(path, rules=RULES)
     (error,) = info.value.errors
+    assert error.location is not None
     assert error.location.line == line_of(text, entry.strip())
     assert "pytest-infx sets this flag itself" in error.problem
 
@@ -122,6 +123,7 @@ def test_two_spellings_of_one_flag_are_one_error(tmp_path: Path) -> None:
     with pytest.raises(RecipeErrors) as info:
         load_file(path, rules=RULES)
     (error,) = info.value.errors
+    assert error.location is not None
     assert error.location.line == line_of(text, "max_model_len: 4096")
     assert "names the flag --max-model-len again (first as 'max-model-len')" in error.problem
 
@@ -131,6 +133,7 @@ def test_two_spellings_of_an_owned_flag_are_one_error(tmp_path: Path) -> None:
     with pytest.raises(RecipeErrors) as info:
         load_file(path, rules=RULES)
     (error,) = info.value.errors
+    assert error.location is not None
     assert error.location.line == line_of(text, "host=0.0.0.0")
 
 
@@ -139,6 +142,7 @@ def test_the_old_cuda_graph_spelling_is_owned_in_an_agentic_recipe(tmp_path: Pat
     with pytest.raises(RecipeErrors) as info:
         load_file(path, rules=RULES)
     (error,) = info.value.errors
+    assert error.location is not None
     assert error.location.line == line_of(text, "cuda-graph-max-bs: 64")
     assert "admission-factor" in error.problem
 

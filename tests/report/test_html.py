@@ -10,10 +10,11 @@ from pathlib import Path
 import matplotlib.figure
 import pytest
 
-from pytest_infx.plugin.summary import Summary, write_drift
+from pytest_infx.plugin.summary import write_drift
 from pytest_infx.report import html as report_html
 from pytest_infx.report import plots
 from pytest_infx.results.sweep import Outcome, read_sweep
+from pytest_infx.results.tally import Summary
 
 from .builders import Folder, write_agentic_point, write_al_cell
 

@@ -18,6 +18,11 @@ def _say(msg: str) -> None:
     sys.stdout.flush()
 
 
+def _exit_on_sigterm(*_: object) -> None:
+    _say("SIGTERM, exiting")
+    os._exit(0)
+
+
 def _append(path: str | None, record: dict[str, Any]) -> None:
     if path:
         with open(path, "a") as f:
@@ -167,7 +172,7 @@ def main() -> int:
     if args.ignore_sigterm:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     else:
-        signal.signal(signal.SIGTERM, lambda *_: (_say("SIGTERM, exiting"), os._exit(0)))
+        signal.signal(signal.SIGTERM, _exit_on_sigterm)
 
     state = State(args)
     if not args.health_503_while_starting:
