@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "pytest_infx"
 TESTS = ROOT / "tests"
 E2E = "proven by inner pytest runs in tests/e2e/"
-KINDS = "the kinds are tested together through their registry: tests/plugin/test_kinds.py"
+KINDS = "the kinds are tested together through their registry: tests/plugin/run/test_kinds.py"
 CHANGELOG = "the changelog package is tested as one: tests/lint/test_changelog.py"
 
 UNMIRRORED: dict[str, str] = {
@@ -42,24 +42,26 @@ UNMIRRORED: dict[str, str] = {
     "lint/gitio.py": "git reads behind tests/lint/test_context.py and test_changed.py",
     "lint/scope.py": "pull-request scope: tests/lint/test_replay.py and test_masters.py",
     "plugin/__init__.py": f"hooks only, each handing over to a module: {E2E}",
-    "plugin/collection.py": f"collection hooks: {E2E} and tests/plugin/test_collect.py",
+    "plugin/collect/session.py": f"collection hooks: {E2E} and tests/plugin/collect/test_files.py",
     "plugin/configure.py": f"configure hooks: {E2E}test_bad_input.py and test_host_suite.py",
-    "plugin/fixtures.py": f"recipe item fixtures: {E2E}test_sweep.py and test_sharing.py",
+    "plugin/declare.py": f"option declarations: tests/plugin/test_options.py and {E2E}"
+    "test_host_suite.py",
+    "plugin/run/fixtures.py": f"recipe item fixtures: {E2E}test_sweep.py and test_sharing.py",
     "plugin/gc.py": f"garbage collector hooks: {E2E}test_host_suite.py",
     "plugin/hookspecs.py": f"hook specifications: {E2E}test_engine_providers.py",
-    "plugin/items.py": f"recipe item functions: {E2E}test_sweep.py",
-    "plugin/kinds/agentic.py": KINDS,
-    "plugin/kinds/speedbench.py": KINDS,
-    "plugin/kinds/base.py": KINDS,
+    "plugin/collect/items.py": f"recipe item functions: {E2E}test_sweep.py",
+    "plugin/run/kinds/agentic.py": KINDS,
+    "plugin/run/kinds/speedbench.py": KINDS,
+    "plugin/run/kinds/base.py": KINDS,
     "plugin/markers.py": f"marker declarations: {E2E}test_host_suite.py",
-    "plugin/reporter.py": f"the sweep report's pytest side: {E2E}test_report_files.py",
-    "plugin/run.py": f"the session context: {E2E}test_sharing.py and test_resume.py",
-    "plugin/slurm_controller.py": "needs a Slurm cluster: tests/e2e/slurm/",
-    "plugin/slurm_replace.py": "replacement jobs need a Slurm cluster: tests/e2e/slurm/; the xdist "
+    "plugin/output/reporter.py": f"the sweep report's pytest side: {E2E}test_report_files.py",
+    "plugin/run/session.py": f"the session context: {E2E}test_sharing.py and test_resume.py",
+    "plugin/slurm/controller.py": "needs a Slurm cluster: tests/e2e/slurm/",
+    "plugin/slurm/replace.py": "replacement jobs need a Slurm cluster: tests/e2e/slurm/; the xdist "
     "calls they make are pinned in tests/compat/test_xdist.py",
     "plugin/stash.py": "stash keys only",
-    "plugin/summary.py": "the end-of-run summary: tests/report/test_html.py",
-    "plugin/terminal.py": f"terminal hooks: {E2E}test_progress.py and test_sweep.py",
+    "plugin/output/summary.py": "the end-of-run summary: tests/report/test_html.py",
+    "plugin/output/terminal.py": f"terminal hooks: {E2E}test_progress.py and test_sweep.py",
     "plugin/workers.py": f"xdist worker hooks: {E2E}test_sharing.py and test_interrupt.py",
     "recipes/changes.py": "changed keys by fingerprint: tests/lint/test_changed.py",
     "recipes/errors.py": "error values asserted by tests/recipes/test_loader.py and test_source.py",
@@ -67,7 +69,7 @@ UNMIRRORED: dict[str, str] = {
     "recipes/schema.py": "the schema: every bad-input case of tests/recipes/test_loader.py",
     "report/cli.py": "`infx report`: tests/report/test_html.py",
     "report/plots.py": "the pictures: tests/report/test_html.py",
-    "results/reuse.py": "stored results for resume: tests/plugin/test_resume.py",
+    "results/reuse.py": "stored results for resume: tests/plugin/run/test_resume.py",
     "results/tally.py": f"end-of-run tables: {E2E}test_sweep.py",
 }
 

@@ -14,18 +14,18 @@ from typing import Any
 import pytest
 
 import pytest_infx.plugin.activation as activation
-import pytest_infx.plugin.collection as collection
+import pytest_infx.plugin.collect.session as collection
 import pytest_infx.plugin.configure as configure
+import pytest_infx.plugin.declare as declare
 import pytest_infx.plugin.gc as gc
-import pytest_infx.plugin.options as options
-import pytest_infx.plugin.terminal as terminal
+import pytest_infx.plugin.output.terminal as terminal
 import pytest_infx.plugin.workers as workers
 
-pytest_plugins = ["pytest_infx.plugin.fixtures"]
+pytest_plugins = ["pytest_infx.plugin.run.fixtures"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    options.add_options(parser)
+    declare.add_options(parser)
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:

@@ -17,13 +17,14 @@ from typing import Any
 
 import pytest
 
-import pytest_infx.plugin.collect as collect
-import pytest_infx.plugin.lint as lint
+import pytest_infx.plugin.collect.files as collect
+import pytest_infx.plugin.collect.lint as lint
+import pytest_infx.plugin.declare as declare
 import pytest_infx.plugin.markers as markers
 import pytest_infx.plugin.options as options
-import pytest_infx.plugin.reporter as reporter
+import pytest_infx.plugin.output.reporter as reporter
+import pytest_infx.plugin.output.summary as summary
 import pytest_infx.plugin.stash as stash
-import pytest_infx.plugin.summary as summary
 from pytest_infx import gcpause
 from pytest_infx.engines import extensions
 from pytest_infx.results.layout import Layout
@@ -37,8 +38,8 @@ def cmdline_main(config: pytest.Config) -> None:
     """``--infx-slurm N`` becomes xdist's worker specs here, before xdist reads them. A run
     that asks for no Slurm workers does not import the Slurm modules at all (lint runs)."""
     if options.slurm_asked(config) and not hasattr(config, "workerinput"):
-        import pytest_infx.plugin.slurm_controller as slurm_controller
-        from pytest_infx.plugin.progress import Tracker
+        import pytest_infx.plugin.slurm.controller as slurm_controller
+        from pytest_infx.plugin.output.activity import Tracker
 
         slurm_controller.configure_controller(config, Tracker)
 
@@ -51,7 +52,7 @@ def add_hookspecs(pluginmanager: pytest.PytestPluginManager) -> None:
 
 def short_names(early_config: pytest.Config, parser: pytest.Parser) -> Generator[None, Any, Any]:
     result = yield
-    early_config.stash[stash.NOTES] = options.add_short_names(parser)
+    early_config.stash[stash.NOTES] = declare.add_short_names(parser)
     return result
 
 
@@ -86,20 +87,20 @@ def _progress_folder(config: pytest.Config, run: Path) -> Path | None:
     """Where the workers' progress files go and the display reads them: the run folder, or
     under Slurm a folder on the shared results filesystem, since a job's run folder is on its
     node. A lint-only run has no display."""
-    import pytest_infx.plugin.progress as progress
+    import pytest_infx.plugin.output.activity as activity
 
     if lint.only_lint(config):
         return None
     if config.pluginmanager.has_plugin("infx-slurm"):
         return Layout(options.settings(config).results).progress(run.name)
-    return run / progress.FOLDER
+    return run / activity.FOLDER
 
 
 def _slurm_node_folders(config: pytest.Config, folders: stash.Folders) -> stash.Folders:
     """A worker inside a Slurm job runs on its own node, in a node-local run folder it owns."""
     if not os.environ.get("SLURM_JOB_ID"):
         return folders
-    import pytest_infx.plugin.slurm as slurm
+    import pytest_infx.plugin.slurm.jobs as slurm
 
     node = slurm.configure_worker(config, os.environ)
     if node is None:
@@ -110,8 +111,9 @@ def _slurm_node_folders(config: pytest.Config, folders: stash.Folders) -> stash.
 
 def _register_sweep_reports(config: pytest.Config) -> None:
     """Resume reporting everywhere; the progress display where the terminal is."""
-    import pytest_infx.plugin.progress as progress
-    import pytest_infx.plugin.resume as resume
+    import pytest_infx.plugin.output.activity as activity
+    import pytest_infx.plugin.output.progress as progress
+    import pytest_infx.plugin.run.resume as resume
 
     config.pluginmanager.register(resume.ResumePlugin(config), "infx-resume")
     folders = config.stash.get(stash.FOLDERS, None)
@@ -120,7 +122,7 @@ def _register_sweep_reports(config: pytest.Config) -> None:
     settings = options.settings(config)
     interval = settings.progress_interval_s
     display = progress.ProgressPlugin(config, settings.progress, interval, folders.progress)
-    config.pluginmanager.register(display, progress.PLUGIN_NAME)
+    config.pluginmanager.register(display, activity.PLUGIN_NAME)
 
 
 def _use_engine_providers(config: pytest.Config) -> None:

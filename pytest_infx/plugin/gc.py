@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-import pytest_infx.plugin.collect as collect
-import pytest_infx.plugin.lint as lint
+import pytest_infx.plugin.collect.files as collect
+import pytest_infx.plugin.collect.lint as lint
 import pytest_infx.plugin.stash as stash
 from pytest_infx import gcpause
 

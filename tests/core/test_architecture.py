@@ -69,3 +69,14 @@ def test_the_stated_counts_are_the_graphs() -> None:
 def test_the_picture_reader_reads_rooms_and_skips_continuations(tmp_path: Path) -> None:
     section = "## Architecture\n```\na/ b   text c/\n  |   more\nd e/    leaves f\n```\n"
     assert drawn_layers(section) == {"a": 0, "b": 0, "d": 1, "e": 1}
+
+
+def test_no_module_of_the_pytest_side_is_over_400_lines() -> None:
+    """``plugin/`` holds the hooks and hands over to its parts; a module that grows past this
+    is doing two things."""
+    long = {
+        path.relative_to(PACKAGE).as_posix(): lines
+        for path in sorted((PACKAGE / "plugin").rglob("*.py"))
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > 400
+    }
+    assert long == {}

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from core.helpers import agentic, speedbench, write
 
-from pytest_infx.plugin import collect
+import pytest_infx.plugin.collect.files as collect
 from pytest_infx.prepare.catalog import build
 from pytest_infx.prepare.plan import server_key
 from pytest_infx.recipes.loader import read_tree

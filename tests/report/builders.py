@@ -23,7 +23,6 @@ from pytest_infx.golden.compare import CompareOptions, compare_curves
 from pytest_infx.golden.curve import Curve
 from pytest_infx.golden.io import load_curve
 from pytest_infx.launch.shared import ServerHandle
-from pytest_infx.plugin.kinds.speedbench import _golden_summary, cell_record
 from pytest_infx.recipes.loader import load_file
 from pytest_infx.recipes.points import Point, expand
 from pytest_infx.results import cells
@@ -41,6 +40,7 @@ from pytest_infx.speedbench.client import (
 )
 from pytest_infx.speedbench.dataset import Dataset, default_dataset_path, load_dataset
 from pytest_infx.speedbench.metrics import SpecCounters, delta
+from pytest_infx.speedbench.record import cell_record, golden_summary
 
 AGENTIC_DATA = Path(__file__).resolve().parents[1] / "agentic" / "data"
 STEPS = 100
@@ -199,7 +199,7 @@ def write_al_cell(
             measured,
             CompareOptions(stderr={(point.thinking, point.draft_length): se}, partial=True),
         )
-        summary = _golden_summary(golden.name, comparison, passed=comparison.ok)
+        summary = golden_summary(golden.name, comparison, passed=comparison.ok)
     record = cell_record(point, server, outcome, engine, summary)
     write_result(Layout(folder.results), record)
     header = cells.provenance(point, record["dataset"], engine)

@@ -10,7 +10,7 @@ from pathlib import Path
 import matplotlib.figure
 import pytest
 
-from pytest_infx.plugin.summary import write_drift
+from pytest_infx.plugin.output.summary import write_drift
 from pytest_infx.report import html as report_html
 from pytest_infx.report import plots
 from pytest_infx.results.sweep import Outcome, read_sweep

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_infx.launch.gpus import GpuLeaser
-from pytest_infx.plugin.slurm import SlurmError, job_gpus, tx_specs
+from pytest_infx.plugin.slurm.jobs import SlurmError, job_gpus, tx_specs
 from pytest_infx.settings import SlurmSettings
 
 from .cluster import Cluster

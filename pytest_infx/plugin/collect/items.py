@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pytest_infx.plugin.kinds.base import Runnable
+    from pytest_infx.plugin.run.kinds.base import Runnable
 
 
 def speedbench_cell(infx_speedbench: Runnable) -> None:

@@ -27,7 +27,7 @@ from pytest_infx.settings import Settings
 if TYPE_CHECKING:
     from pytest_infx.engines.embedded import EmbeddedEngine
     from pytest_infx.launch import ServerHandle, ServerPool
-    from pytest_infx.plugin.progress import Tracker
+    from pytest_infx.plugin.output.activity import Tracker
     from pytest_infx.prepare.preflight import Datasets
     from pytest_infx.recipes.points import Point
 
@@ -47,7 +47,7 @@ class Run:
     _progress: Tracker | None = None
 
     def say(self, message: str) -> None:
-        import pytest_infx.plugin.progress as progress
+        import pytest_infx.plugin.output.progress as progress
 
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         capture = self.config.pluginmanager.get_plugin("capturemanager")
@@ -66,7 +66,7 @@ class Run:
     def progress(self) -> Tracker:
         """What this process is doing now, for the live progress lines."""
         if self._progress is None:
-            from pytest_infx.plugin.progress import tracker_for
+            from pytest_infx.plugin.output.activity import tracker_for
 
             self._progress = tracker_for(self.folders.progress, self.settings.progress)
         return self._progress
@@ -75,7 +75,7 @@ class Run:
     def pool(self) -> ServerPool:
         if self._pool is None:
             from pytest_infx.launch import GpuLeaser, Registry, ServerPool, detect_gpus
-            from pytest_infx.plugin.slurm import in_job, job_gpus
+            from pytest_infx.plugin.slurm.jobs import in_job, job_gpus
 
             devices = job_gpus(os.environ) if self.settings.gpu_count is None else None
             if devices is None:

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from e2e.helpers import recipe, write_recipe
 
-from pytest_infx.plugin.resume import judge
+from pytest_infx.plugin.run.resume import judge
 from pytest_infx.recipes.loader import load_tree
 from pytest_infx.recipes.points import expand_all
 from pytest_infx.results.reuse import Reuse

@@ -7,7 +7,7 @@ worker's events. Here the start runs on a thread; until the worker is up, a :cla
 stands in xdist's set of active workers so the controller keeps waiting for it, a thread
 shows the job's queue reason in the progress lines, and a replacement that waited past
 ``--infx-slurm-wait`` (or is no longer needed) is cancelled. What follows its end runs back on
-the controller's thread, through the scheduler (see :mod:`slurm_schedule`).
+the controller's thread, through the scheduler (see :mod:`.schedule`).
 
 xdist's controller is reached through :class:`pytest_infx.compat.xdist.XdistSession`, which holds
 every internal name this needs.
@@ -26,8 +26,8 @@ import pytest
 
 import pytest_infx.plugin.stash as stash
 from pytest_infx.compat.xdist import XdistSession
-from pytest_infx.plugin.slurm import SlurmError, SlurmSettings, command, job_name_of_spec
-from pytest_infx.plugin.slurm_schedule import ServerGroupScheduling
+from pytest_infx.plugin.slurm.jobs import SlurmError, SlurmSettings, command, job_name_of_spec
+from pytest_infx.plugin.slurm.schedule import ServerGroupScheduling
 
 WATCH_S = 1.0
 
@@ -199,7 +199,7 @@ class Replacements:
             self.controller.stop(f"no Slurm worker could start: {reason}")
 
     def _why_not_started(self, pending: Pending) -> str:
-        from pytest_infx.plugin.slurm import why_ended
+        from pytest_infx.plugin.slurm.jobs import why_ended
 
         ended = why_ended(pending.name, wait_s=2.0) if pending.name else "its job is unknown"
         return f"replacement worker {pending.worker} did not start ({ended}; {pending.error})"

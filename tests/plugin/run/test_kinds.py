@@ -9,14 +9,14 @@ import pytest
 from e2e.conftest import Sweep
 from e2e.helpers import recipe, write_recipe
 
-import pytest_infx.plugin.items as item_functions
-from pytest_infx.plugin import resume
-from pytest_infx.plugin.fixtures import runnable
-from pytest_infx.plugin.kinds import KINDS
-from pytest_infx.plugin.kinds.agentic import AgenticKind, ReusedPoint
-from pytest_infx.plugin.kinds.speedbench import ReusedCell, SpeedbenchKind
+import pytest_infx.plugin.collect.items as item_functions
+import pytest_infx.plugin.run.resume as resume
+from pytest_infx.plugin.output.summary import AGENTIC_PROPERTY, CELL_PROPERTY, cells_from
+from pytest_infx.plugin.run.fixtures import runnable
+from pytest_infx.plugin.run.kinds import KINDS
+from pytest_infx.plugin.run.kinds.agentic import AgenticKind, ReusedPoint
+from pytest_infx.plugin.run.kinds.speedbench import ReusedCell, SpeedbenchKind
 from pytest_infx.plugin.stash import REF, REUSE
-from pytest_infx.plugin.summary import AGENTIC_PROPERTY, CELL_PROPERTY, cells_from
 from pytest_infx.prepare.preflight import Datasets
 from pytest_infx.recipes.loader import load_tree
 from pytest_infx.recipes.points import Point, expand_all

@@ -6,7 +6,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any, cast
 
-from pytest_infx.plugin.slurm_schedule import ServerGroupScheduling
+from pytest_infx.plugin.slurm.schedule import ServerGroupScheduling
 
 IDS = [f"r.yaml::s{s}[k{s}-{mode}]@infx-s{s}" for s in range(4) for mode in ("off", "on")]
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from pytest_infx.plugin.kinds.agentic import AGENTIC
-from pytest_infx.plugin.kinds.base import Kind, Runnable
-from pytest_infx.plugin.kinds.speedbench import SPEEDBENCH
+from pytest_infx.plugin.run.kinds.agentic import AGENTIC
+from pytest_infx.plugin.run.kinds.base import Kind, Runnable
+from pytest_infx.plugin.run.kinds.speedbench import SPEEDBENCH
 
 _ALL: tuple[Kind, ...] = (SPEEDBENCH, AGENTIC)
 KINDS: Mapping[str, Kind] = MappingProxyType({kind.name: kind for kind in _ALL})

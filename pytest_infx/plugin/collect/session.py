@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-import pytest_infx.plugin.collect as collect
-import pytest_infx.plugin.lint as lint
+import pytest_infx.plugin.collect.files as collect
+import pytest_infx.plugin.collect.lint as lint
+import pytest_infx.plugin.collect.selection as selection
 import pytest_infx.plugin.markers as markers
 import pytest_infx.plugin.options as options
-import pytest_infx.plugin.selection as selection
 import pytest_infx.plugin.stash as stash
 import pytest_infx.plugin.workers as workers
 from pytest_infx import hardware
@@ -142,7 +142,7 @@ def _prepare(session: pytest.Session, settings: Settings) -> None:
             )
     _engine_check(session, settings)
     if settings.resume:
-        import pytest_infx.plugin.resume as resume
+        import pytest_infx.plugin.run.resume as resume
         from pytest_infx.results.layout import Layout
 
         resume.mark(session.items, Layout(settings.results), datasets)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-import pytest_infx.plugin.lint as lint
+import pytest_infx.plugin.collect.lint as lint
 import pytest_infx.plugin.stash as stash
 
 

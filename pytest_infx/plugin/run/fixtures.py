@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-import pytest_infx.plugin.collect as collect
+import pytest_infx.plugin.collect.files as collect
 import pytest_infx.plugin.options as options
 import pytest_infx.plugin.stash as stash
-from pytest_infx.plugin.kinds import KINDS, Kind, Runnable
-from pytest_infx.plugin.run import Run
+from pytest_infx.plugin.run.kinds import KINDS, Kind, Runnable
+from pytest_infx.plugin.run.session import Run
 from pytest_infx.plugin.stash import PREFLIGHT, REF, REUSE
 
 if TYPE_CHECKING:

@@ -216,7 +216,7 @@ def _shared_tree(
     recipes and lints them reads every file once."""
     if settings.recipes.resolve() != recipes.resolve():
         return None
-    import pytest_infx.plugin.collect as collect
+    import pytest_infx.plugin.collect.files as collect
 
     return lambda: collect.tree(config)
 

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import pytest
 
     from pytest_infx.launch import ServerHandle
-    from pytest_infx.plugin.run import Run
+    from pytest_infx.plugin.run.session import Run
     from pytest_infx.prepare.preflight import Datasets
     from pytest_infx.recipes.points import Point
     from pytest_infx.results.layout import Layout

@@ -17,7 +17,7 @@ import pytest
 
 import pytest_infx.plugin.options as options
 from pytest_infx.compat.xdist import XdistSession, worker_python
-from pytest_infx.plugin.slurm import (
+from pytest_infx.plugin.slurm.jobs import (
     GROUPS_KEY,
     SlurmSettings,
     cancel,
@@ -27,8 +27,8 @@ from pytest_infx.plugin.slurm import (
     tx_specs,
     why_ended,
 )
-from pytest_infx.plugin.slurm_replace import Replacements, TrackerFactory
-from pytest_infx.plugin.slurm_schedule import ServerGroupScheduling
+from pytest_infx.plugin.slurm.replace import Replacements, TrackerFactory
+from pytest_infx.plugin.slurm.schedule import ServerGroupScheduling
 
 
 class Controller:

@@ -18,8 +18,8 @@ import pytest
 
 from pytest_infx.compat.pytest import fixture_manager, marker_matcher
 from pytest_infx.engines import extensions
-from pytest_infx.plugin.kinds import KINDS
 from pytest_infx.plugin.options import settings
+from pytest_infx.plugin.run.kinds import KINDS
 from pytest_infx.plugin.stash import CATALOG, POINTS, REF, SERVER_LABELS, SOURCES, TREE
 from pytest_infx.prepare.catalog import Catalog, PointRef, cached_catalog, server_labels
 from pytest_infx.recipes.cache import cached_tree

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-import pytest_infx.plugin.items as items
-from pytest_infx.plugin.kinds.base import finite_number
-from pytest_infx.plugin.summary import AGENTIC_PROPERTY
+import pytest_infx.plugin.collect.items as items
+from pytest_infx.plugin.output.summary import AGENTIC_PROPERTY
+from pytest_infx.plugin.run.kinds.base import finite_number
 from pytest_infx.results import verdict
 
 if TYPE_CHECKING:
@@ -31,8 +31,8 @@ if TYPE_CHECKING:
     from pytest_infx.agentic.runner import AgenticRun
     from pytest_infx.agentic.shape import PointShape
     from pytest_infx.launch import ServerHandle
-    from pytest_infx.plugin.kinds.base import Runnable
-    from pytest_infx.plugin.run import Run
+    from pytest_infx.plugin.run.kinds.base import Runnable
+    from pytest_infx.plugin.run.session import Run
     from pytest_infx.prepare.preflight import Datasets
     from pytest_infx.recipes.points import Point
     from pytest_infx.recipes.schema import Agentic

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_infx.plugin import slurm
+import pytest_infx.plugin.slurm.jobs as slurm
 from pytest_infx.settings import SlurmSettings
 
 

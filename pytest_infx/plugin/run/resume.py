@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 import pytest_infx.plugin.stash as stash
-from pytest_infx.plugin.kinds import KINDS
-from pytest_infx.plugin.reporter import REUSED_PROPERTY, property_of
+from pytest_infx.plugin.output.reporter import REUSED_PROPERTY, property_of
+from pytest_infx.plugin.run.kinds import KINDS
 from pytest_infx.plugin.stash import REUSE
 from pytest_infx.results.layout import Layout
 from pytest_infx.results.reuse import Reuse
@@ -66,7 +66,7 @@ def judge(path: Path, point: Point, data_sha256: str | None) -> Reuse | str:
 def mark(items: Sequence[pytest.Item], layout: Layout, datasets: Datasets) -> None:
     """Stash a :class:`Reuse` on each reusable item and a one-line reason, as a user property,
     on every judged item (the properties reach the controller's summary)."""
-    import pytest_infx.plugin.collect as collect
+    import pytest_infx.plugin.collect.files as collect
 
     for item in items:
         if item.stash.get(stash.PREFLIGHT, []):
