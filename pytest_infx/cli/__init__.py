@@ -1,42 +1,29 @@
 """infx: recipes, golden curves, engine environments, lint and reports from the shell.
 
-Each area of the plugin owns its sub-commands: a module listed in ``_COMMANDS`` exposes
+Each area of the plugin owns its sub-commands: each module :func:`build_parser` names exposes
 ``register(subparsers)``, which adds its parser and sets ``func`` (taking the parsed namespace and
-returning an exit status). Importing lazily keeps ``infx --help`` fast and lets an area that needs
-heavy imports pay for them only when its command runs.
+returning an exit status). The modules import what is heavy inside their commands, so that
+``infx --help`` stays fast and an area pays for its imports only when its command runs.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import signal
 import sys
 from collections.abc import Sequence
 
-_COMMANDS: tuple[str, ...] = (
-    "pytest_infx.cli.recipes",
-    "pytest_infx.cli.engine",
-    "pytest_infx.cli.cache",
-    "pytest_infx.cli.golden",
-    "pytest_infx.lint.cli",
-    "pytest_infx.lint.compare",
-    "pytest_infx.prepare.precision",
-    "pytest_infx.report.cli",
-)
-
 
 def build_parser() -> argparse.ArgumentParser:
+    from pytest_infx.cli import cache, compare, engine, golden, recipes
+    from pytest_infx.lint import cli as lint_cli
+    from pytest_infx.prepare import precision
+    from pytest_infx.report import cli as report_cli
+
     parser = argparse.ArgumentParser(prog="infx", description=__doc__.splitlines()[0])
     subparsers = parser.add_subparsers(dest="command", required=True)
-    for name in _COMMANDS:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
-            continue
+    for module in (recipes, engine, cache, golden, lint_cli, compare, precision, report_cli):
         module.register(subparsers)
     return parser
 

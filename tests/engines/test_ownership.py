@@ -86,6 +86,6 @@ def test_the_package_is_searched() -> None:
         "prepare/plan.py",
         "prepare/serving.py",
         "recipes/schema.py",
-        "lint/compare.py",
+        "cli/compare.py",
     } <= paths
     assert not any(p.startswith("engines/") for p in paths)

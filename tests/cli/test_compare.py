@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from pytest_infx.cli import main
-from pytest_infx.lint.compare import frameworks, master_points, variant_of
+from pytest_infx.cli.compare import frameworks, master_points, variant_of
 
 
 def write(path: Path, text: str) -> None:
