@@ -10,6 +10,7 @@ it off or frozen while a host test runs.
 from __future__ import annotations
 
 import atexit
+import functools
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -67,9 +68,10 @@ def unfreeze() -> None:
     collection: a process that ran no host test would spend it walking what the plugin built,
     while a process that goes on (pytest run in-process) gets its collector back meanwhile."""
     gc.unfreeze()
-    if not _AT_EXIT:
-        atexit.register(gc.freeze)
-        _AT_EXIT.append(True)
+    _freeze_at_exit()
 
 
-_AT_EXIT: list[bool] = []
+@functools.cache
+def _freeze_at_exit() -> None:
+    """Registered once however many runs a process makes."""
+    atexit.register(gc.freeze)

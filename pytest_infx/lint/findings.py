@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 # Modules whose import registers rules, in the order their rules are reported.
 _RULE_MODULES: tuple[str, ...] = (
-    "pytest_infx.lint.changelog",
+    "pytest_infx.lint.changelog.rules",
     "pytest_infx.lint.comments",
     "pytest_infx.lint.recipes",
     "pytest_infx.lint.golden",
@@ -95,34 +95,36 @@ class Rule:
         return self.check(ctx)
 
 
-_REGISTRY: dict[str, Rule] = {}
-
-
-def _origin(check: Check) -> tuple[str, str]:
-    """Where a check is defined; a module imported again (pytester does that) re-registers it."""
-    return (check.__module__, check.__qualname__)
+_RULE_ATTRIBUTE = "__infx_lint_rule__"
 
 
 def rule(
     rule_id: str, description: str, *, skip_reason: SkipReason = _never_skip
 ) -> Callable[[Check], Check]:
-    """Register ``check`` under ``rule_id``; the id must be unique across the lint suite."""
+    """Mark ``check`` as the rule ``rule_id``: the rule travels on the function itself, and
+    :func:`all_rules` reads it from the rule modules, so no registry is filled as a side effect
+    of importing them (pytester imports a module again, which used to register it twice)."""
 
     def decorate(check: Check) -> Check:
-        known = _REGISTRY.get(rule_id)
-        if known is not None and _origin(known.check) != _origin(check):
-            raise ValueError(f"lint rule id {rule_id!r} is registered twice")
-        _REGISTRY[rule_id] = Rule(rule_id, description, check, skip_reason)
+        setattr(check, _RULE_ATTRIBUTE, Rule(rule_id, description, check, skip_reason))
         return check
 
     return decorate
 
 
 def all_rules() -> tuple[Rule, ...]:
-    """Every registered rule, in a stable order (by module, then definition)."""
+    """Every built-in rule, in a stable order (by module, then definition); an id given twice is
+    an error naming it."""
+    found: dict[str, Rule] = {}
     for name in _RULE_MODULES:
-        importlib.import_module(name)
-    return tuple(_REGISTRY.values())
+        for value in vars(importlib.import_module(name)).values():
+            marked = getattr(value, _RULE_ATTRIBUTE, None)
+            if not isinstance(marked, Rule) or marked.check is not value:
+                continue
+            known = found.setdefault(marked.id, marked)
+            if known is not marked:
+                raise ValueError(f"lint rule id {marked.id!r} is registered twice")
+    return tuple(found.values())
 
 
 def get_rule(rule_id: str) -> Rule:

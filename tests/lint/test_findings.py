@@ -1,7 +1,11 @@
 from __future__ import annotations
 
+import sys
+import types
+
 import pytest
 
+import pytest_infx.lint.findings as findings
 from pytest_infx.lint.findings import Finding, all_rules, get_rule, quote_lines, rule
 
 
@@ -46,9 +50,13 @@ def test_registry_has_stable_unique_ids() -> None:
     assert all(registered.description for registered in all_rules())
 
 
-def test_duplicate_rule_id_is_refused() -> None:
-    with pytest.raises(ValueError, match="registered twice"):
-        rule("changelog-schema", "again")(lambda ctx: [])
+def test_duplicate_rule_id_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    again = types.ModuleType("infx_test_duplicate_rules")
+    again.check = rule("changelog-schema", "again")(lambda ctx: [])  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, again.__name__, again)
+    monkeypatch.setattr(findings, "_RULE_MODULES", (*findings._RULE_MODULES, again.__name__))
+    with pytest.raises(ValueError, match="'changelog-schema' is registered twice"):
+        all_rules()
 
 
 def test_unknown_rule_names_the_known_ones() -> None:
