@@ -16,6 +16,7 @@ from syrupy.location import PyTestLocation
 
 __all__ = [
     "EXTENSION_METHODS",
+    "SINCE",
     "PyTestLocation",
     "SingleFileSnapshotExtension",
     "SnapshotAssertion",
@@ -40,3 +41,6 @@ EXTENSION_METHODS: dict[str, tuple[str, ...]] = {
 }
 """Each method of syrupy's extension that the golden extension overrides, with the parameters
 (beyond ``self``/``cls``) it takes and syrupy passes."""
+
+SINCE: dict[str, str] = {"discovery_dirname": "7.0.0", "matches_test_location": "7.0.1"}
+"""The overridden methods older syrupy releases lack (and so never call)."""
