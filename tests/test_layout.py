@@ -39,7 +39,6 @@ UNMIRRORED: dict[str, str] = {
     "lint/changelog/layout.py": CHANGELOG,
     "lint/changelog/rules.py": CHANGELOG,
     "lint/curves.py": "golden files read once per lint context: tests/lint/test_golden.py",
-    "lint/gitio.py": "git reads behind tests/lint/test_context.py and test_changed.py",
     "lint/scope.py": "pull-request scope: tests/lint/test_replay.py and test_masters.py",
     "plugin/__init__.py": f"hooks only, each handing over to a module: {E2E}",
     "plugin/collect/session.py": f"collection hooks: {E2E} and tests/plugin/collect/test_files.py",

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_infx.engines.registry import engine_rules
-from pytest_infx.recipes.changes import GitError, changed_since
+from pytest_infx.files.git import GitError
+from pytest_infx.recipes.changes import changed_since
 from pytest_infx.recipes.errors import RecipeErrors
 from pytest_infx.recipes.loader import checked_tree, load_tree
 from pytest_infx.recipes.points import expand_all

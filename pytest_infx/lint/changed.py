@@ -10,13 +10,13 @@ them are loaded, on both sides, and compared with the same fingerprints ``infx c
 from __future__ import annotations
 
 import re
-import subprocess
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol
 
-from pytest_infx.recipes.changes import GitError, compare, fingerprints
+from pytest_infx.files.git import GitError, objects, output
+from pytest_infx.recipes.changes import compare, fingerprints
 from pytest_infx.recipes.errors import RecipeError, RecipeErrors
 from pytest_infx.recipes.layout import RECIPE_SUFFIXES
 from pytest_infx.recipes.loader import RecipeSource, Tree, load_file, recipe_files
@@ -38,19 +38,12 @@ class Context(Protocol):
 _EXTENDS = re.compile(r"""^extends:[ \t]*["']?([^"'#\n]*?)["']?[ \t]*(?:#.*)?$""", re.MULTILINE)
 
 
-def _git(root: Path, *args: str) -> bytes:
-    done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, check=False)
-    if done.returncode != 0:
-        raise GitError(f"git {' '.join(args)} failed: {done.stderr.decode(errors='replace')}")
-    return done.stdout
-
-
 def changed_paths(root: Path, base: str) -> tuple[Path, set[Path]]:
     """``(toplevel, paths)``: the files that differ between ``base`` and the working tree
     (tracked changes, deletions and untracked files), resolved under the repository top."""
-    top = Path(_git(root, "rev-parse", "--show-toplevel").decode().strip()).resolve()
-    diff = _git(root, "diff", "--name-only", "--no-renames", "-z", base, "--")
-    others = _git(root, "ls-files", "--others", "--exclude-standard", "-z", "--full-name")
+    top = Path(output(root, "rev-parse", "--show-toplevel").decode().strip()).resolve()
+    diff = output(root, "diff", "--name-only", "--no-renames", "-z", base, "--")
+    others = output(root, "ls-files", "--others", "--exclude-standard", "-z", "--full-name")
     names = {name for name in (diff + b"\0" + others).decode().split("\0") if name}
     return top, {top / name for name in names}
 
@@ -96,28 +89,12 @@ def _base_blobs(root: Path, base: str, rels: list[str]) -> dict[str, bytes]:
     """The bytes of ``rels`` at ``base`` (paths missing there are left out), in one git call."""
     if not rels:
         return {}
-    query = "".join(f"{base}:{rel}\n" for rel in rels).encode()
-    done = subprocess.run(
-        ["git", "-C", str(root), "cat-file", "--batch"],
-        input=query,
-        capture_output=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise GitError(f"git cat-file failed: {done.stderr.decode(errors='replace')}")
-    out = done.stdout
-    blobs: dict[str, bytes] = {}
-    offset = 0
-    for rel in rels:
-        end = out.index(b"\n", offset)
-        header = out[offset:end].split()
-        offset = end + 1
-        if header[-1] == b"missing" or header[1] != b"blob":
-            continue
-        size = int(header[2])
-        blobs[rel] = out[offset : offset + size]
-        offset += size + 1
-    return blobs
+    found = objects(root, [f"{base}:{rel}" for rel in rels])
+    return {
+        rel: blob.body
+        for rel, blob in zip(rels, found, strict=True)
+        if blob is not None and blob.kind == "blob"
+    }
 
 
 class _BaseTree:

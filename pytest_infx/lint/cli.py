@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from pytest_infx.files.git import toplevel as git_toplevel
 from pytest_infx.lint.context import (
     CHANGELOG_NAME,
     DEFAULT_BASE_REF,
@@ -17,7 +18,6 @@ from pytest_infx.lint.context import (
 )
 from pytest_infx.lint.extensions import RuleRegistrationError, checked, from_entry_points
 from pytest_infx.lint.findings import UnknownRuleError, all_rules, select_rules, selectors
-from pytest_infx.lint.gitio import git_toplevel
 from pytest_infx.lint.masters import master_changes, master_keys
 from pytest_infx.lint.scope import PullRequest, pull_request_from_env
 from pytest_infx.settings import DEFAULT_CHANGELOG_ONLY_ENTRIES

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from pytest_infx.files.git import DEFAULT_BASE_REF as DEFAULT_BASE_REF
+from pytest_infx.files.git import default_base_ref as default_base_ref
+from pytest_infx.files.git import git, read_base
+from pytest_infx.files.git import read_base_file as read_base_file
+from pytest_infx.files.git import ref_exists as ref_exists
 from pytest_infx.files.store import stat_signature
-from pytest_infx.lint.gitio import DEFAULT_BASE_REF as DEFAULT_BASE_REF
-from pytest_infx.lint.gitio import default_base_ref as default_base_ref
-from pytest_infx.lint.gitio import git, read_base
-from pytest_infx.lint.gitio import read_base_file as read_base_file
-from pytest_infx.lint.gitio import ref_exists as ref_exists
 from pytest_infx.lint.masters import MasterKey, changed_master_keys, master_files, master_keys
 from pytest_infx.lint.scope import ChangeSet, PullRequest, changes_since
 from pytest_infx.settings import DEFAULT_GOLDEN_DIR, DEFAULT_RECIPES_DIR

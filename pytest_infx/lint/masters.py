@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_infx.lint.gitio import read_base
+from pytest_infx.files.git import read_base
 
 _NOT_POINTS = re.compile(rb"^[ \t]*(?:#[^\n]*)?(?:\n|\Z)", re.MULTILINE)
 _TOP_KEY = re.compile(rb"^([^\s#:'\"\-][^:#\n]*?|'[^'\n]+'|\"[^\"\n]+\")[ \t]*:", re.MULTILINE)

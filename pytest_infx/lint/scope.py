@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_infx.lint.gitio import git
+from pytest_infx.files.git import git
 
 _HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
 _PULL_REF = re.compile(r"^refs/pull/(\d+)/(?:merge|head)$")

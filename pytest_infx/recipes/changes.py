@@ -7,20 +7,16 @@ checkout is touched. A key changed when a point was added, removed or has a new 
 
 from __future__ import annotations
 
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_infx.files.git import GitError, objects, output, ref_exists
 from pytest_infx.recipes.errors import RecipeErrors
 from pytest_infx.recipes.loader import Tree, read_tree
 from pytest_infx.recipes.points import expand
 
 Fingerprints = dict[str, dict[str, str]]
-
-
-class GitError(RuntimeError):
-    pass
 
 
 @dataclass(frozen=True)
@@ -52,30 +48,11 @@ def fingerprints(tree: Tree) -> Fingerprints:
     return out
 
 
-def _git(repo: Path, *args: str, data: bytes | None = None) -> bytes:
-    proc = subprocess.run(
-        ["git", "-C", str(repo), *args], input=data, capture_output=True, check=False
-    )
-    if proc.returncode != 0:
-        raise GitError(
-            f"git {' '.join(args)} failed: {proc.stderr.decode(errors='replace').strip()}"
-        )
-    return proc.stdout
-
-
-def ref_exists(repo: Path, ref: str) -> bool:
-    try:
-        _git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
-    except GitError:
-        return False
-    return True
-
-
 def tree_at(repo: Path, ref: str, recipes: Path, into: Path) -> Path:
     """Write the recipe folder as it was at ``ref`` under ``into``; return that folder."""
-    toplevel = Path(_git(repo, "rev-parse", "--show-toplevel").decode().strip())
+    toplevel = Path(output(repo, "rev-parse", "--show-toplevel").decode().strip())
     relative = recipes.resolve().relative_to(toplevel.resolve()).as_posix()
-    listing = _git(repo, "ls-tree", "--full-tree", "-r", "-z", ref, "--", relative).split(b"\0")
+    listing = output(repo, "ls-tree", "--full-tree", "-r", "-z", ref, "--", relative).split(b"\0")
     entries = []
     for line in listing:
         if not line:
@@ -84,16 +61,14 @@ def tree_at(repo: Path, ref: str, recipes: Path, into: Path) -> Path:
         _mode, kind, sha = meta.split()
         if kind == b"blob":
             entries.append((raw_name.decode(), sha.decode()))
-    batch = _git(repo, "cat-file", "--batch", data="".join(f"{s}\n" for _, s in entries).encode())
-    offset = 0
-    for name, _sha in entries:
-        header_end = batch.index(b"\n", offset)
-        size = int(batch[offset:header_end].split()[2])
-        body = batch[header_end + 1 : header_end + 1 + size]
-        offset = header_end + 1 + size + 1
+    for (name, _sha), found in zip(
+        entries, objects(repo, [sha for _, sha in entries]), strict=True
+    ):
+        if found is None:
+            raise GitError(f"git cat-file: {name} at {ref} is missing")
         target = into / name
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(body)
+        target.write_bytes(found.body)
     return into / relative
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import pytest_infx.plugin.options as options
+from pytest_infx.files.git import toplevel as git_toplevel
 from pytest_infx.files.store import Store
 from pytest_infx.lint import extensions
 from pytest_infx.lint.context import (
@@ -30,7 +31,6 @@ from pytest_infx.lint.context import (
     ref_exists,
 )
 from pytest_infx.lint.findings import Rule, UnknownRuleError, all_rules, select_rules
-from pytest_infx.lint.gitio import git_toplevel
 from pytest_infx.lint.scope import PullRequest, pull_request_from_env
 from pytest_infx.plugin.markers import OWN_LINT
 from pytest_infx.plugin.stash import SUITE

@@ -76,11 +76,12 @@ def _changed(config: pytest.Config) -> frozenset[str] | None:
     settings = options.settings(config)
     if settings.changed_since is None:
         return None
+    from pytest_infx.files.git import GitError
     from pytest_infx.recipes import changes
 
     try:
         found = changes.changed_since(config.rootpath, settings.recipes, settings.changed_since)
-    except changes.GitError as exc:
+    except GitError as exc:
         raise pytest.UsageError(f"--changed-since: {exc}") from None
     return frozenset(c.key for c in found)
 
