@@ -77,10 +77,12 @@ def _variants(source: RecipeSource, errors: list[RecipeError], rules: EngineRule
     checked against the adapters' ``rules`` here, the tree having been read without them."""
     from pydantic import ValidationError
 
-    from pytest_infx.recipes.loader import deep_merge, recipe_errors, validation_errors
+    from pytest_infx.recipes.checks import recipe_errors
+    from pytest_infx.recipes.extends import deep_merge
     from pytest_infx.recipes.points import unmatched_override
     from pytest_infx.recipes.rules import matching_overrides
     from pytest_infx.recipes.schema import Recipe
+    from pytest_infx.recipes.validation import validation_errors
 
     own = recipe_errors(source.raw, source.recipe, rules)
     errors.extend(own)

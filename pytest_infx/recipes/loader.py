@@ -8,23 +8,29 @@ author wrote. Errors from all files are collected and raised together.
 
 from __future__ import annotations
 
-import difflib
 import os
-import types
-import typing
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from pytest_infx.files.store import content_digest
+from pytest_infx.recipes.checks import (
+    COORDINATE_HINTS,
+    embedded_models,
+    quoted_booleans,
+    recipe_errors,
+    valid_coordinate,
+)
 from pytest_infx.recipes.errors import Location, RecipeError, RecipeErrors
+from pytest_infx.recipes.extends import Bases, resolve_extends
 from pytest_infx.recipes.layout import is_recipe
-from pytest_infx.recipes.owned import EngineRules, canonical, owner, spellings
-from pytest_infx.recipes.schema import EMBEDDED_PREFIX, POINT_FIELDS, Recipe
-from pytest_infx.recipes.source import LinedDict, LinedList, load_yaml, read_text
+from pytest_infx.recipes.owned import EngineRules
+from pytest_infx.recipes.schema import POINT_FIELDS, Recipe
+from pytest_infx.recipes.source import LinedDict, LinedList, read_text
+from pytest_infx.recipes.validation import validation_errors
 
 
 @dataclass(frozen=True)
@@ -63,461 +69,6 @@ def recipe_files(root: Path) -> list[Path]:
 def _dangling(path: Path) -> bool:
     """A symbolic link to nothing: listed, so that it is an error and not a silent skip."""
     return path.is_symlink() and not path.exists()
-
-
-def deep_merge(base: LinedDict, over: LinedDict) -> LinedDict:
-    """Merge ``over`` into a copy of ``base``; mappings merge, everything else is replaced."""
-    out = LinedDict(base.location)
-    for key, value in base.items():
-        out[key] = value
-        out.key_locations[key] = base.where(key)
-    for key, value in over.items():
-        current = out.get(key)
-        if isinstance(current, LinedDict) and isinstance(value, LinedDict):
-            out[key] = deep_merge(current, value)
-        else:
-            out[key] = value
-        out.key_locations[key] = over.where(key)
-    return out
-
-
-def _read_mapping(path: Path) -> LinedDict:
-    data = load_yaml(path)
-    if not isinstance(data, LinedDict):
-        raise RecipeError(
-            Location(path, 1),
-            None,
-            "a recipe file must hold one mapping",
-            "start the file with 'key: <recipe key>'",
-        )
-    return data
-
-
-@dataclass(frozen=True)
-class BrokenBase:
-    """A base file that failed to load, and the first recipe whose load reported it."""
-
-    reported_with: Path
-
-
-Bases = dict[Path, tuple[LinedDict, tuple[Path, ...]] | BrokenBase]
-"""Resolved base files by resolved path, with the bases each extends in turn (or the note that
-one is broken); shared by the files of one tree and never mutated."""
-
-
-def _shown(paths: Iterable[Path], start: Path) -> str:
-    """``a.yaml -> _base/b.yaml -> a.yaml``, relative to the first file's folder."""
-    return " -> ".join(os.path.relpath(p, start) for p in paths)
-
-
-def _resolve_extends(
-    path: Path,
-    seen: tuple[Path, ...] = (),
-    bases: Bases | None = None,
-    chain: list[Path] | None = None,
-) -> LinedDict:
-    """``seen`` holds the files that extend ``path``, outermost first; ``chain`` collects the
-    base files ``path`` extends, nearest first."""
-    raw = _read_mapping(path)
-    parent = raw.pop("extends", None)
-    if parent is None:
-        return raw
-    location = raw.where("extends")
-    if not isinstance(parent, str):
-        raise RecipeError(
-            location,
-            "extends",
-            "must be a path to a base file",
-            "write e.g. 'extends: _base/mimo-b200.yaml'",
-        )
-    parent_path = (path.parent / parent).resolve()
-    here = (*seen, path.resolve())
-    if parent_path in here:
-        raise RecipeError(
-            location,
-            "extends",
-            f"circular extends: {_shown((*here, parent_path), here[0].parent)}",
-            "a base file must not extend, directly or through other bases, a file that extends it",
-        )
-    if not parent_path.is_file():
-        raise RecipeError(
-            location,
-            "extends",
-            f"base file {parent} does not exist",
-            "paths are relative to the recipe file",
-        )
-    resolved = bases.get(parent_path) if bases is not None else None
-    if isinstance(resolved, BrokenBase):
-        raise RecipeError(
-            location,
-            "extends",
-            f"base file {parent} has errors, reported once with {resolved.reported_with}",
-            "fix the base file; this recipe loads once it does",
-        )
-    if resolved is None:
-        parents: list[Path] = []
-        try:
-            base = _resolve_extends(parent_path, here, bases, parents)
-        except (RecipeError, RecipeErrors):
-            if bases is not None:
-                bases[parent_path] = BrokenBase(here[0])
-            raise
-        resolved = (base, tuple(parents))
-        if bases is not None:
-            bases[parent_path] = resolved
-    if chain is not None:
-        chain.extend((parent_path, *resolved[1]))
-    return deep_merge(resolved[0], raw)
-
-
-def _annotation_model(annotation: Any) -> type[BaseModel] | None:
-    """The model class inside an annotation such as ``Foo | None`` or ``tuple[Foo, ...]``."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    origin = typing.get_origin(annotation)
-    if origin in (typing.Union, types.UnionType, tuple, list):
-        for arg in typing.get_args(annotation):
-            found = _annotation_model(arg)
-            if found is not None:
-                return found
-    return None
-
-
-def _model_at(loc: tuple[int | str, ...]) -> type[BaseModel] | None:
-    model: type[BaseModel] | None = Recipe
-    for part in loc:
-        if model is None:
-            return None
-        if isinstance(part, int):
-            continue
-        field = next(
-            (f for name, f in model.model_fields.items() if f.alias == part or name == part), None
-        )
-        if field is None:
-            return None
-        model = _annotation_model(field.annotation)
-    return model
-
-
-def _allowed(model: type[BaseModel] | None) -> list[str]:
-    if model is None:
-        return []
-    return [f.alias or name for name, f in model.model_fields.items()]
-
-
-def _walk(raw: LinedDict, loc: tuple[int | str, ...]) -> tuple[Location, Any]:
-    """Where the deepest written part of ``loc`` is, and the value at ``loc`` (``None`` when
-    it is not all written)."""
-    node: Any = raw
-    location = raw.location
-    for part in loc:
-        if isinstance(node, LinedDict) and isinstance(part, str) and part in node:
-            location = node.where(part)
-            node = node[part]
-        elif isinstance(node, LinedList) and isinstance(part, int):
-            location = node.where(part)
-            node = node[part] if part < len(node) else None
-        else:
-            return location, None
-    return location, node
-
-
-def _locate(raw: LinedDict, loc: tuple[int | str, ...]) -> Location:
-    return _walk(raw, loc)[0]
-
-
-def _field_name(loc: tuple[int | str, ...]) -> str:
-    parts: list[str] = []
-    for part in loc:
-        if isinstance(part, int):
-            parts.append(f"[{part}]")
-        elif parts:
-            parts.append(f".{part}")
-        else:
-            parts.append(part)
-    return "".join(parts) or "<recipe>"
-
-
-_BOUND_HINTS = {
-    "greater_than_equal": "use a value of at least {ge}",
-    "greater_than": "use a value greater than {gt}",
-    "less_than_equal": "use a value of at most {le}",
-    "too_short": "give at least {min_length} item(s)",
-}
-
-
-def _hint(err: Any) -> str:
-    template = _BOUND_HINTS.get(err["type"])
-    if template is not None:
-        try:
-            return template.format(**err.get("ctx", {}))
-        except (KeyError, IndexError):
-            pass
-    return "see the recipe format in the README"
-
-
-def validation_errors(raw: LinedDict, exc: ValidationError) -> list[RecipeError]:
-    """Turn pydantic errors into RecipeErrors that point at the YAML line."""
-    out: list[RecipeError] = []
-    for err in exc.errors():
-        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
-        kind = err["type"]
-        field = _field_name(loc)
-        location = _locate(raw, loc)
-        if kind == "extra_forbidden":
-            allowed = _allowed(_model_at(loc[:-1]))
-            close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
-            hint = f"did you mean '{close[0]}'? " if close else ""
-            out.append(
-                RecipeError(
-                    location, field, "unknown field", f"{hint}allowed here: {', '.join(allowed)}"
-                )
-            )
-        elif kind == "missing":
-            allowed = _allowed(_model_at(loc[:-1]))
-            out.append(
-                RecipeError(
-                    location,
-                    field,
-                    "missing required field",
-                    f"add '{loc[-1]}:' (fields here: {', '.join(allowed)})",
-                )
-            )
-        else:
-            given = err.get("input")
-            shown = repr(given) if not isinstance(given, dict | list) else type(given).__name__
-            out.append(RecipeError(location, field, f"{err['msg']} (got {shown})", _hint(err)))
-    return out
-
-
-_COORDINATE_HINTS = {
-    "kind": "write speedbench or agentic",
-    "tp": "write a positive integer or a list of them, e.g. 'tp: [4, 8]'",
-    "concurrency": "write a positive integer or a list of them, e.g. 'concurrency: [32, 64]'",
-    "draft-length": "write a positive integer or a list of them, e.g. 'draft-length: [7, 8]'",
-    "thinking": "write thinking_on or thinking_off",
-    "variant": "write the name of an agentic.points variant, e.g. 'variant: hicache'",
-}
-
-
-def _valid_coordinate(name: str, value: Any) -> bool:
-    """A typo in ``when`` would silently match no point, so values are checked like fields."""
-    if name == "thinking":
-        return value in ("thinking_on", "thinking_off", "on", "off") or isinstance(value, bool)
-    if name == "kind":
-        return value in ("speedbench", "agentic")
-    if name == "variant":
-        return isinstance(value, str) and bool(value)
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
-
-
-def _repeats(
-    raw: LinedDict, items: list[int], fields: tuple[str | int, ...], what: str
-) -> Iterator[RecipeError]:
-    """An error at each item of ``items`` (written at ``fields`` in ``raw``) that repeats an
-    earlier one: one benchmark cell per value, so a repeat is a mistake, never a merge."""
-    written, node = _walk(raw, fields)
-    first: dict[int, int] = {}
-    for index, value in enumerate(items):
-        if value not in first:
-            first[value] = index
-            continue
-        where = node.where(index) if isinstance(node, LinedList) else written
-        earlier = node.where(first[value]).line if isinstance(node, LinedList) else None
-        also = f" (first at line {earlier})" if earlier is not None else ""
-        yield RecipeError(
-            where,
-            _field_name((*fields, index)),
-            f"{what} {value} is listed twice{also}",
-            "list each value once",
-        )
-
-
-def recipe_errors(
-    raw: LinedDict, recipe: Recipe, rules: EngineRules | None = None
-) -> list[RecipeError]:
-    """What the schema cannot say alone: repeated draft lengths or concurrencies, and engine
-    args that set a flag the plugin sets itself. Cheap; run for every effective recipe.
-
-    The engine's name and its owned flags are checked against ``rules``, the adapters' answers;
-    without them only what holds for every engine is.
-    """
-    out: list[RecipeError] = []
-    if rules is not None:
-        out.extend(engine_name_errors(raw, recipe, rules))
-    if recipe.speedbench is not None:
-        out.extend(
-            _repeats(
-                raw,
-                recipe.speedbench.draft_lengths,
-                ("speedbench", "draft-lengths"),
-                "draft length",
-            )
-        )
-    if recipe.agentic is not None:
-        by_arm: dict[tuple[int, str | None], int] = {}
-        for index, point in enumerate(recipe.agentic.points):
-            fields: tuple[str | int, ...] = ("agentic", "points", index, "concurrency")
-            out.extend(_repeats(raw, point.concurrency, fields, "concurrency"))
-            earlier = by_arm.setdefault((point.tp, point.variant), index)
-            if earlier != index:
-                arm = f" variant {point.variant!r}" if point.variant else ""
-                out.append(
-                    RecipeError(
-                        _locate(raw, ("agentic", "points", index, "tp")),
-                        f"agentic.points[{index}].tp",
-                        f"TP {point.tp}{arm} is listed again (first in agentic.points[{earlier}])",
-                        "give each TP (and variant) one entry with all its concurrencies,"
-                        " or name the arms apart with 'variant:'",
-                    )
-                )
-    agentic = recipe.agentic is not None
-    tables = rules.tables(recipe.engine.name, agentic=agentic) if rules is not None else ()
-    repeated = {name for names in spellings(recipe.engine.args).values() for name in names[1:]}
-    for name in recipe.engine.args:
-        setter = owner(name, tables)
-        if name in repeated and setter is None:
-            first = next(n for n in recipe.engine.args if canonical(n) == canonical(name))
-            out.append(
-                RecipeError(
-                    _locate(raw, ("engine", "args", name)),
-                    f"engine.args.{name}",
-                    f"names the flag --{canonical(name)} again (first as '{first}'); the"
-                    " server would get it twice and keep whichever came last",
-                    "keep one spelling with the value you mean",
-                )
-            )
-            continue
-        if setter is None:
-            if name != name.strip():
-                out.append(
-                    RecipeError(
-                        _locate(raw, ("engine", "args", name)),
-                        f"engine.args.{name}",
-                        "the flag name has surrounding spaces, which the engine's parser does"
-                        " not strip",
-                        f"write '{name.strip()}:'",
-                    )
-                )
-                continue
-            if name.startswith("-"):
-                out.append(
-                    RecipeError(
-                        _locate(raw, ("engine", "args", name)),
-                        f"engine.args.{name}",
-                        "flag names are written without leading dashes",
-                        f"write '{name.lstrip('-')}:'",
-                    )
-                )
-            continue
-        if name in repeated:
-            continue
-        named = f"--{canonical(name)}"
-        out.append(
-            RecipeError(
-                _locate(raw, ("engine", "args", name)),
-                f"engine.args.{name}",
-                f"pytest-infx sets this flag itself ({named} as the engine's parser reads it),"
-                f" from {setter}; a second value would give the {recipe.engine.name} server two"
-                " conflicting flags",
-                f"remove it from engine.args and set {setter} instead",
-            )
-        )
-    return out
-
-
-def engine_name_errors(raw: LinedDict, recipe: Recipe, rules: EngineRules) -> list[RecipeError]:
-    """An engine no adapter (nor forced-acceptance setting) answers for, with the closest
-    names; the names come from the adapters, so one a package provides is accepted."""
-    out = []
-    given = (
-        ("name", recipe.engine.name, rules.engines),
-        ("embedded", recipe.engine.embedded, rules.embedded),
-    )
-    for key, name, known in given:
-        if name is None or not known or name in known:
-            continue
-        close = difflib.get_close_matches(name, known, n=1)
-        guess = f" did you mean {close[0]!r}?" if close else ""
-        what = "engine" if key == "name" else "embedded engine"
-        out.append(
-            RecipeError(
-                _locate(raw, ("engine", key)),
-                f"engine.{key}",
-                f"no {what} {name!r};{guess} {what}s: {', '.join(known)}",
-                f"name one of those {what}s"
-                + (", or install the package that provides its adapter" if key == "name" else ""),
-            )
-        )
-    return out
-
-
-_QUOTED_BOOLEANS = ("true", "false")
-
-
-def quoted_booleans(raw: LinedDict, recipe: Recipe) -> Iterator[RecipeError]:
-    """A boolean written as a string where the engine expects a boolean: as a flag value the
-    server gets ``--flag false``, which its parser rejects or reads as true, and in the
-    speculative settings (JSON) ``"false"`` is a non-empty string. (The thinking-mode kwargs
-    have their own check, per model family.) A dotted engine arg (``attention_config.x: "True"``)
-    is left alone: vLLM's parser builds that JSON field from the text and its config reads
-    ``True`` as a boolean, and InferenceX's scripts write it so."""
-    fields: list[tuple[tuple[str | int, ...], dict[str, Any]]] = [
-        (("engine", "args"), dict(recipe.engine.args))
-    ]
-    if recipe.speedbench is not None:
-        bench = recipe.speedbench
-        fields.append((("speedbench", "speculative", "settings"), dict(bench.speculative.settings)))
-    if recipe.agentic is not None and recipe.agentic.speculative is not None:
-        settings = dict(recipe.agentic.speculative.settings)
-        fields.append((("agentic", "speculative", "settings"), settings))
-    for where, values in fields:
-        for name, value in values.items():
-            if where == ("engine", "args") and "." in name:
-                continue
-            if isinstance(value, str) and value.strip().lower() in _QUOTED_BOOLEANS:
-                bare = value.strip().lower()
-                hint = (
-                    "write true for a bare flag, or leave the flag out"
-                    if where == ("engine", "args")
-                    else f"write {bare} without quotes (a JSON boolean)"
-                )
-                yield RecipeError(
-                    _locate(raw, (*where, name)),
-                    _field_name((*where, name)),
-                    f"the string {value!r} where a boolean is meant",
-                    hint,
-                )
-
-
-EMBEDDED_MODELS = ("embedded:target", "embedded:draft")
-"""The models the embedded CPU engine ships; another ``embedded:`` name would be looked up on
-the hub, a download of a model that does not exist."""
-
-
-def embedded_models(raw: LinedDict, recipe: Recipe) -> Iterator[RecipeError]:
-    named: list[tuple[tuple[str | int, ...], str | None]] = [(("model", "path"), recipe.model.path)]
-    if recipe.speedbench is not None:
-        named.append((("speedbench", "speculative", "draft"), recipe.speedbench.speculative.draft))
-    if recipe.agentic is not None and recipe.agentic.speculative is not None:
-        named.append((("agentic", "speculative", "draft"), recipe.agentic.speculative.draft))
-    for where, name in named:
-        if name is None or not name.startswith(EMBEDDED_PREFIX):
-            continue
-        problem = None
-        if name not in EMBEDDED_MODELS:
-            shipped = ", ".join(EMBEDDED_MODELS)
-            problem = f"no embedded model {name!r}; the embedded engine ships {shipped}"
-        elif recipe.engine.embedded is None:
-            problem = f"{name} is a model of the embedded engine, and this recipe's engine is not"
-        if problem is not None:
-            yield RecipeError(
-                _locate(raw, where),
-                _field_name(where),
-                problem,
-                "name an embedded model with 'engine.embedded' set to the embedded engine"
-                " (`infx engine status` names it), or a hub id or path",
-            )
 
 
 def _parse_overrides(raw: LinedDict) -> tuple[Override, ...]:
@@ -559,13 +110,13 @@ def _parse_overrides(raw: LinedDict) -> tuple[Override, ...]:
                     f"match on any of: {', '.join(POINT_FIELDS)}",
                 )
             values = tuple(value) if isinstance(value, list) else (value,)
-            bad = [v for v in values if not _valid_coordinate(name, v)]
+            bad = [v for v in values if not valid_coordinate(name, v)]
             if bad or not values:
                 raise RecipeError(
                     when_raw.where(name),
                     f"overrides[{index}].when.{name}",
                     f"cannot match {bad[0]!r}" if bad else "empty list matches no point",
-                    _COORDINATE_HINTS[name],
+                    COORDINATE_HINTS[name],
                 )
             when[name] = values
         fields = LinedDict(entry.location)
@@ -594,7 +145,7 @@ def load_file(
     """One recipe file, validated; ``bases`` lets the files of one tree parse a base once,
     ``chain`` collects the base files it extends, and ``rules`` are the engines' (see
     :func:`recipe_errors`)."""
-    raw = _resolve_extends(path, (), bases, chain)
+    raw = resolve_extends(path, (), bases, chain)
     overrides = _parse_overrides(raw)
     try:
         recipe = Recipe.model_validate(raw)

@@ -17,16 +17,13 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from pytest_infx.recipes.checks import recipe_errors
 from pytest_infx.recipes.errors import RecipeError, RecipeErrors
-from pytest_infx.recipes.loader import (
-    Override,
-    RecipeSource,
-    deep_merge,
-    recipe_errors,
-    validation_errors,
-)
+from pytest_infx.recipes.extends import deep_merge
+from pytest_infx.recipes.loader import Override, RecipeSource
 from pytest_infx.recipes.owned import EngineRules
 from pytest_infx.recipes.schema import Agentic, Recipe, Speedbench, ThinkingMode
+from pytest_infx.recipes.validation import validation_errors
 
 Kind = Literal["speedbench", "agentic"]
 FINGERPRINT_VERSION = 2

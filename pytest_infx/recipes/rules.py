@@ -18,7 +18,8 @@ from typing import Any, Final
 
 from pytest_infx.images import pinned
 from pytest_infx.recipes.errors import Location
-from pytest_infx.recipes.loader import Override, RecipeSource, deep_merge
+from pytest_infx.recipes.extends import deep_merge
+from pytest_infx.recipes.loader import Override, RecipeSource
 from pytest_infx.recipes.points import Point, matches
 from pytest_infx.recipes.schema import Recipe, Speculative
 from pytest_infx.recipes.source import LinedDict, LinedList
