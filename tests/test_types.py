@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_mypy_strict_passes_on_the_package_and_its_tests(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
-    cache = request.config.cache
+    cache = getattr(request.config, "cache", None)
     folder = cache.mkdir("mypy") if cache is not None else tmp_path / "mypy"
     result = subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(folder), "pytest_infx",
