@@ -18,12 +18,9 @@ CHANGELOG = "the changelog package is tested as one: tests/lint/test_changelog.p
 UNMIRRORED: dict[str, str] = {
     "files/atomic.py": "writers of results and caches: tests/golden/test_io.py, "
     "tests/files/test_store.py",
-    "files/cachedir.py": "one path rule, exercised by tests/engines/test_parsers.py and tests/e2e/",
     "cli/__init__.py": "the dispatcher; each command is tested with its module (tests/cli/, "
     "tests/lint/test_cli.py, tests/lint/test_masters.py, tests/report/test_html.py)",
     "gcpause.py": f"only observable from a pytest run: {E2E}test_host_suite.py",
-    "hardware.py": f"runner names and their spelling hints: {E2E}test_bad_input.py",
-    "images.py": "one predicate: tests/recipes/test_rules.py and tests/lint/test_recipes.py",
     "settings.py": "built from the command line and ini: tests/plugin/test_options.py and "
     f"{E2E}test_bad_input.py",
     "files/yamlkeys.py": "the duplicate-key check, proven through tests/recipes/test_source.py and "
@@ -64,7 +61,6 @@ UNMIRRORED: dict[str, str] = {
     "plugin/workers.py": f"xdist worker hooks: {E2E}test_sharing.py and test_interrupt.py",
     "recipes/changes.py": "changed keys by fingerprint: tests/lint/test_changed.py",
     "recipes/errors.py": "error values asserted by tests/recipes/test_loader.py and test_source.py",
-    "recipes/layout.py": "which files are recipes: tests/recipes/test_loader.py",
     "recipes/schema.py": "the schema: every bad-input case of tests/recipes/test_loader.py",
     "report/cli.py": "`infx report`: tests/report/test_html.py",
     "report/plots.py": "the pictures: tests/report/test_html.py",

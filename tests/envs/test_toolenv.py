@@ -13,7 +13,6 @@ import pytest
 
 from pytest_infx.envs import toolenv
 from pytest_infx.envs.toolenv import InstallError, ScriptStep, ToolEnvSpec
-from pytest_infx.files.cachedir import cache_root
 
 RECORDER = """
 import os, sys, time
@@ -69,18 +68,6 @@ def recorder_spec(*, sleep: float = 0.0, name: str = "demo", gate: str = "") -> 
             ),
         ),
     )
-
-
-def test_cache_root_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("INFX_CACHE_DIR", raising=False)
-    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert cache_root() == tmp_path / "home" / ".cache" / "pytest-infx"
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert cache_root() == tmp_path / "xdg" / "pytest-infx"
-    monkeypatch.setenv("INFX_CACHE_DIR", str(tmp_path / "explicit"))
-    assert cache_root() == tmp_path / "explicit"
-    assert cache_root(tmp_path / "arg") == tmp_path / "arg"
 
 
 def test_folder_name_tracks_every_input(data_package: Path, tmp_path: Path) -> None:
