@@ -16,8 +16,6 @@ KINDS = "the kinds are tested together through their registry: tests/plugin/run/
 CHANGELOG = "the changelog package is tested as one: tests/lint/test_changelog.py"
 
 UNMIRRORED: dict[str, str] = {
-    "files/atomic.py": "writers of results and caches: tests/golden/test_io.py, "
-    "tests/files/test_store.py",
     "cli/__init__.py": "the dispatcher; each command is tested with its module (tests/cli/, "
     "tests/lint/test_cli.py, tests/lint/test_masters.py, tests/report/test_html.py)",
     "gcpause.py": f"only observable from a pytest run: {E2E}test_host_suite.py",
@@ -60,7 +58,6 @@ UNMIRRORED: dict[str, str] = {
     "plugin/output/terminal.py": f"terminal hooks: {E2E}test_progress.py and test_sweep.py",
     "plugin/workers.py": f"xdist worker hooks: {E2E}test_sharing.py and test_interrupt.py",
     "recipes/changes.py": "changed keys by fingerprint: tests/lint/test_changed.py",
-    "recipes/errors.py": "error values asserted by tests/recipes/test_loader.py and test_source.py",
     "recipes/schema.py": "the schema: every bad-input case of tests/recipes/test_loader.py",
     "report/cli.py": "`infx report`: tests/report/test_html.py",
     "report/plots.py": "the pictures: tests/report/test_html.py",
