@@ -21,12 +21,9 @@ UNMIRRORED: dict[str, str] = {
     "gcpause.py": f"only observable from a pytest run: {E2E}test_host_suite.py",
     "settings.py": "built from the command line and ini: tests/plugin/test_options.py and "
     f"{E2E}test_bad_input.py",
-    "files/yamlkeys.py": "the duplicate-key check, proven through tests/recipes/test_source.py and "
-    "tests/golden/test_io.py",
     "engines/base.py": "the adapter protocol; each adapter is tested in tests/engines/ and outside "
     f"adapters are {E2E}test_engine_providers.py",
     "engines/extensions.py": f"entry points and conftest hooks: {E2E}test_engine_providers.py",
-    "engines/forced.py": "forced acceptance, exercised through tests/engines/test_registry.py",
     "engines/spec.py": "plain values read by tests/engines/test_vllm.py and test_sglang.py",
     "launch/procfs.py": "the /proc reads every launch test asserts with (tests/launch/conftest.py)",
     "lint/changelog/entries.py": CHANGELOG,
