@@ -44,43 +44,48 @@ FOLDERS: pytest.StashKey[Folders] = pytest.StashKey()
 OWNS_RUN_FOLDER: pytest.StashKey[bool] = pytest.StashKey()
 """config: whether this process made the run folder, and so removes it (plugin.configure)."""
 RUNNER: pytest.StashKey[str] = pytest.StashKey()
-"""config: the runner whose points run (plugin.collection)."""
+"""config: the runner whose points run (plugin.collect.session)."""
 SUMMARY: pytest.StashKey[Summary] = pytest.StashKey()
-"""config: the run's result summary (plugin.summary)."""
+"""config: the run's result summary (plugin.output.summary)."""
 REASONS: pytest.StashKey[list[str]] = pytest.StashKey()
-"""config: one-line selection reasons shown at the end (plugin.collection, plugin.terminal)."""
+"""config: one-line selection reasons shown at the end (plugin.collect.session,
+plugin.output.terminal)."""
 PLAN: pytest.StashKey[list[str]] = pytest.StashKey()
-"""config: the ``--infx-plan`` lines (plugin.collection writes, plugin.terminal prints)."""
+"""config: the ``--infx-plan`` lines (plugin.collect.session writes, plugin.output.terminal
+prints)."""
 FROZEN: pytest.StashKey[bool] = pytest.StashKey()
 """config: whether the collector's objects were frozen after collection (plugin.gc)."""
 GC_PAUSE: pytest.StashKey[Pause] = pytest.StashKey()
 """config: the collector pause around recipe collection (made by plugin.configure, used by
 plugin.gc)."""
 NOTES: pytest.StashKey[list[str]] = pytest.StashKey()
-"""config: report-header notes (plugin.options, plugin.markers)."""
+"""config: report-header notes (plugin.declare, plugin.markers)."""
 GOLDEN_TREE: pytest.StashKey[dict[str, list[str] | None]] = pytest.StashKey()
 """config: the golden folder as the run started, sent to every worker (plugin.workers)."""
 REPORT_MARKDOWN: pytest.StashKey[str] = pytest.StashKey()
-"""config: the markdown report of the run (plugin.summary writes, plugin.reporter reads)."""
+"""config: the markdown report of the run (plugin.output.summary writes, plugin.output.reporter
+reads)."""
 SUITE: pytest.StashKey[pytest.Collector] = pytest.StashKey()
-"""config: the lint rules' suite (plugin.lint)."""
+"""config: the lint rules' suite (plugin.collect.lint)."""
 TREE: pytest.StashKey[Tree] = pytest.StashKey()
-"""config: the recipe tree as loaded (plugin.collect)."""
+"""config: the recipe tree as loaded (plugin.collect.files)."""
 CATALOG: pytest.StashKey[Catalog] = pytest.StashKey()
-"""config: the catalog collection works from (plugin.collect)."""
+"""config: the catalog collection works from (plugin.collect.files)."""
 SERVER_LABELS: pytest.StashKey[dict[str, str]] = pytest.StashKey()
-"""config: each server key's label, made on first use from the catalog (plugin.collect)."""
+"""config: each server key's label, made on first use from the catalog (plugin.collect.files)."""
 SOURCES: pytest.StashKey[dict[Path, RecipeSource]] = pytest.StashKey()
-"""config: recipe sources by path (plugin.collect)."""
+"""config: recipe sources by path (plugin.collect.files)."""
 POINTS: pytest.StashKey[dict[Path, dict[str, Point]]] = pytest.StashKey()
-"""config: points by recipe file and id, loaded on demand (plugin.collect)."""
+"""config: points by recipe file and id, loaded on demand (plugin.collect.files)."""
 SESSION_ITEMS: pytest.StashKey[list[pytest.Item]] = pytest.StashKey()
-"""config: the selected items (plugin.collection writes; plugin.run reads to size the pool)."""
+"""config: the selected items (plugin.collect.session writes; plugin.run.session reads to size the
+pool)."""
 REF: pytest.StashKey[PointRef] = pytest.StashKey()
-"""item: the catalog entry of a recipe item (plugin.collect)."""
+"""item: the catalog entry of a recipe item (plugin.collect.files)."""
 PREFLIGHT: pytest.StashKey[list[str]] = pytest.StashKey()
-"""item: the problems preflight found; the point's fixture fails on them (plugin.collection)."""
+"""item: the problems preflight found; the point's fixture fails on them
+(plugin.collect.session)."""
 NO_SERVER: pytest.StashKey[bool] = pytest.StashKey()
-"""item: an item that starts no server (plugin.resume)."""
+"""item: an item that starts no server (plugin.run.resume)."""
 REUSE: pytest.StashKey[Reuse] = pytest.StashKey()
-"""item: the stored result an ``--infx-resume`` item reuses (plugin.resume)."""
+"""item: the stored result an ``--infx-resume`` item reuses (plugin.run.resume)."""

@@ -1,6 +1,6 @@
 """The performance changelog (``perf-changelog.yaml``): entry schema (:mod:`.entries`), byte
 rules (:mod:`.layout`), the append-only comparison with the base (:mod:`.history`) and the
-rules that run them (:mod:`.rules`, imported here so they register)."""
+rules that run them (:mod:`.rules`)."""
 
 from pytest_infx.lint.changelog import rules as rules
 from pytest_infx.lint.changelog.entries import ChangelogEntry as ChangelogEntry
