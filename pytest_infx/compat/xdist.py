@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
+from xdist.report import report_collection_diff
 
 __all__ = ["XdistSession", "collection_diff", "worker_python"]
 
@@ -65,8 +66,6 @@ class XdistSession:
 
 def collection_diff(first: Sequence[str], other: Sequence[str], name: str, other_name: str) -> str:
     """xdist's own message for two workers that collected different items."""
-    from xdist.report import report_collection_diff
-
     return str(report_collection_diff(first, other, name, other_name))
 
 

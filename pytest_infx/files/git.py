@@ -13,8 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-DEFAULT_BASE_REF = "origin/main"
-
 
 class GitError(RuntimeError):
     """A git command that had to succeed failed; the message has git's own words."""
@@ -79,11 +77,6 @@ def ref_exists(root: Path, ref: str) -> bool:
     except (FileNotFoundError, NotADirectoryError):
         return False
     return done.returncode == 0
-
-
-def default_base_ref(root: Path) -> str | None:
-    """``origin/main`` when the clone has it, else ``None`` (no base: base-relative rules skip)."""
-    return DEFAULT_BASE_REF if ref_exists(root, DEFAULT_BASE_REF) else None
 
 
 def read_base(root: Path, ref: str, path: Path) -> tuple[str | None, bytes | None]:

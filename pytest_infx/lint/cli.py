@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from pytest_infx.files.git import ref_exists
 from pytest_infx.files.git import toplevel as git_toplevel
 from pytest_infx.lint.context import (
     CHANGELOG_NAME,
@@ -14,7 +15,6 @@ from pytest_infx.lint.context import (
     ChangelogOnly,
     build_context,
     default_base_ref,
-    ref_exists,
 )
 from pytest_infx.lint.extensions import RuleRegistrationError, checked, from_entry_points
 from pytest_infx.lint.findings import UnknownRuleError, all_rules, select_rules, selectors

@@ -14,11 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from pytest_infx.files.git import DEFAULT_BASE_REF as DEFAULT_BASE_REF
-from pytest_infx.files.git import default_base_ref as default_base_ref
-from pytest_infx.files.git import git, read_base
+from pytest_infx.files.git import git, read_base, ref_exists
 from pytest_infx.files.git import read_base_file as read_base_file
-from pytest_infx.files.git import ref_exists as ref_exists
 from pytest_infx.files.store import stat_signature
 from pytest_infx.lint.masters import MasterKey, changed_master_keys, master_files, master_keys
 from pytest_infx.lint.scope import ChangeSet, PullRequest, changes_since
@@ -29,6 +26,7 @@ if TYPE_CHECKING:
     from pytest_infx.recipes.loader import Tree
 
 CHANGELOG_NAME = "perf-changelog.yaml"
+DEFAULT_BASE_REF = "origin/main"
 RECIPE_DIRS: tuple[str, ...] = (DEFAULT_RECIPES_DIR,)
 GOLDEN_DIR = DEFAULT_GOLDEN_DIR
 SCENARIO_TYPES: tuple[str, ...] = ("fixed-seq-len", "agentic-coding")
@@ -282,6 +280,11 @@ class LintContext:
                 return None
 
         return self.memo("head_changelog", read)
+
+
+def default_base_ref(root: Path) -> str | None:
+    """``origin/main`` when the clone has it, else ``None`` (no base: base-relative rules skip)."""
+    return DEFAULT_BASE_REF if ref_exists(root, DEFAULT_BASE_REF) else None
 
 
 def _candidate_paths(root: Path) -> Iterable[str]:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pytest_infx.lint.context import LintContext
 
-# Modules whose import registers rules, in the order their rules are reported.
+# Modules whose rules all_rules reads, in the order their rules are reported.
 _RULE_MODULES: tuple[str, ...] = (
     "pytest_infx.lint.changelog.rules",
     "pytest_infx.lint.comments",

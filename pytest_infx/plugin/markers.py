@@ -26,6 +26,11 @@ _WHAT = {
 }
 
 
+def markexpr(config: pytest.Config) -> str:
+    """The ``-m`` expression of this run, stripped; empty when none was given."""
+    return str(config.getoption("markexpr", default="") or "").strip()
+
+
 def declared(config: pytest.Config) -> set[str]:
     """Marker names the ini file and the plugins configured so far declare."""
     lines: list[str] = config.getini("markers")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+import pytest_infx.plugin.markers as markers
 from pytest_infx.compat.pytest import fixture_manager, marker_matcher
 from pytest_infx.engines import extensions
 from pytest_infx.plugin.options import settings
@@ -76,7 +77,7 @@ def widen_to_recipes(config: pytest.Config) -> None:
     collected too. Every xdist worker decides the same from the same command line."""
     if config.args_source is not pytest.Config.ArgsSource.TESTPATHS:
         return
-    markexpr = str(config.getoption("markexpr", default="") or "").strip()
+    markexpr = markers.markexpr(config)
     if not markexpr or not _selects_recipes_only(markexpr):
         return
     recipes = settings(config).recipes

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import pytest_infx.plugin.options as options
+from pytest_infx.files.git import ref_exists
 from pytest_infx.files.git import toplevel as git_toplevel
 from pytest_infx.files.store import Store
 from pytest_infx.lint import extensions
@@ -28,11 +29,10 @@ from pytest_infx.lint.context import (
     ChangelogOnly,
     LintContext,
     build_context,
-    ref_exists,
 )
 from pytest_infx.lint.findings import Rule, UnknownRuleError, all_rules, select_rules
 from pytest_infx.lint.scope import PullRequest, pull_request_from_env
-from pytest_infx.plugin.markers import OWN_LINT
+from pytest_infx.plugin.markers import OWN_LINT, markexpr
 from pytest_infx.plugin.stash import SUITE
 from pytest_infx.settings import Settings
 
@@ -61,7 +61,7 @@ def lint_root(config: pytest.Config) -> Path:
 
 def only_lint(config: pytest.Config) -> bool:
     """``-m lint`` alone: recipe points would only be collected to be deselected."""
-    return str(config.getoption("markexpr", default="") or "").strip() == MARKER
+    return markexpr(config) == MARKER
 
 
 def wants_lint(config: pytest.Config) -> bool:
@@ -74,8 +74,7 @@ def wants_lint(config: pytest.Config) -> bool:
         return True
     if config.args_source == pytest.Config.ArgsSource.ARGS:
         return False
-    markexpr = str(config.getoption("markexpr", default="") or "")
-    return MARKER in markexpr or settings.include
+    return MARKER in markexpr(config) or settings.include
 
 
 class LintSuite(pytest.Collector):

@@ -27,7 +27,7 @@ def ignore(collection_path: Path, config: pytest.Config) -> bool | None:
     items never carry the marker, so the recipe folder is not read, and a test module whose
     source cannot mark a test ``lint`` is not imported. ``-m infx_lint`` asks for the rules
     alone, which come from no file, so nothing is collected at all."""
-    markexpr = str(config.getoption("markexpr", default="") or "").strip()
+    markexpr = markers.markexpr(config)
     if markexpr not in (lint.MARKER, markers.OWN_LINT) or not lint.wants_lint(config):
         return None
     if markexpr == markers.OWN_LINT:
