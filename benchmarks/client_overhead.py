@@ -169,19 +169,12 @@ def run_ours(
     failed = [r for r in result.records if r.error is not None]
     if failed:
         raise SystemExit(f"our client: {len(failed)} requests failed, first: {failed[0].error}")
-    ttft = [r.ttft_s * 1e3 for r in result.records if r.ttft_s is not None]
-    bias: list[float] = []
-    for r in result.records:
-        m = STAMP.match(r.content)
-        if m and r.first_token_at is not None:
-            bias.append((r.first_token_at - float(m.group(1))) * 1e3)
-    return {
-        "req_s": len(result.records) / result.wall_s,
-        "ttft_p50": pct(ttft, 50),
-        "ttft_p99": pct(ttft, 99),
-        "bias_p50": pct(bias, 50),
-        "bias_p99": pct(bias, 99),
-    }
+    done = [
+        (r.first_token_at - r.ttft_s, r.first_token_at, r.content)
+        for r in result.records
+        if r.first_token_at is not None and r.ttft_s is not None
+    ]
+    return _figures(result.wall_s, done)
 
 
 CHAT_BODY = json.dumps(

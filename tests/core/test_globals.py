@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from core.test_imports import NAME, PACKAGE
+from core.test_imports import NAME, PACKAGE, _modules
 
 MUTATORS = {
     "append", "add", "update", "clear", "pop", "popitem", "remove", "setdefault", "extend",
@@ -20,11 +20,6 @@ KNOWN: dict[str, str] = {
     f"{NAME}.engines.extensions._changes": "the version of _hooks, for the same registry",
     f"{NAME}.engines.registry._merged": "adapters merged from _hooks, for the same registry",
 }
-
-
-def _module_name(root: Path, path: Path) -> str:
-    parts = [NAME, *path.relative_to(root).with_suffix("").parts]
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def _mutable(value: ast.expr | None) -> bool:
@@ -42,9 +37,8 @@ def _mutable(value: ast.expr | None) -> bool:
 def mutated_globals(root: Path) -> set[str]:
     """``module.name`` of each module-level container some code of its module changes."""
     found = set()
-    for path in sorted(root.rglob("*.py")):
+    for module, path in _modules(root).items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        module = _module_name(root, path)
         names = set()
         for node in tree.body:
             if isinstance(node, ast.Assign | ast.AnnAssign) and _mutable(node.value):
