@@ -293,14 +293,13 @@ def _parse_head(head: bytes) -> _Head:
     chunked = False
     keep_alive = status_line[1] >= b"1.1"
     for name, value in _fields(lines[1:]):
+        kept = value
         if name == b"content-length":
             lengths = {part.strip() for part in value.split(b",")}
             given = lengths.pop() if len(lengths) == 1 else b""
             if not _DIGITS.fullmatch(given) or (length is not None and given != length):
                 raise HTTPError("connection", f"bad or conflicting Content-Length {value!r}")
-            length = given
-            headers["content-length"] = given.decode()
-            continue
+            length = kept = given
         elif name == b"transfer-encoding":
             if chunked or value.lower() != b"chunked":
                 raise HTTPError("connection", f"unsupported Transfer-Encoding {value!r}")
@@ -308,7 +307,7 @@ def _parse_head(head: bytes) -> _Head:
         elif name == b"connection":
             if b"close" in {part.strip().lower() for part in value.split(b",")}:
                 keep_alive = False
-        headers[name.decode("latin-1")] = value.decode("latin-1")
+        headers[name.decode("latin-1")] = kept.decode("latin-1")
     return _Head(int(status_line[2]), headers, keep_alive, chunked, int(length) if length else None)
 
 

@@ -113,6 +113,11 @@ class ToolEnv:
     def lock_path(self) -> Path:
         return self.env_dir.parent / f"{self.env_dir.name}.lock"
 
+    @property
+    def failed_log_path(self) -> Path:
+        """Where the log of a failed install is kept once its folder is gone."""
+        return self.env_dir.parent / f"{self.env_dir.name}.failed.log"
+
     def is_complete(self) -> bool:
         return self.marker_path.is_file()
 
@@ -239,22 +244,21 @@ def ensure(
         try:
             _install(env, report)
         except InstallError as exc:
-            kept = _discard_failed(env)
-            raise InstallError(str(exc).replace(str(env.log_path), str(kept))) from None
+            _discard_failed(env)
+            message = str(exc).replace(str(env.log_path), str(env.failed_log_path))
+            raise InstallError(message) from None
         return env
     finally:
         lock.release()
 
 
-def _discard_failed(env: ToolEnv) -> Path:
+def _discard_failed(env: ToolEnv) -> None:
     """A failed install is gigabytes nobody can use (pip keeps what it downloaded in its own
     cache): the folder goes, its log stays beside it as ``<env>.failed.log`` for the error
     message to name, and the next install starts afresh."""
-    kept = env.env_dir.parent / f"{env.env_dir.name}.failed.log"
     if env.log_path.is_file():
-        os.replace(env.log_path, kept)
+        os.replace(env.log_path, env.failed_log_path)
     shutil.rmtree(env.env_dir, ignore_errors=True)
-    return kept
 
 
 class _Steps:
