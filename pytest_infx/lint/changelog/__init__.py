@@ -2,7 +2,6 @@
 rules (:mod:`.layout`), the append-only comparison with the base (:mod:`.history`) and the
 rules that run them (:mod:`.rules`)."""
 
-from pytest_infx.lint.changelog import rules as rules
 from pytest_infx.lint.changelog.entries import ChangelogEntry as ChangelogEntry
 from pytest_infx.lint.changelog.entries import ChangelogFormatError as ChangelogFormatError
 from pytest_infx.lint.changelog.entries import load_changelog as load_changelog
