@@ -14,26 +14,6 @@ from pytest_infx.recipes.schema import EMBEDDED_PREFIX, Recipe
 from pytest_infx.recipes.source import LinedDict, LinedList
 from pytest_infx.recipes.validation import field_name, locate, walk
 
-COORDINATE_HINTS = {
-    "kind": "write speedbench or agentic",
-    "tp": "write a positive integer or a list of them, e.g. 'tp: [4, 8]'",
-    "concurrency": "write a positive integer or a list of them, e.g. 'concurrency: [32, 64]'",
-    "draft-length": "write a positive integer or a list of them, e.g. 'draft-length: [7, 8]'",
-    "thinking": "write thinking_on or thinking_off",
-    "variant": "write the name of an agentic.points variant, e.g. 'variant: hicache'",
-}
-
-
-def valid_coordinate(name: str, value: Any) -> bool:
-    """A typo in ``when`` would silently match no point, so values are checked like fields."""
-    if name == "thinking":
-        return value in ("thinking_on", "thinking_off", "on", "off") or isinstance(value, bool)
-    if name == "kind":
-        return value in ("speedbench", "agentic")
-    if name == "variant":
-        return isinstance(value, str) and bool(value)
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
-
 
 def _repeats(
     raw: LinedDict, items: list[int], fields: tuple[str | int, ...], what: str

@@ -17,13 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from pytest_infx.files.store import content_digest
-from pytest_infx.recipes.checks import (
-    COORDINATE_HINTS,
-    embedded_models,
-    quoted_booleans,
-    recipe_errors,
-    valid_coordinate,
-)
+from pytest_infx.recipes.checks import embedded_models, quoted_booleans, recipe_errors
 from pytest_infx.recipes.errors import Location, RecipeError, RecipeErrors
 from pytest_infx.recipes.extends import Bases, resolve_extends
 from pytest_infx.recipes.layout import is_recipe
@@ -69,6 +63,27 @@ def recipe_files(root: Path) -> list[Path]:
 def _dangling(path: Path) -> bool:
     """A symbolic link to nothing: listed, so that it is an error and not a silent skip."""
     return path.is_symlink() and not path.exists()
+
+
+COORDINATE_HINTS = {
+    "kind": "write speedbench or agentic",
+    "tp": "write a positive integer or a list of them, e.g. 'tp: [4, 8]'",
+    "concurrency": "write a positive integer or a list of them, e.g. 'concurrency: [32, 64]'",
+    "draft-length": "write a positive integer or a list of them, e.g. 'draft-length: [7, 8]'",
+    "thinking": "write thinking_on or thinking_off",
+    "variant": "write the name of an agentic.points variant, e.g. 'variant: hicache'",
+}
+
+
+def valid_coordinate(name: str, value: Any) -> bool:
+    """A typo in ``when`` would silently match no point, so values are checked like fields."""
+    if name == "thinking":
+        return value in ("thinking_on", "thinking_off", "on", "off") or isinstance(value, bool)
+    if name == "kind":
+        return value in ("speedbench", "agentic")
+    if name == "variant":
+        return isinstance(value, str) and bool(value)
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
 def _parse_overrides(raw: LinedDict) -> tuple[Override, ...]:

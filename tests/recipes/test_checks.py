@@ -5,7 +5,7 @@ from pathlib import Path
 from core.helpers import dump, line_of, speedbench, write
 
 from pytest_infx.engines.registry import engine_rules
-from pytest_infx.recipes.checks import quoted_booleans, recipe_errors, valid_coordinate
+from pytest_infx.recipes.checks import quoted_booleans, recipe_errors
 from pytest_infx.recipes.schema import Recipe
 from pytest_infx.recipes.source import load_yaml
 
@@ -34,8 +34,3 @@ def test_a_boolean_written_as_a_string_is_an_error_at_its_line(tmp_path: Path) -
 
 def test_a_clean_recipe_has_no_problem(tmp_path: Path) -> None:
     assert _checked(tmp_path, speedbench("c-b300"))[1] == []
-
-
-def test_coordinates_are_positive_counts() -> None:
-    assert valid_coordinate("tp", 8)
-    assert not valid_coordinate("tp", 0)

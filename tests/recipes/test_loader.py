@@ -8,7 +8,13 @@ from core.helpers import agentic, changed, dump, line_of, speedbench, write
 
 from pytest_infx.engines.registry import engine_rules
 from pytest_infx.recipes.errors import Location, RecipeError, RecipeErrors
-from pytest_infx.recipes.loader import load_file, load_tree, read_tree, recipe_files
+from pytest_infx.recipes.loader import (
+    load_file,
+    load_tree,
+    read_tree,
+    recipe_files,
+    valid_coordinate,
+)
 from pytest_infx.recipes.points import expand
 
 RULES = engine_rules()
@@ -709,3 +715,8 @@ def test_an_embedded_model_that_does_not_exist_is_an_error_at_load(
     (error,) = info.value.errors
     assert error.field == dotted
     assert error.problem.startswith(problem)
+
+
+def test_coordinates_are_positive_counts() -> None:
+    assert valid_coordinate("tp", 8)
+    assert not valid_coordinate("tp", 0)
