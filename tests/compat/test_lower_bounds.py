@@ -6,7 +6,6 @@ broke, before a user's resolver picks it."""
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
 import subprocess
 import sys
@@ -16,6 +15,8 @@ from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
+
+from pytest_infx.envs.toolenv import extra_pip_args
 
 pytestmark = pytest.mark.engine
 
@@ -71,9 +72,8 @@ def test_the_unit_lane_passes_with_every_dependency_at_its_lower_bound(tmp_path:
     venv.create(env, with_pip=True)
     python = str(env / "bin" / "python")
     copy = _copy_checkout(tmp_path)
-    pip_args = shlex.split(os.environ.get("INFX_PIP_ARGS", ""))
     install = subprocess.run(
-        [python, "-m", "pip", "install", "-q", "-c", str(constraints), *pip_args,
+        [python, "-m", "pip", "install", "-q", "-c", str(constraints), *extra_pip_args(),
          "-e", f"{copy}[dev]"],
         check=False, capture_output=True, text=True, timeout=1800,
     )  # fmt: skip
