@@ -1,13 +1,19 @@
-"""The run's settings as one frozen value, built once from the command line and ini files.
+"""The run's settings as one frozen value, built once from the command line and ini files, and
+the process environment as another.
 
 Kept apart from the pytest package so that the benchmark, launch, lint and report code can take
-the settings they need without importing pytest. Each default is written once, here.
+the settings they need without importing pytest. Each default is written once, here, and the
+environment is read only here (and where a child process's environment is built), so every
+variable that changes what pytest-infx does is listed in one place.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 
 PROGRESS_MODES = ("auto", "live", "lines", "off")
 MIN_PROGRESS_INTERVAL_S = 0.1
@@ -72,6 +78,80 @@ class LintSettings:
     main: bool = False
 
 
+_GITHUB_PREFIX = "GITHUB_"
+_SLURM_NAMES = ("CUDA_VISIBLE_DEVICES",)
+_SLURM_PREFIX = "SLURM"
+
+
+@dataclass(frozen=True)
+class Environment:
+    """The variables of the process environment that pytest-infx reads, as they were set;
+    an empty value counts as unset.
+
+    The plugin builds one with its :class:`Settings` and passes it down; code that also runs
+    without the plugin (the ``infx`` commands, the engine environments) takes one as an
+    argument and else reads the current one with :func:`environment`.
+    """
+
+    cache_dir: str | None = None
+    """``INFX_CACHE_DIR``: the cache root (engine environments, recipe trees)."""
+    xdg_cache_home: str | None = None
+    max_input_mb: str | None = None
+    """``INFX_MAX_INPUT_MB``: the largest input file read, checked where it is used."""
+    recipe_cache: str | None = None
+    """``INFX_RECIPE_CACHE``: ``0`` turns the parsed-recipe cache off."""
+    pip_args: str = ""
+    """``INFX_PIP_ARGS``: machine-specific pip arguments for every install."""
+    staged_root: str | None = None
+    download_root: str | None = None
+    runner_name: str | None = None
+    """``RUNNER_NAME``: the CI runner's name, part of InferenceX's AgentX result names."""
+    step_summary: str | None = None
+    """``GITHUB_STEP_SUMMARY``: the file the drift summary is appended to."""
+    xdist_worker: str | None = None
+    term: str | None = None
+    github: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    """GitHub Actions' ``GITHUB_*`` variables (run link, pull request, event)."""
+    slurm: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    """The Slurm job's ``SLURM*`` variables and ``CUDA_VISIBLE_DEVICES``."""
+
+    @property
+    def in_slurm_job(self) -> bool:
+        return bool(self.slurm.get("SLURM_JOB_ID"))
+
+
+def environment(source: Mapping[str, str] | None = None) -> Environment:
+    """The environment of ``source`` (default: this process's, read now)."""
+    found = os.environ if source is None else source
+
+    def value(name: str) -> str | None:
+        return found.get(name) or None
+
+    return Environment(
+        cache_dir=value("INFX_CACHE_DIR"),
+        xdg_cache_home=value("XDG_CACHE_HOME"),
+        max_input_mb=value("INFX_MAX_INPUT_MB"),
+        recipe_cache=value("INFX_RECIPE_CACHE"),
+        pip_args=found.get("INFX_PIP_ARGS", ""),
+        staged_root=value("INFX_STAGED_ROOT"),
+        download_root=value("INFX_DOWNLOAD_ROOT"),
+        runner_name=value("RUNNER_NAME"),
+        step_summary=value("GITHUB_STEP_SUMMARY"),
+        xdist_worker=value("PYTEST_XDIST_WORKER"),
+        term=value("TERM"),
+        github=MappingProxyType(
+            {k: v for k, v in found.items() if k.startswith(_GITHUB_PREFIX) and v}
+        ),
+        slurm=MappingProxyType(
+            {
+                k: v
+                for k, v in found.items()
+                if (k.startswith(_SLURM_PREFIX) or k in _SLURM_NAMES) and v
+            }
+        ),
+    )
+
+
 @dataclass(frozen=True)
 class Settings:
     rootdir: Path
@@ -91,3 +171,4 @@ class Settings:
     engine_check: str = DEFAULT_ENGINE_CHECK
     lint: LintSettings = field(default_factory=LintSettings)
     slurm: SlurmSettings | None = None
+    env: Environment = field(default_factory=environment)

@@ -19,8 +19,6 @@ UNMIRRORED: dict[str, str] = {
     "cli/__init__.py": "the dispatcher; each command is tested with its module (tests/cli/, "
     "tests/lint/test_cli.py, tests/lint/test_masters.py, tests/report/test_html.py)",
     "gcpause.py": f"only observable from a pytest run: {E2E}test_host_suite.py",
-    "settings.py": "built from the command line and ini: tests/plugin/test_options.py and "
-    f"{E2E}test_bad_input.py",
     "engines/base.py": "the adapter protocol; each adapter is tested in tests/engines/ and outside "
     f"adapters are {E2E}test_engine_providers.py",
     "engines/extensions.py": f"entry points and conftest hooks: {E2E}test_engine_providers.py",

@@ -22,6 +22,7 @@ from typing import Any
 
 from pytest_infx.agentic.results import ExportError
 from pytest_infx.agentic.shape import PointShape
+from pytest_infx.results.records import InferencexThroughput
 
 RECORDS_NAME = "profile_export.jsonl"
 SCENARIO_TYPE = "agentic-coding"
@@ -366,24 +367,27 @@ def round_floats(obj: Any, decimal_places: int = 5) -> Any:
     return obj
 
 
-def headline(agg: Mapping[str, Any], *, num_gpus: int) -> dict[str, Any] | None:
+def headline(
+    agg: Mapping[str, Any], *, num_gpus: int, requests_per_s: float
+) -> InferencexThroughput | None:
     """The throughput block of our own result file, from an aggregate: InferenceX's per-GPU
     figures and the output rate one user sees (1 / median ITL); None without a throughput
-    span."""
+    span. ``requests_per_s`` is aiperf's request rate, which the aggregate does not hold."""
     metrics = agg.get("request_metrics") or {}
     block = metrics.get("throughput") or {}
     if not block:
         return None
     intvty = (metrics.get("latency") or {}).get("intvty") or {}
-    return {
-        "method": "inferencex",
-        "total_tokens_per_s": block["total"]["tokens_per_second"],
-        "output_tokens_per_s": block["output"]["tokens_per_second"],
-        "input_tokens_per_s": block["input"]["tokens_per_second"],
-        "total_tokens_per_s_per_gpu": block["per_gpu"]["total_tput_tps"],
-        "output_tokens_per_s_per_gpu": block["per_gpu"]["output_tput_tps"],
-        "input_tokens_per_s_per_gpu": block["per_gpu"]["input_tput_tps"],
-        "output_tokens_per_s_per_user": intvty.get("p50"),
-        "duration_s": block["duration_seconds"],
-        "gpus": num_gpus,
-    }
+    return InferencexThroughput(
+        method="inferencex",
+        total_tokens_per_s=block["total"]["tokens_per_second"],
+        output_tokens_per_s=block["output"]["tokens_per_second"],
+        input_tokens_per_s=block["input"]["tokens_per_second"],
+        total_tokens_per_s_per_gpu=block["per_gpu"]["total_tput_tps"],
+        output_tokens_per_s_per_gpu=block["per_gpu"]["output_tput_tps"],
+        input_tokens_per_s_per_gpu=block["per_gpu"]["input_tput_tps"],
+        output_tokens_per_s_per_user=intvty.get("p50"),
+        duration_s=block["duration_seconds"],
+        gpus=num_gpus,
+        requests_per_s=requests_per_s,
+    )

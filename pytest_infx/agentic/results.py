@@ -29,9 +29,6 @@ class Percentiles:
     p90: float
     p99: float
 
-    def as_json(self) -> dict[str, float]:
-        return {"p50": self.p50, "p90": self.p90, "p99": self.p99}
-
 
 @dataclass(frozen=True, kw_only=True)
 class ErrorKind:

@@ -11,14 +11,12 @@ ours carries the same one.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from pytest_infx.engines.base import speculation
 from pytest_infx.engines.registry import adapter_for
 from pytest_infx.recipes.points import Point
-
-RUNNER_NAME_VAR = "RUNNER_NAME"
+from pytest_infx.settings import environment
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -85,7 +83,7 @@ def shape_of(point: Point, *, runner: str | None = None) -> PointShape:
         framework=adapter.inferencex_framework or recipe.engine.name,
         tp=point.tp,
         conc=point.concurrency,
-        runner=runner or os.environ.get(RUNNER_NAME_VAR) or recipe.runner,
+        runner=runner or environment().runner_name or recipe.runner,
         pp=sizes.pp,
         dcp=sizes.dcp,
         pcp=sizes.pcp,

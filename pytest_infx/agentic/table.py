@@ -7,8 +7,9 @@ an earlier or remote run.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
+
+from pytest_infx.results.records import InferencexThroughput, Percentiles, PointRecord
 
 _COLUMNS = (
     "TP",
@@ -24,53 +25,58 @@ _COLUMNS = (
 _NUMERIC = frozenset(_COLUMNS[:-1])
 
 
-def render_tables(records: Iterable[Mapping[str, Any]]) -> str:
+def render_tables(records: Iterable[PointRecord]) -> str:
     """One titled table per recipe; latencies in ms; ``*`` marks a run not valid for submission.
 
     ``tok/s/GPU`` is output tokens, ``total tok/s/GPU`` input plus output (InferenceX's headline
     figure; ``-`` for a record that only has aiperf's summary figures).
     """
-    by_recipe: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    by_recipe: dict[str, list[PointRecord]] = defaultdict(list)
     for record in records:
-        by_recipe[str(record["recipe"])].append(record)
+        by_recipe[record.recipe].append(record)
     blocks = [_table(recipe, rows) for recipe, rows in sorted(by_recipe.items())]
     return "\n\n".join(blocks)
 
 
-def _table(recipe: str, records: list[Mapping[str, Any]]) -> str:
-    ordered = sorted(records, key=lambda r: (-int(r["tp"]), int(r["concurrency"])))
+def _table(recipe: str, records: list[PointRecord]) -> str:
+    ordered = sorted(records, key=lambda r: (-r.tp, r.concurrency))
     rows = [_row(record) for record in ordered]
     widths = [max(len(col), *(len(row[i]) for row in rows)) for i, col in enumerate(_COLUMNS)]
     lines = [recipe, _line(_COLUMNS, widths), _line(tuple("-" * w for w in widths), widths)]
     lines += [_line(row, widths) for row in rows]
-    if any(record.get("submission_valid") is False for record in records):
+    if any(record.submission_valid is False for record in records):
         lines.append("* submission_valid=false (unsafe override: local traces or short duration)")
     return "\n".join(lines)
 
 
-def _row(record: Mapping[str, Any]) -> tuple[str, ...]:
-    latency = record.get("latency_ms") or {}
-    requests = record["requests"]
-    failed, total = int(requests["failed"]), int(requests["total"])
+def _row(record: PointRecord) -> tuple[str, ...]:
+    latency = record.latency_ms
+    failed, total = record.requests.failed, record.requests.total
     ratio = failed / total if total else 0.0
     errors = f"{failed}/{total} ({ratio * 100:.1f}%)"
-    if record.get("submission_valid") is False:
+    if record.submission_valid is False:
         errors += " *"
+    throughput = record.throughput
+    total_per_gpu = (
+        throughput.total_tokens_per_s_per_gpu
+        if isinstance(throughput, InferencexThroughput)
+        else None
+    )
     return (
-        str(record["tp"]),
-        str(record["concurrency"]),
-        _fmt(record["throughput"]["output_tokens_per_s_per_gpu"], 1),
-        _fmt(_stat(latency.get("ttft"), "p50"), 1),
-        _fmt(_stat(latency.get("ttft"), "p99"), 1),
-        _fmt(_stat(latency.get("tpot"), "p50"), 2),
-        _fmt(record.get("interactivity_tokens_per_s_per_user"), 1),
-        _fmt(record["throughput"].get("total_tokens_per_s_per_gpu"), 1),
+        str(record.tp),
+        str(record.concurrency),
+        _fmt(throughput.output_tokens_per_s_per_gpu, 1),
+        _fmt(_p50(latency.ttft), 1),
+        _fmt(None if latency.ttft is None else latency.ttft.p99, 1),
+        _fmt(_p50(latency.tpot), 2),
+        _fmt(record.interactivity_tokens_per_s_per_user, 1),
+        _fmt(total_per_gpu, 1),
         errors,
     )
 
 
-def _stat(block: Mapping[str, float] | None, key: str) -> float | None:
-    return None if block is None else block.get(key)
+def _p50(block: Percentiles | None) -> float | None:
+    return None if block is None else block.p50
 
 
 def _fmt(value: float | None, digits: int) -> str:

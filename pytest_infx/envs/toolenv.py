@@ -28,6 +28,7 @@ from filelock import FileLock, Timeout
 from pytest_infx.files.atomic import atomic_write_text as write_atomic
 from pytest_infx.files.cachedir import cache_root
 from pytest_infx.launch.process import start_guarded
+from pytest_infx.settings import Environment, environment
 
 Progress = Callable[[str], None]
 
@@ -210,9 +211,9 @@ def stderr_progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def extra_pip_args() -> tuple[str, ...]:
+def extra_pip_args(env: Environment | None = None) -> tuple[str, ...]:
     """Machine-specific pip arguments, e.g. an extra index for the CPU torch build."""
-    return tuple(shlex.split(os.environ.get(PIP_ARGS_VAR, "")))
+    return tuple(shlex.split((env or environment()).pip_args))
 
 
 def ensure(

@@ -10,6 +10,8 @@ import os
 import stat
 from pathlib import Path
 
+from pytest_infx.settings import Environment, environment
+
 LIMIT_VAR = "INFX_MAX_INPUT_MB"
 DEFAULT_LIMIT_MB = 256
 
@@ -28,9 +30,9 @@ class InputFileError(OSError):
         return f"{self.filename}: {self.strerror}"
 
 
-def input_limit() -> int:
+def input_limit(env: Environment | None = None) -> int:
     """The largest input file read, in bytes: ``$INFX_MAX_INPUT_MB`` MiB (default 256)."""
-    value = os.environ.get(LIMIT_VAR, "").strip()
+    value = ((env or environment()).max_input_mb or "").strip()
     if not value:
         return DEFAULT_LIMIT_MB << 20
     try:

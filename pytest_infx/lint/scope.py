@@ -9,12 +9,13 @@ files count as wholly new.
 
 from __future__ import annotations
 
-import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_infx.files.git import git
+from pytest_infx.settings import environment
 
 _HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
 _PULL_REF = re.compile(r"^refs/pull/(\d+)/(?:merge|head)$")
@@ -100,10 +101,10 @@ class PullRequest:
     main: bool = False
 
 
-def pull_request_from_env(env: dict[str, str] | None = None) -> PullRequest:
+def pull_request_from_env(env: Mapping[str, str] | None = None) -> PullRequest:
     """GitHub Actions' variables: ``GITHUB_REF`` is ``refs/pull/<N>/merge`` on a pull request
     and ``refs/heads/main`` on a push to main."""
-    source = os.environ if env is None else env
+    source = environment(env).github
     if source.get("GITHUB_ACTIONS") != "true":
         return PullRequest()
     ref = source.get("GITHUB_REF", "")

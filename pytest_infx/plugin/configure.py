@@ -8,7 +8,6 @@ environment.
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from collections.abc import Generator
@@ -29,6 +28,7 @@ from pytest_infx import gcpause
 from pytest_infx.engines import extensions
 from pytest_infx.results.layout import Layout
 from pytest_infx.results.tally import Summary
+from pytest_infx.settings import environment
 
 RUN_FOLDER_INPUT = "infx_run_dir"
 PROGRESS_FOLDER_INPUT = "infx_progress_dir"
@@ -98,11 +98,12 @@ def _progress_folder(config: pytest.Config, run: Path) -> Path | None:
 
 def _slurm_node_folders(config: pytest.Config, folders: stash.Folders) -> stash.Folders:
     """A worker inside a Slurm job runs on its own node, in a node-local run folder it owns."""
-    if not os.environ.get("SLURM_JOB_ID"):
+    env = environment()
+    if not env.in_slurm_job:
         return folders
     import pytest_infx.plugin.slurm.jobs as slurm
 
-    node = slurm.configure_worker(config, os.environ)
+    node = slurm.configure_worker(config, env.slurm)
     if node is None:
         return folders
     config.stash[stash.OWNS_RUN_FOLDER] = True

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_infx.files.cachedir import cache_root
+from pytest_infx.files.textio import InputFileError, input_limit
 from pytest_infx.plugin.stash import SETTINGS
 from pytest_infx.settings import (
     DEFAULT_CHANGELOG_ONLY_ENTRIES,
@@ -24,24 +26,24 @@ from pytest_infx.settings import (
     MIN_PROGRESS_INTERVAL_S,
     PROGRESS_MODES,
     SPEC_SEPARATOR,
+    Environment,
     LintSettings,
     Roots,
     Settings,
     SlurmSettings,
+    environment,
 )
 
 
-def _roots(config: pytest.Config) -> Roots:
+def _roots(config: pytest.Config, env: Environment) -> Roots:
     staged = (
-        config.getoption("infx_staged_root")
-        or config.getini("infx_staged_root")
-        or os.environ.get("INFX_STAGED_ROOT")
+        config.getoption("infx_staged_root") or config.getini("infx_staged_root") or env.staged_root
     )
     download = (
         config.getoption("infx_download_root")
         or config.getini("infx_download_root")
-        or os.environ.get("INFX_DOWNLOAD_ROOT")
-        or str(Path.home() / ".cache" / "pytest-infx" / "models")
+        or env.download_root
+        or str(cache_root(env=env) / "models")
     )
     return Roots(Path(staged) if staged else None, Path(download))
 
@@ -76,6 +78,7 @@ def _settings(config: pytest.Config) -> Settings:
     from pytest_infx import usage
 
     root = config.rootpath
+    env = environment()
     option_recipes = config.getoption("infx_recipes")
     recipes = option_recipes or config.getini("infx_recipes")
     option_results = config.getoption("infx_results")
@@ -93,10 +96,10 @@ def _settings(config: pytest.Config) -> Settings:
             usage.writable_folder(shown, Path(results).resolve())
         if dataset_dir:
             usage.existing_folder("--infx-dataset-dir", Path(dataset_dir).resolve())
-        cache_dir = os.environ.get("INFX_CACHE_DIR")
-        if cache_dir:
-            usage.writable_folder("INFX_CACHE_DIR", Path(cache_dir))
-    except usage.UsageError as exc:
+        if env.cache_dir:
+            usage.writable_folder("INFX_CACHE_DIR", Path(env.cache_dir))
+        input_limit(env)
+    except (usage.UsageError, InputFileError) as exc:
         raise pytest.UsageError(str(exc)) from None
     if gpu_count is not None and gpu_count < 0:
         raise pytest.UsageError(
@@ -112,7 +115,7 @@ def _settings(config: pytest.Config) -> Settings:
         gpu_count=gpu_count,
         dataset_dir=Path(dataset_dir).resolve() if dataset_dir else root,
         changed_since=config.getoption("infx_changed_since"),
-        roots=_roots(config),
+        roots=_roots(config, env),
         progress=_progress(config),
         progress_interval_s=_progress_interval(config),
         resume=bool(config.getoption("infx_resume") or config.getini("infx_resume")),
@@ -120,6 +123,7 @@ def _settings(config: pytest.Config) -> Settings:
         engine_check=_engine_check(config),
         lint=_lint(config),
         slurm=_slurm(config),
+        env=env,
     )
 
 

@@ -11,13 +11,13 @@ errors is stored: an error must be reported from a fresh read.
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from pytest_infx.files.store import Store, files_under, stat_signature
 from pytest_infx.recipes.layout import RECIPE_SUFFIXES
+from pytest_infx.settings import environment
 
 if TYPE_CHECKING:
     from pytest_infx.recipes.loader import Tree
@@ -44,7 +44,7 @@ def cached(
 
     ``clean`` says whether a value may be stored: values that carry errors never are.
     """
-    if folder is None or os.environ.get(DISABLE_VAR) == "0" or not root.is_dir():
+    if folder is None or environment().recipe_cache == "0" or not root.is_dir():
         return build(None)
     store = Store(folder)
     entry = f"{hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16]}-{name}"

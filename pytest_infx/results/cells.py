@@ -8,52 +8,42 @@ of one recipe at once never lose a cell.
 
 from __future__ import annotations
 
-import json
-import os
 import posixpath
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pytest_infx.files.atomic import atomic_write_text
 from pytest_infx.files.folderlock import folder_lock
 from pytest_infx.golden.curve import Curve, Provenance
 from pytest_infx.golden.io import dump_curve
 from pytest_infx.results.layout import Layout
+from pytest_infx.results.records import (
+    CellRecord,
+    DatasetInfo,
+    EngineInfo,
+    RecordError,
+    read_record,
+)
+from pytest_infx.settings import environment
 
 if TYPE_CHECKING:
     from pytest_infx.recipes.points import Point
 
-SPEEDBENCH = "speedbench"
 
-
-def read_cells(layout: Layout, recipe_key: str) -> list[dict[str, Any]]:
+def read_cells(layout: Layout, recipe_key: str) -> list[CellRecord]:
+    """The recipe's cell records; a file that is not one (another cell's file half written by
+    hand, or truncated to ``[]``) is skipped, so it cannot fail the cell that rebuilds the
+    matrix."""
     cells = []
     for path in layout.cell_files(recipe_key):
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            record = read_record(path)
+        except (OSError, RecordError):
             continue
-        if not _cell_shaped(data):
-            continue
-        if data.get("recipe") == recipe_key and data.get("kind", SPEEDBENCH) == SPEEDBENCH:
-            cells.append(data)
+        if isinstance(record, CellRecord) and record.recipe == recipe_key:
+            cells.append(record)
     return cells
-
-
-def _cell_shaped(data: object) -> bool:
-    """Whether a cell file holds what the matrix reads: another cell's file may be half written
-    by hand or truncated (``[]``), and must not fail the cell that rebuilds the matrix."""
-    if not isinstance(data, dict):
-        return False
-    point, al = data.get("point"), data.get("al")
-    return (
-        isinstance(point, dict)
-        and isinstance(point.get("thinking"), str)
-        and isinstance(point.get("draft_length"), int)
-        and not isinstance(point.get("draft_length"), bool)
-        and (al is None or (isinstance(al, int | float) and not isinstance(al, bool)))
-    )
 
 
 def model_key(point: Point) -> str:
@@ -62,15 +52,16 @@ def model_key(point: Point) -> str:
 
 
 def source_description() -> str:
+    github = environment().github
     server, repo, run = (
-        os.environ.get(v) for v in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")
+        github.get(v) for v in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")
     )
     if server and repo and run:
         return f"{server}/{repo}/actions/runs/{run}"
     return "pytest-infx run (local)"
 
 
-def provenance(point: Point, dataset: Mapping[str, Any], engine: Mapping[str, Any]) -> Provenance:
+def provenance(point: Point, dataset: DatasetInfo, engine: EngineInfo) -> Provenance:
     bench = point.recipe.speedbench
     assert bench is not None
     sampling = {k: v for k, v in bench.sampling.model_dump().items() if v is not None}
@@ -78,27 +69,26 @@ def provenance(point: Point, dataset: Mapping[str, Any], engine: Mapping[str, An
     spec = bench.speculative
     return Provenance(
         source=source_description(),
-        dataset=f"{dataset.get('name')}/{dataset.get('category')}",
-        dataset_sha256=dataset.get("sha256"),
-        dataset_n=dataset.get("n"),
+        dataset=f"{dataset.name}/{dataset.category}",
+        dataset_sha256=dataset.sha256,
+        dataset_n=dataset.n,
         sampling=sampling,
         chat_template_kwargs={m: dict(k) for m, k in sorted(bench.thinking_modes.items())},
         model=point.recipe.model.hub_id,
-        image=engine.get("image") or None,
-        engine=f"{engine.get('name')} {engine.get('version') or ''}".strip(),
+        image=engine.image or None,
+        engine=f"{engine.name} {engine.version or ''}".strip(),
         tp=point.tp,
         method=spec.method,
         draft_model=spec.draft_subfolder or spec.draft,
     )
 
 
-def measured_curve(point: Point, cells: Iterable[Mapping[str, Any]], header: Provenance) -> Curve:
+def measured_curve(point: Point, cells: Iterable[CellRecord], header: Provenance) -> Curve:
     bench = point.recipe.speedbench
     assert bench is not None
     modes: dict[str, dict[int, float | None]] = {}
     for cell in cells:
-        coords = cell["point"]
-        modes.setdefault(coords["thinking"], {})[int(coords["draft_length"])] = cell.get("al")
+        modes.setdefault(cell.point.thinking, {})[cell.point.draft_length] = cell.al
     return Curve(name=bench.golden, model_key=model_key(point), modes=modes, header=header)
 
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-AGENTIC = "agentic"
+if TYPE_CHECKING:
+    from pytest_infx.results.records import Record
 
 
 @dataclass(frozen=True)
@@ -15,17 +15,13 @@ class Reuse:
     """A passed result file that stands for its cell or point in this run."""
 
     path: Path
-    record: Mapping[str, Any]
-
-    @property
-    def al(self) -> float:
-        return float(self.record["al"])
+    record: Record
 
     def figure(self) -> str:
-        if self.record.get("kind") != AGENTIC:
-            return f"AL {self.al:.2f}"
-        value = (self.record.get("throughput") or {}).get("output_tokens_per_s_per_gpu")
-        return f"{value:.1f} output tok/s/GPU" if isinstance(value, int | float) else "passed"
+        record = self.record
+        if record.kind == "speedbench":
+            return "passed" if record.al is None else f"AL {record.al:.2f}"
+        return f"{record.throughput.output_tokens_per_s_per_gpu:.1f} output tok/s/GPU"
 
     def reason(self, base: Path) -> str:
         try:

@@ -8,13 +8,11 @@ A file that cannot be read is kept as a problem to show, never a reason to drop 
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pytest_infx.golden.compare import DEFAULT_TOLERANCE, DEFAULT_Z
 from pytest_infx.golden.curve import Curve
@@ -22,6 +20,7 @@ from pytest_infx.golden.io import GoldenFileError
 from pytest_infx.golden.store import GoldenNotFoundError, GoldenStore
 from pytest_infx.results import verdict as vocabulary
 from pytest_infx.results.layout import Layout
+from pytest_infx.results.records import CellRecord, PointRecord, Record, RecordError, read_record
 from pytest_infx.results.verdict import Status, Verdict
 
 LOG_TAIL_BYTES = 4096
@@ -184,81 +183,67 @@ def _json_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.glob("*.json") if p.is_file()) if folder.is_dir() else []
 
 
-def _load(path: Path, problems: list[str]) -> dict[str, Any] | None:
+def _load(path: Path, problems: list[str]) -> Record | None:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        problems.append(f"{path}: unreadable result file ({exc}); it is left out of the report")
+        return read_record(path)
+    except (OSError, RecordError) as exc:
+        problems.append(f"{exc}; it is left out of the report")
         return None
-    if not isinstance(data, dict) or "recipe" not in data or "id" not in data:
-        problems.append(f"{path}: not a pytest-infx result file (no 'id' or 'recipe')")
-        return None
-    return data
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if math.isfinite(value) else None
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
 
 
-def _log_of(data: Mapping[str, Any], layout: Layout) -> Path | None:
-    server = data.get("server")
-    log = server.get("log") if isinstance(server, Mapping) else None
-    if not isinstance(log, str) or not log:
-        return None
-    return layout.log(log)
+def _log_of(record: Record, layout: Layout) -> Path | None:
+    return layout.log(record.server.log) if record.server.log else None
 
 
-def _verdict(data: Mapping[str, Any]) -> Verdict:
-    """A missing or unknown word is shown as a failure: nothing but a pass reads as one."""
-    return vocabulary.read(data.get("verdict")) or Verdict.FAIL
+def _verdict(record: Record) -> Verdict:
+    """A missing word is shown as a failure: nothing but a pass reads as one."""
+    return vocabulary.read(record.verdict) or Verdict.FAIL
 
 
-def _al_cell(path: Path, data: Mapping[str, Any], layout: Layout, session: _Session) -> AlCell:
-    point = data.get("point") or {}
-    golden = data.get("golden") if isinstance(data.get("golden"), Mapping) else None
-    requests = data.get("requests") or {}
+def _al_cell(path: Path, record: CellRecord, layout: Layout, session: _Session) -> AlCell:
+    golden = record.golden
     return AlCell(
-        id=str(data["id"]),
-        k=int(point.get("draft_length") or 0),
-        mode=str(point.get("thinking") or ""),
-        al=_number(data.get("al")),
-        standard_error=_number(data.get("al_standard_error")),
-        verdict=_verdict(data),
-        reasons=tuple(str(r) for r in data.get("reasons") or ()),
-        golden_ok=None if golden is None else bool(golden.get("ok", True)),
-        completed=requests.get("completed"),
-        total=requests.get("total"),
+        id=record.id,
+        k=record.point.draft_length,
+        mode=record.point.thinking,
+        al=_finite(record.al),
+        standard_error=_finite(record.al_standard_error),
+        verdict=_verdict(record),
+        reasons=tuple(record.reasons),
+        golden_ok=None if golden is None else golden.ok,
+        completed=record.requests.completed,
+        total=record.requests.total,
         file=path,
-        log=_log_of(data, layout),
-        ran=session.ran(str(data["id"])),
-        reused=session.reused.get(str(data["id"])),
+        log=_log_of(record, layout),
+        ran=session.ran(record.id),
+        reused=session.reused.get(record.id),
     )
 
 
 def _agentic_point(
-    path: Path, data: Mapping[str, Any], layout: Layout, session: _Session
+    path: Path, record: PointRecord, layout: Layout, session: _Session
 ) -> AgenticPoint:
-    throughput = data.get("throughput") or {}
-    ttft = (data.get("latency_ms") or {}).get("ttft") or {}
-    requests = data.get("requests") or {}
+    ttft = record.latency_ms.ttft
     return AgenticPoint(
-        id=str(data["id"]),
-        tp=int(data.get("tp") or 1),
-        concurrency=int(data.get("concurrency") or 1),
-        throughput_per_gpu=_number(throughput.get("output_tokens_per_s_per_gpu")),
-        interactivity=_number(data.get("interactivity_tokens_per_s_per_user")),
-        ttft_p50_ms=_number(ttft.get("p50")),
-        failed=int(requests.get("failed") or 0),
-        total=int(requests.get("total") or 0),
-        verdict=_verdict(data),
-        reasons=tuple(str(r) for r in data.get("reasons") or ()),
-        submission_valid=data.get("submission_valid"),
+        id=record.id,
+        tp=record.tp,
+        concurrency=record.concurrency,
+        throughput_per_gpu=_finite(record.throughput.output_tokens_per_s_per_gpu),
+        interactivity=_finite(record.interactivity_tokens_per_s_per_user),
+        ttft_p50_ms=None if ttft is None else _finite(ttft.p50),
+        failed=record.requests.failed,
+        total=record.requests.total,
+        verdict=_verdict(record),
+        reasons=tuple(record.reasons),
+        submission_valid=record.submission_valid,
         file=path,
-        log=_log_of(data, layout),
-        ran=session.ran(str(data["id"])),
-        reused=session.reused.get(str(data["id"])),
+        log=_log_of(record, layout),
+        ran=session.ran(record.id),
+        reused=session.reused.get(record.id),
     )
 
 
@@ -277,7 +262,7 @@ def _golden(
 def _al_recipe(
     layout: Layout,
     key: str,
-    rows: list[tuple[Path, dict[str, Any]]],
+    rows: list[tuple[Path, CellRecord]],
     store: GoldenStore,
     curves: Mapping[str, str],
     session: _Session,
@@ -289,10 +274,10 @@ def _al_recipe(
             key=lambda c: (c.mode != "thinking_off", c.k),
         )
     )
-    goldens = [d["golden"] for _, d in rows if isinstance(d.get("golden"), Mapping)]
-    name = next((str(g["curve"]) for g in goldens if g.get("curve")), None) or curves.get(key)
+    goldens = [d.golden for _, d in rows if d.golden is not None]
+    name = next((g.curve for g in goldens if g.curve), None) or curves.get(key)
     curve, problem = _golden(store, name, problems)
-    tolerances = [_number(g.get("tolerance")) for g in goldens]
+    tolerances = [_finite(g.tolerance) for g in goldens]
     known = [t for t in tolerances if t is not None]
     if known:
         tolerance = known[0]
@@ -350,19 +335,17 @@ def read_sweep(
     outcomes = tuple(outcomes)
     session = _Session(outcomes)
     problems: list[str] = []
-    al_rows: dict[str, list[tuple[Path, dict[str, Any]]]] = {}
+    al_rows: dict[str, list[tuple[Path, CellRecord]]] = {}
     agentic_rows: dict[str, list[AgenticPoint]] = {}
     for path in _json_files(layout.cells):
-        data = _load(path, problems)
-        if data is None or data.get("kind", "speedbench") != "speedbench":
-            continue
-        if wanted is None or data["recipe"] in wanted:
-            al_rows.setdefault(str(data["recipe"]), []).append((path, data))
+        cell = _load(path, problems)
+        if isinstance(cell, CellRecord) and (wanted is None or cell.recipe in wanted):
+            al_rows.setdefault(cell.recipe, []).append((path, cell))
     for path in _json_files(layout.agentic):
-        data = _load(path, problems)
-        if data is not None and (wanted is None or data["recipe"] in wanted):
-            agentic_rows.setdefault(str(data["recipe"]), []).append(
-                _agentic_point(path, data, layout, session)
+        point = _load(path, problems)
+        if isinstance(point, PointRecord) and (wanted is None or point.recipe in wanted):
+            agentic_rows.setdefault(point.recipe, []).append(
+                _agentic_point(path, point, layout, session)
             )
     store = GoldenStore(golden_root)
     return Sweep(

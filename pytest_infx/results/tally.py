@@ -3,21 +3,25 @@ record by recipe and (k, thinking), and each AgentX point's record."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pytest_infx.results.records import CellRecord, PointRecord
 
 
 @dataclass
 class Summary:
-    cells: dict[str, dict[tuple[int, str], Mapping[str, Any]]] = field(default_factory=dict)
-    agentic: list[Mapping[str, Any]] = field(default_factory=list)
+    cells: dict[str, dict[tuple[int, str], CellRecord]] = field(default_factory=dict)
+    agentic: list[PointRecord] = field(default_factory=list)
 
-    def add(self, cell: Mapping[str, Any]) -> None:
-        self.cells.setdefault(str(cell["recipe"]), {})[(int(cell["k"]), str(cell["thinking"]))] = (
-            cell
-        )
+    def add(self, record: CellRecord | PointRecord) -> None:
+        if record.kind == "agentic":
+            self.agentic.append(record)
+            return
+        key = (record.point.draft_length, record.point.thinking)
+        self.cells.setdefault(record.recipe, {})[key] = record
 
     @property
     def any_al(self) -> bool:
-        return any(c.get("al") is not None for cells in self.cells.values() for c in cells.values())
+        return any(c.al is not None for cells in self.cells.values() for c in cells.values())

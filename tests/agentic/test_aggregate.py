@@ -191,8 +191,9 @@ def test_a_broken_record_line_names_the_file_and_line(tmp_path: Path) -> None:
 
 def test_headline_is_our_throughput_block_from_the_aggregate() -> None:
     agg = build_aggregate(parse_records(_lines(RECORDS)), {}, SHAPE, model="m", image=None)
-    block = headline(agg, num_gpus=SHAPE.num_gpus)
-    assert block == {
+    block = headline(agg, num_gpus=SHAPE.num_gpus, requests_per_s=3.5)
+    assert block is not None
+    assert block.model_dump() == {
         "method": "inferencex",
         "total_tokens_per_s": 1400,
         "output_tokens_per_s": 200,
@@ -203,10 +204,11 @@ def test_headline_is_our_throughput_block_from_the_aggregate() -> None:
         "output_tokens_per_s_per_user": 50,
         "duration_s": 5,
         "gpus": 8,
+        "requests_per_s": 3.5,
     }
     lone = build_aggregate(parse_records(_lines([_record(3, 3, 1, 1)])), {}, SHAPE, model="m",
                            image=None)  # fmt: skip
-    assert headline(lone, num_gpus=8) is None
+    assert headline(lone, num_gpus=8, requests_per_s=1.0) is None
 
 
 INFERENCEX_VAR = "INFX_INFERENCEX_CHECKOUT"

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from results.samples import identity
 
 from pytest_infx.agentic import (
     AgenticRun,
@@ -70,14 +71,6 @@ def test_gate_on_a_real_aiperf_run(
     assert verdict.passed is passed
     if not passed:
         assert verdict.message.startswith("11 of 100 requests failed (11.0% > 10.0% threshold)")
-    identity = {
-        "recipe": "standin-agentic",
-        "model": "standin",
-        "engine": "standin",
-        "image": None,
-        "tp": 2,
-        "concurrency": 16,
-        "gpu": "cpu",
-    }
-    table = render_tables([result_record(identity, result, verdict=verdict)])
+    point = identity("standin-agentic", 2, 16, model="standin", engine="standin")
+    table = render_tables([result_record(point, result, verdict=verdict)])
     assert f"{failed}/100 ({failed:.1f}%) *" in table

@@ -2,31 +2,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from results.samples import identity
+
 from pytest_infx.agentic.record import result_record
 from pytest_infx.agentic.results import parse_export
 from pytest_infx.agentic.table import render_tables
-
-
-def _identity(recipe: str, tp: int, concurrency: int) -> dict[str, object]:
-    return {
-        "recipe": recipe,
-        "model": "m",
-        "engine": "vllm",
-        "image": None,
-        "tp": tp,
-        "concurrency": concurrency,
-        "gpu": "cpu",
-    }
+from pytest_infx.results.records import InferencexThroughput
 
 
 def test_one_table_per_recipe_rows_by_tp_then_concurrency(data_dir: Path) -> None:
     ok = parse_export(data_dir / "profile_export_ok.json", gpus=1)
     bad = parse_export(data_dir / "profile_export_errors11.json", gpus=2)
     records = [
-        result_record(_identity("b-recipe", 2, 16), bad),
-        result_record(_identity("b-recipe", 4, 1), ok),
-        result_record(_identity("b-recipe", 2, 4), ok),
-        result_record(_identity("a-recipe", 1, 1), ok),
+        result_record(identity("b-recipe", 2, 16), bad),
+        result_record(identity("b-recipe", 4, 1), ok),
+        result_record(identity("b-recipe", 2, 4), ok),
+        result_record(identity("a-recipe", 1, 1), ok),
     ]
     text = render_tables(records)
     blocks = text.split("\n\n")
@@ -44,27 +35,36 @@ def test_one_table_per_recipe_rows_by_tp_then_concurrency(data_dir: Path) -> Non
 
 def test_missing_latencies_render_as_dash(data_dir: Path) -> None:
     record = result_record(
-        _identity("r", 1, 1), parse_export(data_dir / "profile_export_ok.json", gpus=1)
+        identity("r", 1, 1), parse_export(data_dir / "profile_export_ok.json", gpus=1)
     )
-    record["latency_ms"]["ttft"] = None
-    record["interactivity_tokens_per_s_per_user"] = None
+    latency = record.latency_ms.model_copy(update={"ttft": None})
+    record = record.model_copy(
+        update={"latency_ms": latency, "interactivity_tokens_per_s_per_user": None}
+    )
     row = render_tables([record]).splitlines()[3].split()
     assert row[3] == "-" and row[4] == "-" and row[6] == "-"
 
 
 def test_the_inferencex_total_per_gpu_is_its_own_column(data_dir: Path) -> None:
     result = parse_export(data_dir / "profile_export_ok.json", gpus=1)
-    throughput = {
-        "method": "inferencex",
-        "output_tokens_per_s_per_gpu": 25.0,
-        "total_tokens_per_s_per_gpu": 1234.5,
-        "gpus": 8,
-    }
-    record = result_record(_identity("r", 8, 4), result, throughput=throughput)
+    throughput = InferencexThroughput(
+        method="inferencex",
+        total_tokens_per_s=9876.0,
+        output_tokens_per_s=200.0,
+        input_tokens_per_s=9676.0,
+        total_tokens_per_s_per_gpu=1234.5,
+        output_tokens_per_s_per_gpu=25.0,
+        input_tokens_per_s_per_gpu=1209.5,
+        output_tokens_per_s_per_user=None,
+        duration_s=10.0,
+        gpus=8,
+        requests_per_s=1.0,
+    )
+    record = result_record(identity("r", 8, 4), result, throughput=throughput)
     lines = render_tables([record]).splitlines()
     assert "total tok/s/GPU" in lines[1]
     row = lines[3].split()
     assert row[2] == "25.0"
     assert row[7] == "1,234.5"
-    aiperf_only = result_record(_identity("r", 1, 1), result)
+    aiperf_only = result_record(identity("r", 1, 1), result)
     assert render_tables([aiperf_only]).splitlines()[3].split()[7] == "-"

@@ -121,6 +121,21 @@ def test_an_unusable_cache_folder_is_a_usage_error_of_the_run(
     result.stderr.fnmatch_lines(["ERROR: INFX_CACHE_DIR */afile: is a file, not a folder; *"])
 
 
+@pytest.mark.parametrize("value", ["abc", "0", "-3"])
+def test_an_unusable_input_limit_is_one_usage_error_naming_the_variable(
+    recipes: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    for key in ("a-b300", "b-b300"):
+        write(recipes / f"{key}.yaml", speedbench(key, draft_lengths=(1,)))
+    monkeypatch.setenv("INFX_MAX_INPUT_MB", value)
+    result = pytester.runpytest("-q", "--gpu", "b300")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [f"ERROR: $INFX_MAX_INPUT_MB: '{value}' is not a size; give a positive number of MiB"]
+    )
+    assert result.stderr.str().count("INFX_MAX_INPUT_MB") == 1
+
+
 @pytest.mark.parametrize(
     ("argv", "shown"),
     [

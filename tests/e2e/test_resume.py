@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from results.samples import POINT, with_fields
 
 from pytest_infx.golden.io import loads_curve
 from pytest_infx.plugin.run.kinds.agentic import traces_sha256
@@ -145,18 +146,17 @@ def test_a_passed_agentic_point_is_reused_without_starting_its_server(sweep: Swe
     data["agentic"] = {"points": [{"tp": 1, "concurrency": [2, 4]}], "traces": "builtin"}
     write_recipe(sweep.recipes, data)
     low, high = expand_all(load_tree(sweep.recipes))
-    stored = {
-        "kind": "agentic",
-        "id": low.id,
-        "recipe": low.recipe_key,
-        "fingerprint": low.fingerprint,
-        "traces_sha256": traces_sha256(low),
-        "verdict": "passed",
-        "tp": 1,
-        "concurrency": 2,
-        "requests": {"total": 10, "completed": 10, "failed": 0},
-        "throughput": {"output_tokens_per_s_per_gpu": 123.4},
-    }
+    stored = with_fields(
+        POINT,
+        {
+            "id": low.id,
+            "recipe": low.recipe_key,
+            "fingerprint": low.fingerprint,
+            "traces_sha256": traces_sha256(low),
+            "verdict": "passed",
+            "throughput.output_tokens_per_s_per_gpu": 123.4,
+        },
+    )
     path = sweep.results / "agentic" / f"{low.id}.json"
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(stored))
@@ -170,7 +170,7 @@ def test_a_passed_agentic_point_is_reused_without_starting_its_server(sweep: Swe
             lit(f"{low.id}: reused from agentic/{low.id}.json: 123.4 output tok/s/GPU"),
             "*= infx agentic =*",
             "fake-cpu-agentic",
-            " 1     2      123.4 * 0/10 (0.0%)",
+            " 1     2      123.4 * 0/10 (0.0%)*",
         ]
     )
     rows = _report_rows(sweep.results / "report.html")
@@ -193,6 +193,6 @@ def test_a_result_file_of_the_wrong_shape_is_run_again_not_failed(sweep: Sweep) 
     result = sweep.run("--infx-resume")
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(
-        ["0 cells reused, 2 run: *1 with a result file that is not reusable ('dataset' is not*"]
+        ["0 cells reused, 2 run: *1 with a result file that is not reusable ('dataset': Input*"]
     )
     assert sweep.cell(off)["dataset"]["sha256"]

@@ -12,12 +12,11 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from e2e.helpers import golden_text, recipe, write_recipe
 
 from pytest_infx.agentic.gate import check_requests
-from pytest_infx.agentic.record import result_record
+from pytest_infx.agentic.record import PointIdentity, result_record
 from pytest_infx.agentic.results import parse_export
 from pytest_infx.golden.compare import CompareOptions, compare_curves
 from pytest_infx.golden.curve import Curve
@@ -28,6 +27,7 @@ from pytest_infx.recipes.points import Point, expand
 from pytest_infx.results import cells
 from pytest_infx.results.files import write_result
 from pytest_infx.results.layout import Layout
+from pytest_infx.results.records import CellRecord, EngineInfo, PointRecord
 from pytest_infx.speedbench import al as al_mod
 from pytest_infx.speedbench import checks
 from pytest_infx.speedbench.cell import CellOutcome, CellSettings
@@ -40,7 +40,7 @@ from pytest_infx.speedbench.client import (
 )
 from pytest_infx.speedbench.dataset import Dataset, default_dataset_path, load_dataset
 from pytest_infx.speedbench.metrics import SpecCounters, delta
-from pytest_infx.speedbench.record import cell_record, golden_summary
+from pytest_infx.speedbench.record import cell_record, golden_summary, server_info
 
 AGENTIC_DATA = Path(__file__).resolve().parents[1] / "agentic" / "data"
 STEPS = 100
@@ -179,12 +179,12 @@ def write_al_cell(
     golden: Curve,
     *,
     failed_request: bool = False,
-) -> dict[str, Any]:
+) -> CellRecord:
     """What SpeedbenchCell.run writes: the cell record (compared when it has an AL) and the
     recipe's measured matrix."""
     outcome = _outcome(point, al, failed_request=failed_request)
     server = folder.server(f"{point.recipe_key}-k{point.draft_length}")
-    engine = {"name": "vllm", "version": "0.33.0+fake"}
+    engine = EngineInfo(name="vllm", version="0.33.0+fake")
     summary = None
     if outcome.al is not None:
         assert point.thinking is not None and point.draft_length is not None
@@ -202,14 +202,14 @@ def write_al_cell(
         summary = golden_summary(golden.name, comparison, passed=comparison.ok)
     record = cell_record(point, server, outcome, engine, summary)
     write_result(Layout(folder.results), record)
-    header = cells.provenance(point, record["dataset"], engine)
+    header = cells.provenance(point, record.dataset, engine)
     cells.write_matrix(Layout(folder.results), point, header)
     return record
 
 
 def write_agentic_point(
     folder: Folder, key: str, tp: int, concurrency: int, *, errors: bool = False
-) -> dict[str, Any]:
+) -> PointRecord:
     """What AgenticPoint.run writes, from aiperf's export with latencies scaled by concurrency
     (higher concurrency: more throughput per GPU, less interactivity per user)."""
     source = "profile_export_errors11.json" if errors else "profile_export_ok.json"
@@ -224,18 +224,20 @@ def write_agentic_point(
     export.parent.mkdir(parents=True, exist_ok=True)
     export.write_text(json.dumps(data))
     result = parse_export(export, gpus=tp)
-    identity = {
-        "recipe": key,
-        "model": "m",
-        "engine": "vllm",
-        "image": None,
-        "tp": tp,
-        "concurrency": concurrency,
-        "gpu": "cpu",
-    }
-    record = result_record(identity, result, verdict=check_requests(result))
-    record["id"] = f"{key}[tp{tp}-c{concurrency}]"
-    server = folder.server(f"{key}-tp{tp}")
-    record["server"] = {"argv": list(server.argv), "port": server.port, "log": str(server.log_path)}
+    server = server_info(folder.server(f"{key}-tp{tp}"))
+    point = PointIdentity(
+        id=f"{key}[tp{tp}-c{concurrency}]",
+        recipe=key,
+        model="m",
+        engine="vllm",
+        image=None,
+        tp=tp,
+        concurrency=concurrency,
+        gpu="cpu",
+        fingerprint="0" * 16,
+        traces_sha256=None,
+        server=server,
+    )
+    record = result_record(point, result, verdict=check_requests(result))
     write_result(Layout(folder.results), record)
     return record

@@ -9,12 +9,14 @@ from pathlib import Path
 
 import matplotlib.figure
 import pytest
+from results import samples
 
 from pytest_infx.plugin.output.summary import write_drift
 from pytest_infx.report import html as report_html
 from pytest_infx.report import plots
 from pytest_infx.results.sweep import Outcome, read_sweep
 from pytest_infx.results.tally import Summary
+from pytest_infx.settings import environment
 
 from .builders import Folder, write_agentic_point, write_al_cell
 
@@ -220,16 +222,9 @@ def test_step_summary_links_the_report_and_pictures(folder: Folder, tmp_path: Pa
     step = tmp_path / "step.md"
     step.write_text("earlier step\n")
     summary = Summary()
-    summary.add(
-        {
-            "recipe": KEY,
-            "k": 1,
-            "thinking": "thinking_off",
-            "al": 1.61,
-            "golden": {"curve": CURVE, "ok": True, "checked": 1, "largest_delta": 0.01},
-        }
-    )
-    path = write_drift(summary, folder.results, {"GITHUB_STEP_SUMMARY": str(step)}, links=links)
+    summary.add(samples.cell(recipe=KEY, al=1.61, golden__curve=CURVE))
+    env = environment({"GITHUB_STEP_SUMMARY": str(step)})
+    path = write_drift(summary, folder.results, env, links=links)
     assert path == folder.results / "drift-summary.md"
     text = path.read_text()
     assert text.startswith("### Golden AL drift")

@@ -5,16 +5,13 @@ from pathlib import Path
 
 from pytest_infx.results.cells import read_cells
 from pytest_infx.results.layout import Layout
+from pytest_infx.results.records import parse_record
+from results.samples import CELL, with_fields
 
 
 def _cell(recipe: str, k: int, al: object = 1.5, **extra: object) -> dict[str, object]:
-    point = {"draft_length": k, "thinking": "thinking_off"}
-    return {
-        "id": f"{recipe}[k{k}-thinking_off]",
-        "recipe": recipe,
-        "point": point,
-        "al": al,
-    } | extra
+    fields = {"id": f"{recipe}[k{k}-thinking_off]", "recipe": recipe, "point.draft_length": k}
+    return with_fields(CELL, fields | {"al": al} | extra)
 
 
 def test_the_matrix_reads_the_recipe_s_own_whole_cells_only(tmp_path: Path) -> None:
@@ -33,5 +30,5 @@ def test_the_matrix_reads_the_recipe_s_own_whole_cells_only(tmp_path: Path) -> N
     for item_id, data in files.items():
         layout.cell(item_id).write_text(json.dumps(data))
     layout.cell("a[k7-thinking_off]").write_text('{"id": ')
-    assert read_cells(layout, "a") == kept
+    assert read_cells(layout, "a") == [parse_record(data) for data in kept]
     assert read_cells(Layout(tmp_path / "none"), "a") == []

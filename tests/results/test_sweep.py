@@ -5,6 +5,7 @@ from pathlib import Path
 
 from pytest_infx.results.sweep import AgenticPoint, AgenticRecipe, read_sweep
 from pytest_infx.results.verdict import Verdict
+from results.samples import POINT, with_fields
 
 
 def point(item_id: str, tp: int, concurrency: int) -> AgenticPoint:
@@ -51,12 +52,11 @@ def test_points_written_with_the_older_words_read_back_in_the_one_vocabulary(
     folder.mkdir()
     words = {"q[tp1-c1]": "passed", "q[tp1-c2]": "failed", "q[tp1-c4]": "pass", "q[tp1-c8]": "?"}
     for concurrency, (item_id, word) in zip((1, 2, 4, 8), words.items(), strict=True):
-        record = {"id": item_id, "recipe": "q", "tp": 1, "concurrency": concurrency}
-        (folder / f"{item_id}.json").write_text(json.dumps({**record, "verdict": word}))
-    (agentic,) = read_sweep(tmp_path, tmp_path / "golden").agentic
-    assert [p.verdict for p in agentic.by_tp()[1]] == [
-        Verdict.PASS,
-        Verdict.FAIL,
-        Verdict.PASS,
-        Verdict.FAIL,
-    ]
+        fields = {"id": item_id, "recipe": "q", "concurrency": concurrency, "verdict": word}
+        (folder / f"{item_id}.json").write_text(json.dumps(with_fields(POINT, fields)))
+    sweep = read_sweep(tmp_path, tmp_path / "golden")
+    (agentic,) = sweep.agentic
+    assert [p.verdict for p in agentic.by_tp()[1]] == [Verdict.PASS, Verdict.FAIL, Verdict.PASS]
+    (problem,) = sweep.problems
+    assert "q[tp1-c8].json: 'verdict'" in problem and "'?' is not a verdict" in problem
+    assert problem.endswith("it is left out of the report")

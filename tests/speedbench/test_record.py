@@ -18,25 +18,23 @@ def _cpu_point() -> Point:
 
 def test_the_engine_is_named_by_what_runs_it() -> None:
     point = _cpu_point()
-    assert engine_info(point) == {
+    assert engine_info(point).model_dump() == {
         "name": "vllm",
         "version": point.recipe.engine.version,
+        "image": None,
         "embedded": point.recipe.engine.embedded,
+        "command": None,
     }
 
 
 def test_a_recorded_curve_passes_and_a_drifted_cell_names_its_lines() -> None:
-    assert golden_summary("c", None, passed=True) == {
-        "curve": "c",
-        "ok": True,
-        "recorded": True,
-        "lines": [],
-    }
+    recorded_only = golden_summary("c", None, passed=True)
+    assert (recorded_only.ok, recorded_only.recorded, recorded_only.checked) == (True, True, None)
     golden = Curve(name="c", model_key="m", modes={"thinking_off": {1: 1.65}})
     measured = Curve(name="c", model_key="m", modes={"thinking_off": {1: 1.2}})
     comparison = compare_curves(golden, measured, CompareOptions(tolerance=0.05))
     failed = golden_summary("c", comparison, passed=False)
-    assert (failed["ok"], failed["recorded"], failed["drifted"]) == (False, False, 1)
-    assert failed["lines"] and "1.65" in "\n".join(failed["lines"])
+    assert (failed.ok, failed.recorded, failed.drifted) == (False, False, 1)
+    assert failed.lines and "1.65" in "\n".join(failed.lines)
     recorded = golden_summary("c", comparison, passed=True)
-    assert (recorded["ok"], recorded["recorded"], recorded["lines"]) == (True, True, [])
+    assert (recorded.ok, recorded.recorded, recorded.lines) == (True, True, [])

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pytest_infx.files.atomic import atomic_write_bytes
+from pytest_infx.settings import environment
 
 Kind = Literal["cell", "point", "preparing", "server", "waiting", "queued"]
 FOLDER = "progress"
@@ -226,7 +227,7 @@ def _alive(pid: int) -> bool:
 
 
 def worker_id() -> str:
-    return os.environ.get("PYTEST_XDIST_WORKER", "main")
+    return environment().xdist_worker or "main"
 
 
 def tracker_for(folder: Path | None, mode: str) -> Tracker:

@@ -26,6 +26,7 @@ from pytest_infx.plugin.output.activity import (
     read_activities,
     render,
 )
+from pytest_infx.settings import environment
 
 
 class Display:
@@ -161,7 +162,7 @@ class ProgressPlugin:
         fd = terminal_fd()
         if fd is None:
             return
-        tty = os.isatty(fd) and os.environ.get("TERM") != "dumb"
+        tty = os.isatty(fd) and environment().term != "dumb"
         live = self.mode == "live" or (self.mode == "auto" and tty)
         self.folder.mkdir(parents=True, exist_ok=True)
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")

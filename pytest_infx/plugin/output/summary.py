@@ -6,10 +6,9 @@ with and without xdist and never re-reads files another worker may still be writ
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -18,17 +17,19 @@ from pytest_infx.plugin.stash import REPORT_MARKDOWN
 from pytest_infx.results.layout import Layout
 from pytest_infx.results.tally import Summary
 
+if TYPE_CHECKING:
+    from pytest_infx.results.records import CellRecord, Record
+from pytest_infx.settings import Environment, environment
+
 CELL_PROPERTY = "infx_cell"
 AGENTIC_PROPERTY = "infx_agentic"
 
 
-def _fmt(cell: Mapping[str, Any] | None) -> str:
+def _fmt(cell: CellRecord | None) -> str:
     if cell is None:
         return "-"
-    al = cell.get("al")
-    text = "FAIL" if al is None else f"{al:.2f}"
-    golden = cell.get("golden") or {}
-    if golden and not golden.get("ok", True):
+    text = "FAIL" if cell.al is None else f"{cell.al:.2f}"
+    if cell.golden is not None and not cell.golden.ok:
         text += "*"
     return text
 
@@ -54,17 +55,15 @@ def drift_markdown(summary: Summary) -> str:
     ]
     details: list[str] = []
     for recipe in sorted(summary.cells):
-        goldens = [c["golden"] for c in summary.cells[recipe].values() if c.get("golden")]
+        goldens = [c.golden for c in summary.cells[recipe].values() if c.golden is not None]
         if not goldens:
             continue
-        checked = sum(int(g.get("checked", 0)) for g in goldens)
-        drifted = [g for g in goldens if not g.get("ok", True)]
-        deltas = [abs(g["largest_delta"]) for g in goldens if g.get("largest_delta") is not None]
+        checked = sum(g.checked or 0 for g in goldens)
+        drifted = [g for g in goldens if not g.ok]
+        deltas = [abs(g.largest_delta) for g in goldens if g.largest_delta is not None]
         largest = f"{max(deltas):.2f}" if deltas else "-"
-        rows.append(
-            f"| {recipe} | {goldens[0]['curve']} | {checked} | {len(drifted)} | {largest} |"
-        )
-        details += [f"- {recipe}: {line}" for g in drifted for line in g.get("lines", [])]
+        rows.append(f"| {recipe} | {goldens[0].curve} | {checked} | {len(drifted)} | {largest} |")
+        details += [f"- {recipe}: {line}" for g in drifted for line in g.lines]
     text = "### Golden AL drift\n\n" + "\n".join(rows) + "\n"
     if details:
         text += "\nOut of tolerance:\n\n" + "\n".join(details) + "\n"
@@ -72,24 +71,35 @@ def drift_markdown(summary: Summary) -> str:
 
 
 def write_drift(
-    summary: Summary, results: Path, environ: Mapping[str, str] | None = None, *, links: str = ""
+    summary: Summary, results: Path, env: Environment | None = None, *, links: str = ""
 ) -> Path | None:
     """``links`` (markdown pointing at the sweep report) follows the drift table."""
-    compared = any(c.get("golden") for cells in summary.cells.values() for c in cells.values())
+    compared = any(c.golden for cells in summary.cells.values() for c in cells.values())
     if not compared and not links:
         return None
     text = "\n".join(part for part in (drift_markdown(summary) if compared else "", links) if part)
     path = Layout(results).drift
     atomic_write_text(path, text)
-    target = (environ if environ is not None else os.environ).get("GITHUB_STEP_SUMMARY")
+    target = (env or environment()).step_summary
     if target:
         with open(target, "a", encoding="utf-8") as handle:
             handle.write(text)
     return path
 
 
-def cells_from(properties: Iterable[tuple[str, Any]], name: str) -> list[Mapping[str, Any]]:
-    return [value for key, value in properties if key == name and isinstance(value, Mapping)]
+def records_from(properties: Iterable[tuple[str, object]]) -> list[Record]:
+    """The records a report carries; a property that is not one (another plugin's, of the same
+    name) is left out of the tables rather than failing the run's end."""
+    from pytest_infx.results.records import RecordError, parse_record
+
+    found = []
+    for key, value in properties:
+        if key in (CELL_PROPERTY, AGENTIC_PROPERTY):
+            try:
+                found.append(parse_record(value))
+            except RecordError:
+                continue
+    return found
 
 
 class SummaryPlugin:
@@ -102,9 +112,8 @@ class SummaryPlugin:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call":
-            for cell in cells_from(report.user_properties, CELL_PROPERTY):
-                self.summary.add(cell)
-            self.summary.agentic += cells_from(report.user_properties, AGENTIC_PROPERTY)
+            for record in records_from(report.user_properties):
+                self.summary.add(record)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         links = self.config.stash.get(REPORT_MARKDOWN, "")
@@ -112,7 +121,8 @@ class SummaryPlugin:
             return
         from pytest_infx.plugin.options import settings
 
-        write_drift(self.summary, settings(self.config).results, links=links)
+        found = settings(self.config)
+        write_drift(self.summary, found.results, found.env, links=links)
         if self.summary.cells and not self.summary.any_al:
             self.critical = "CRITICAL: no SPEED-Bench cell produced an AL value; the sweep fails"
             session.exitstatus = pytest.ExitCode.TESTS_FAILED

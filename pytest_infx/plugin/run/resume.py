@@ -16,7 +16,6 @@ files, before any cell runs, so every worker expects the same server uses.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -42,23 +41,22 @@ def judge(path: Path, point: Point, data_sha256: str | None) -> Reuse | str:
     """The stored result to reuse, or why the cell must run (worded to follow a count of
     cells). ``data_sha256`` is the digest of the prompts (SPEED-Bench) or shipped traces
     (AgentX) the point would use now."""
-    kind = KINDS[point.kind]
+    from pytest_infx.results.records import RecordError, read_record
+
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        record = read_record(path)
     except FileNotFoundError:
         return "without a result file"
-    except (OSError, ValueError) as exc:
-        return f"with a result file that is not reusable (it does not parse: {exc})"
-    if not isinstance(record, dict) or record.get("id") != point.id:
+    except (OSError, RecordError) as exc:
+        problem = str(exc).removeprefix(f"{path}: ")
+        return f"with a result file that is not reusable ({problem})"
+    if record.id != point.id or record.kind != point.kind:
         return "with another item's result file"
-    if record.get("fingerprint") != point.fingerprint:
+    if record.fingerprint != point.fingerprint:
         return "whose recipe or engine changed (point fingerprint differs)"
-    wrong = kind.wrong_shape(record)
-    if wrong is not None:
-        return f"with a result file that is not reusable ({wrong})"
-    if kind.stored_sha256(record) != data_sha256:
+    if record.data_sha256 != data_sha256:
         return "whose dataset changed (sha256 differs)"
-    if not kind.passed(record):
+    if not record.passed:
         return "that did not pass last time"
     return Reuse(path, record)
 

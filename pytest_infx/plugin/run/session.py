@@ -8,14 +8,12 @@ importing the fixtures, which import them back.
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 import sys
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -30,6 +28,7 @@ if TYPE_CHECKING:
     from pytest_infx.plugin.output.activity import Tracker
     from pytest_infx.prepare.preflight import Datasets
     from pytest_infx.recipes.points import Point
+    from pytest_infx.results.records import Record
 
 CLOSE_WAIT_XDIST_S = 600.0
 
@@ -77,14 +76,15 @@ class Run:
             from pytest_infx.launch import GpuLeaser, Registry, ServerPool, detect_gpus
             from pytest_infx.plugin.slurm.jobs import in_job, job_gpus
 
-            devices = job_gpus(os.environ) if self.settings.gpu_count is None else None
+            slurm = self.settings.env.slurm
+            devices = job_gpus(slurm) if self.settings.gpu_count is None else None
             if devices is None:
                 devices = tuple(g.index for g in detect_gpus(override=self.settings.gpu_count))
             leaser = None
             if devices:
                 leaser = GpuLeaser(self.folders.run / "gpus", len(devices), devices=devices)
             # a Slurm job's run folder is its own: no other process can be using its servers
-            under_xdist = hasattr(self.config, "workerinput") and not in_job(os.environ)
+            under_xdist = hasattr(self.config, "workerinput") and not in_job(slurm)
             self._pool = ServerPool(
                 self.folders.run / "servers",
                 Registry(self.folders.run / "registry.jsonl"),
@@ -152,12 +152,12 @@ class Run:
             return serving.embedded_paths(point, self.embedded()).target
         return serving.staged_paths(point, self.settings.roots).target
 
-    def keep(self, record: Mapping[str, Any]) -> Path:
-        """Write an item's result file and tell the ``pytest_infx_result`` hooks; every result
-        file of a run is written here."""
+    def keep(self, record: Record) -> Path:
+        """Write an item's result file and tell the ``pytest_infx_result`` hooks (which get the
+        file's JSON value, so a hook's change cannot reach the file); every result file of a
+        run is written here."""
         path = write_result(self.layout, record)
-        kept = json.loads(path.read_text(encoding="utf-8"))
-        self.config.hook.pytest_infx_result(config=self.config, path=path, record=kept)
+        self.config.hook.pytest_infx_result(config=self.config, path=path, record=record.as_json())
         return path
 
     def release(self, key: str) -> None:

@@ -8,10 +8,11 @@ from typing import Any, cast
 import pytest
 from e2e.conftest import Sweep
 from e2e.helpers import recipe, write_recipe
+from results import samples
 
 import pytest_infx.plugin.collect.items as item_functions
 import pytest_infx.plugin.run.resume as resume
-from pytest_infx.plugin.output.summary import AGENTIC_PROPERTY, CELL_PROPERTY, cells_from
+from pytest_infx.plugin.output.summary import AGENTIC_PROPERTY, CELL_PROPERTY, records_from
 from pytest_infx.plugin.run.fixtures import runnable
 from pytest_infx.plugin.run.kinds import KINDS
 from pytest_infx.plugin.run.kinds.agentic import AgenticKind, ReusedPoint
@@ -21,6 +22,7 @@ from pytest_infx.prepare.preflight import Datasets
 from pytest_infx.recipes.loader import load_tree
 from pytest_infx.recipes.points import Point, expand_all
 from pytest_infx.results.layout import Layout
+from pytest_infx.results.records import Record
 from pytest_infx.results.reuse import Reuse
 
 KEY = "fake-cpu-both"
@@ -43,27 +45,13 @@ def _replaced() -> None:
     """Stands in for the SPEED-Bench item function."""
 
 
-def _stored(point: Point, datasets: Datasets) -> dict[str, Any]:
+def _stored(point: Point, datasets: Datasets) -> Record:
     """A passed result of ``point`` in the words of its kind."""
+    sha256 = KINDS[point.kind].data_sha256(point, datasets)
+    identity = {"id": point.id, "recipe": point.recipe_key, "fingerprint": point.fingerprint}
     if point.kind == "agentic":
-        return {
-            "kind": "agentic",
-            "id": point.id,
-            "fingerprint": point.fingerprint,
-            "traces_sha256": KINDS["agentic"].data_sha256(point, datasets),
-            "verdict": "pass",
-            "requests": {"total": 4, "completed": 4, "failed": 0},
-            "throughput": {"output_tokens_per_s_per_gpu": 12.5},
-        }
-    return {
-        "kind": "speedbench",
-        "id": point.id,
-        "fingerprint": point.fingerprint,
-        "dataset": {"sha256": KINDS["speedbench"].data_sha256(point, datasets)},
-        "engine": {"name": "vllm"},
-        "verdict": "pass",
-        "al": 1.5,
-    }
+        return samples.point(**identity, traces_sha256=sha256)
+    return samples.cell(**identity, dataset__sha256=sha256)
 
 
 def test_the_registry_holds_one_kind_per_kind_of_point(tmp_path: Path) -> None:
@@ -107,7 +95,7 @@ def _request(reuse: Reuse | None) -> Any:
 
 def test_the_fixture_asks_the_kind_for_a_fresh_runnable_or_the_reused_one(tmp_path: Path) -> None:
     point = _both(tmp_path / "recipes", tmp_path / "starts.jsonl")[0]
-    reuse = Reuse(tmp_path / "stored.json", {"id": point.id})
+    reuse = Reuse(tmp_path / "stored.json", samples.cell(id=point.id))
     kind: Any = _Kind()
     assert cast(Any, runnable(kind, point, cast(Any, None), _request(None))) == (
         "fresh",
@@ -122,7 +110,8 @@ def test_each_kind_stands_in_for_its_reused_point_with_its_own_runnable(tmp_path
     points = _both(tmp_path / "recipes", tmp_path / "starts.jsonl")
     request: Any = SimpleNamespace(node=None, getfixturevalue=lambda name: f"<{name}>")
     for point in points:
-        reuse = Reuse(tmp_path / "stored.json", {"id": point.id})
+        stored = samples.point if point.kind == "agentic" else samples.cell
+        reuse = Reuse(tmp_path / "stored.json", stored(id=point.id))
         made = KINDS[point.kind].reused(point, reuse, cast(Any, None), request)
         assert isinstance(made, ReusedPoint if point.kind == "agentic" else ReusedCell)
 
@@ -130,30 +119,30 @@ def test_each_kind_stands_in_for_its_reused_point_with_its_own_runnable(tmp_path
 def test_each_kind_leaves_the_record_its_summary_reads(tmp_path: Path) -> None:
     points = _both(tmp_path / "recipes", tmp_path / "starts.jsonl")
     reads = {"speedbench": CELL_PROPERTY, "agentic": AGENTIC_PROPERTY}
-    record = {
-        "al": 1.5,
-        "al_token_weighted": 1.5,
-        "al_request_weighted": 1.5,
-        "al_standard_error": None,
-        "requests": {"total": 4, "completed": 4, "failed": 0},
-        "throughput": {"output_tokens_per_s_per_gpu": 12.5},
-        "golden": None,
-        "verdict": "pass",
-    }
     for point in points:
+        record = samples.point() if point.kind == "agentic" else samples.cell()
         node: Any = SimpleNamespace(user_properties=[])
         KINDS[point.kind].attach(node, point, record)
         left = {name for name, _ in node.user_properties}
-        assert cells_from(node.user_properties, reads[point.kind]), point.kind
+        assert records_from(node.user_properties) == [record], point.kind
         assert left.isdisjoint(set(reads.values()) - {reads[point.kind]}), point.kind
 
 
 def test_a_reused_agentic_point_leaves_what_a_measured_one_leaves() -> None:
-    record = {
-        "id": "k[tp1-c2]",
-        "requests": {"total": 4, "completed": 3, "failed": 1},
-        "throughput": {"output_tokens_per_s_per_gpu": 12.5, "total_tokens_per_s_per_gpu": 40.0},
+    throughput = {
+        "method": "inferencex",
+        "total_tokens_per_s": 40.0,
+        "output_tokens_per_s": 12.5,
+        "input_tokens_per_s": 27.5,
+        "total_tokens_per_s_per_gpu": 40.0,
+        "output_tokens_per_s_per_gpu": 12.5,
+        "input_tokens_per_s_per_gpu": 27.5,
+        "output_tokens_per_s_per_user": None,
+        "duration_s": 10.0,
+        "gpus": 1,
+        "requests_per_s": 0.4,
     }
+    record = samples.point(requests__completed=3, requests__failed=1, throughput=throughput)
     node: Any = SimpleNamespace(user_properties=[])
     ReusedPoint(Reuse(Path("stored.json"), record), SimpleNamespace(node=node)).run()  # type: ignore[arg-type]
     assert node.user_properties == [
@@ -161,7 +150,7 @@ def test_a_reused_agentic_point_leaves_what_a_measured_one_leaves() -> None:
         ("failed", 1),
         ("output_tokens_per_s_per_gpu", 12.5),
         ("total_tokens_per_s_per_gpu", 40.0),
-        (AGENTIC_PROPERTY, record),
+        (AGENTIC_PROPERTY, record.as_json()),
     ]
 
 
@@ -178,7 +167,7 @@ def test_resume_judges_the_file_each_kind_names(
     for point in points:
         path = KINDS[point.kind].result_path(layout, point)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(_stored(point, datasets)))
+        path.write_text(json.dumps(_stored(point, datasets).as_json()))
     items = _items(sweep)
     resume.mark(items, Layout(sweep.results), datasets)
     reused = {item.name: item.stash.get(REUSE, None) for item in items}

@@ -12,21 +12,19 @@ the functions that run it.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 import pytest_infx.plugin.collect.items as items
 from pytest_infx.plugin.output.summary import AGENTIC_PROPERTY
-from pytest_infx.plugin.run.kinds.base import finite_number
-from pytest_infx.results import verdict
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from pytest_infx.agentic.record import PointIdentity
     from pytest_infx.agentic.results import AgenticResult
     from pytest_infx.agentic.runner import AgenticRun
     from pytest_infx.agentic.shape import PointShape
@@ -37,6 +35,7 @@ if TYPE_CHECKING:
     from pytest_infx.recipes.points import Point
     from pytest_infx.recipes.schema import Agentic
     from pytest_infx.results.layout import Layout
+    from pytest_infx.results.records import InferencexThroughput, Record
     from pytest_infx.results.reuse import Reuse
 
 BUILTIN_TRACES = "builtin"
@@ -101,7 +100,9 @@ class AgenticPoint:
 
         return shape_of(self.point)
 
-    def inferencex(self, run: AgenticRun, result: AgenticResult) -> tuple[str, dict[str, Any]]:
+    def inferencex(
+        self, run: AgenticRun, result: AgenticResult
+    ) -> tuple[str, InferencexThroughput | None]:
         """Write InferenceX's aggregate of this point under its InferenceX name; returns the
         path relative to the results folder and our throughput block."""
         from pytest_infx.agentic.aggregate import (
@@ -122,21 +123,28 @@ class AgenticPoint:
         layout = self.run_ctx.layout
         path = layout.inferencex(shape.result_filename)
         atomic_write_json(path, agg)
-        return layout.relative(path), headline(agg, num_gpus=shape.num_gpus) or {}
+        block = headline(agg, num_gpus=shape.num_gpus, requests_per_s=result.request_rate)
+        return layout.relative(path), block
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> PointIdentity:
+        from pytest_infx.agentic.record import PointIdentity
+        from pytest_infx.speedbench.record import server_info
+
         point = self.point
         engine = point.recipe.engine
-        return {
-            "id": point.id,
-            "recipe": point.recipe_key,
-            "model": point.recipe.model.hub_id,
-            "engine": f"{engine.name} {engine.version or ''}".strip(),
-            "image": engine.image,
-            "tp": point.tp,
-            "concurrency": point.concurrency,
-            "gpu": point.runner,
-        }
+        return PointIdentity(
+            id=point.id,
+            recipe=point.recipe_key,
+            model=point.recipe.model.hub_id,
+            engine=f"{engine.name} {engine.version or ''}".strip(),
+            image=engine.image,
+            tp=point.tp,
+            concurrency=point.concurrency,
+            gpu=point.runner,
+            fingerprint=point.fingerprint,
+            traces_sha256=traces_sha256(point),
+            server=server_info(self.server),
+        )
 
     def run(self) -> None:
         __tracebackhide__ = True
@@ -158,24 +166,20 @@ class AgenticPoint:
         except AgenticRunError as exc:
             pytest.fail(f"aiperf did not finish for {self.point.id}:\n{exc}", pytrace=False)
         verdict = check_requests(result, threshold=agentic.failed_request_threshold)
-        identity = self.identity()
         infx_file: str | None = None
-        throughput: dict[str, Any] | None = None
+        throughput: InferencexThroughput | None = None
         records_error: str | None = None
         try:
             infx_file, throughput = self.inferencex(run, result)
         except ExportError as exc:
             records_error = str(exc)
-        record = result_record(identity, result, verdict=verdict, throughput=throughput or None)
-        record["inferencex_result"] = infx_file
-        record["id"] = self.point.id
-        record["fingerprint"] = self.point.fingerprint
-        record["traces_sha256"] = traces_sha256(self.point)
-        record["server"] = {
-            "argv": list(self.server.argv),
-            "port": self.server.port,
-            "log": str(self.server.log_path),
-        }
+        record = result_record(
+            self.identity(),
+            result,
+            verdict=verdict,
+            throughput=throughput,
+            inferencex_result=infx_file,
+        )
         self.run_ctx.keep(record)
         attach(self.request.node, record)
         if not verdict.passed:
@@ -201,20 +205,22 @@ class ReusedPoint:
         attach(self.request.node, self.reuse.record)
 
 
-def attach(node: pytest.Item, record: Mapping[str, Any]) -> None:
+def attach(node: pytest.Item, record: Record) -> None:
     """The junit properties and the point the end-of-run table is built from."""
-    requests = record.get("requests") or {}
-    node.user_properties.append(("completed", requests.get("completed")))
-    node.user_properties.append(("failed", requests.get("failed")))
-    per_gpu = record.get("throughput") or {}
+    from pytest_infx.results.records import InferencexThroughput, PointRecord
+
+    assert isinstance(record, PointRecord)
+    node.user_properties.append(("completed", record.requests.completed))
+    node.user_properties.append(("failed", record.requests.failed))
+    throughput = record.throughput
     node.user_properties.append(
-        ("output_tokens_per_s_per_gpu", per_gpu.get("output_tokens_per_s_per_gpu"))
+        ("output_tokens_per_s_per_gpu", throughput.output_tokens_per_s_per_gpu)
     )
-    if "total_tokens_per_s_per_gpu" in per_gpu:
+    if isinstance(throughput, InferencexThroughput):
         node.user_properties.append(
-            ("total_tokens_per_s_per_gpu", per_gpu["total_tokens_per_s_per_gpu"])
+            ("total_tokens_per_s_per_gpu", throughput.total_tokens_per_s_per_gpu)
         )
-    node.user_properties.append((AGENTIC_PROPERTY, dict(record)))
+    node.user_properties.append((AGENTIC_PROPERTY, record.as_json()))
 
 
 def agentic_of(point: Point) -> Agentic:
@@ -244,7 +250,7 @@ class AgenticKind:
     ) -> Runnable:
         return ReusedPoint(reuse, request)
 
-    def attach(self, node: pytest.Item, point: Point, record: Mapping[str, Any]) -> None:
+    def attach(self, node: pytest.Item, point: Point, record: Record) -> None:
         attach(node, record)
 
     def result_path(self, layout: Layout, point: Point) -> Path:
@@ -252,21 +258,6 @@ class AgenticKind:
 
     def data_sha256(self, point: Point, datasets: Datasets) -> str | None:
         return traces_sha256(point)
-
-    def stored_sha256(self, record: Mapping[str, Any]) -> object:
-        return record.get("traces_sha256")
-
-    def passed(self, record: Mapping[str, Any]) -> bool:
-        return verdict.passed(record)
-
-    def wrong_shape(self, record: Mapping[str, Any]) -> str | None:
-        for name in ("requests", "throughput"):
-            if record.get(name) is not None and not isinstance(record[name], dict):
-                return f"'{name}' is not a mapping"
-        per_gpu = (record.get("throughput") or {}).get("output_tokens_per_s_per_gpu")
-        if per_gpu is not None and not finite_number(per_gpu):
-            return "'throughput.output_tokens_per_s_per_gpu' is not a number"
-        return None
 
 
 AGENTIC = AgenticKind()

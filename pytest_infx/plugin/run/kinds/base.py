@@ -2,16 +2,16 @@
 
 A SPEED-Bench cell and an AgentX point differ in the item function they run, what they measure
 against their server, what stands in for them when ``--infx-resume`` reuses their stored result,
-the record they leave for the end-of-run summary, and which stored file resume judges and how.
+the properties their record leaves for the end-of-run summary, and which stored file resume
+judges and the digest of the data it must have been measured on.
 Each kind answers all of these in its own module, so no other module asks which kind it holds.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     import pytest
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from pytest_infx.prepare.preflight import Datasets
     from pytest_infx.recipes.points import Point
     from pytest_infx.results.layout import Layout
+    from pytest_infx.results.records import Record
     from pytest_infx.results.reuse import Reuse
 
 
@@ -56,7 +57,7 @@ class Kind(Protocol):
         """The runnable that stands for ``point`` with its stored result: no server."""
         ...
 
-    def attach(self, node: pytest.Item, point: Point, record: Mapping[str, Any]) -> None:
+    def attach(self, node: pytest.Item, point: Point, record: Record) -> None:
         """Put the point's record on its item for junit and the end-of-run summary; a fresh
         and a reused runnable leave the same properties."""
         ...
@@ -68,20 +69,3 @@ class Kind(Protocol):
     def data_sha256(self, point: Point, datasets: Datasets) -> str | None:
         """The digest of the data the point would use now, which its stored result must have."""
         ...
-
-    def stored_sha256(self, record: Mapping[str, Any]) -> object:
-        """The digest of the data a stored result was measured on."""
-        ...
-
-    def passed(self, record: Mapping[str, Any]) -> bool:
-        """Whether a stored result passed, and so may be reused."""
-        ...
-
-    def wrong_shape(self, record: Mapping[str, Any]) -> str | None:
-        """What the reused runnable would trip over in a stored result of the right item."""
-        ...
-
-
-def finite_number(value: object) -> bool:
-    """Whether a stored figure is one a reused runnable can show (a JSON boolean is not)."""
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)

@@ -13,7 +13,6 @@ types) is imported inside the functions that run it.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,9 +22,6 @@ import pytest
 import pytest_infx.plugin.collect.items as items
 import pytest_infx.plugin.options as options
 from pytest_infx.plugin.output.summary import CELL_PROPERTY
-from pytest_infx.plugin.run.kinds.base import finite_number
-from pytest_infx.results import verdict
-from pytest_infx.speedbench.record import cell_record, engine_info, golden_summary
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -39,6 +35,7 @@ if TYPE_CHECKING:
     from pytest_infx.prepare.preflight import Datasets
     from pytest_infx.recipes.points import Cell, Point
     from pytest_infx.results.layout import Layout
+    from pytest_infx.results.records import GoldenSummary, Record
     from pytest_infx.results.reuse import Reuse
     from pytest_infx.speedbench.cell import CellSettings
 
@@ -99,6 +96,7 @@ class SpeedbenchCell:
         from pytest_infx.results import cells
         from pytest_infx.speedbench.cell import run_cell
         from pytest_infx.speedbench.metrics import ScrapeError
+        from pytest_infx.speedbench.record import cell_record, engine_info
 
         point = self.point
         dataset = self.run_ctx.datasets.get(self.cell.bench)
@@ -119,7 +117,7 @@ class SpeedbenchCell:
             raise pytest.fail.Exception(message, pytrace=False) from None
         engine = engine_info(point)
         record = cell_record(point, self.server, outcome, engine, None)
-        header = cells.provenance(point, record["dataset"], engine)
+        header = cells.provenance(point, record.dataset, engine)
         drift: GoldenDriftError | None = None
         if outcome.al is not None:
             drift, golden = gate(
@@ -161,18 +159,19 @@ class ReusedCell:
         __tracebackhide__ = True
         from pytest_infx.results import cells
 
-        record = dict(self.reuse.record)
-        header = cells.provenance(self.point, record["dataset"], record["engine"])
+        stored = self.reuse.record
+        assert stored.kind == "speedbench" and stored.al is not None
+        header = cells.provenance(self.point, stored.dataset, stored.engine)
         drift, golden = gate(
             self.point,
             self.cell,
-            self.reuse.al,
-            record.get("al_standard_error"),
+            stored.al,
+            stored.al_standard_error,
             header,
             self.snapshot,
             self.request,
         )
-        record["golden"] = golden
+        record = stored.model_copy(update={"golden": golden})
         cells.write_matrix(self.run_ctx.layout, self.point, header)
         attach(self.request.node, self.point, record)
         if drift is not None:
@@ -187,7 +186,7 @@ def gate(
     header: Provenance,
     snapshot: Any,
     request: pytest.FixtureRequest,
-) -> tuple[GoldenDriftError | None, dict[str, Any]]:
+) -> tuple[GoldenDriftError | None, GoldenSummary]:
     """Compare one cell's AL with its golden curve; the drift (raised by the caller after the
     results are written) and the summary that goes into the result file and the tables."""
     from pytest_infx.golden.curve import Curve
@@ -215,30 +214,24 @@ def gate(
         )
     except GoldenDriftError as exc:
         drift, comparison = exc, exc.comparison
+    from pytest_infx.speedbench.record import golden_summary
+
     return drift, golden_summary(bench.golden, comparison, passed=drift is None)
 
 
-def attach(node: pytest.Item, point: Point, record: Mapping[str, Any]) -> None:
+def attach(node: pytest.Item, point: Point, record: Record) -> None:
     """The junit properties and the cell the end-of-run tables are built from."""
-    for name in ("al", "al_token_weighted", "al_request_weighted", "al_standard_error"):
-        node.user_properties.append((name, record[name]))
-    requests = record["requests"]
-    node.user_properties.append(("requests", f"{requests['completed']}/{requests['total']}"))
-    node.user_properties.append(
-        (
-            CELL_PROPERTY,
-            {
-                "recipe": point.recipe_key,
-                "k": point.draft_length,
-                "thinking": point.thinking,
-                "al": record["al"],
-                "golden": record["golden"],
-                "completed": requests["completed"],
-                "total": requests["total"],
-                "verdict": record["verdict"],
-            },
-        )
-    )
+    from pytest_infx.results.records import CellRecord
+
+    assert isinstance(record, CellRecord)
+    node.user_properties += [
+        ("al", record.al),
+        ("al_token_weighted", record.al_token_weighted),
+        ("al_request_weighted", record.al_request_weighted),
+        ("al_standard_error", record.al_standard_error),
+        ("requests", f"{record.requests.completed}/{record.requests.total}"),
+        (CELL_PROPERTY, record.as_json()),
+    ]
 
 
 def cell_of(point: Point) -> Cell:
@@ -270,7 +263,7 @@ class SpeedbenchKind:
         snapshot = request.getfixturevalue("snapshot")
         return ReusedCell(point, cell_of(point), reuse, run, request, snapshot)
 
-    def attach(self, node: pytest.Item, point: Point, record: Mapping[str, Any]) -> None:
+    def attach(self, node: pytest.Item, point: Point, record: Record) -> None:
         attach(node, point, record)
 
     def result_path(self, layout: Layout, point: Point) -> Path:
@@ -278,23 +271,6 @@ class SpeedbenchKind:
 
     def data_sha256(self, point: Point, datasets: Datasets) -> str | None:
         return datasets.get(cell_of(point).bench).sha256
-
-    def stored_sha256(self, record: Mapping[str, Any]) -> object:
-        return (record.get("dataset") or {}).get("sha256")
-
-    def passed(self, record: Mapping[str, Any]) -> bool:
-        return verdict.passed(record) and record.get("al") is not None
-
-    def wrong_shape(self, record: Mapping[str, Any]) -> str | None:
-        for name in ("dataset", "engine"):
-            if record.get(name) is not None and not isinstance(record[name], dict):
-                return f"'{name}' is not a mapping"
-        if verdict.passed(record) and not isinstance(record.get("engine"), dict):
-            return "'engine' is missing"
-        for name in ("al", "al_standard_error"):
-            if record.get(name) is not None and not finite_number(record[name]):
-                return f"'{name}' is not a number"
-        return None
 
 
 SPEEDBENCH = SpeedbenchKind()

@@ -1,0 +1,338 @@
+"""The result record of each kind as a typed value: what a run writes, what ``--infx-resume``
+reuses, what the tables, the report and the ``pytest_infx_result`` hooks read.
+
+Every reader used to re-spell field names and re-check their types on a dict; a record is now
+validated once, when it is built or read back, and readers use its attributes. ``version``
+numbers the file shape: a file without it is version 1 (the shape before it was numbered), and a
+file from a newer pytest-infx is refused by name instead of being misread.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Final, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    TypeAdapter,
+    ValidationError,
+)
+
+from pytest_infx.files.textio import InputFileError, read_input
+from pytest_infx.results import verdict as vocabulary
+from pytest_infx.results.verdict import Verdict
+
+RECORD_VERSION: Final = 1
+SPEEDBENCH: Final = "speedbench"
+AGENTIC: Final = "agentic"
+
+
+class RecordError(ValueError):
+    """A result file that is not a record this version can use, with what is wrong."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+
+Count = Annotated[int, Field(ge=0)]
+Positive = Annotated[int, Field(ge=1)]
+
+
+class ServerInfo(_Model):
+    """The server a result was measured on: its command line, port and log."""
+
+    argv: list[str]
+    port: int
+    log: str
+    base_url: str | None = None
+    port_note: str | None = None
+
+
+class EngineInfo(_Model):
+    """The engine as the recipe names it: an image on a GPU node, an embedded engine, or a
+    command; which of the three is set says how it was launched."""
+
+    name: str
+    version: str | None
+    image: str | None = None
+    embedded: str | None = None
+    command: list[str] | None = None
+
+
+class CellPoint(_Model):
+    draft_length: int
+    thinking: str
+    tp: Positive
+    concurrency: Positive
+
+
+class DatasetInfo(_Model):
+    name: str
+    path: str
+    category: str | None
+    sha256: str | None
+    n: Count
+
+
+class ClientInfo(_Model):
+    concurrency: Positive
+    max_tokens: Positive
+    chat_template_kwargs: dict[str, JsonValue]
+
+
+class CellRequests(_Model):
+    total: Count
+    completed: Count
+    failed: Count
+    empty: Count
+    completion_tokens: Count
+    wall_s: float
+
+
+class CounterValues(_Model):
+    """One scrape's speculative-decoding counters; None where the series is absent."""
+
+    drafts: float | None
+    draft_tokens: float | None
+    accepted: float | None
+    accepted_per_pos: list[float]
+    generation_tokens: float | None
+
+
+class CounterChange(_Model):
+    drafts: float | None
+    accepted: float | None
+    draft_tokens: float | None
+    decreased: list[str]
+
+
+class Counters(_Model):
+    before: CounterValues
+    after: CounterValues
+    delta: CounterChange
+
+
+class GoldenSummary(_Model):
+    """A cell's golden comparison; ``recorded`` when the cell was written into the curve
+    (``--snapshot-update``, or a curve that had no value for it) rather than checked."""
+
+    curve: str
+    ok: bool
+    recorded: bool
+    checked: Count | None = None
+    drifted: Count | None = None
+    largest_delta: float | None = None
+    tolerance: float | None = None
+    lines: list[str] = []
+
+
+def _known_word(word: str) -> str:
+    if vocabulary.read(word) is None:
+        raise ValueError(f"{word!r} is not a verdict (pass or fail)")
+    return word
+
+
+Word = Annotated[str, AfterValidator(_known_word)]
+
+
+class _Result(_Model):
+    version: Positive = RECORD_VERSION
+    id: Annotated[str, Field(min_length=1)]
+    recipe: str
+    fingerprint: str
+    server: ServerInfo
+    verdict: Word | None
+    reasons: list[str]
+
+    @property
+    def passed(self) -> bool:
+        return vocabulary.read(self.verdict) is Verdict.PASS
+
+    def as_json(self) -> dict[str, JsonValue]:
+        """The file's content, and what the ``pytest_infx_result`` hooks and the end-of-run
+        tables receive (plain JSON values cross xdist's wire)."""
+        return self.model_dump(mode="json")
+
+
+class CellRecord(_Result):
+    """A SPEED-Bench cell: its point, engine, server, dataset, client settings, requests, every
+    AL estimate, the counters, the golden comparison and the verdict."""
+
+    kind: Literal["speedbench"] = SPEEDBENCH
+    point: CellPoint
+    engine: EngineInfo
+    dataset: DatasetInfo
+    client: ClientInfo
+    requests: CellRequests
+    rendered_prompt_tail: str | None
+    al: float | None
+    al_raw: float | None
+    al_per_position: list[float]
+    acceptance_rate: float | None
+    al_request_weighted: float | None
+    al_token_weighted: float | None
+    al_standard_error: float | None
+    counters: Counters
+    golden: GoldenSummary | None
+
+    @property
+    def passed(self) -> bool:
+        """A cell passed only with an AL: a cell whose checks failed has none to reuse."""
+        return super().passed and self.al is not None
+
+    @property
+    def data_sha256(self) -> str | None:
+        """The digest of the prompts the cell was measured on."""
+        return self.dataset.sha256
+
+
+class PointCoordinates(_Model):
+    tp: Positive
+    concurrency: Positive
+
+
+class PointRequests(_Model):
+    total: Count
+    completed: Count
+    failed: Count
+    error_ratio: float
+
+
+class AiperfThroughput(_Model):
+    """aiperf's own summary figures: the output rate over the benchmark's duration."""
+
+    method: Literal["aiperf"]
+    output_tokens_per_s: float
+    output_tokens_per_s_per_gpu: float
+    requests_per_s: float
+    gpus: Positive
+
+
+class InferencexThroughput(_Model):
+    """Figures computed as InferenceX computes them, over the requests' span."""
+
+    method: Literal["inferencex"]
+    total_tokens_per_s: float
+    output_tokens_per_s: float
+    input_tokens_per_s: float
+    total_tokens_per_s_per_gpu: float
+    output_tokens_per_s_per_gpu: float
+    input_tokens_per_s_per_gpu: float
+    output_tokens_per_s_per_user: float | None
+    duration_s: float
+    gpus: Positive
+    requests_per_s: float
+
+
+class Percentiles(_Model):
+    p50: float
+    p90: float
+    p99: float
+
+
+class Latency(_Model):
+    ttft: Percentiles | None
+    tpot: Percentiles | None
+    e2e: Percentiles | None
+
+
+class AiperfRun(_Model):
+    version: str
+    scenario: str | None
+    export: str
+    duration_s: float
+    was_cancelled: bool
+    exit_code: int
+    output_tokens: Count
+    output_tokens_per_s: float
+
+
+class ErrorCount(_Model):
+    code: int | None
+    type: str
+    message: str
+    count: Count
+
+
+class PointRecord(_Result):
+    """An AgentX point: its identity, requests, throughput, latency, aiperf's run and errors,
+    and the verdict of the failed-request gate."""
+
+    kind: Literal["agentic"] = AGENTIC
+    model: str
+    engine: str
+    image: str | None
+    tp: Positive
+    concurrency: Positive
+    gpu: str
+    point: PointCoordinates
+    requests: PointRequests
+    throughput: Annotated[AiperfThroughput | InferencexThroughput, Field(discriminator="method")]
+    latency_ms: Latency
+    interactivity_tokens_per_s_per_user: float | None
+    submission_valid: bool | None
+    submission_invalid_reasons: list[str]
+    aiperf: AiperfRun
+    errors: list[ErrorCount]
+    failed_request_threshold: float | None
+    inferencex_result: str | None
+    traces_sha256: str | None
+
+    @property
+    def data_sha256(self) -> str | None:
+        """The digest of the shipped traces the point replayed; None for a hub corpus."""
+        return self.traces_sha256
+
+
+Record = CellRecord | PointRecord
+_RECORD: TypeAdapter[Record] = TypeAdapter(Annotated[Record, Field(discriminator="kind")])
+
+
+def parse_record(data: object) -> Record:
+    """The record a result file's JSON value holds; RecordError says what is wrong with it."""
+    if not isinstance(data, dict):
+        raise RecordError(f"holds a JSON {type(data).__name__}, not a result record")
+    version = data.get("version", RECORD_VERSION)
+    if isinstance(version, int) and not isinstance(version, bool) and version > RECORD_VERSION:
+        raise RecordError(
+            f"is a version {version} record, written by a newer pytest-infx (this one reads "
+            f"version {RECORD_VERSION}); upgrade pytest-infx or use another --infx-results folder"
+        )
+    data = data if "kind" in data else {**data, "kind": SPEEDBENCH}
+    try:
+        return _RECORD.validate_python(data)
+    except ValidationError as exc:
+        raise RecordError(_first_problem(exc)) from None
+
+
+def _first_problem(exc: ValidationError) -> str:
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    where = ".".join(str(part) for part in first["loc"][1:]) or "the record"
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"'{where}': {first['msg']}{more}"
+
+
+def read_record(path: Path) -> Record:
+    """The record in a result file; ``FileNotFoundError`` when there is none,
+    ``InputFileError`` when it is not a regular file or too large, RecordError (naming the file)
+    when it is not JSON, nested past what the parser can follow, or not a record of this
+    version."""
+    try:
+        data = json.loads(read_input(path))
+    except (FileNotFoundError, InputFileError):
+        raise
+    except RecursionError:
+        raise RecordError(f"{path}: nested too deeply to be a result record") from None
+    except (OSError, ValueError) as exc:
+        raise RecordError(f"{path}: does not parse ({exc})") from None
+    try:
+        return parse_record(data)
+    except RecordError as exc:
+        raise RecordError(f"{path}: {exc}") from None

@@ -1,0 +1,106 @@
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_infx.files.textio import InputFileError
+from pytest_infx.results.files import write_result
+from pytest_infx.results.layout import Layout
+from pytest_infx.results.records import (
+    RECORD_VERSION,
+    CellRecord,
+    PointRecord,
+    RecordError,
+    parse_record,
+    read_record,
+)
+from results.samples import CELL, POINT, cell, point, with_fields
+
+
+@pytest.mark.parametrize("record", [cell(), point()], ids=["cell", "point"])
+def test_a_record_reads_back_equal_from_its_file(tmp_path: Path, record: Any) -> None:
+    path = write_result(Layout(tmp_path), record)
+    assert read_record(path) == record
+    assert json.loads(path.read_text())["version"] == RECORD_VERSION
+
+
+def test_the_kind_picks_the_model() -> None:
+    assert isinstance(parse_record(CELL), CellRecord)
+    assert isinstance(parse_record(POINT), PointRecord)
+    assert isinstance(parse_record(with_fields(CELL, {"kind!": None})), CellRecord)
+
+
+def test_a_file_without_a_version_is_version_one() -> None:
+    assert parse_record(with_fields(CELL, {"version!": None})).version == 1
+
+
+def test_a_newer_record_is_refused_by_name() -> None:
+    with pytest.raises(RecordError, match="version 2 record, written by a newer pytest-infx"):
+        parse_record(with_fields(POINT, {"version": RECORD_VERSION + 1}))
+
+
+@pytest.mark.parametrize(
+    ("fields", "where"),
+    [
+        ({"point.draft_length": "2"}, "'point.draft_length'"),
+        ({"point.draft_length": True}, "'point.draft_length'"),
+        ({"al": "2.1"}, "'al'"),
+        ({"requests.completed": -1}, "'requests.completed'"),
+        ({"verdict": "ok"}, "'verdict'.*'ok' is not a verdict"),
+        ({"surprise": 1}, "'surprise'.*not permitted"),
+        ({"dataset!": None}, "'dataset'.*required"),
+    ],
+)
+def test_a_wrong_field_is_named(fields: dict[str, Any], where: str) -> None:
+    with pytest.raises(RecordError, match=where):
+        parse_record(with_fields(CELL, fields))
+
+
+def test_throughput_has_one_shape_per_method() -> None:
+    inferencex = {"method": "inferencex", "output_tokens_per_s": 1.0}
+    with pytest.raises(RecordError, match=r"'throughput\.inferencex\.total_tokens_per_s'"):
+        parse_record(with_fields(POINT, {"throughput": inferencex}))
+
+
+def test_older_verdict_words_still_pass_and_a_cell_without_al_never_does() -> None:
+    assert point(verdict="passed").passed
+    assert not point(verdict="failed").passed
+    assert not point(verdict=None).passed
+    assert cell().passed
+    assert not cell(al=None).passed
+
+
+def test_each_kind_names_the_digest_of_its_data() -> None:
+    assert cell(dataset__sha256="12").data_sha256 == "12"
+    assert point(traces_sha256=None).data_sha256 is None
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        ("[]", "holds a JSON list, not a result record"),
+        ("{not json", "does not parse"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    ],
+)
+def test_a_file_that_is_not_a_record_says_so_with_its_path(
+    tmp_path: Path, content: str, problem: str
+) -> None:
+    path = tmp_path / "r.json"
+    path.write_text(content)
+    with pytest.raises(RecordError, match=problem) as caught:
+        read_record(path)
+    assert str(caught.value).startswith(f"{path}: ")
+
+
+def test_a_pipe_is_refused_without_blocking(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    os.mkfifo(path)
+    with pytest.raises(InputFileError, match="is a pipe"):
+        read_record(path)
+    with pytest.raises(FileNotFoundError):
+        read_record(tmp_path / "absent.json")
