@@ -52,15 +52,15 @@ def add_hookspecs(pluginmanager: pytest.PytestPluginManager) -> None:
 
 def short_names(early_config: pytest.Config, parser: pytest.Parser) -> Generator[None, Any, Any]:
     result = yield
-    early_config.stash[stash.NOTES] = declare.add_short_names(parser)
+    stash.add(early_config, stash.NOTES, declare.add_short_names(parser))
     return result
 
 
 def configure(config: pytest.Config) -> None:
     options.check_ini_booleans(config)
     collect.widen_to_recipes(config)
-    config.stash.setdefault(stash.NOTES, []).extend(markers.register(config))
-    config.stash[stash.REASONS] = []
+    stash.add(config, stash.NOTES, markers.register(config))
+    config.stash[stash.REASONS] = ()
     config.stash[stash.GC_PAUSE] = gcpause.Pause()
     _use_engine_providers(config)
     # registered before pytest's own cleanups, so it runs after their closing gc.collect()

@@ -6,6 +6,7 @@ says which module writes it and which read it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,6 +22,12 @@ from pytest_infx.settings import Settings
 if TYPE_CHECKING:
     from pytest_infx.recipes.loader import RecipeSource, Tree
     from pytest_infx.recipes.points import Point
+
+
+def add(config: pytest.Config, key: pytest.StashKey[tuple[str, ...]], lines: Iterable[str]) -> None:
+    """Lines kept on the config are tuples, replaced whole: a later reader never sees a list
+    that another hook is still changing."""
+    config.stash[key] = (*config.stash.get(key, ()), *lines)
 
 
 @dataclass(frozen=True)
@@ -47,10 +54,10 @@ RUNNER: pytest.StashKey[str] = pytest.StashKey()
 """config: the runner whose points run (plugin.collect.session)."""
 SUMMARY: pytest.StashKey[Summary] = pytest.StashKey()
 """config: the run's result summary (plugin.output.summary)."""
-REASONS: pytest.StashKey[list[str]] = pytest.StashKey()
-"""config: one-line selection reasons shown at the end (plugin.collect.session,
-plugin.output.terminal)."""
-PLAN: pytest.StashKey[list[str]] = pytest.StashKey()
+REASONS: pytest.StashKey[tuple[str, ...]] = pytest.StashKey()
+"""config: one-line selection reasons shown at the end (plugin.collect.session adds to them,
+plugin.workers brings a worker's to the controller, plugin.output.terminal prints them)."""
+PLAN: pytest.StashKey[tuple[str, ...]] = pytest.StashKey()
 """config: the ``--infx-plan`` lines (plugin.collect.session writes, plugin.output.terminal
 prints)."""
 FROZEN: pytest.StashKey[bool] = pytest.StashKey()
@@ -58,7 +65,7 @@ FROZEN: pytest.StashKey[bool] = pytest.StashKey()
 GC_PAUSE: pytest.StashKey[Pause] = pytest.StashKey()
 """config: the collector pause around recipe collection (made by plugin.configure, used by
 plugin.gc)."""
-NOTES: pytest.StashKey[list[str]] = pytest.StashKey()
+NOTES: pytest.StashKey[tuple[str, ...]] = pytest.StashKey()
 """config: report-header notes (plugin.declare, plugin.markers)."""
 GOLDEN_TREE: pytest.StashKey[dict[str, list[str] | None]] = pytest.StashKey()
 """config: the golden folder as the run started, sent to every worker (plugin.workers)."""

@@ -44,12 +44,12 @@ def golden_tree(config: pytest.Config) -> Any:
 def send_reasons(session: pytest.Session) -> None:
     workeroutput: dict[str, Any] | None = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:
-        workeroutput[WORKER_REASONS] = session.config.stash[stash.REASONS]
+        reasons: tuple[str, ...] = session.config.stash.get(stash.REASONS, ())
+        workeroutput[WORKER_REASONS] = list(reasons)
 
 
 def node_down(node: Any, error: object) -> None:
     """Workers select the points; the controller shows their one-line reasons once."""
     config: pytest.Config = node.config
-    reasons = config.stash[stash.REASONS]
-    if not reasons:
-        reasons.extend(getattr(node, "workeroutput", {}).get(WORKER_REASONS, []))
+    if not config.stash.get(stash.REASONS, ()):
+        stash.add(config, stash.REASONS, getattr(node, "workeroutput", {}).get(WORKER_REASONS, []))

@@ -93,7 +93,7 @@ def select(session: pytest.Session, config: pytest.Config, items: list[pytest.It
         chosen = selection.select(items, collect.ref_of, _runner(config), _changed(config))
         if chosen.drop:
             config.hook.pytest_deselected(items=chosen.drop)
-        config.stash[stash.REASONS].extend(chosen.reasons)
+        stash.add(config, stash.REASONS, chosen.reasons)
 
         def key(item: pytest.Item) -> str | None:
             ref = collect.ref_of(item)
@@ -120,7 +120,7 @@ def finish(session: pytest.Session) -> None:
     if not config.option.collectonly:
         _prepare(session, settings)
     if settings.plan and not hasattr(config, "workerinput"):
-        config.stash[stash.PLAN] = _plan_lines(session, settings)
+        config.stash[stash.PLAN] = tuple(_plan_lines(session, settings))
 
 
 def _prepare(session: pytest.Session, settings: Settings) -> None:
@@ -183,7 +183,7 @@ def _engine_check(session: pytest.Session, settings: Settings) -> None:
     found, lines = preflight.engine_problems(
         points, settings.golden, sources, mode=settings.engine_check
     )
-    config.stash[stash.REASONS].extend(lines)
+    stash.add(config, stash.REASONS, lines)
     for point_id, problems in found.items():
         for item in by_id.get(point_id, []):
             item.stash[stash.PREFLIGHT] = [*item.stash.get(stash.PREFLIGHT, []), *problems]

@@ -10,7 +10,7 @@ import pytest_infx.plugin.stash as stash
 
 
 def header(config: pytest.Config) -> list[str]:
-    return [f"infx: {note}" for note in config.stash.get(stash.NOTES, [])]
+    return [f"infx: {note}" for note in config.stash.get(stash.NOTES, ())]
 
 
 def exit_status(session: pytest.Session) -> None:
@@ -20,7 +20,7 @@ def exit_status(session: pytest.Session) -> None:
 
 
 def summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
-    plan_lines = config.stash.get(stash.PLAN, [])
+    plan_lines = config.stash.get(stash.PLAN, ())
     if plan_lines:
         terminalreporter.write_sep("=", "infx plan")
         for line in plan_lines:
@@ -34,7 +34,7 @@ def summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) ->
         for line in lint_lines:
             red = line.startswith("ERROR")
             terminalreporter.write_line(line, yellow=line.startswith("WARNING"), red=red, bold=True)
-    reasons = config.stash.get(stash.REASONS, [])
+    reasons = config.stash.get(stash.REASONS, ())
     if reasons:
         terminalreporter.write_sep("-", "infx selection")
         for reason in reasons:
