@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pytest_infx.engines.base import speculation
-from pytest_infx.engines.registry import adapter_for
+from pytest_infx.engines.registry import EngineRegistry, installed
 from pytest_infx.recipes.points import Point
 from pytest_infx.settings import environment
 
@@ -65,7 +65,9 @@ class PointShape:
         return name
 
 
-def shape_of(point: Point, *, runner: str | None = None) -> PointShape:
+def shape_of(
+    point: Point, *, runner: str | None = None, engines: EngineRegistry | None = None
+) -> PointShape:
     """The shape of an agentic point; ``runner`` names the machine (InferenceX uses the CI
     runner's name), else ``$RUNNER_NAME``, else the recipe's runner label.
 
@@ -74,7 +76,7 @@ def shape_of(point: Point, *, runner: str | None = None) -> PointShape:
     TP is the point's, the GPU count, as InferenceX's ``tp`` is for its DP-attention arms.
     """
     recipe = point.recipe
-    adapter = adapter_for(point)
+    adapter = (engines or installed()).adapter_for(point)
     sizes = adapter.parallelism(point)
     spec, _ = speculation(point)
     return PointShape(

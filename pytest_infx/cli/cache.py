@@ -62,14 +62,15 @@ def used_folders(recipes: Path, cache_dir: Path | None) -> set[str]:
     """The environment folders the pinned versions use: the embedded engine's, aiperf's and the
     parser environment (with its fallback) of every recipe's engine release."""
     from pytest_infx.engines import embedded
-    from pytest_infx.engines.registry import engine_rules, parser_env
+    from pytest_infx.engines.registry import installed
     from pytest_infx.envs import aiperf
     from pytest_infx.envs.toolenv import locate
     from pytest_infx.recipes.loader import load_tree
 
     specs = [embedded.SPEC, aiperf.SPEC]
-    for source in load_tree(recipes, engine_rules()) if recipes.is_dir() else ():
-        parser = parser_env(source.recipe)
+    engines = installed()
+    for source in load_tree(recipes, engines.engine_rules()) if recipes.is_dir() else ():
+        parser = engines.parser_env(source.recipe)
         while parser is not None:
             specs.append(parser.spec)
             parser = parser.fallback

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_infx.engines.registry import engine_rules, inferencex_frameworks
+from pytest_infx.engines.registry import installed
 from pytest_infx.lint.masters import master_keys
 from pytest_infx.recipes.errors import RecipeErrors
 from pytest_infx.recipes.loader import load_tree
@@ -79,7 +79,7 @@ DEFAULT_MASTERS = "nvidia-master.yaml"
 def frameworks() -> tuple[str, ...]:
     """The InferenceX frameworks whose points a recipe can hold: those of the engines that
     have an adapter here."""
-    return tuple(dict.fromkeys(inferencex_frameworks().values()))
+    return tuple(dict.fromkeys(installed().inferencex_frameworks().values()))
 
 
 def master_points(
@@ -208,7 +208,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     try:
         masters = master_points(args.path, args.masters)
-        rules = engine_rules()
+        rules = installed().engine_rules()
         sources = load_tree(args.recipes, rules)
         points = expand_all(sources, rules)
     except (FileNotFoundError, RecipeErrors) as exc:

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_infx.engines.registry import ENGINES, synthetic_setting
+from pytest_infx.engines.registry import ENGINES, installed
 from pytest_infx.golden.io import GoldenFileError, dump_curve
 from pytest_infx.golden.lookup import GoldenLookupError, golden_cell
 from pytest_infx.golden.store import GoldenNotFoundError, GoldenStore
@@ -79,7 +79,9 @@ def _lookup(args: argparse.Namespace) -> int:
     thinking = None if args.thinking is None else args.thinking == "on"
     try:
         mode, al = golden_cell(_store(args), args.curve, args.k, thinking)
-        setting = None if args.engine is None else synthetic_setting(args.engine, al, args.k)
+        setting = (
+            None if args.engine is None else installed().synthetic_setting(args.engine, al, args.k)
+        )
     except (GoldenNotFoundError, GoldenFileError, GoldenLookupError, ValueError) as exc:
         print(f"infx golden: {exc}", file=sys.stderr)
         return 1

@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pytest_infx.engines.registry import engine_rules
+from pytest_infx.engines.registry import installed
 from pytest_infx.files.git import GitError
 from pytest_infx.recipes.changes import changed_since
 from pytest_infx.recipes.errors import RecipeErrors
@@ -35,7 +35,7 @@ def register(subparsers: Any) -> None:
 def _changed(args: argparse.Namespace) -> int:
     existing_folder("--recipes", args.recipes, "give the recipe folder")
     try:
-        now = checked_tree(args.recipes, engine_rules())
+        now = checked_tree(args.recipes, installed().engine_rules())
         changes = changed_since(Path.cwd(), args.recipes, args.base, now)
     except GitError as exc:
         print(f"infx changed: {exc}")
@@ -52,7 +52,7 @@ def _changed(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     existing_folder("--recipes", args.recipes, "give the recipe folder")
     try:
-        points = expand_all(load_tree(args.recipes, engine_rules()))
+        points = expand_all(load_tree(args.recipes, installed().engine_rules()))
     except RecipeErrors as exc:
         print(exc)
         return 2

@@ -21,7 +21,7 @@ from importlib import resources
 from pathlib import Path
 
 from pytest_infx.engines.base import ParserEnv, PlanError, ServerPlan
-from pytest_infx.engines.registry import adapter_for
+from pytest_infx.engines.registry import EngineRegistry, installed
 from pytest_infx.envs.toolenv import InstallError, Progress, ensure, locate, spec_hash
 from pytest_infx.recipes.errors import Location
 from pytest_infx.recipes.owned import canonical
@@ -101,19 +101,21 @@ def check(
     install: bool = True,
     progress: Progress | None = None,
     cache_dir: Path | None = None,
+    engines: EngineRegistry | None = None,
 ) -> Report:
     """Parse every point's planned argv with its engine's own parser.
 
     ``install`` installs a missing parser environment (minutes, once); without it, points whose
     environment is not installed are listed as unchecked.
     """
+    engines = engines or installed()
     groups: dict[str, _Group] = {}
     unchecked: list[str] = []
     for point in points:
         if point.recipe.engine.command is not None:
             unchecked.append(f"{point.id}: a local command's parser is whatever it runs")
             continue
-        adapter = adapter_for(point)
+        adapter = engines.adapter_for(point)
         parser = adapter.parser_env(point.recipe.engine.version)
         if parser is None:
             unchecked.append(f"{point.id}: no parser known for {adapter.name}")

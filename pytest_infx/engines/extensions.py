@@ -9,10 +9,10 @@ catalog is cached pays for them only when someone provides one.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
-from typing import Any
+from typing import Protocol
 
 GROUP = "pytest_infx_engines"
 HOOK = "pytest_infx_register_engines"
@@ -30,47 +30,33 @@ class Provided:
     value: object
 
 
-HookImpls = Callable[[], list[Any]]
+class HookImpl(Protocol):
+    """What pluggy gives for one implementation of the hook: its plugin's name and function."""
 
-_hooks: list[HookImpls] = []
-_changes = [0]
+    @property
+    def plugin_name(self) -> str: ...
 
-
-def use_hook(get_impls: HookImpls) -> None:
-    """Take adapters from this pytest run's hook implementations, until :func:`drop_hook`."""
-    _hooks.append(get_impls)
-    _changes[0] += 1
-
-
-def drop_hook(get_impls: HookImpls) -> None:
-    if get_impls in _hooks:
-        _hooks.remove(get_impls)
-        _changes[0] += 1
-
-
-def version() -> int:
-    """Changes whenever a pytest run's hooks come or go, so adapters derived from them are
-    asked for again."""
-    return _changes[0]
+    @property
+    def function(self) -> Callable[..., object]: ...
 
 
 def _entry_points() -> tuple[metadata.EntryPoint, ...]:
     return tuple(metadata.entry_points(group=GROUP))
 
 
-def identity() -> str:
-    """Names every provider (entry points with their distribution's version, hook
-    implementers), without loading any; empty when there are none. Values derived from the
-    adapters, such as cached server keys, are keyed by it."""
+def identity(hooks: Sequence[HookImpl] = ()) -> str:
+    """Names every provider (entry points with their distribution's version, the implementers
+    of a pytest run's hook), without loading any; empty when there are none. Values derived
+    from the adapters, such as cached server keys, are keyed by it."""
     parts = [f"{ep.name}={ep.value}@{ep.dist.version if ep.dist else ''}" for ep in _entry_points()]
-    parts += [str(impl.plugin_name) for get in _hooks for impl in get()]
+    parts += [str(impl.plugin_name) for impl in hooks]
     if not parts:
         return ""
     return hashlib.sha256("\n".join(sorted(parts)).encode()).hexdigest()[:12]
 
 
-def provided() -> list[Provided]:
-    """Every object the providers offer, entry points first."""
+def provided(hooks: Sequence[HookImpl] = ()) -> list[Provided]:
+    """Every object the providers offer, entry points first, then a pytest run's ``hooks``."""
     found: list[Provided] = []
     for ep in _entry_points():
         dist = f" of {ep.dist.name} {ep.dist.version}" if ep.dist else ""
@@ -80,11 +66,10 @@ def provided() -> list[Provided]:
         except Exception as exc:
             raise EngineRegistrationError(f"{source}: cannot be loaded: {exc!r}") from None
         found.append(Provided(source, value))
-    for get in _hooks:
-        for impl in get():
-            source = f"{HOOK} in {impl.plugin_name}"
-            result = impl.function()
-            found.extend(Provided(source, value) for value in _as_list(source, result))
+    for impl in hooks:
+        source = f"{HOOK} in {impl.plugin_name}"
+        result = impl.function()
+        found.extend(Provided(source, value) for value in _as_list(source, result))
     return found
 
 

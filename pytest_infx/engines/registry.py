@@ -1,14 +1,19 @@
-"""Engine name -> adapter, and the symbolic model paths shown by the plan.
+"""Engine name -> adapter as one value, and the symbolic model paths shown by the plan.
 
 pytest-infx's own adapters (vLLM, SGLang) are joined by those that other packages provide
 (:mod:`pytest_infx.engines.extensions`): one name, one adapter, and a name no recipe can use is
-refused, so a typo in a provider fails at once rather than when a recipe needs it.
+refused, so a typo in a provider fails at once rather than when a recipe needs it. A pytest run
+builds its :class:`EngineRegistry` once, with its own hook implementations, and passes it down;
+the ``infx`` commands use :func:`installed`, which has the installed packages' adapters only.
 """
 
 from __future__ import annotations
 
+import functools
 import posixpath
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Final
 
 from pytest_infx.engines import extensions, forced
@@ -56,24 +61,11 @@ _OPTIONAL = (
     "parallelism",
 )
 
-_merged: dict[int, dict[str, EngineAdapter]] = {}
 
-
-def adapters() -> Mapping[str, EngineAdapter]:
-    """Every adapter by engine name, pytest-infx's own and the provided ones; the providers are
-    asked again only when a pytest run's hooks came or went."""
-    version = extensions.version()
-    found = _merged.get(version)
-    if found is None:
-        _merged.clear()
-        found = _merged[version] = _merge()
-    return found
-
-
-def _merge() -> dict[str, EngineAdapter]:
+def _merge(offers: Iterable[extensions.Provided]) -> dict[str, EngineAdapter]:
     merged = dict(BUILTIN)
     sources = {name: "pytest-infx itself" for name in BUILTIN}
-    for offer in extensions.provided():
+    for offer in offers:
         adapter = _adapter(offer.source, offer.value)
         if adapter.name in merged:
             raise EngineRegistrationError(
@@ -145,20 +137,6 @@ class Completed(Defaults):
         return rendered
 
 
-def adapter_for(point: Point) -> EngineAdapter:
-    name = point.recipe.engine.name
-    found = adapters()
-    try:
-        return found[name]
-    except KeyError:
-        raise PlanError(
-            f"{point.id}: pytest-infx cannot launch {name} servers (adapters: "
-            f"{', '.join(sorted(found))}); {name} is supported for synthetic acceptance only "
-            f"unless a package provides an adapter (entry point group {GROUP} or the {HOOK} "
-            "hook)"
-        ) from None
-
-
 def symbolic_paths(point: Point) -> ModelPaths:
     """Model paths as the plan shows them before anything is staged or installed."""
     model = point.recipe.model
@@ -177,73 +155,133 @@ def symbolic_paths(point: Point) -> ModelPaths:
     return ModelPaths(target, draft)
 
 
-def engine_names() -> tuple[str, ...]:
-    """Every engine a recipe may name: those with an adapter (pytest-infx's own and the
-    provided ones), then those known only for their forced-acceptance setting."""
-    names = tuple(adapters())
-    return (*names, *(name for name in FORCED_ONLY if name not in names))
+@dataclass(frozen=True)
+class EngineRegistry:
+    """Every adapter by engine name, pytest-infx's own and the provided ones, for one run."""
 
+    adapters: Mapping[str, EngineAdapter] = field(default_factory=lambda: MappingProxyType(BUILTIN))
 
-def engine_rules() -> EngineRules:
-    """What loading a recipe checks against: the engine names, the embedded engine's, and each
-    adapter's owned flags."""
-    # the tool-environment machinery loads only when recipes are checked, never for a plan
-    from pytest_infx.engines import embedded
-
-    found = adapters()
-    return EngineRules(
-        engines=engine_names(),
-        embedded=(embedded.NAME,),
-        owned={name: adapter.owned_flags(agentic=False) for name, adapter in found.items()},
-        agentic={name: adapter.owned_flags(agentic=True) for name, adapter in found.items()},
-    )
-
-
-def inferencex_frameworks() -> dict[str, str]:
-    """Engine name -> its InferenceX framework name, for the engines InferenceX runs."""
-    return {
-        name: adapter.inferencex_framework
-        for name, adapter in adapters().items()
-        if adapter.inferencex_framework is not None
-    }
-
-
-def synthetic_setting(engine: str, al: float, k: int) -> SyntheticSetting:
-    """The engine's way to force acceptance length ``al`` with ``k`` draft tokens."""
-    if k < 1:
-        raise ValueError(f"draft length k={k} must be at least 1")
-    if not 1.0 <= al <= k + 1:
-        raise ValueError(
-            f"synthetic acceptance length {al} must lie in [1, {k + 1}] for k={k} "
-            "(AL counts the bonus token); check the golden curve and the draft length"
-        )
-    adapter = adapters().get(engine)
-    if adapter is not None:
-        return adapter.synthetic(al, k)
-    only = FORCED_ONLY.get(engine)
-    if only is not None:
-        return only(al, k)
-    raise ValueError(f"unknown engine {engine!r}; use one of {', '.join(engine_names())}")
-
-
-def synthetic_knobs() -> tuple[str, ...]:
-    """Every name under which an engine's synthetic setting writes the acceptance length
-    (environment variables, speculative-config keys, flags), so a recipe that writes one by
-    hand can be found."""
-    names: set[str] = set()
-    for engine in ENGINES:
+    def adapter_for(self, point: Point) -> EngineAdapter:
+        name = point.recipe.engine.name
         try:
-            setting = synthetic_setting(engine, 2.5, 3)
-        except (PlanError, ValueError):
-            continue
-        names.update(key for key, value in setting.env.items() if _number(value))
-        names.update(key for key, value in setting.spec_config.items() if _number(value))
-        names.update(
-            flag.lstrip("-")
-            for flag, value in zip(setting.argv, setting.argv[1:], strict=False)
-            if flag.startswith("-") and _number(value)
+            return self.adapters[name]
+        except KeyError:
+            raise PlanError(
+                f"{point.id}: pytest-infx cannot launch {name} servers (adapters: "
+                f"{', '.join(sorted(self.adapters))}); {name} is supported for synthetic "
+                f"acceptance only unless a package provides an adapter (entry point group "
+                f"{GROUP} or the {HOOK} hook)"
+            ) from None
+
+    def engine_names(self) -> tuple[str, ...]:
+        """Every engine a recipe may name: those with an adapter (pytest-infx's own and the
+        provided ones), then those known only for their forced-acceptance setting."""
+        names = tuple(self.adapters)
+        return (*names, *(name for name in FORCED_ONLY if name not in names))
+
+    def engine_rules(self) -> EngineRules:
+        """What loading a recipe checks against: the engine names, the embedded engine's, and
+        each adapter's owned flags."""
+        # the tool-environment machinery loads only when recipes are checked, never for a plan
+        from pytest_infx.engines import embedded
+
+        found = self.adapters
+        return EngineRules(
+            engines=self.engine_names(),
+            embedded=(embedded.NAME,),
+            owned={name: adapter.owned_flags(agentic=False) for name, adapter in found.items()},
+            agentic={name: adapter.owned_flags(agentic=True) for name, adapter in found.items()},
         )
-    return tuple(sorted(names))
+
+    def inferencex_frameworks(self) -> dict[str, str]:
+        """Engine name -> its InferenceX framework name, for the engines InferenceX runs."""
+        return {
+            name: adapter.inferencex_framework
+            for name, adapter in self.adapters.items()
+            if adapter.inferencex_framework is not None
+        }
+
+    def synthetic_setting(self, engine: str, al: float, k: int) -> SyntheticSetting:
+        """The engine's way to force acceptance length ``al`` with ``k`` draft tokens."""
+        if k < 1:
+            raise ValueError(f"draft length k={k} must be at least 1")
+        if not 1.0 <= al <= k + 1:
+            raise ValueError(
+                f"synthetic acceptance length {al} must lie in [1, {k + 1}] for k={k} "
+                "(AL counts the bonus token); check the golden curve and the draft length"
+            )
+        adapter = self.adapters.get(engine)
+        if adapter is not None:
+            return adapter.synthetic(al, k)
+        only = FORCED_ONLY.get(engine)
+        if only is not None:
+            return only(al, k)
+        raise ValueError(f"unknown engine {engine!r}; use one of {', '.join(self.engine_names())}")
+
+    def synthetic_knobs(self) -> tuple[str, ...]:
+        """Every name under which an engine's synthetic setting writes the acceptance length
+        (environment variables, speculative-config keys, flags), so a recipe that writes one
+        by hand can be found."""
+        names: set[str] = set()
+        for engine in ENGINES:
+            try:
+                setting = self.synthetic_setting(engine, 2.5, 3)
+            except (PlanError, ValueError):
+                continue
+            names.update(key for key, value in setting.env.items() if _number(value))
+            names.update(key for key, value in setting.spec_config.items() if _number(value))
+            names.update(
+                flag.lstrip("-")
+                for flag, value in zip(setting.argv, setting.argv[1:], strict=False)
+                if flag.startswith("-") and _number(value)
+            )
+        return tuple(sorted(names))
+
+    def spec_counters(self, snapshot: Snapshot, engine: str | None = None) -> SpecCounters:
+        """The counters of ``engine`` in a scrape, or, without one, of whichever adapter finds
+        its series (llama.cpp's server exposes vLLM's counters under its own prefix)."""
+        if engine is not None:
+            adapter = self.adapters.get(engine)
+            if adapter is None:
+                return SpecCounters(engine=None, empty=not snapshot.series)
+            return adapter.spec_counters(snapshot)
+        if not snapshot.series:
+            return SpecCounters(engine=None, empty=True)
+        for adapter in self.adapters.values():
+            found = adapter.spec_counters(snapshot)
+            if found.speculating:
+                return found
+        llamacpp = read_counters(snapshot, LLAMACPP_PREFIX, "llamacpp")
+        return llamacpp if llamacpp.speculating else SpecCounters(engine=None)
+
+    def request_spec(self, frame: Mapping[str, Any]) -> RequestSpecMetrics | None:
+        """One request's speculative figures from a frame of whichever engine sent it."""
+        for adapter in self.adapters.values():
+            found = adapter.request_spec(frame)
+            if found is not None:
+                return found
+        return None
+
+    def attention_tp(self, recipe: Recipe, tp: int) -> int | None:
+        adapter = self.adapters.get(recipe.engine.name)
+        return None if adapter is None else adapter.attention_tp(recipe, tp)
+
+    def parser_env(self, recipe: Recipe) -> ParserEnv | None:
+        adapter = self.adapters.get(recipe.engine.name)
+        return None if adapter is None else adapter.parser_env(recipe.engine.version)
+
+
+def build(hooks: Sequence[extensions.HookImpl] = ()) -> EngineRegistry:
+    """The registry of pytest-infx's adapters, the installed packages' and those of a pytest
+    run's ``hooks``; EngineRegistrationError names a provider that gave something unusable."""
+    return EngineRegistry(MappingProxyType(_merge(extensions.provided(hooks))))
+
+
+@functools.cache
+def installed() -> EngineRegistry:
+    """The registry outside a pytest run: pytest-infx's adapters and the installed packages'
+    (their entry points cannot change while a process runs)."""
+    return build()
 
 
 def _number(value: object) -> bool:
@@ -254,40 +292,3 @@ def _number(value: object) -> bool:
     except ValueError:
         return False
     return True
-
-
-def spec_counters(snapshot: Snapshot, engine: str | None = None) -> SpecCounters:
-    """The counters of ``engine`` in a scrape, or, without one, of whichever adapter finds its
-    series (llama.cpp's server exposes vLLM's counters under its own prefix)."""
-    if engine is not None:
-        adapter = adapters().get(engine)
-        if adapter is None:
-            return SpecCounters(engine=None, empty=not snapshot.series)
-        return adapter.spec_counters(snapshot)
-    if not snapshot.series:
-        return SpecCounters(engine=None, empty=True)
-    for adapter in adapters().values():
-        found = adapter.spec_counters(snapshot)
-        if found.speculating:
-            return found
-    llamacpp = read_counters(snapshot, LLAMACPP_PREFIX, "llamacpp")
-    return llamacpp if llamacpp.speculating else SpecCounters(engine=None)
-
-
-def request_spec(frame: Mapping[str, Any]) -> RequestSpecMetrics | None:
-    """One request's speculative figures from a frame of whichever engine sent it."""
-    for adapter in adapters().values():
-        found = adapter.request_spec(frame)
-        if found is not None:
-            return found
-    return None
-
-
-def attention_tp(recipe: Recipe, tp: int) -> int | None:
-    adapter = adapters().get(recipe.engine.name)
-    return None if adapter is None else adapter.attention_tp(recipe, tp)
-
-
-def parser_env(recipe: Recipe) -> ParserEnv | None:
-    adapter = adapters().get(recipe.engine.name)
-    return None if adapter is None else adapter.parser_env(recipe.engine.version)

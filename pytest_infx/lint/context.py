@@ -22,6 +22,7 @@ from pytest_infx.lint.scope import ChangeSet, PullRequest, changes_since
 from pytest_infx.settings import DEFAULT_GOLDEN_DIR, DEFAULT_RECIPES_DIR
 
 if TYPE_CHECKING:
+    from pytest_infx.engines.registry import EngineRegistry
     from pytest_infx.files.store import Store
     from pytest_infx.recipes.loader import Tree
 
@@ -110,6 +111,9 @@ class LintContext:
     load_changed_keys: Callable[[LintContext], frozenset[str] | None] | None = field(
         default=None, compare=False, repr=False
     )
+    load_engines: Callable[[], EngineRegistry] | None = field(
+        default=None, compare=False, repr=False
+    )
     store: Store | None = field(default=None, compare=False, repr=False)
     base_sha: str | None = None
     audit: bool = False
@@ -178,6 +182,15 @@ class LintContext:
             return path.relative_to(self.root).as_posix()
         except ValueError:
             return path.as_posix()
+
+    def engines(self) -> EngineRegistry:
+        """The engine adapters the recipe rules ask: the pytest run's, else the installed
+        packages' (``infx lint``)."""
+        if self.load_engines is not None:
+            return self.load_engines()
+        from pytest_infx.engines.registry import installed
+
+        return installed()
 
     def tree(self) -> Tree | None:
         """The recipe tree under ``recipes_dir``, or ``None`` when there is no such folder."""
@@ -341,6 +354,7 @@ def build_context(
     golden_dir: Path | str | None = GOLDEN_DIR,
     load_tree: Callable[[], Tree] | None = None,
     load_changed_keys: Callable[[LintContext], frozenset[str] | None] | None = None,
+    load_engines: Callable[[], EngineRegistry] | None = None,
     store: Store | None = None,
     base_optional: bool = False,
     audit: bool = False,
@@ -377,6 +391,7 @@ def build_context(
         golden_dir=None if golden_dir is None else root_path / golden_dir,
         load_tree=load_tree,
         load_changed_keys=load_changed_keys or _changed_since_base,
+        load_engines=load_engines,
         store=store,
         base_sha=commit,
         audit=audit,

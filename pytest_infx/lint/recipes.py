@@ -123,10 +123,8 @@ def variants(ctx: LintContext) -> tuple[tuple[Variant, ...], tuple[RecipeError, 
     """Every variant of every loaded recipe, and the errors of overrides that do not validate."""
 
     def compute() -> tuple[tuple[Variant, ...], tuple[RecipeError, ...]]:
-        from pytest_infx.engines.registry import engine_rules
-
         tree = ctx.tree()
-        rules = engine_rules()
+        rules = ctx.engines().engine_rules()
         errors: list[RecipeError] = []
         found: list[Variant] = []
         for source in tree.sources if tree is not None else ():
@@ -218,10 +216,11 @@ def _problems(ctx: LintContext) -> dict[str, list[Reported]]:
             return golden_cells(ctx, name)
 
         # the adapters answer for their engines; loaded only when recipes are linted
-        from pytest_infx.engines.registry import attention_tp, synthetic_knobs
         from pytest_infx.recipes.rules import al_literal_pattern
 
-        literal = al_literal_pattern(synthetic_knobs())
+        engines = ctx.engines()
+        attention_tp = engines.attention_tp
+        literal = al_literal_pattern(engines.synthetic_knobs())
 
         for variant in variants(ctx)[0]:
             path = variant.source.path

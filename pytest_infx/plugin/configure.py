@@ -129,14 +129,9 @@ def _register_sweep_reports(config: pytest.Config) -> None:
 def _use_engine_providers(config: pytest.Config) -> None:
     """Adapters from this run's ``pytest_infx_register_engines`` hooks join those of installed
     packages; a provider that gives something unusable stops the run before collection."""
-    impls = config.pluginmanager.hook.pytest_infx_register_engines.get_hookimpls
-    extensions.use_hook(impls)
-    config.add_cleanup(lambda: extensions.drop_hook(impls))
-    if extensions.identity():
-        from pytest_infx.engines import registry
-
+    if extensions.identity(options.engine_hooks(config)):
         try:
-            registry.adapters()
+            options.engines(config)
         except extensions.EngineRegistrationError as exc:
             raise pytest.UsageError(str(exc)) from None
 

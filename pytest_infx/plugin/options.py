@@ -7,13 +7,16 @@ import os
 import re
 import shlex
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_infx.engines.extensions import HookImpl
 from pytest_infx.files.cachedir import cache_root
 from pytest_infx.files.textio import InputFileError, input_limit
-from pytest_infx.plugin.stash import SETTINGS
+from pytest_infx.plugin.stash import ENGINES, SETTINGS
 from pytest_infx.settings import (
     DEFAULT_CHANGELOG_ONLY_ENTRIES,
     DEFAULT_ENGINE_CHECK,
@@ -34,6 +37,9 @@ from pytest_infx.settings import (
     environment,
 )
 
+if TYPE_CHECKING:
+    from pytest_infx.engines.registry import EngineRegistry
+
 
 def _roots(config: pytest.Config, env: Environment) -> Roots:
     staged = (
@@ -53,6 +59,25 @@ def settings(config: pytest.Config) -> Settings:
     found = config.stash.get(SETTINGS, None)
     if found is None:
         found = config.stash[SETTINGS] = _settings(config)
+    return found
+
+
+def engine_hooks(config: pytest.Config) -> Sequence[HookImpl]:
+    """This run's implementations of ``pytest_infx_register_engines``."""
+    hooks: Sequence[HookImpl] = (
+        config.pluginmanager.hook.pytest_infx_register_engines.get_hookimpls()
+    )
+    return hooks
+
+
+def engines(config: pytest.Config) -> EngineRegistry:
+    """The run's engine adapters, with those of its hook implementations; built on first use,
+    since building imports the adapters, which a cached collection never needs."""
+    found = config.stash.get(ENGINES, None)
+    if found is None:
+        from pytest_infx.engines.registry import build
+
+        found = config.stash[ENGINES] = build(engine_hooks(config))
     return found
 
 

@@ -20,6 +20,7 @@ from pytest_infx.results.tally import Summary
 from pytest_infx.settings import Settings
 
 if TYPE_CHECKING:
+    from pytest_infx.engines.registry import EngineRegistry
     from pytest_infx.recipes.loader import RecipeSource, Tree
     from pytest_infx.recipes.points import Point
 
@@ -60,6 +61,8 @@ plugin.workers brings a worker's to the controller, plugin.output.terminal print
 PLAN: pytest.StashKey[tuple[str, ...]] = pytest.StashKey()
 """config: the ``--infx-plan`` lines (plugin.collect.session writes, plugin.output.terminal
 prints)."""
+ENGINES: pytest.StashKey[EngineRegistry] = pytest.StashKey()
+"""config: the run's engine registry, built on first use (plugin.options.engines)."""
 FROZEN: pytest.StashKey[bool] = pytest.StashKey()
 """config: whether the collector's objects were frozen after collection (plugin.gc)."""
 GC_PAUSE: pytest.StashKey[Pause] = pytest.StashKey()

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from pytest_infx.recipes.cache import cached
 
 if TYPE_CHECKING:
+    from pytest_infx.engines.registry import EngineRegistry
     from pytest_infx.recipes.loader import Stamp, Tree
 
 
@@ -45,7 +46,7 @@ class Catalog:
     stamps: dict[Path, Stamp] = field(default_factory=dict, compare=False, repr=False)
 
 
-def build(tree: Tree, stale: Catalog | None = None) -> Catalog:
+def build(tree: Tree, engines: EngineRegistry, stale: Catalog | None = None) -> Catalog:
     """The catalog of ``tree``; a file whose stamp (its and its bases' sizes and times) is the
     one ``stale`` was built from keeps its points without being expanded again.
 
@@ -53,13 +54,12 @@ def build(tree: Tree, stale: Catalog | None = None) -> Catalog:
     the TP, the draft length and, for an agentic point, the concurrency (its admission) make of
     it; thinking is the client's, so thinking modes reuse a plan already made.
     """
-    from pytest_infx.engines.registry import engine_rules
     from pytest_infx.prepare.plan import server_key
     from pytest_infx.recipes.errors import RecipeErrors
     from pytest_infx.recipes.points import expand
 
     errors = {path: "\n".join(str(e) for e in errs) for path, errs in tree.errors.items()}
-    rules = engine_rules()
+    rules = engines.engine_rules()
     points: dict[Path, tuple[PointRef, ...]] = {}
     for source in tree.sources:
         stamp = tree.stamps.get(source.path)
@@ -79,7 +79,7 @@ def build(tree: Tree, stale: Catalog | None = None) -> Catalog:
                 shared = (id(p.recipe), p.kind, p.tp, p.draft_length, conc)
                 server = servers.get(shared)
                 if server is None:
-                    server = servers[shared] = server_key(p)
+                    server = servers[shared] = server_key(p, engines)
                 refs.append(PointRef(p.recipe_key, p.name, p.kind, p.runner, p.fingerprint, server))
         except RecipeErrors as exc:
             errors[source.path] = str(exc)
@@ -116,12 +116,21 @@ def server_labels(catalog: Catalog) -> dict[str, str]:
 
 
 def cached_catalog(
-    root: Path, folder: Path | None, tree: Callable[[], Tree], engines: str = ""
+    root: Path,
+    folder: Path | None,
+    tree: Callable[[], Tree],
+    engines: Callable[[], EngineRegistry],
+    providers: str = "",
 ) -> Catalog:
-    """The catalog of ``root``; ``tree`` reads the tree only when the cache misses. Server keys
-    come from the engine adapters, so a catalog made with other providers (``engines``, their
-    identity) is kept apart."""
-    name = f"catalog-{engines}" if engines else "catalog"
+    """The catalog of ``root``; ``tree`` reads the tree and ``engines`` builds the registry
+    only when the cache misses. Server keys come from the engine adapters, so a catalog made
+    with other providers (``providers``, their identity) is kept apart."""
+    name = f"catalog-{providers}" if providers else "catalog"
     return cached(
-        root, folder, name, Catalog, lambda stale: build(tree(), stale), lambda c: not c.errors
+        root,
+        folder,
+        name,
+        Catalog,
+        lambda stale: build(tree(), engines(), stale),
+        lambda c: not c.errors,
     )

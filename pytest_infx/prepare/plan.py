@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_infx.engines.base import ModelPaths, PlanError, ServerPlan
-from pytest_infx.engines.registry import adapter_for, symbolic_paths, synthetic_setting
+from pytest_infx.engines.registry import EngineRegistry, installed, symbolic_paths
 from pytest_infx.engines.spec import SyntheticSetting
 from pytest_infx.golden.lookup import golden_al
 from pytest_infx.golden.store import GoldenStore
@@ -22,7 +22,9 @@ from pytest_infx.recipes.points import Cell, Point
 from pytest_infx.secrets import shown_argv, shown_value
 
 
-def synthetic_for(point: Point, golden_root: Path) -> SyntheticSetting | None:
+def synthetic_for(
+    point: Point, golden_root: Path, engines: EngineRegistry | None = None
+) -> SyntheticSetting | None:
     """The forced-acceptance setting of a speculative agentic point, from its golden curve.
 
     AgentX measures throughput at the acceptance the model really achieves; the AL comes from
@@ -35,26 +37,43 @@ def synthetic_for(point: Point, golden_root: Path) -> SyntheticSetting | None:
     al = golden_al(
         GoldenStore(golden_root), spec.golden, spec.draft_length, spec.thinking == "thinking_on"
     )
-    return synthetic_setting(point.recipe.engine.name, al, spec.draft_length)
+    return (engines or installed()).synthetic_setting(
+        point.recipe.engine.name, al, spec.draft_length
+    )
 
 
 def launch_plan(
-    point: Point, paths: ModelPaths, golden_root: Path, *, embedded_python: str | None = None
+    point: Point,
+    paths: ModelPaths,
+    golden_root: Path,
+    *,
+    embedded_python: str | None = None,
+    engines: EngineRegistry | None = None,
 ) -> ServerPlan:
     """The server plan with the synthetic setting the launch adds: what ``--infx-plan`` shows
     and what the server fixture starts are this one call."""
-    synthetic = synthetic_for(point, golden_root)
-    return adapter_for(point).plan(
+    engines = engines or installed()
+    synthetic = synthetic_for(point, golden_root, engines)
+    return engines.adapter_for(point).plan(
         point, paths, synthetic=synthetic, embedded_python=embedded_python
     )
 
 
-def server_plan(point: Point, golden_root: Path | None = None) -> ServerPlan:
+def server_plan(
+    point: Point, golden_root: Path | None = None, engines: EngineRegistry | None = None
+) -> ServerPlan:
     """The plan with symbolic model paths; without ``golden_root``, without the synthetic
     setting (enough to tell which points share a server)."""
+    engines = engines or installed()
     if golden_root is None:
-        return adapter_for(point).plan(point, symbolic_paths(point))
-    return launch_plan(point, symbolic_paths(point), golden_root, embedded_python=_embedded(point))
+        return engines.adapter_for(point).plan(point, symbolic_paths(point))
+    return launch_plan(
+        point,
+        symbolic_paths(point),
+        golden_root,
+        embedded_python=_embedded(point),
+        engines=engines,
+    )
 
 
 def _embedded(point: Point) -> str | None:
@@ -68,9 +87,9 @@ def _embedded(point: Point) -> str | None:
     return str(engine.python) if engine is not None else None
 
 
-def server_key(point: Point) -> str:
+def server_key(point: Point, engines: EngineRegistry | None = None) -> str:
     try:
-        return server_plan(point).key
+        return server_plan(point, engines=engines).key
     except PlanError:
         return f"unplannable:{point.id}"
 
@@ -117,6 +136,7 @@ def render(
     golden_root: Path | None = None,
     *,
     server: str | None = None,
+    engines: EngineRegistry | None = None,
 ) -> list[str]:
     """The point's plan as ``--infx-plan`` prints it; with ``golden_root``, the argv and env
     hold the synthetic setting the launch adds. ``server`` is the server's one name as
@@ -127,7 +147,7 @@ def render(
         where = point.path.relative_to(root)
     lines = [f"{point.id}  (fingerprint {point.fingerprint}, {where}:{point.line})"]
     try:
-        plan = server_plan(point, golden_root)
+        plan = server_plan(point, golden_root, engines)
     except PlanError as exc:
         return [*lines, f"  server: cannot plan: {exc}"]
     except (LookupError, OSError, ValueError) as exc:

@@ -20,6 +20,7 @@ from pytest_infx.recipes.points import Point
 
 if TYPE_CHECKING:
     from pytest_infx.engines.conformance import Report
+    from pytest_infx.engines.registry import EngineRegistry
     from pytest_infx.envs.toolenv import Progress
     from pytest_infx.recipes.loader import RecipeSource
     from pytest_infx.recipes.schema import Speedbench
@@ -182,6 +183,7 @@ def preflight(
     golden_root: Path,
     precision: PrecisionCheck | None = None,
     recording: bool | None = None,
+    engines: EngineRegistry | None = None,
 ) -> list[str]:
     """Every problem of ``point`` that is known before a server starts; ``recording`` is
     whether ``--snapshot-update`` was given, ``None`` when the caller does not say."""
@@ -195,11 +197,11 @@ def preflight(
     if golden is not None:
         problems.append(golden)
     try:
-        synthetic_for(point, golden_root)
+        synthetic_for(point, golden_root, engines)
     except (GoldenNotFoundError, GoldenLookupError, ValueError) as exc:
         problems.append(f"{point.id}: synthetic acceptance needs its golden curve: {exc}")
     try:
-        server_plan(point)
+        server_plan(point, engines=engines)
     except PlanError as exc:
         problems.append(str(exc))
     cell = point.cell
@@ -220,18 +222,22 @@ def engine_check(
     runner: str | None = None,
     install: bool = True,
     cache_dir: Path | None = None,
+    engines: EngineRegistry | None = None,
 ) -> Report:
     """Every point of the recipe tree (of ``runner``, if given), its launch argv parsed by its
     engine's own parser; see :mod:`pytest_infx.engines.conformance`."""
-    from pytest_infx.engines.registry import engine_rules
+    from pytest_infx.engines.registry import installed
     from pytest_infx.recipes.loader import load_tree
     from pytest_infx.recipes.points import expand_all
 
-    rules = engine_rules()
+    engines = engines or installed()
+    rules = engines.engine_rules()
     sources = {source.path: source for source in load_tree(recipes, rules)}
     every = expand_all(sources.values(), rules)
     points = [p for p in every if runner is None or p.runner == runner]
-    return engine_points_check(points, golden_root, sources, install=install, cache_dir=cache_dir)
+    return engine_points_check(
+        points, golden_root, sources, install=install, cache_dir=cache_dir, engines=engines
+    )
 
 
 def engine_points_check(
@@ -242,6 +248,7 @@ def engine_points_check(
     install: bool,
     cache_dir: Path | None = None,
     progress: Progress | None = None,
+    engines: EngineRegistry | None = None,
 ) -> Report:
     """The argv check of ``points``, each located in its recipe through ``sources``."""
     from pytest_infx.engines import conformance
@@ -253,11 +260,12 @@ def engine_points_check(
 
     return conformance.check(
         points,
-        lambda point: server_plan(point, golden_root),
+        lambda point: server_plan(point, golden_root, engines),
         raw_of=raw_of,
         install=install,
         progress=progress,
         cache_dir=cache_dir,
+        engines=engines,
     )
 
 
@@ -268,6 +276,7 @@ def engine_problems(
     *,
     mode: str,
     progress: Progress | None = None,
+    engines: EngineRegistry | None = None,
 ) -> tuple[dict[str, list[str]], list[str]]:
     """Preflight problems by point id from the argv check, and one line per parser that ran:
     ``auto`` checks with the parser environments that are installed, ``always`` installs the
@@ -279,7 +288,12 @@ def engine_problems(
         return {}, []
     try:
         report = engine_points_check(
-            points, golden_root, sources, install=mode == "always", progress=progress
+            points,
+            golden_root,
+            sources,
+            install=mode == "always",
+            progress=progress,
+            engines=engines,
         )
     except (ParserCheckError, InstallError) as exc:
         return {point.id: [f"engine argv check: {exc}"] for point in points}, []

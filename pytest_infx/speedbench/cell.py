@@ -10,11 +10,11 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_infx.engines.base import RenderError
-from pytest_infx.engines.registry import adapters
+from pytest_infx.engines.registry import EngineRegistry, installed
 from pytest_infx.speedbench import al as al_mod
 from pytest_infx.speedbench import checks
 from pytest_infx.speedbench.client import (
@@ -50,6 +50,8 @@ class CellSettings:
     concurrency: int
     sampling: Sampling
     request_timeout_s: float
+    engines: EngineRegistry = field(default_factory=installed, compare=False, repr=False)
+    """The adapters the cell asks for its engine's fields, counters and figures."""
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,7 @@ OnDone = Callable[[RequestRecord], None]
 
 
 async def _run(settings: CellSettings, dataset: Dataset, on_done: OnDone | None) -> CellOutcome:
-    adapter = adapters().get(settings.engine)
+    adapter = settings.engines.adapters.get(settings.engine)
     config = ClientConfig(
         base_url=settings.base_url,
         model=settings.model,
@@ -85,7 +87,7 @@ async def _run(settings: CellSettings, dataset: Dataset, on_done: OnDone | None)
         chat_template_kwargs=dict(settings.chat_template_kwargs),
         timeouts=Timeouts(total_s=settings.request_timeout_s),
         extra_body=dict(adapter.request_fields()) if adapter is not None else None,
-        spec_reader=adapter.request_spec if adapter is not None else None,
+        spec_reader=adapter.request_spec if adapter is not None else settings.engines.request_spec,
     )
     engine = settings.engine if adapter is not None else None
     rendered: str | None = None
@@ -100,9 +102,9 @@ async def _run(settings: CellSettings, dataset: Dataset, on_done: OnDone | None)
             )
         except RenderError as exc:
             render_error = str(exc)
-    before = spec_counters(await scrape(settings.base_url), engine)
+    before = spec_counters(await scrape(settings.base_url), engine, settings.engines)
     result = await run_pass(config, dataset.rows, on_done=on_done)
-    after = spec_counters(await scrape(settings.base_url), engine)
+    after = spec_counters(await scrape(settings.base_url), engine, settings.engines)
     counters = delta(before, after)
     specs = [r.spec for r in result.records if r.spec is not None]
     summary = al_mod.summarize(counters, specs)

@@ -180,7 +180,7 @@ async def run_pass(
     qids = [p.question_id for p in prompts]
     endpoint = Endpoint.parse(config.base_url)
     auth = {"authorization": f"Bearer {config.api_key}"} if config.api_key else None
-    reader = config.spec_reader or registry.request_spec
+    reader = config.spec_reader or registry.installed().request_spec
 
     async def worker() -> None:
         conn = Connection(
@@ -301,8 +301,9 @@ def _parse_stream(
     chunks: Sequence[bytes],
     stamps: Sequence[float],
     error: RequestError | None,
-    reader: SpecReader = registry.request_spec,
+    reader: SpecReader | None = None,
 ) -> RequestRecord:
+    reader = reader or registry.installed().request_spec
     state = _StreamState()
     payloads: list[bytes] = []
     when: list[float] = []

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from pytest_infx.engines import registry
+from pytest_infx.engines.registry import EngineRegistry
 from pytest_infx.engines.spec import LabelSet, SeriesKey, Snapshot, SpecCounters
 from pytest_infx.http1 import HTTPError, fetch
 
@@ -203,9 +204,11 @@ class _Sample:
             raise self.fail(f"bad sample value {tok!r}") from None
 
 
-def spec_counters(snapshot: Snapshot, engine: str | None = None) -> SpecCounters:
+def spec_counters(
+    snapshot: Snapshot, engine: str | None = None, engines: EngineRegistry | None = None
+) -> SpecCounters:
     """Read the counters of `engine`, or of whichever engine's series are present."""
-    return registry.spec_counters(snapshot, engine)
+    return (engines or registry.installed()).spec_counters(snapshot, engine)
 
 
 def series_name(counters: SpecCounters | CounterDelta, counter: str) -> str:

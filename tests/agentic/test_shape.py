@@ -11,7 +11,7 @@ _spec-${SPEC_DECODING}_conc${CONC}_${runner.name}``, then ``_recipe-${RECIPE_FIN
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import yaml
@@ -136,16 +136,15 @@ def test_a_bad_parallel_size_names_the_point_and_flag(tmp_path: Path) -> None:
         shape_of(point)
 
 
-def test_the_shape_asks_the_engine_adapter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_shape_asks_the_engine_adapter(tmp_path: Path) -> None:
     """Parallel sizes and the framework come from the point's adapter, whatever the engine
     args say; the shape reads no engine flag itself."""
-    from pytest_infx.agentic import shape
-    from pytest_infx.engines.registry import adapter_for
+    from pytest_infx.engines.registry import EngineRegistry, installed
     from pytest_infx.engines.spec import Parallelism
 
     flags: dict[str, Any] = {"pp-size": 4}
     (point,) = _points(tmp_path, "k", 2, [1], **flags)
-    real = adapter_for(point)
+    real = installed().adapter_for(point)
 
     class Asked:
         inferencex_framework = "other-fw"
@@ -157,7 +156,7 @@ def test_the_shape_asks_the_engine_adapter(tmp_path: Path, monkeypatch: pytest.M
             return real.dp_attention(point)
 
     assert shape_of(point).pp == 4
-    monkeypatch.setattr(shape, "adapter_for", lambda point: Asked())
-    found = shape_of(point, runner="r")
+    asked = EngineRegistry({point.recipe.engine.name: cast(Any, Asked())})
+    found = shape_of(point, runner="r", engines=asked)
     assert (found.pp, found.dcp, found.pcp, found.ep) == (3, 2, 5, 7)
     assert found.framework == "other-fw"

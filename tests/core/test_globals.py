@@ -1,7 +1,8 @@
 """Values flow one way: no module keeps a container at module level that code then changes, the
 kind of registry that makes one run's state leak into the next (pytester runs pytest many times
-in one process). The engine providers of a pytest run are the one such channel left, named here
-with why, so the list can only shrink."""
+in one process). A module that must keep one is named in ``KNOWN`` with why, so the list can
+only shrink; it is empty: the engine providers of a pytest run are an ``EngineRegistry`` value
+built once from the run's hooks and passed down."""
 
 from __future__ import annotations
 
@@ -14,12 +15,7 @@ MUTATORS = {
     "append", "add", "update", "clear", "pop", "popitem", "remove", "setdefault", "extend",
     "insert", "discard",
 }  # fmt: skip
-KNOWN: dict[str, str] = {
-    f"{NAME}.engines.extensions._hooks": "the engine providers of the running pytest session; "
-    "to become part of an EngineRegistry value built in configure and passed down",
-    f"{NAME}.engines.extensions._changes": "the version of _hooks, for the same registry",
-    f"{NAME}.engines.registry._merged": "adapters merged from _hooks, for the same registry",
-}
+KNOWN: dict[str, str] = {}
 
 
 def _mutable(value: ast.expr | None) -> bool:

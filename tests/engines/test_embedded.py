@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from pytest_infx.engines import embedded
-from pytest_infx.engines.registry import engine_rules
+from pytest_infx.engines.registry import installed
 from pytest_infx.envs import toolenv
 from pytest_infx.files.atomic import atomic_write_text as write_atomic
 
@@ -36,4 +36,4 @@ def test_ensure_finds_an_installed_engine_without_installing(tmp_path: Path) -> 
 
 def test_a_recipe_names_it_as_infx_engine_does() -> None:
     assert embedded.NAME == embedded.SPEC.name
-    assert engine_rules().embedded == (embedded.NAME,)
+    assert installed().engine_rules().embedded == (embedded.NAME,)

@@ -6,21 +6,18 @@ import pytest
 
 from pytest_infx.engines.registry import (
     ENGINES,
-    engine_names,
-    engine_rules,
-    synthetic_knobs,
-    synthetic_setting,
+    installed,
 )
 
 
 def test_the_engine_names_are_the_registry_s() -> None:
     assert ENGINES == ("vllm", "sglang", "trtllm", "atom")
-    assert engine_names() == ENGINES
-    assert engine_rules().engines == ENGINES
+    assert installed().engine_names() == ENGINES
+    assert installed().engine_rules().engines == ENGINES
 
 
 def test_vllm_gets_speculative_config_keys() -> None:
-    setting = synthetic_setting("vllm", 3.24, 4)
+    setting = installed().synthetic_setting("vllm", 3.24, 4)
     assert setting.spec_config == {
         "rejection_sample_method": "synthetic",
         "synthetic_acceptance_length": 3.24,
@@ -29,7 +26,7 @@ def test_vllm_gets_speculative_config_keys() -> None:
 
 
 def test_sglang_gets_the_simulation_env() -> None:
-    setting = synthetic_setting("sglang", 3.24, 4)
+    setting = installed().synthetic_setting("sglang", 3.24, 4)
     assert setting.env == {
         "SGLANG_SIMULATE_ACC_LEN": "3.24",
         "SGLANG_SIMULATE_ACC_METHOD": "match-expected",
@@ -45,7 +42,7 @@ def test_sglang_gets_the_simulation_env() -> None:
 def test_trtllm_counts_draft_tokens_only_so_it_gets_al_minus_one(
     al: float, value: str, warns: bool
 ) -> None:
-    setting = synthetic_setting("trtllm", al, 4)
+    setting = installed().synthetic_setting("trtllm", al, 4)
     assert setting.env == {"TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS": value}
     assert bool(setting.notes) == warns
     if warns:
@@ -53,7 +50,7 @@ def test_trtllm_counts_draft_tokens_only_so_it_gets_al_minus_one(
 
 
 def test_atom_gets_a_command_line_flag() -> None:
-    setting = synthetic_setting("atom", 2.5, 3)
+    setting = installed().synthetic_setting("atom", 2.5, 3)
     assert setting.argv == ("--spec-decode-acceptance-length", "2.5")
 
 
@@ -61,16 +58,16 @@ def test_atom_gets_a_command_line_flag() -> None:
 @pytest.mark.parametrize("al", [0.99, 5.01])
 def test_an_al_outside_one_to_k_plus_one_is_refused(engine: str, al: float) -> None:
     with pytest.raises(ValueError, match=r"must lie in \[1, 5\] for k=4"):
-        synthetic_setting(engine, al, 4)
+        installed().synthetic_setting(engine, al, 4)
 
 
 def test_an_unknown_engine_is_named() -> None:
     with pytest.raises(ValueError, match="unknown engine 'tgi'; use one of vllm, sglang"):
-        synthetic_setting("tgi", 2.0, 2)
+        installed().synthetic_setting("tgi", 2.0, 2)
 
 
 def test_the_synthetic_knobs_are_the_adapters_own_names() -> None:
-    assert synthetic_knobs() == (
+    assert installed().synthetic_knobs() == (
         "SGLANG_SIMULATE_ACC_LEN",
         "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS",
         "spec-decode-acceptance-length",

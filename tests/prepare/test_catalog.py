@@ -8,6 +8,7 @@ import pytest
 from core.helpers import agentic, speedbench, write
 
 import pytest_infx.plugin.collect.files as collect
+from pytest_infx.engines.registry import installed
 from pytest_infx.prepare.catalog import build
 from pytest_infx.prepare.plan import server_key
 from pytest_infx.recipes.loader import read_tree
@@ -37,7 +38,7 @@ def test_the_catalog_holds_what_expansion_and_planning_give(tmp_path: Path) -> N
     write(root / "a.yaml", speedbench("a-b300", draft_lengths=(1, 2)))
     write(root / "b.yaml", agentic("b-b200-agentic", runner="b200"))
     tree = read_tree(root)
-    catalog = build(tree)
+    catalog = build(tree, installed())
     assert catalog.errors == {}
     for source in tree.sources:
         expected = [(p.id, p.kind, p.runner, p.fingerprint, server_key(p)) for p in expand(source)]
@@ -55,7 +56,7 @@ def test_a_file_that_fails_keeps_its_error_text_and_the_others_their_points(
     root = tmp_path / "recipes"
     write(root / "a.yaml", speedbench("a-b300", draft_lengths=(1,)))
     write(root / "bad.yaml", "key: bad\nunknown-field: 1\n")
-    catalog = build(read_tree(root))
+    catalog = build(read_tree(root), installed())
     assert list(catalog.points) == [root / "a.yaml"]
     assert "unknown-field" in catalog.errors[root / "bad.yaml"]
     assert "bad.yaml:2" in catalog.errors[root / "bad.yaml"]
@@ -97,11 +98,11 @@ def test_a_rebuilt_catalog_expands_only_edited_files(tmp_path: Path) -> None:
     write(root / "a.yaml", speedbench("a-b300", draft_lengths=(1,)))
     write(root / "b.yaml", speedbench("b-b300", draft_lengths=(1,)))
     first_tree = read_tree(root)
-    first = build(first_tree)
+    first = build(first_tree, installed())
     write(root / "b.yaml", speedbench("b-b300", draft_lengths=(1, 2)))
     stat = (root / "b.yaml").stat()
     os.utime(root / "b.yaml", ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
-    second = build(read_tree(root, first_tree), first)
+    second = build(read_tree(root, first_tree), installed(), first)
     assert second.points[root / "a.yaml"] is first.points[root / "a.yaml"]
     assert [r.name for r in second.points[root / "b.yaml"]] == [
         "k1-thinking_off",
@@ -120,13 +121,13 @@ def test_a_value_that_breaks_planning_is_an_error_of_its_file_alone(
     write(tmp_path / "b.yaml", speedbench("b-b300"))
     real = plan.server_key
 
-    def overflowing(point: object) -> str:
+    def overflowing(point: object, engines: object = None) -> str:
         if getattr(point, "recipe_key", "") == "a-b200":
             raise OverflowError("cannot convert float infinity to integer")
-        return real(point)  # type: ignore[arg-type]
+        return real(point, engines)  # type: ignore[arg-type]
 
     monkeypatch.setattr(plan, "server_key", overflowing)
-    catalog = build(read_tree(tmp_path))
+    catalog = build(read_tree(tmp_path), installed())
     assert list(catalog.errors) == [tmp_path / "a.yaml"]
     assert (
         "a value of this recipe cannot be used (OverflowError"

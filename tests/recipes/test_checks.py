@@ -4,7 +4,7 @@ from pathlib import Path
 
 from core.helpers import dump, line_of, speedbench, write
 
-from pytest_infx.engines.registry import engine_rules
+from pytest_infx.engines.registry import installed
 from pytest_infx.recipes.checks import quoted_booleans, recipe_errors
 from pytest_infx.recipes.schema import Recipe
 from pytest_infx.recipes.source import load_yaml
@@ -14,7 +14,7 @@ def _checked(tmp_path: Path, recipe: dict[str, object]) -> tuple[str, list[str]]
     path = write(tmp_path / "c.yaml", recipe)
     raw = load_yaml(path)
     model = Recipe.model_validate(raw)
-    found = [*recipe_errors(raw, model, engine_rules()), *quoted_booleans(raw, model)]
+    found = [*recipe_errors(raw, model, installed().engine_rules()), *quoted_booleans(raw, model)]
     return dump(recipe), [f"{e.location.line if e.location else '?'} {e.problem}" for e in found]
 
 

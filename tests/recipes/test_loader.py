@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from core.helpers import agentic, changed, dump, line_of, speedbench, write
 
-from pytest_infx.engines.registry import engine_rules
+from pytest_infx.engines.registry import installed
 from pytest_infx.recipes.errors import Location, RecipeError, RecipeErrors
 from pytest_infx.recipes.loader import (
     load_file,
@@ -17,7 +17,7 @@ from pytest_infx.recipes.loader import (
 )
 from pytest_infx.recipes.points import expand
 
-RULES = engine_rules()
+RULES = installed().engine_rules()
 
 
 def errors_of(path: Path) -> list[RecipeError]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from known_recipes import copy_recipes
 
-from pytest_infx.engines.registry import engine_rules
+from pytest_infx.engines.registry import installed
 from pytest_infx.recipes.errors import RecipeErrors
 from pytest_infx.recipes.loader import load_file
 from pytest_infx.recipes.owned import EngineRules, canonical, owner, spellings
@@ -34,7 +34,7 @@ OWNED = [
     "served--model--name",
     "SERVED_MODEL_NAME",
 ]
-RULES = engine_rules()
+RULES = installed().engine_rules()
 
 
 def owned(name: str, engine: str = "vllm", *, agentic: bool = False) -> str | None:

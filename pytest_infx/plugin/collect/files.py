@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import pytest_infx.plugin.markers as markers
+import pytest_infx.plugin.options as options
 from pytest_infx.compat.pytest import fixture_manager, marker_matcher
 from pytest_infx.engines import extensions
 from pytest_infx.plugin.options import settings
@@ -55,7 +56,8 @@ def catalog(config: pytest.Config) -> Catalog:
             settings(config).recipes,
             _cache_folder(config),
             lambda: tree(config),
-            extensions.identity(),
+            lambda: options.engines(config),
+            extensions.identity(options.engine_hooks(config)),
         )
         config.stash[CATALOG] = found
     return found

@@ -127,6 +127,7 @@ class LintSuite(pytest.Collector):
             recipe_dirs=(recipes,),
             golden_dir=golden,
             load_tree=_shared_tree(self.config, settings, root / recipes),
+            load_engines=lambda: options.engines(self.config),
             store=Store(cache.mkdir("infx-lint")) if cache is not None else None,
             base_optional=self.base is None,
             audit=lint.audit,

@@ -135,11 +135,12 @@ def _prepare(session: pytest.Session, settings: Settings) -> None:
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
     recording = bool(config.getoption("update_snapshots", False))
+    engines = options.engines(config)
     for item in session.items:
         point = collect.point_of(item)
         if point is not None:
             item.stash[stash.PREFLIGHT] = preflight.preflight(
-                point, datasets, settings.golden, check, recording=recording
+                point, datasets, settings.golden, check, recording=recording, engines=engines
             )
     _engine_check(session, settings)
     if settings.resume:
@@ -160,7 +161,15 @@ def _plan_lines(session: pytest.Session, settings: Settings) -> list[str]:
         if point is not None and ref is not None:
             name = server_name(collect.server_label(session.config, ref), ref.server)
             servers.append((name, point.id))
-            lines.extend(plan.render(point, session.config.rootpath, settings.golden, server=name))
+            lines.extend(
+                plan.render(
+                    point,
+                    session.config.rootpath,
+                    settings.golden,
+                    server=name,
+                    engines=options.engines(session.config),
+                )
+            )
     lines.extend(plan.sharing(servers))
     return lines
 
@@ -181,7 +190,11 @@ def _engine_check(session: pytest.Session, settings: Settings) -> None:
     points = [p for items in by_id.values() if (p := collect.point_of(items[0])) is not None]
     sources = {source.path: source for source in collect.tree(config).sources}
     found, lines = preflight.engine_problems(
-        points, settings.golden, sources, mode=settings.engine_check
+        points,
+        settings.golden,
+        sources,
+        mode=settings.engine_check,
+        engines=options.engines(config),
     )
     stash.add(config, stash.REASONS, lines)
     for point_id, problems in found.items():

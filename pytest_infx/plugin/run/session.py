@@ -24,6 +24,7 @@ from pytest_infx.settings import Settings
 
 if TYPE_CHECKING:
     from pytest_infx.engines.embedded import EmbeddedEngine
+    from pytest_infx.engines.registry import EngineRegistry
     from pytest_infx.launch import ServerHandle, ServerPool
     from pytest_infx.plugin.output.activity import Tracker
     from pytest_infx.prepare.preflight import Datasets
@@ -60,6 +61,13 @@ class Run:
     def layout(self) -> Layout:
         """Where each file of the results folder lives."""
         return Layout(self.settings.results)
+
+    @property
+    def engines(self) -> EngineRegistry:
+        """The run's engine adapters, its hook implementations' included."""
+        import pytest_infx.plugin.options as options
+
+        return options.engines(self.config)
 
     @property
     def progress(self) -> Tracker:
@@ -127,7 +135,9 @@ class Run:
                 paths = serving.embedded_paths(point, engine)
             else:
                 paths = serving.staged_paths(point, self.settings.roots)
-            plan = serving.plan_for(point, paths, self.settings.golden, embedded=engine)
+            plan = serving.plan_for(
+                point, paths, self.settings.golden, embedded=engine, engines=self.engines
+            )
             spec = serving.to_spec(plan, paths, key=key, label=label)
         with self.progress.doing("waiting", spec.name):
             return self.pool.acquire(spec)

@@ -98,7 +98,7 @@ class AgenticPoint:
         """InferenceX's view of the point; a CPU point counts as TP GPU-equivalents."""
         from pytest_infx.agentic.shape import shape_of
 
-        return shape_of(self.point)
+        return shape_of(self.point, engines=self.run_ctx.engines)
 
     def inferencex(
         self, run: AgenticRun, result: AgenticResult

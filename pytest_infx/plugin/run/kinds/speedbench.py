@@ -89,6 +89,7 @@ class SpeedbenchCell:
                 presence_penalty=s.presence_penalty,
             ),
             request_timeout_s=bench.request_timeout,
+            engines=self.run_ctx.engines,
         )
 
     def run(self) -> None:
