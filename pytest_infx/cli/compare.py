@@ -18,7 +18,7 @@ from typing import Any
 
 from pytest_infx.engines.registry import installed
 from pytest_infx.lint.masters import master_keys
-from pytest_infx.recipes.errors import RecipeErrors
+from pytest_infx.recipes.errors import RecipeError, RecipeErrors
 from pytest_infx.recipes.loader import load_tree
 from pytest_infx.recipes.points import Point, expand_all
 from pytest_infx.settings import DEFAULT_RECIPES_DIR
@@ -88,7 +88,7 @@ def master_points(
     """The single-node AgentX points of the master configs named ``masters`` (a glob) under
     ``path`` (a checkout root or its configs folder), by key, of the ``served`` frameworks
     (default: :func:`frameworks`)."""
-    import yaml
+    from pytest_infx.recipes.source import load_yaml
 
     wanted = frozenset(frameworks() if served is None else served)
 
@@ -98,9 +98,12 @@ def master_points(
         raise FileNotFoundError(f"{path}: no {pattern} here; give the checkout root")
     points: dict[str, list[ConfigPoint]] = {}
     runners: dict[str, str] = {}
+    files: dict[Path, object] = {}
     skipped = 0
     for key, where in keys.items():
-        parsed = yaml.safe_load(where.block)
+        if where.path not in files:
+            files[where.path] = load_yaml(where.path)
+        parsed = files[where.path]
         config = parsed.get(key) if isinstance(parsed, dict) else None
         if not isinstance(config, dict):
             continue
@@ -211,7 +214,7 @@ def run(args: argparse.Namespace) -> int:
         rules = installed().engine_rules()
         sources = load_tree(args.recipes, rules)
         points = expand_all(sources, rules)
-    except (FileNotFoundError, RecipeErrors) as exc:
+    except (FileNotFoundError, RecipeError, RecipeErrors) as exc:
         print(f"infx compare-configs: {exc}")
         return 2
     runners = {source.recipe.key: source.recipe.runner for source in sources}

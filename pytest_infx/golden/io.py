@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode
 
 from pytest_infx.files.atomic import atomic_write_text
 from pytest_infx.files.textio import NotUtf8Error, read_utf8
 from pytest_infx.files.yamlkeys import repeated_key
+from pytest_infx.files.yamlnodes import ScalarFault, YamlFault, compose, scalar
 from pytest_infx.golden.curve import (
     CURVE_NAME_RE,
     MODES,
@@ -266,12 +266,15 @@ def _format_scalar(value: Scalar) -> str:
 
 
 def _yaml_key(key: str) -> str:
+    """``key`` as written when it reads back as this one string key, else quoted."""
     try:
-        plain = yaml.safe_load(f"{key}: 0")
-    except yaml.YAMLError:
-        plain = None
-    if isinstance(plain, dict) and list(plain) == [key]:
-        return key
+        node = compose(f"{key}: 0")
+        pairs = node.value if isinstance(node, MappingNode) else []
+        first = pairs[0][0] if len(pairs) == 1 else None
+        if isinstance(first, ScalarNode) and scalar(first) == key:
+            return key
+    except (YamlFault, ScalarFault):
+        pass
     return json.dumps(key)
 
 
@@ -375,25 +378,19 @@ def _scalar_value(value: str) -> Scalar:
 
 
 def _parse_body(text: str, source: str) -> tuple[str, dict[str, dict[int, float | None]]]:
-    loader = yaml.SafeLoader(text)
     try:
-        root = loader.get_single_node()
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else None
-        raise GoldenFileError(source, line, f"not valid YAML: {exc.problem}") from None
-    except yaml.YAMLError as exc:
-        raise GoldenFileError(source, None, f"not valid YAML: {exc}") from None
-    except RecursionError:
-        raise GoldenFileError(
-            source, None, "the YAML nests too deep to read; a curve nests three levels"
-        ) from None
+        root = compose(text)
+    except YamlFault as fault:
+        if fault.too_deep:
+            message = f"{fault.problem}; a curve nests three levels"
+            raise GoldenFileError(source, None, message) from None
+        raise GoldenFileError(source, fault.line, f"not valid YAML: {fault.problem}") from None
     if root is None:
         raise GoldenFileError(
             source, None, "the file has no curve; expected '<model key>:' with thinking modes"
         )
     top = _mapping(root, source, "the top level must be a mapping '<model key>: {modes}'")
-    pairs = _unique_pairs(loader, top, source)
+    pairs = _unique_pairs(top, source)
     if len(pairs) != 1:
         names = ", ".join(repr(key) for key, _, _ in pairs)
         raise GoldenFileError(
@@ -411,14 +408,14 @@ def _parse_body(text: str, source: str) -> tuple[str, dict[str, dict[int, float 
         modes_node, source, f"{model_key}: expected thinking_on / thinking_off mappings"
     )
     modes: dict[str, dict[int, float | None]] = {}
-    for mode, mode_key, cells_node in _unique_pairs(loader, modes_map, source):
+    for mode, mode_key, cells_node in _unique_pairs(modes_map, source):
         if mode not in MODES:
             raise GoldenFileError(
                 source,
                 _line(mode_key),
                 f"unknown mode {mode!r}; the modes are thinking_on and thinking_off",
             )
-        modes[mode] = _parse_cells(loader, str(mode), cells_node, source)
+        modes[mode] = _parse_cells(str(mode), cells_node, source)
     if not modes:
         raise GoldenFileError(
             source, _line(modes_node), f"{model_key}: no thinking_on / thinking_off mode"
@@ -426,16 +423,14 @@ def _parse_body(text: str, source: str) -> tuple[str, dict[str, dict[int, float 
     return model_key, modes
 
 
-def _parse_cells(
-    loader: yaml.SafeLoader, mode: str, node: Node, source: str
-) -> dict[int, float | None]:
+def _parse_cells(mode: str, node: Node, source: str) -> dict[int, float | None]:
     if isinstance(node, ScalarNode) and node.tag == "tag:yaml.org,2002:null":
         raise GoldenFileError(
             source, _line(node), f"mode {mode} is empty; give at least one k: AL or remove it"
         )
     cells_map = _mapping(node, source, f"mode {mode} must map draft lengths to AL values")
     cells: dict[int, float | None] = {}
-    for k, k_node, al_node in _unique_pairs(loader, cells_map, source):
+    for k, k_node, al_node in _unique_pairs(cells_map, source):
         if isinstance(k, bool) or not isinstance(k, int):
             raise GoldenFileError(
                 source, _line(k_node), f"{mode}: draft length {k!r} is not an integer"
@@ -444,7 +439,7 @@ def _parse_cells(
             raise GoldenFileError(
                 source, _line(k_node), f"{mode} k={k}: the AL is empty; write a number or N/A"
             )
-        al = _al_value(loader, al_node)
+        al = _al_value(al_node, source)
         problem = cell_problem(k, al)
         if problem:
             raise GoldenFileError(source, _line(al_node), f"{mode} k={k}: {problem}")
@@ -457,10 +452,10 @@ def _parse_cells(
     return cells
 
 
-def _al_value(loader: yaml.SafeLoader, node: Node) -> object:
+def _al_value(node: Node, source: str) -> object:
     if not isinstance(node, ScalarNode):
         return "<a nested block>"
-    value = loader.construct_object(node)
+    value = _value(node, source)
     if value == NA:
         return None
     if isinstance(value, int | float) and not isinstance(value, bool):
@@ -474,15 +469,23 @@ def _mapping(node: Node, source: str, reason: str) -> MappingNode:
     return node
 
 
-def _unique_pairs(
-    loader: yaml.SafeLoader, node: MappingNode, source: str
-) -> list[tuple[Any, Node, Node]]:
+def _value(node: ScalarNode, source: str) -> object:
+    try:
+        return scalar(node)
+    except ScalarFault as fault:
+        raise GoldenFileError(source, _line(node), fault.problem) from None
+
+
+def _unique_pairs(node: MappingNode, source: str) -> list[tuple[Any, Node, Node]]:
+    keys: list[ScalarNode] = []
     for key_node, _ in node.value:
         if not isinstance(key_node, ScalarNode):
             raise GoldenFileError(source, _line(key_node), "keys must be plain scalars")
+        keys.append(key_node)
+    values = {id(k): _value(k, source) for k in keys}
 
     def same(key_node: Node) -> tuple[str, Any]:
-        key = loader.construct_object(key_node)
+        key = values[id(key_node)]
         return (type(key).__name__, key)
 
     repeat = repeated_key(node, same)
@@ -491,10 +494,9 @@ def _unique_pairs(
         raise GoldenFileError(
             source,
             _line(again),
-            f"duplicate key {loader.construct_object(again)!r} (first on line {_line(first)});"
-            " keep one",
+            f"duplicate key {values[id(again)]!r} (first on line {_line(first)}); keep one",
         )
-    return [(loader.construct_object(k), k, v) for k, v in node.value]
+    return [(values[id(k)], k, v) for k, v in node.value]
 
 
 def _line(node: Node) -> int:

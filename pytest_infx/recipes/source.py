@@ -15,10 +15,8 @@ import yaml
 
 from pytest_infx.files.textio import NotUtf8Error, decode_utf8, read_input
 from pytest_infx.files.yamlkeys import repeated_key
+from pytest_infx.files.yamlnodes import ScalarFault, YamlFault, compose, scalar
 from pytest_infx.recipes.errors import Location, RecipeError
-
-_Loader: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_scalars = yaml.constructor.SafeConstructor()
 
 
 class LinedDict(dict[str, Any]):
@@ -50,29 +48,24 @@ class LinedList(list[Any]):
 
 
 MERGE_TAG = "tag:yaml.org,2002:merge"
-STR_TAG = "tag:yaml.org,2002:str"
 
 
-def _scalar(node: yaml.Node, path: Path) -> Any:
-    """Construct one scalar without the constructor's per-node cache, which never empties."""
-    if node.tag == STR_TAG:
-        return node.value
-    construct = _scalars.yaml_constructors.get(node.tag)
-    if construct is None:
-        raise RecipeError(
-            Location(path, node.start_mark.line + 1),
-            None,
-            f"unsupported YAML tag {node.tag}",
-            "remove the tag; recipes use plain strings, numbers, lists and mappings",
-        )
+def _scalar(node: yaml.ScalarNode, path: Path) -> Any:
     try:
-        return construct(_scalars, node)
-    except (yaml.YAMLError, ValueError) as exc:
-        problem = getattr(exc, "problem", None) or str(exc)
+        return scalar(node)
+    except ScalarFault as fault:
+        where = Location(path, node.start_mark.line + 1)
+        if fault.unknown_tag:
+            raise RecipeError(
+                where,
+                None,
+                fault.problem,
+                "remove the tag; recipes use plain strings, numbers, lists and mappings",
+            ) from None
         raise RecipeError(
-            Location(path, node.start_mark.line + 1),
+            where,
             None,
-            f"invalid value {node.value!r}: {problem}",
+            f"invalid value {node.value!r}: {fault.problem}",
             "quote the value to keep it a string",
         ) from None
 
@@ -181,37 +174,25 @@ def read_text(path: Path) -> str:
         ) from None
 
 
-def _tab(text: str, mark: yaml.Mark) -> bool:
-    """Whether PyYAML stopped at a tab ("cannot start any token", "violates indentation")."""
-    lines = text.splitlines()
-    return mark.line < len(lines) and lines[mark.line][mark.column : mark.column + 1] == "\t"
-
-
 def load_yaml(path: Path, text: str | None = None) -> Any:
     """Parse one YAML document into LinedDict/LinedList values, or raise a RecipeError."""
     if text is None:
         text = read_text(path)
     try:
-        node = yaml.compose(text, Loader=_Loader)
-    except RecursionError:
-        raise RecipeError(
-            Location(path, 1), None, "the YAML nests too deep to read", "flatten the file"
-        ) from None
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else 1
-        if mark is not None and _tab(text, mark):
+        node = compose(text)
+    except YamlFault as fault:
+        where = Location(path, fault.line or 1, fault.column)
+        if fault.too_deep:
+            raise RecipeError(where, None, fault.problem, "flatten the file") from None
+        if fault.tab:
             raise RecipeError(
-                Location(path, line, mark.column + 1),
+                where,
                 None,
-                f"a tab at column {mark.column + 1}: YAML indents with spaces only",
+                f"a tab at column {fault.column}: YAML indents with spaces only",
                 "replace the tab with spaces",
             ) from None
         raise RecipeError(
-            Location(path, line, mark.column + 1 if mark else None),
-            None,
-            f"invalid YAML: {exc.problem or exc}",
-            "fix the syntax at that line",
+            where, None, f"invalid YAML: {fault.problem}", "fix the syntax at that line"
         ) from None
     if node is None:
         return None

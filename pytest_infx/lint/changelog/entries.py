@@ -1,8 +1,8 @@
 """Changelog entries: the strict schema every entry of ``perf-changelog.yaml`` must match.
 
-Parsing uses libyaml through ``yaml.CSafeLoader`` to compose nodes only, and node marks for line
-numbers, so a 772-entry file is checked in a few tens of milliseconds and every problem of every
-entry is reported with its line, not only the first.
+Parsing composes nodes only (:mod:`pytest_infx.files.yamlnodes`, libyaml when it is installed),
+and node marks give the line numbers, so a 772-entry file is checked in a few tens of
+milliseconds and every problem of every entry is reported with its line, not only the first.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import yaml
 
 from pytest_infx.files.yamlkeys import repeated_key
+from pytest_infx.files.yamlnodes import YamlFault, compose
 from pytest_infx.lint.context import SCENARIO_TYPES
 from pytest_infx.lint.findings import Finding, quote_numbered
 
@@ -240,20 +241,14 @@ class _EntryBuilder:
         )
 
 
-def _yaml_error_finding(path: str, exc: yaml.YAMLError) -> Finding:
-    line: int | None = None
-    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
-        line = exc.problem_mark.line + 1
-    problem = exc.problem if isinstance(exc, yaml.MarkedYAMLError) and exc.problem else str(exc)
-    context = ""
-    if isinstance(exc, yaml.MarkedYAMLError) and exc.context_mark is not None and exc.context:
-        context = f" ({exc.context} on line {exc.context_mark.line + 1})"
+def _yaml_error_finding(path: str, fault: YamlFault) -> Finding:
+    context = f" ({fault.context} on line {fault.context_line})" if fault.context else ""
     return Finding(
         "changelog-schema",
         path,
-        line,
+        fault.line,
         None,
-        f"not valid YAML: {problem}{context}.",
+        f"not valid YAML: {fault.problem}{context}.",
         "Fix the YAML at that line; every entry is a '- config-keys:' list item.",
     )
 
@@ -303,13 +298,10 @@ def parse_changelog(
     ]
     if markers:
         return ParsedChangelog((), (), (_conflict_finding(path, text, markers),), False, True)
-    loader = yaml.CSafeLoader(text)
     try:
-        root = loader.get_single_node()
-    except yaml.YAMLError as exc:
-        return ParsedChangelog((), (), (_yaml_error_finding(path, exc),), False)
-    finally:
-        loader.dispose()
+        root = compose(text)
+    except YamlFault as fault:
+        return ParsedChangelog((), (), (_yaml_error_finding(path, fault),), False)
     if root is None:
         return ParsedChangelog((), (), (), True)
     if not isinstance(root, yaml.SequenceNode):
