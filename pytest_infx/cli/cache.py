@@ -13,7 +13,6 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pytest_infx.envs.cli import add_cache_dir
 from pytest_infx.settings import DEFAULT_RECIPES_DIR
@@ -35,7 +34,7 @@ class CachedEnv:
         return self.state != "installing" and (not self.used or self.state == "incomplete")
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "cache",
         help="list the cached tool environments with their sizes; prune those no pin uses",

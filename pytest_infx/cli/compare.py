@@ -193,7 +193,7 @@ def compare(
     )
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "compare-configs",
         help="AgentX points that a recipe tree and a checkout's master configs do not share",

@@ -10,14 +10,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 from pytest_infx.engines import embedded
 from pytest_infx.envs import cli as envs_cli
 from pytest_infx.settings import DEFAULT_GOLDEN_DIR, DEFAULT_RECIPES_DIR
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     actions, common = envs_cli.register(subparsers, {embedded.NAME: embedded.SPEC})
     check = actions.add_parser(
         "check",

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from pytest_infx.engines.registry import installed
 from pytest_infx.files.git import GitError
@@ -20,7 +19,7 @@ from pytest_infx.settings import DEFAULT_RECIPES_DIR
 from pytest_infx.usage import existing_folder
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     changed = subparsers.add_parser(
         "changed", help="recipe keys whose points changed since a git ref (by fingerprint)"
     )

@@ -15,7 +15,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from pytest_infx.engines.spec import (
     Parallelism,
@@ -160,7 +160,7 @@ class EngineAdapter(Protocol):
         *,
         model: str,
         messages: Sequence[Mapping[str, str]],
-        chat_template_kwargs: Mapping[str, Any] | None,
+        chat_template_kwargs: Mapping[str, object] | None,
         timeout_s: float = 60.0,
     ) -> str | None:
         """The prompt text the server builds from this chat request, or None when the engine
@@ -180,12 +180,12 @@ class EngineAdapter(Protocol):
         """The speculative counters in one ``/metrics`` scrape, summed over label sets."""
         ...
 
-    def request_fields(self) -> Mapping[str, Any]:
+    def request_fields(self) -> Mapping[str, object]:
         """Fields every benchmark request carries so that the engine reports the request's own
         speculative figures."""
         ...
 
-    def request_spec(self, frame: Mapping[str, Any]) -> RequestSpecMetrics | None:
+    def request_spec(self, frame: Mapping[str, object]) -> RequestSpecMetrics | None:
         """One request's speculative figures from one streamed frame, None if it has none."""
         ...
 
@@ -232,10 +232,10 @@ class Defaults:
     def spec_counters(self, snapshot: Snapshot) -> SpecCounters:
         return SpecCounters(engine=None, empty=not snapshot.series)
 
-    def request_fields(self) -> Mapping[str, Any]:
+    def request_fields(self) -> Mapping[str, object]:
         return {}
 
-    def request_spec(self, frame: Mapping[str, Any]) -> RequestSpecMetrics | None:
+    def request_spec(self, frame: Mapping[str, object]) -> RequestSpecMetrics | None:
         return None
 
     def attention_tp(self, recipe: Recipe, tp: int) -> int | None:
@@ -314,7 +314,7 @@ def parallel_sizes(point: Point, table: ParallelFlags) -> Parallelism:
     )
 
 
-def flags(args: Mapping[str, Any], *, key: str, owned: OwnedFlags) -> list[str]:
+def flags(args: Mapping[str, object], *, key: str, owned: OwnedFlags) -> list[str]:
     """Recipe ``args`` as argv: ``true`` is a bare flag, mappings and lists become JSON; a flag
     in ``owned`` (the adapter's own) is refused."""
     out: list[str] = []

@@ -124,7 +124,7 @@ class Completed(Defaults):
         *,
         model: str,
         messages: Sequence[Mapping[str, str]],
-        chat_template_kwargs: Mapping[str, Any] | None,
+        chat_template_kwargs: Mapping[str, object] | None,
         timeout_s: float = 60.0,
     ) -> str | None:
         rendered: str | None = await self.inner.rendered_prompt(
@@ -254,7 +254,7 @@ class EngineRegistry:
         llamacpp = read_counters(snapshot, LLAMACPP_PREFIX, "llamacpp")
         return llamacpp if llamacpp.speculating else SpecCounters(engine=None)
 
-    def request_spec(self, frame: Mapping[str, Any]) -> RequestSpecMetrics | None:
+    def request_spec(self, frame: Mapping[str, object]) -> RequestSpecMetrics | None:
         """One request's speculative figures from a frame of whichever engine sent it."""
         for adapter in self.adapters.values():
             found = adapter.request_spec(frame)

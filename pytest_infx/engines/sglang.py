@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from pytest_infx.engines.base import (
     ADMISSION,
@@ -263,7 +263,7 @@ class SglangAdapter(Defaults):
         *,
         model: str,
         messages: Sequence[Mapping[str, str]],
-        chat_template_kwargs: Mapping[str, Any] | None,
+        chat_template_kwargs: Mapping[str, object] | None,
         timeout_s: float = 60.0,
     ) -> None:
         """No way to ask: the rendered-prompt check is skipped and the output check still runs."""
@@ -290,12 +290,12 @@ class SglangAdapter(Defaults):
             prefill_in_accepted=True,
         )
 
-    def request_fields(self) -> Mapping[str, Any]:
+    def request_fields(self) -> Mapping[str, object]:
         """``sglext.spec_tokens_details`` is sent only when the request asks for it
         (``ChatCompletionRequest.return_spec_tokens_details``, default false)."""
         return {DETAILS_FIELD: True}
 
-    def request_spec(self, frame: Mapping[str, Any]) -> RequestSpecMetrics | None:
+    def request_spec(self, frame: Mapping[str, object]) -> RequestSpecMetrics | None:
         """``sglext.spec_tokens_details``; accepted is counted as the counters count it,
         completion tokens - verify calls (``spec_accept_length`` x ``spec_verify_ct`` is the
         completion), so the per-request and the counter AL answer the same question."""
@@ -344,7 +344,7 @@ _DP_SIZE = ("dp", "dp-size", "dp_size", "data-parallel-size")
 _ATTN_DP_SIZE = ("attn-dp-size", "attn_dp_size")
 
 
-def _positive(value: Any) -> int | None:
+def _positive(value: object) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
         return value
     return None

@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 LabelSet = frozenset[tuple[str, str]]
 SeriesKey = tuple[str, LabelSet]
@@ -95,16 +94,16 @@ class SpecCounters:
         return self.drafts is not None
 
 
-def json_int(value: Any) -> int | None:
+def json_int(value: object) -> int | None:
     """An integer field of an engine's JSON answer; a bool is not one."""
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def json_num(value: Any) -> float | None:
+def json_num(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def json_hist(value: Any) -> tuple[int, ...]:
+def json_hist(value: object) -> tuple[int, ...]:
     """Counts per position (accepted tokens); what is not a number is left out."""
     if not isinstance(value, list):
         return ()

@@ -253,7 +253,7 @@ class VllmAdapter(Defaults):
         *,
         model: str,
         messages: Sequence[Mapping[str, str]],
-        chat_template_kwargs: Mapping[str, Any] | None,
+        chat_template_kwargs: Mapping[str, object] | None,
         timeout_s: float = 60.0,
     ) -> str:
         body: dict[str, Any] = {
@@ -287,7 +287,7 @@ class VllmAdapter(Defaults):
     def spec_counters(self, snapshot: Snapshot) -> SpecCounters:
         return read_counters(snapshot, PREFIX, self.name)
 
-    def request_spec(self, frame: Mapping[str, Any]) -> RequestSpecMetrics | None:
+    def request_spec(self, frame: Mapping[str, object]) -> RequestSpecMetrics | None:
         """``metrics.speculative_decoding`` of the final usage chunk, present when the server
         runs with ``--per-request-spec-decode-metrics``."""
         metrics = frame.get("metrics")
@@ -356,7 +356,7 @@ class VllmAdapter(Defaults):
 
 
 async def _post_json(
-    base: str, path: str, body: Mapping[str, Any], timeout_s: float
+    base: str, path: str, body: Mapping[str, object], timeout_s: float
 ) -> dict[str, Any]:
     # asyncio and ssl load with the transport; planning a server never needs them
     from pytest_infx.http1 import HTTPError, fetch

@@ -11,7 +11,6 @@ import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from pytest_infx.envs import aiperf
 from pytest_infx.envs.toolenv import InstallError, ToolEnvSpec, ensure, locate
@@ -23,8 +22,9 @@ SPECS: dict[str, ToolEnvSpec] = {aiperf.SPEC.name: aiperf.SPEC}
 
 
 def register(
-    subparsers: Any, engines: Mapping[str, ToolEnvSpec] | None = None
-) -> tuple[Any, argparse.ArgumentParser]:
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+    engines: Mapping[str, ToolEnvSpec] | None = None,
+) -> tuple[argparse._SubParsersAction[argparse.ArgumentParser], argparse.ArgumentParser]:
     """Adds ``infx engine`` for the ``engines``' environments and the tools', and returns its
     sub-command list and their common options, so the argv check (which needs the recipes and
     the adapters) can join them."""

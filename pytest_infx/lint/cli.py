@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from pytest_infx.files.git import ref_exists
 from pytest_infx.files.git import toplevel as git_toplevel
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "lint",
         help="check the changelog, comment, recipe and golden registry rules and those of"
@@ -139,7 +139,9 @@ def register(subparsers: Any) -> None:
     _master_layout_for_changed(subparsers)
 
 
-def _master_layout_for_changed(subparsers: Any) -> None:
+def _master_layout_for_changed(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> None:
     """``infx changed --recipes configs`` on a repository that keeps InferenceX's master
     configs: the config keys are the top-level keys of ``*-master.yaml``, not recipe files,
     so the keys whose block changed are listed instead of every file failing to load as a

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -20,6 +20,9 @@ import pytest_infx.plugin.declare as declare
 import pytest_infx.plugin.gc as gc
 import pytest_infx.plugin.output.terminal as terminal
 import pytest_infx.plugin.workers as workers
+
+if TYPE_CHECKING:
+    from pytest_infx.compat.xdist import WorkerNode
 
 pytest_plugins = ["pytest_infx.plugin.run.fixtures"]
 
@@ -41,7 +44,7 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_load_initial_conftests(
     early_config: pytest.Config, parser: pytest.Parser, args: list[str]
-) -> Generator[None, Any, Any]:
+) -> Generator[None, object, object]:
     if not activation.decide(early_config, args):
         return (yield)
     return (yield from configure.short_names(early_config, parser))
@@ -58,19 +61,19 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 @pytest.hookimpl(optionalhook=True)
-def pytest_configure_node(node: Any) -> None:
+def pytest_configure_node(node: WorkerNode) -> None:
     if activation.active(node.config):
         workers.configure_node(node)
 
 
 @pytest.hookimpl(optionalhook=True)
-def pytest_testnodedown(node: Any, error: object) -> None:
+def pytest_testnodedown(node: WorkerNode, error: object) -> None:
     if activation.active(node.config):
         workers.node_down(node, error)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_collection(session: pytest.Session) -> Generator[None, Any, Any]:
+def pytest_collection(session: pytest.Session) -> Generator[None, object, object]:
     if not activation.active(session.config):
         return (yield)
     return (yield from gc.around_collection(session))
@@ -93,7 +96,9 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, Any, Any]:
+def pytest_make_collect_report(
+    collector: pytest.Collector,
+) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
     if not activation.active(collector.config):
         return (yield)
     return (yield from collection.with_dangling_links(collector))

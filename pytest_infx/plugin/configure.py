@@ -12,7 +12,6 @@ import shutil
 import tempfile
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -50,7 +49,9 @@ def add_hookspecs(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspecs)
 
 
-def short_names(early_config: pytest.Config, parser: pytest.Parser) -> Generator[None, Any, Any]:
+def short_names(
+    early_config: pytest.Config, parser: pytest.Parser
+) -> Generator[None, object, object]:
     result = yield
     stash.add(early_config, stash.NOTES, declare.add_short_names(parser))
     return result
@@ -70,14 +71,15 @@ def configure(config: pytest.Config) -> None:
         summary.SummaryPlugin(config, config.stash[stash.SUMMARY]), "infx-summary"
     )
     config.pluginmanager.register(reporter.ReportPlugin(config), "infx-report")
-    workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
+    workerinput: dict[str, object] | None = getattr(config, "workerinput", None)
     if workerinput is None:
         run = Path(tempfile.mkdtemp(prefix="infx-run-"))
         config.stash[stash.FOLDERS] = stash.Folders(run, _progress_folder(config, run))
         config.stash[stash.OWNS_RUN_FOLDER] = True
     elif RUN_FOLDER_INPUT in workerinput:
         shown = workerinput.get(PROGRESS_FOLDER_INPUT)
-        folders = stash.Folders(Path(workerinput[RUN_FOLDER_INPUT]), Path(shown) if shown else None)
+        run = Path(str(workerinput[RUN_FOLDER_INPUT]))
+        folders = stash.Folders(run, Path(str(shown)) if shown else None)
         config.stash[stash.FOLDERS] = _slurm_node_folders(config, folders)
     if not lint.only_lint(config):
         _register_sweep_reports(config)

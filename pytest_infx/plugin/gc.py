@@ -8,7 +8,6 @@ so that no later collection walks it (see :mod:`pytest_infx.gcpause`).
 from __future__ import annotations
 
 from collections.abc import Generator
-from typing import Any
 
 import pytest
 
@@ -18,7 +17,7 @@ import pytest_infx.plugin.stash as stash
 from pytest_infx import gcpause
 
 
-def around_collection(session: pytest.Session) -> Generator[None, Any, Any]:
+def around_collection(session: pytest.Session) -> Generator[None, object, object]:
     """Where no host test will run (``--collect-only``, or only recipe and lint items), what
     collection built is frozen before the collector resumes, so neither the resumed collector nor
     pytest's closing full collection walks it; it is given back after that closing collection."""

@@ -7,7 +7,7 @@ worker, a replacement started mid-run included. Back: the one-line selection rea
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -15,16 +15,19 @@ import pytest_infx.plugin.options as options
 import pytest_infx.plugin.stash as stash
 from pytest_infx.plugin.configure import PROGRESS_FOLDER_INPUT, RUN_FOLDER_INPUT
 
+if TYPE_CHECKING:
+    from pytest_infx.compat.xdist import WorkerNode
+
 WORKER_REASONS = "infx_reasons"
 GOLDEN_TREE = "infx_golden_tree"
 
 
-def configure_node(node: Any) -> None:
+def configure_node(node: WorkerNode) -> None:
     """Every worker judges golden names from the golden folder as the run started (see
     ``preflight.GoldenTree``) and works in the controller's run folders."""
     from pytest_infx.prepare import preflight
 
-    config: pytest.Config = node.config
+    config = node.config
     if stash.GOLDEN_TREE not in config.stash:
         tree = preflight.golden_tree(options.settings(config).golden)
         config.stash[stash.GOLDEN_TREE] = tree.to_wire()
@@ -36,20 +39,20 @@ def configure_node(node: Any) -> None:
         node.workerinput[PROGRESS_FOLDER_INPUT] = str(shown) if shown is not None else None
 
 
-def golden_tree(config: pytest.Config) -> Any:
-    workerinput: dict[str, Any] = getattr(config, "workerinput", {})
+def golden_tree(config: pytest.Config) -> object:
+    workerinput: dict[str, object] = getattr(config, "workerinput", {})
     return workerinput.get(GOLDEN_TREE)
 
 
 def send_reasons(session: pytest.Session) -> None:
-    workeroutput: dict[str, Any] | None = getattr(session.config, "workeroutput", None)
+    workeroutput: dict[str, object] | None = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:
         reasons: tuple[str, ...] = session.config.stash.get(stash.REASONS, ())
         workeroutput[WORKER_REASONS] = list(reasons)
 
 
-def node_down(node: Any, error: object) -> None:
+def node_down(node: WorkerNode, error: object) -> None:
     """Workers select the points; the controller shows their one-line reasons once."""
-    config: pytest.Config = node.config
+    config = node.config
     if not config.stash.get(stash.REASONS, ()):
         stash.add(config, stash.REASONS, getattr(node, "workeroutput", {}).get(WORKER_REASONS, []))

@@ -83,8 +83,8 @@ class Point:
         block = self.block
         return block if isinstance(block, Agentic) else None
 
-    def coordinates(self) -> dict[str, Any]:
-        coords: dict[str, Any] = {
+    def coordinates(self) -> dict[str, object]:
+        coords: dict[str, object] = {
             "kind": self.kind,
             "tp": self.tp,
             "concurrency": self.concurrency,
@@ -109,7 +109,7 @@ def _block_of(
     return Cell(bench, draft_length, thinking)
 
 
-def _normalise_thinking(value: Any) -> Any:
+def _normalise_thinking(value: object) -> object:
     if value is True or value == "on":
         return "thinking_on"
     if value is False or value == "off":
@@ -117,7 +117,7 @@ def _normalise_thinking(value: Any) -> Any:
     return value
 
 
-def matches(when: Mapping[str, tuple[Any, ...]], coords: Mapping[str, Any]) -> bool:
+def matches(when: Mapping[str, tuple[object, ...]], coords: Mapping[str, object]) -> bool:
     """Whether an override's ``when`` selects a point with these coordinates."""
     for name, values in when.items():
         have = coords.get(name)
@@ -135,7 +135,7 @@ class _Effective:
     def __init__(self, source: RecipeSource, rules: EngineRules | None = None):
         self.source = source
         self.rules = rules
-        self._cache: dict[tuple[int, ...], tuple[Recipe, dict[str, Any]]] = {
+        self._cache: dict[tuple[int, ...], tuple[Recipe, dict[str, object]]] = {
             (): (source.recipe, source.recipe.model_dump(mode="json", by_alias=True))
         }
         self._materials: dict[
@@ -143,12 +143,12 @@ class _Effective:
         ] = {}
         self.used: set[int] = set()
 
-    def matching(self, coords: dict[str, Any]) -> tuple[int, ...]:
+    def matching(self, coords: dict[str, object]) -> tuple[int, ...]:
         found = tuple(o.index for o in self.source.overrides if matches(o.when, coords))
         self.used.update(found)
         return found
 
-    def for_overrides(self, matched: tuple[int, ...]) -> tuple[Recipe, dict[str, Any]]:
+    def for_overrides(self, matched: tuple[int, ...]) -> tuple[Recipe, dict[str, object]]:
         cached = self._cache.get(matched)
         if cached is not None:
             return cached
@@ -195,7 +195,7 @@ def _material(
     tp: int,
     dumped: dict[str, Any],
     thinking: ThinkingMode | None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """What affects a point's result: not gating settings, and not the other points (an agentic
     server is sized for its own point's concurrency, which the coordinates carry)."""
     material = {k: v for k, v in dumped.items() if k not in ("speedbench", "agentic", "docs")}
@@ -215,7 +215,7 @@ def _material(
     return material
 
 
-def _fingerprint(kind: Kind, coords: dict[str, Any], material: str) -> str:
+def _fingerprint(kind: Kind, coords: dict[str, object], material: str) -> str:
     head = json.dumps(
         {"v": FINGERPRINT_VERSION, "kind": kind, "point": coords},
         sort_keys=True,
@@ -237,7 +237,7 @@ def _point(
     absence an AgentX point."""
     kind: Kind = "agentic" if cell is None else "speedbench"
     draft_length, thinking = (None, None) if cell is None else cell
-    coords: dict[str, Any] = {"tp": tp, "concurrency": concurrency}
+    coords: dict[str, object] = {"tp": tp, "concurrency": concurrency}
     if draft_length is not None:
         coords["draft-length"] = draft_length
     if thinking is not None:
@@ -319,11 +319,13 @@ def _order(value: Any) -> tuple[bool, Any]:
     return (isinstance(value, str), value)
 
 
-def unmatched_override(override: Override, coordinates: Iterable[Mapping[str, Any]]) -> RecipeError:
+def unmatched_override(
+    override: Override, coordinates: Iterable[Mapping[str, object]]
+) -> RecipeError:
     """The error for an override that matches none of the points' ``coordinates``: it changes
     nothing, which is never what its author meant (a typo in a coordinate, or a point removed
     since), so it says what the points have instead."""
-    exist: dict[str, list[Any]] = {}
+    exist: dict[str, list[object]] = {}
     for coords in coordinates:
         for name, value in coords.items():
             values = exist.setdefault(name, [])

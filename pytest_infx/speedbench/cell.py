@@ -11,7 +11,6 @@ import asyncio
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from pytest_infx.engines.base import RenderError
 from pytest_infx.engines.registry import EngineRegistry, installed
@@ -45,7 +44,7 @@ class CellSettings:
     engine: str
     draft_length: int
     thinking: bool
-    chat_template_kwargs: Mapping[str, Any]
+    chat_template_kwargs: Mapping[str, object]
     max_tokens: int
     concurrency: int
     sampling: Sampling

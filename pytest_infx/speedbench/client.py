@@ -34,7 +34,7 @@ from pytest_infx.speedbench.dataset import Prompt
 __all__ = ["RequestSpecMetrics"]
 
 ErrorKind = Literal["http", "stream", "timeout", "connection", "protocol"]
-SpecReader = Callable[[Mapping[str, Any]], RequestSpecMetrics | None]
+SpecReader = Callable[[Mapping[str, object]], RequestSpecMetrics | None]
 EXCERPT_CHARS = 500
 
 
@@ -65,8 +65,8 @@ class ClientConfig:
     max_tokens: int
     concurrency: int = 1
     sampling: Sampling = field(default_factory=Sampling)
-    chat_template_kwargs: Mapping[str, Any] | None = None
-    extra_body: Mapping[str, Any] | None = None
+    chat_template_kwargs: Mapping[str, object] | None = None
+    extra_body: Mapping[str, object] | None = None
     timeouts: Timeouts = field(default_factory=Timeouts)
     api_key: str | None = None
     pause_gc: bool = True
@@ -419,7 +419,7 @@ def _frame(
         state.spec = spec
 
 
-def _stream_error(obj: Mapping[str, Any]) -> RequestError:
+def _stream_error(obj: Mapping[str, object]) -> RequestError:
     err = obj.get("error", obj)
     if isinstance(err, dict):
         message = str(err.get("message") or err)
@@ -429,5 +429,5 @@ def _stream_error(obj: Mapping[str, Any]) -> RequestError:
     return RequestError("stream", f"error event in stream: {message[:EXCERPT_CHARS]}", code)
 
 
-def _int_or_none(value: Any) -> int | None:
+def _int_or_none(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -158,7 +158,7 @@ def _parse_row(file: Path, lineno: int, line: str) -> Prompt:
     return Prompt(question_id=str(qid), category=cat, messages=messages)
 
 
-def _parse_messages(where: str, value: Any) -> tuple[Message, ...]:
+def _parse_messages(where: str, value: object) -> tuple[Message, ...]:
     if not isinstance(value, list) or not value:
         raise DatasetError(f"{where}: field 'messages' must be a non-empty list")
     out: list[Message] = []
@@ -174,7 +174,7 @@ def _parse_messages(where: str, value: Any) -> tuple[Message, ...]:
     return tuple(out)
 
 
-def _parse_turns(where: str, value: Any) -> tuple[Message, ...]:
+def _parse_turns(where: str, value: object) -> tuple[Message, ...]:
     """The hub's `turns` layout; like `vllm bench` and SGLang, only the first turn is sent."""
     if not isinstance(value, list) or not value or not isinstance(value[0], str):
         raise DatasetError(f"{where}: field 'turns' must be a non-empty list of strings")

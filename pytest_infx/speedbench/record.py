@@ -93,10 +93,12 @@ def cell_record(
             sha256=outcome.dataset.sha256,
             n=len(outcome.dataset.rows),
         ),
-        client=ClientInfo(
-            concurrency=outcome.settings.concurrency,
-            max_tokens=outcome.settings.max_tokens,
-            chat_template_kwargs=dict(outcome.settings.chat_template_kwargs),
+        client=ClientInfo.model_validate(
+            {
+                "concurrency": outcome.settings.concurrency,
+                "max_tokens": outcome.settings.max_tokens,
+                "chat_template_kwargs": dict(outcome.settings.chat_template_kwargs),
+            }
         ),
         requests=CellRequests(
             total=len(records),

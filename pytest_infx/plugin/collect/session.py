@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -45,7 +44,9 @@ def recipe_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector |
     return collect.RecipeFile.from_parent(parent, path=file_path)
 
 
-def with_dangling_links(collector: pytest.Collector) -> Generator[None, Any, Any]:
+def with_dangling_links(
+    collector: pytest.Collector,
+) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
     """pytest collects regular files only; a recipe that is a symbolic link to nothing is
     added here, so that it is a collection error instead of a recipe that silently is not."""
     report = yield

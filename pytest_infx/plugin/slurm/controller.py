@@ -11,12 +11,11 @@ import shutil
 import sys
 import uuid
 from collections.abc import Sequence
-from typing import Any
 
 import pytest
 
 import pytest_infx.plugin.options as options
-from pytest_infx.compat.xdist import XdistSession, worker_python
+from pytest_infx.compat.xdist import WorkerNode, XdistSession, worker_python
 from pytest_infx.plugin.slurm.jobs import (
     GROUPS_KEY,
     SlurmSettings,
@@ -52,15 +51,14 @@ class Controller:
         return sched
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_configure_node(self, node: Any) -> None:
+    def pytest_configure_node(self, node: WorkerNode) -> None:
         """Workers parse the command line again and see ``--dist no``; this tells them to
         group items by server, which xdist's worker then writes into the node ids."""
         node.workerinput[GROUPS_KEY] = True
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport) -> None:
-        node: Any = getattr(report, "node", None)
-        name = job_name_of_spec(worker_python(node))
+        name = job_name_of_spec(worker_python(getattr(report, "node", None)))
         if name is None:
             return
         reason = why_ended(name, time_limit=self.settings.time)

@@ -20,7 +20,6 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -260,7 +259,7 @@ def cancel(names: Sequence[str], *, wait_s: float = CANCEL_WAIT_S) -> list[Job]:
 
 def configure_worker(config: pytest.Config, environ: Mapping[str, str]) -> Path | None:
     """In a worker inside a Slurm job: the node-local run folder (None elsewhere)."""
-    workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
+    workerinput: dict[str, object] | None = getattr(config, "workerinput", None)
     if workerinput is None or not in_job(environ):
         return None
     if workerinput.get(GROUPS_KEY):

@@ -20,12 +20,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol, cast
 
 import pytest
 
 import pytest_infx.plugin.stash as stash
-from pytest_infx.compat.xdist import XdistSession
+from pytest_infx.compat.xdist import GatewaySpec, WorkerNode, XdistSession
 from pytest_infx.plugin.slurm.jobs import SlurmError, SlurmSettings, command, job_name_of_spec
 from pytest_infx.plugin.slurm.schedule import ServerGroupScheduling
 
@@ -109,7 +109,7 @@ class Replacements:
     def stop(self) -> None:
         self.stopped.set()
 
-    def clone(self, node: Any) -> Pending:
+    def clone(self, node: WorkerNode) -> Pending:
         """What ``DSession._clone_node`` does, except that the start runs on a thread."""
         spec = self.controller.new_worker_id(node)
         pending = Pending(str(spec.id), job_name_of_spec(str(spec.python)))
@@ -119,7 +119,7 @@ class Replacements:
         threading.Thread(target=self._watch, args=(pending,), daemon=True).start()
         return pending
 
-    def _start(self, pending: Pending, spec: Any) -> None:
+    def _start(self, pending: Pending, spec: GatewaySpec) -> None:
         try:
             node = self.controller.start_worker(spec)
         except Exception as exc:
@@ -168,9 +168,10 @@ class Replacements:
         finally:
             tracker.close()
 
-    def ended(self, pending: Pending) -> None:
+    def ended(self, pending: object) -> None:
         """On the controller's thread, once a replacement could not start: when no worker
         is left that could still run the queued items, they fail with the reason."""
+        assert isinstance(pending, Pending)
         self.controller.discard_active(pending)
         self.pending.discard(pending)
         if self.controller.shutting_down:
@@ -178,7 +179,7 @@ class Replacements:
         able = [
             node
             for node in self.controller.active()
-            if isinstance(node, Pending) or not node.shutting_down
+            if isinstance(node, Pending) or not cast("WorkerNode", node).shutting_down
         ]
         if able:
             return

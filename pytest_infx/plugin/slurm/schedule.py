@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import pytest
 
-from pytest_infx.compat.xdist import collection_diff
+from pytest_infx.compat.xdist import WorkerNode, collection_diff
 
 Unit = dict[str, bool]
 """One server's items, each with whether it is done (passed, failed or lost with its job)."""
@@ -55,14 +54,14 @@ class ServerGroupScheduling:
         self.config = config
         self.collection: list[str] | None = None
         self.workqueue: OrderedDict[str, Unit] = OrderedDict()
-        self.assigned: dict[Any, dict[str, Unit]] = {}
-        self.collections: dict[Any, list[str]] = {}
-        self.unusable: set[Any] = set()
+        self.assigned: dict[WorkerNode, dict[str, Unit]] = {}
+        self.collections: dict[WorkerNode, list[str]] = {}
+        self.unusable: set[WorkerNode] = set()
         self.dropped: set[str] = set()
-        self.pending_ended: Callable[[Any], None] | None = None
+        self.pending_ended: Callable[[object], None] | None = None
 
     @property
-    def nodes(self) -> list[Any]:
+    def nodes(self) -> list[WorkerNode]:
         return list(self.assigned)
 
     @property
@@ -81,10 +80,10 @@ class ServerGroupScheduling:
     def has_pending(self) -> bool:
         return bool(self.workqueue) or any(pending_of(w) for w in self.assigned.values())
 
-    def add_node(self, node: Any) -> None:
+    def add_node(self, node: WorkerNode) -> None:
         self.assigned.setdefault(node, {})
 
-    def add_node_collection(self, node: Any, collection: Sequence[str]) -> None:
+    def add_node_collection(self, node: WorkerNode, collection: Sequence[str]) -> None:
         ids = list(collection)
         if self.collection is not None and ids != self.collection:
             first = next(iter(self.collections), None)
@@ -106,7 +105,7 @@ class ServerGroupScheduling:
         for node in self.nodes:
             self._fill(node)
 
-    def mark_test_complete(self, node: Any, item_index: int, duration: float = 0) -> None:
+    def mark_test_complete(self, node: WorkerNode, item_index: int, duration: float = 0) -> None:
         nodeid = self.collections[node][item_index]
         self.assigned[node][group_of(nodeid)][nodeid] = True
         self._fill(node)
@@ -114,7 +113,7 @@ class ServerGroupScheduling:
     def mark_test_pending(self, item: str) -> None:
         raise NotImplementedError("only work stealing moves single items")
 
-    def remove_pending_tests_from_node(self, node: Any, indices: Sequence[int]) -> None:
+    def remove_pending_tests_from_node(self, node: object, indices: Sequence[int]) -> None:
         """xdist's ``unscheduled`` event: only work stealing sends one with items. A replacement
         that could not start sends one with none, so that its end is handled here, on the
         controller's thread, between two events of the live workers."""
@@ -122,7 +121,7 @@ class ServerGroupScheduling:
             raise NotImplementedError("only work stealing takes items back")
         self.pending_ended(node)
 
-    def remove_node(self, node: Any) -> str | None:
+    def remove_node(self, node: WorkerNode) -> str | None:
         """The item the node was running when it ended, failed once; None when it was idle."""
         work = self.assigned.pop(node, {})
         self.collections.pop(node, None)
@@ -146,7 +145,7 @@ class ServerGroupScheduling:
         self.dropped.update(ids)
         return ids
 
-    def _fill(self, node: Any) -> None:
+    def _fill(self, node: WorkerNode) -> None:
         """Give the node units until it holds two items; tell it to stop when none are left."""
         if node.shutting_down or node not in self.collections or node in self.unusable:
             return

@@ -3,22 +3,36 @@ that die together, register before they collect, or die between two sends."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import Any, cast
 
+import pytest
+
+from pytest_infx.compat.xdist import GatewaySpec
 from pytest_infx.plugin.slurm.schedule import ServerGroupScheduling
 
 IDS = [f"r.yaml::s{s}[k{s}-{mode}]@infx-s{s}" for s in range(4) for mode in ("off", "on")]
 
 
+class Gateway:
+    def __init__(self, name: str) -> None:
+        self.id = name
+        self.spec = cast(GatewaySpec, SimpleNamespace(id=name, python=None))
+
+
 class Worker:
+    """xdist's WorkerController as the scheduler drives it (:class:`WorkerNode`)."""
+
     def __init__(self, name: str, *, dead: bool = False) -> None:
-        self.gateway = SimpleNamespace(id=name)
+        self.gateway = Gateway(name)
+        self.config = cast(pytest.Config, SimpleNamespace())
+        self.workerinput: dict[str, Any] = {}
         self.dead = dead
         self.sent: list[list[int]] = []
         self.shutting_down = False
 
-    def send_runtest_some(self, indices: list[int]) -> None:
+    def send_runtest_some(self, indices: Sequence[int]) -> None:
         if self.dead:
             raise OSError("cannot send to <Channel id=3 closed>")
         self.sent.append(list(indices))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -26,6 +26,7 @@ from pytest_infx.plugin.output.summary import CELL_PROPERTY
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from pytest_infx.compat.syrupy import SnapshotAssertion
     from pytest_infx.golden.compare import Comparison
     from pytest_infx.golden.curve import Provenance
     from pytest_infx.golden.extension import GoldenDriftError
@@ -49,7 +50,7 @@ class SpeedbenchCell:
     server: ServerHandle
     run_ctx: Run
     request: pytest.FixtureRequest
-    snapshot: Any
+    snapshot: SnapshotAssertion
 
     def died(self, wait_s: float = 5.0) -> str | None:
         """Why the server is gone, if it is: its guard exits a moment after the engine."""
@@ -154,7 +155,7 @@ class ReusedCell:
     reuse: Reuse
     run_ctx: Run
     request: pytest.FixtureRequest
-    snapshot: Any
+    snapshot: SnapshotAssertion
 
     def run(self) -> None:
         __tracebackhide__ = True
@@ -185,7 +186,7 @@ def gate(
     al: float,
     standard_error: float | None,
     header: Provenance,
-    snapshot: Any,
+    snapshot: SnapshotAssertion,
     request: pytest.FixtureRequest,
 ) -> tuple[GoldenDriftError | None, GoldenSummary]:
     """Compare one cell's AL with its golden curve; the drift (raised by the caller after the
