@@ -6,6 +6,7 @@ what to do; a ``UnicodeDecodeError`` from deep inside a rule names neither.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -55,11 +56,55 @@ _KINDS = (
 )
 
 
+_OPEN_FAULTS = {
+    errno.ELOOP: "is a symbolic link loop; point the link at a file",
+    errno.ENAMETOOLONG: "is a path too long to open; give a shorter one",
+    errno.EACCES: "cannot be read (permission denied); make it readable",
+    errno.ENOTDIR: "is under something that is not a folder; check the path",
+    errno.ENXIO: "is a socket or a device without a reader; give a file",
+}
+
+
+def open_fault(path: Path | str, exc: OSError) -> InputFileError | None:
+    """The one-line error of a file that cannot be opened for what it is; None for a missing
+    file, which callers word for themselves."""
+    problem = _OPEN_FAULTS.get(exc.errno or 0)
+    if problem is not None:
+        return InputFileError(path, problem)
+    if exc.errno == errno.EISDIR:
+        return InputFileError(path, "is a folder, not a regular file; give a file")
+    return None
+
+
+def not_a_file(path: Path | str) -> InputFileError | None:
+    """Why ``path`` cannot be read as a file, when it exists as something else (a pipe, a
+    device, a folder, a link loop); None for a regular file or nothing at all."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return open_fault(path, exc)
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((name for test, name in _KINDS if test(mode)), "not a file")
+    return InputFileError(path, f"is {kind}, not a regular file; give a file")
+
+
 def read_input(path: Path | str) -> bytes:
     """The bytes of a regular file no larger than :func:`input_limit`, else InputFileError;
-    a missing file is ``FileNotFoundError`` as from ``open``."""
+    a missing file is ``FileNotFoundError`` as from ``open``. Nothing here blocks: a pipe or
+    a device is refused before a byte is read."""
     limit = input_limit()
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        fault = open_fault(path, exc)
+        if fault is None:
+            raise
+        raise fault from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):

@@ -17,6 +17,9 @@ from typing import Any, Final, Literal
 Mode = Literal["thinking_on", "thinking_off"]
 MODES: Final[tuple[Mode, ...]] = ("thinking_on", "thinking_off")
 CURVE_NAME_RE: Final = re.compile(r"[a-z0-9_.-]+")
+MAX_TOLERANCE: Final = 1.0
+"""An AL tolerance of a whole accepted token per step passes any curve a working server gives:
+the gate would be off; a recipe and a golden file's header are held to it alike."""
 Scalar = str | int | float
 
 

@@ -26,6 +26,7 @@ from pytest_infx.files.yamlkeys import repeated_key
 from pytest_infx.files.yamlnodes import ScalarFault, YamlFault, compose, scalar
 from pytest_infx.golden.curve import (
     CURVE_NAME_RE,
+    MAX_TOLERANCE,
     MODES,
     Curve,
     CurveError,
@@ -38,6 +39,7 @@ RUN_PREFIX: Final = "Source GitHub Actions run:"
 SOURCE_PREFIX: Final = "Source:"
 LEGEND: Final = "key = num_speculative_tokens (draft length); value = golden AL"
 NA: Final = "N/A"
+BOM: Final = "\ufeff"
 SAMPLING_KEYS: Final = frozenset(
     {
         "temperature",
@@ -168,7 +170,9 @@ def read_curve(path: str | os.PathLike[str]) -> tuple[Curve, BodyComments]:
 
 
 def loads_curve(text: str, *, name: str, source: str = "<golden>") -> Curve:
-    """Parse golden-format text; ``source`` is only used to name the place in errors."""
+    """Parse golden-format text; ``source`` is only used to name the place in errors. A byte
+    order mark some editors write first is not part of the header's first line."""
+    text = text.removeprefix(BOM)
     header = _parse_header(text, source)
     model_key, modes = _parse_body(text, source)
     try:
@@ -360,6 +364,14 @@ def _set_field(key: str, value: str, line: int, source: str, fields: dict[str, A
             raise GoldenFileError(
                 source, line, f"header tolerance {value!r} must be a non-negative number"
             )
+        if float(value) > MAX_TOLERANCE:
+            raise GoldenFileError(
+                source,
+                line,
+                f"header tolerance {value} is above {MAX_TOLERANCE:g}: a tolerance that wide "
+                "passes any curve, so the gate would be off; give a tolerance of at most "
+                f"{MAX_TOLERANCE:g}",
+            )
         fields["tolerance"] = float(value)
     elif key == "reference":
         if value not in ("true", "false"):
@@ -455,6 +467,13 @@ def _parse_cells(mode: str, node: Node, source: str) -> dict[int, float | None]:
 def _al_value(node: Node, source: str) -> object:
     if not isinstance(node, ScalarNode):
         return "<a nested block>"
+    if not node.style and node.value.endswith("."):
+        raise GoldenFileError(
+            source,
+            _line(node),
+            f"the AL {node.value!r} ends at its decimal point, as a value cut short does; "
+            "write its decimals (e.g. 2.45) or N/A",
+        )
     value = _value(node, source)
     if value == NA:
         return None

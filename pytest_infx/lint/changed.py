@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Protocol
 
 from pytest_infx.files.git import GitError, objects, output
+from pytest_infx.files.textio import read_input
 from pytest_infx.recipes.changes import compare, fingerprints
 from pytest_infx.recipes.errors import RecipeError, RecipeErrors
 from pytest_infx.recipes.layout import RECIPE_SUFFIXES
@@ -56,7 +57,7 @@ def _chain(path: Path, cache: dict[Path, Path | None]) -> list[Path]:
         chain.append(current)
         if current not in cache:
             try:
-                match = _EXTENDS.search(current.read_text(encoding="utf-8"))
+                match = _EXTENDS.search(read_input(current).decode("utf-8", "replace"))
             except (OSError, UnicodeDecodeError):
                 match = None
             cache[current] = (current.parent / match.group(1)).resolve() if match else None
@@ -119,7 +120,7 @@ class _BaseTree:
                 data = self.blobs.get(rel)
             else:
                 try:
-                    data = current.read_bytes()
+                    data = read_input(current)
                 except OSError:
                     data = None
             if data is None:

@@ -67,12 +67,12 @@ def run(args: argparse.Namespace) -> int:
     failed = 0
     skipped = 0
     for selected in rules:
-        reason = selected.skip_reason(ctx)
+        reason = selected.skip(ctx)
         if reason is not None:
             skipped += 1
             print(f"skip {selected.id}: {reason}", file=out)
             continue
-        findings = selected.check(ctx)
+        findings = selected.findings(ctx)
         if findings:
             failed += len(findings)
             print(f"FAIL {selected.id}: {selected.description}", file=out)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from pytest_infx.files.git import git, read_base, ref_exists
 from pytest_infx.files.git import read_base_file as read_base_file
 from pytest_infx.files.store import stat_signature
+from pytest_infx.files.textio import read_input
 from pytest_infx.lint.masters import MasterKey, changed_master_keys, master_files, master_keys
 from pytest_infx.lint.scope import ChangeSet, PullRequest, changes_since
 from pytest_infx.settings import DEFAULT_GOLDEN_DIR, DEFAULT_RECIPES_DIR
@@ -288,7 +289,7 @@ class LintContext:
 
         def read() -> bytes | None:
             try:
-                return self.changelog_path.read_bytes()
+                return read_input(self.changelog_path)
             except FileNotFoundError:
                 return None
 

@@ -11,7 +11,10 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+from pytest_infx.files.textio import InputFileError
 
 if TYPE_CHECKING:
     from pytest_infx.lint.context import LintContext
@@ -89,10 +92,26 @@ class Rule:
     check: Check
     skip_reason: SkipReason = _never_skip
 
+    def skip(self, ctx: LintContext) -> str | None:
+        """Why the rule cannot run; an input it cannot read is for :meth:`findings` to say."""
+        try:
+            return self.skip_reason(ctx)
+        except InputFileError:
+            return None
+
+    def findings(self, ctx: LintContext) -> list[Finding]:
+        """The rule's findings; an input file it cannot read (a pipe, a device, a folder, a
+        link loop, a file over the size limit) is one finding at that file, not a traceback."""
+        try:
+            return self.check(ctx)
+        except InputFileError as exc:
+            where = ctx.relpath(Path(exc.filename))
+            return [Finding(self.id, where, None, None, exc.strerror or str(exc), "")]
+
     def run(self, ctx: LintContext) -> list[Finding]:
-        if self.skip_reason(ctx) is not None:
+        if self.skip(ctx) is not None:
             return []
-        return self.check(ctx)
+        return self.findings(ctx)
 
 
 _RULE_ATTRIBUTE = "__infx_lint_rule__"

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from pytest_infx.files.textio import read_input
+
 _MARKS = re.compile(
     rb"mark\s*\.\s*lint\b"
     rb"|add_marker\(\s*[\"']lint[\"']"
@@ -25,7 +27,7 @@ def can_mark_lint(path: Path) -> bool:
     """Whether the file's source can mark a test ``lint`` (an unreadable file counts as yes,
     so pytest reports it as it would)."""
     try:
-        return _MARKS.search(path.read_bytes()) is not None
+        return _MARKS.search(read_input(path)) is not None
     except OSError:
         return True
 

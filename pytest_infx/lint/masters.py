@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_infx.files.git import read_base
+from pytest_infx.files.textio import read_input
 
 _NOT_POINTS = re.compile(rb"^[ \t]*(?:#[^\n]*)?(?:\n|\Z)", re.MULTILINE)
 _TOP_KEY = re.compile(rb"^([^\s#:'\"\-][^:#\n]*?|'[^'\n]+'|\"[^\"\n]+\")[ \t]*:", re.MULTILINE)
@@ -56,7 +57,7 @@ def master_keys(root: Path, pattern: str | None) -> dict[str, MasterKey] | None:
         return None
     found: dict[str, MasterKey] = {}
     for path in files:
-        for key, where in blocks(path.read_bytes(), path).items():
+        for key, where in blocks(read_input(path), path).items():
             found.setdefault(key, where)
     return found
 

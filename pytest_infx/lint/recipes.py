@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pytest_infx.files.textio import read_input
 from pytest_infx.lint.context import LintContext
 from pytest_infx.lint.curves import load_curves
 from pytest_infx.lint.findings import Finding, rule
@@ -146,7 +147,7 @@ def recipe_texts(ctx: LintContext) -> dict[Path, str]:
             if path.suffix not in RECIPE_SUFFIXES or path.name.startswith("."):
                 continue
             try:
-                data = path.read_bytes()
+                data = read_input(path)
             except OSError:
                 continue
             # recipes-load names a byte that is not UTF-8; the text rules still see the rest.

@@ -16,6 +16,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
+import stat
 import struct
 import sys
 import warnings
@@ -23,6 +25,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
+
+from pytest_infx.files.textio import not_a_file, open_fault
 
 if TYPE_CHECKING:
     from pytest_infx.recipes.points import Point
@@ -185,8 +189,18 @@ class Census:
 def read_header(path: Path) -> list[Tensor]:
     """The tensors one safetensors file declares, from its header; no tensor data is read."""
     try:
-        with path.open("rb") as handle:
-            size = path.stat().st_size
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        fault = open_fault(path, exc)
+        raise PrecisionError(
+            str(fault) if fault else f"{path}: cannot read ({exc.strerror})"
+        ) from None
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            st = os.fstat(handle.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise PrecisionError(f"{path}: not a regular file; give a safetensors file")
+            size = st.st_size
             head = handle.read(8)
             if len(head) < 8:
                 raise PrecisionError(
@@ -206,6 +220,10 @@ def read_header(path: Path) -> list[Tensor]:
         header = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise PrecisionError(f"{path}: the header is not UTF-8 JSON ({exc})") from None
+    except RecursionError:
+        raise PrecisionError(
+            f"{path}: the header nests too deep to be a safetensors header (a map of tensors)"
+        ) from None
     if not isinstance(header, dict):
         raise PrecisionError(f"{path}: the header is a JSON {type(header).__name__}, not an object")
     return [_tensor(path, name, entry) for name, entry in header.items() if name != "__metadata__"]
@@ -232,7 +250,8 @@ def checkpoint_files(path: Path) -> tuple[Path, ...]:
     if path.is_file():
         return (path,)
     if not path.is_dir():
-        raise PrecisionError(f"{path}: no such file or folder")
+        fault = not_a_file(path)
+        raise PrecisionError(str(fault) if fault else f"{path}: no such file or folder")
     index = path / INDEX_NAME
     if index.is_file():
         try:

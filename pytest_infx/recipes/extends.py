@@ -48,6 +48,10 @@ class BrokenBase:
     reported_with: Path
 
 
+MAX_EXTENDS = 32
+"""The longest extends chain followed: far beyond any real recipe's, and short enough that
+resolving it never nears Python's recursion limit."""
+
 Bases = dict[Path, tuple[LinedDict, tuple[Path, ...]] | BrokenBase]
 """Resolved base files by resolved path, with the bases each extends in turn (or the note that
 one is broken); shared by the files of one tree and never mutated."""
@@ -80,6 +84,13 @@ def resolve_extends(
         )
     parent_path = (path.parent / parent).resolve()
     here = (*seen, path.resolve())
+    if len(here) >= MAX_EXTENDS:
+        raise RecipeError(
+            location,
+            "extends",
+            f"the extends chain is more than {MAX_EXTENDS} files long",
+            "a recipe builds on a few base files; merge the bases into fewer",
+        )
     if parent_path in here:
         raise RecipeError(
             location,

@@ -13,16 +13,13 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, model_validator
 
-from pytest_infx.golden.curve import CURVE_NAME_RE
+from pytest_infx.golden.curve import CURVE_NAME_RE, MAX_TOLERANCE
 from pytest_infx.images import pinned
 
 ThinkingMode = Literal["thinking_on", "thinking_off"]
 EngineName = Annotated[str, Field(min_length=1)]
 """An engine's name; which names exist is the engine registry's answer (checked at load)."""
 EMBEDDED_PREFIX = "embedded:"
-MAX_TOLERANCE = 1.0
-"""An AL tolerance of a whole accepted token per step passes any curve a working server gives:
-the gate would be off."""
 MAX_TP = 1024
 MAX_CONCURRENCY = 1_000_000
 MAX_DRAFT_LENGTH = 256

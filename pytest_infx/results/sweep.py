@@ -180,7 +180,9 @@ class _Session:
 
 
 def _json_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.glob("*.json") if p.is_file()) if folder.is_dir() else []
+    """Every ``*.json`` entry, files or not: one that is a pipe or a folder is a problem the
+    report shows, not a result that silently is not there."""
+    return sorted(folder.glob("*.json")) if folder.is_dir() else []
 
 
 def _load(path: Path, problems: list[str]) -> Record | None:

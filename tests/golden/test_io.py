@@ -308,6 +308,18 @@ BAD_FILES = [
         "header reference 'maybe' must be true or false",
         id="header-reference",
     ),
+    pytest.param(
+        "# tolerance: 1.5\ndemo:\n  thinking_on:\n    1: 1.5\n",
+        1,
+        "header tolerance 1.5 is above 1: a tolerance that wide passes any curve",
+        id="header-tolerance-off",
+    ),
+    pytest.param(
+        "demo:\n  thinking_on:\n    1: 1.5\n    2: 2.\n",
+        4,
+        "the AL '2.' ends at its decimal point, as a value cut short does",
+        id="truncated-al",
+    ),
 ]
 
 
@@ -350,6 +362,13 @@ def test_a_file_that_is_not_utf8_names_line_and_column(tmp_path: Path) -> None:
     assert str(info.value) == (
         f"{path}:{line}: column 16: not valid UTF-8 (byte 0xfc); save the file as UTF-8"
     )
+
+
+def test_a_byte_order_mark_keeps_the_header() -> None:
+    text = "# Source: run 7\n# tolerance: 0.05\ndemo:\n  thinking_on:\n    1: 1.5\n"
+    curve = loads_curve("\ufeff" + text, name="demo")
+    assert curve == loads_curve(text, name="demo")
+    assert (curve.header.source, curve.header.tolerance) == ("run 7", 0.05)
 
 
 def test_na_cells_and_integer_als_load() -> None:

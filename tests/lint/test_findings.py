@@ -1,7 +1,11 @@
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 import types
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -63,3 +67,36 @@ def test_unknown_rule_names_the_known_ones() -> None:
     with pytest.raises(KeyError, match="comments-broad"):
         get_rule("nope")
     assert get_rule("comments-broad").id == "comments-broad"
+
+
+@pytest.mark.parametrize(
+    ("make", "problem"),
+    [
+        (os.mkfifo, "is a pipe, not a regular file; give a file"),
+        (
+            lambda p: p.symlink_to("/dev/zero"),
+            "is a character device, not a regular file; give a file",
+        ),
+        (lambda p: p.mkdir(), "is a folder, not a regular file; give a file"),
+        (lambda p: p.symlink_to(p.name), "is a symbolic link loop; point the link at a file"),
+    ],
+    ids=["pipe", "dev-zero", "folder", "link-loop"],
+)
+def test_a_changelog_that_is_not_a_file_is_one_finding_per_rule_never_a_hang(
+    tmp_path: Path, make: Callable[[Path], object], problem: str
+) -> None:
+    make(tmp_path / "perf-changelog.yaml")
+    code = "from pytest_infx.cli import main; raise SystemExit(main(['lint', '--root', '.']))"
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    shown = [line for line in done.stdout.splitlines() if "perf-changelog.yaml" in line]
+    assert shown and all(line == f"  perf-changelog.yaml: {problem}" for line in shown), shown
+    assert "FAIL changelog-schema" in done.stdout

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import json
+import os
 import struct
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -111,8 +113,18 @@ def _bad(tmp_path: Path, data: bytes) -> Path:
             _raw(b'{"w": {"dtype": "F32", "shape": 3}}'),
             "tensor 'w' has shape 3; expected a list of sizes >= 0",
         ),
+        (_raw(b"[" * 100_000 + b"]" * 100_000), "the header nests too deep"),
     ],
-    ids=["short", "long-header", "not-json", "not-utf8", "not-object", "no-dtype", "bad-shape"],
+    ids=[
+        "short",
+        "long-header",
+        "not-json",
+        "not-utf8",
+        "not-object",
+        "no-dtype",
+        "bad-shape",
+        "deep",
+    ],
 )
 def test_a_broken_header_names_the_file_and_what_is_wrong(
     tmp_path: Path, data: bytes, expected: str
@@ -121,6 +133,25 @@ def test_a_broken_header_names_the_file_and_what_is_wrong(
     with pytest.raises(PrecisionError) as info:
         census(path)
     assert str(info.value).startswith(f"{path}: ") and expected in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("make", "expected"),
+    [
+        (os.mkfifo, "is a pipe, not a regular file; give a file"),
+        (lambda p: p.symlink_to(p.name), "is a symbolic link loop; point the link at a file"),
+        (lambda p: p.symlink_to("/dev/null"), "is a character device, not a regular file"),
+    ],
+    ids=["pipe", "link-loop", "device"],
+)
+def test_a_checkpoint_that_is_not_a_file_says_what_it_is_and_never_blocks(
+    tmp_path: Path, make: Callable[[Path], object], expected: str
+) -> None:
+    path = tmp_path / "model.safetensors"
+    make(path)
+    with pytest.raises(PrecisionError) as info:
+        census(path)
+    assert str(info.value).startswith(f"{path}: {expected}")
 
 
 def test_an_index_naming_a_missing_shard_or_an_empty_folder_is_an_error(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from core.helpers import agentic, changed, dump, line_of, speedbench, write
 
 from pytest_infx.engines.registry import installed
 from pytest_infx.recipes.errors import Location, RecipeError, RecipeErrors
+from pytest_infx.recipes.extends import MAX_EXTENDS
 from pytest_infx.recipes.loader import (
     load_file,
     load_tree,
@@ -245,6 +246,20 @@ def test_circular_extends(tmp_path: Path) -> None:
         "circular extends: a.yaml -> _base/one.yaml -> _base/two.yaml -> _base/one.yaml"
     )
     assert error.location is not None and error.location.path.parent.name == "_base"
+
+
+def test_an_extends_chain_of_1500_files_is_one_error_and_the_other_recipes_load(
+    tmp_path: Path,
+) -> None:
+    for i in range(1_500):
+        write(tmp_path / "_chain" / f"c{i}.yaml", {"extends": f"c{i + 1}.yaml"})
+    write(tmp_path / "_chain" / "c1500.yaml", {"runner": "b300"})
+    write(tmp_path / "long.yaml", {"key": "long", "extends": "_chain/c0.yaml"})
+    write(tmp_path / "fine.yaml", speedbench("fine-b300"))
+    tree = read_tree(tmp_path)
+    assert [source.recipe.key for source in tree.sources] == ["fine-b300"]
+    (error,) = tree.errors[tmp_path / "long.yaml"]
+    assert error.problem == f"the extends chain is more than {MAX_EXTENDS} files long"
 
 
 def test_a_recipe_that_extends_itself_shows_the_chain(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from pytest_infx.results.sweep import AgenticPoint, AgenticRecipe, read_sweep
@@ -60,3 +61,25 @@ def test_points_written_with_the_older_words_read_back_in_the_one_vocabulary(
     (problem,) = sweep.problems
     assert "q[tp1-c8].json: 'verdict'" in problem and "'?' is not a verdict" in problem
     assert problem.endswith("it is left out of the report")
+
+
+def test_a_result_entry_that_is_not_a_file_is_a_problem_never_a_hang(tmp_path: Path) -> None:
+    (tmp_path / "cells").mkdir()
+    os.mkfifo(tmp_path / "cells" / "r[k1-thinking_off].json")
+    (tmp_path / "cells" / "r[k2-thinking_off].json").symlink_to("/dev/zero")
+    (tmp_path / "agentic" / "q[tp1-c1].json").mkdir(parents=True)
+    deep = tmp_path / "cells" / "r[k3-thinking_off].json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    sweep = read_sweep(tmp_path, tmp_path / "golden")
+    assert (sweep.al, sweep.agentic) == ((), ())
+    assert sorted(sweep.problems) == sorted(
+        [
+            f"{tmp_path}/agentic/q[tp1-c1].json: is a folder, not a regular file; give a file;"
+            " it is left out of the report",
+            f"{tmp_path}/cells/r[k1-thinking_off].json: is a pipe, not a regular file; give a"
+            " file; it is left out of the report",
+            f"{tmp_path}/cells/r[k2-thinking_off].json: is a character device, not a regular"
+            " file; give a file; it is left out of the report",
+            f"{deep}: nested too deeply to be a result record; it is left out of the report",
+        ]
+    )

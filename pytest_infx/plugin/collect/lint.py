@@ -238,11 +238,11 @@ class LintItem(pytest.Item):
         suite = self.suite
         suite.ran += 1
         ctx = suite.context()
-        reason = self.rule.skip_reason(ctx)
+        reason = self.rule.skip(ctx)
         if reason is not None:
             suite.skips.append(reason)
             pytest.skip(f"{self.rule.id}: {reason}")
-        findings = self.rule.check(ctx)
+        findings = self.rule.findings(ctx)
         if findings:
             count = f"{len(findings)} finding{'s' if len(findings) != 1 else ''}"
             lines = [f"{self.rule.id}: {self.rule.description} ({count})"]

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -104,3 +105,19 @@ def test_a_passed_result_is_reused_whichever_word_its_file_was_written_with(
     assert judge(path, point, "b" * 64) == "whose dataset changed (sha256 differs)"
     path.write_text(json.dumps(_stored(point, verdict=word.replace("pass", "fail"))))
     assert judge(path, point, "a" * 64) == "that did not pass last time"
+
+
+def test_a_result_file_that_is_a_pipe_or_nests_too_deep_runs_the_cell_again(
+    tmp_path: Path,
+) -> None:
+    point = _points(tmp_path)[0]
+    path = tmp_path / "cell.json"
+    os.mkfifo(path)
+    assert judge(path, point, "a" * 64) == (
+        "with a result file that is not reusable (is a pipe, not a regular file; give a file)"
+    )
+    path.unlink()
+    path.write_text("{" + '"a": {' * 50_000 + "}" * 50_001)
+    assert judge(path, point, "a" * 64) == (
+        "with a result file that is not reusable (nested too deeply to be a result record)"
+    )
