@@ -8,7 +8,9 @@ from deep inside the run it would have broken.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from pathlib import Path
 
 EXIT_STATUS = 4
@@ -49,8 +51,33 @@ def writable_folder(
     return path
 
 
+_NOT_A_FOLDER = (
+    (stat.S_ISREG, "is a file, not a folder"),
+    (stat.S_ISFIFO, "is a pipe, not a folder"),
+    (stat.S_ISCHR, "is a character device, not a folder"),
+    (stat.S_ISBLK, "is a block device, not a folder"),
+    (stat.S_ISSOCK, "is a socket, not a folder"),
+)
+_STAT_FAULTS = {
+    errno.ELOOP: "is a symbolic link loop",
+    errno.ENAMETOOLONG: "is too long a path",
+    errno.ENOTDIR: "is under a file, not a folder",
+    errno.EACCES: "cannot be reached (permission denied)",
+}
+
+
 def existing_folder(what: str, path: Path, accepted: str = "give an existing folder") -> Path:
-    if not path.is_dir():
-        problem = "is a file, not a folder" if path.exists() else "does not exist"
+    """``path``, or a UsageError that says what it is instead: missing, a file, a pipe, a
+    link loop or a dangling link, a path too long."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        problem = "is a dangling symbolic link" if path.is_symlink() else "does not exist"
+        raise UsageError(f"{what} {path}: {problem}; {accepted}") from None
+    except OSError as exc:
+        problem = _STAT_FAULTS.get(exc.errno or 0, exc.strerror or str(exc))
+        raise UsageError(f"{what} {path}: {problem}; {accepted}") from None
+    if not stat.S_ISDIR(mode):
+        problem = next((text for test, text in _NOT_A_FOLDER if test(mode)), "is not a folder")
         raise UsageError(f"{what} {path}: {problem}; {accepted}")
     return path

@@ -11,17 +11,20 @@ from __future__ import annotations
 
 import argparse
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pytest_infx.engines.registry import installed
 from pytest_infx.lint.masters import master_keys
-from pytest_infx.recipes.errors import RecipeError, RecipeErrors
+from pytest_infx.recipes.errors import Location, RecipeError, RecipeErrors
 from pytest_infx.recipes.loader import load_tree
 from pytest_infx.recipes.points import Point, expand_all
+from pytest_infx.recipes.source import LinedDict, LinedList
 from pytest_infx.settings import DEFAULT_RECIPES_DIR
+
+T = TypeVar("T")
 
 SCENARIO = "agentic-coding"
 _RUNNER = re.compile(r"(?:^|[:-])([a-z]+[0-9]+[a-z]*)(?:-|$)")
@@ -104,27 +107,71 @@ def master_points(
         if where.path not in files:
             files[where.path] = load_yaml(where.path)
         parsed = files[where.path]
-        config = parsed.get(key) if isinstance(parsed, dict) else None
-        if not isinstance(config, dict):
-            continue
+        if not isinstance(parsed, LinedDict):
+            raise _malformed(where.path, 1, "the file", "a mapping of config keys")
+        config = _field(parsed, key, LinedDict, f"config key {key!r}", "a mapping")
         scenarios = config.get("scenarios")
-        groups = scenarios.get(SCENARIO) if isinstance(scenarios, dict) else None
+        if scenarios is None:
+            continue
+        scenarios = _field(config, "scenarios", LinedDict, f"{key}.scenarios", "a mapping")
+        groups = scenarios.get(SCENARIO)
         if not groups:
             continue
+        groups = _field(scenarios, SCENARIO, LinedList, f"{key}.scenarios.{SCENARIO}", "a list")
         if config.get("framework") not in wanted or config.get("multinode"):
             skipped += 1
             continue
         found: list[ConfigPoint] = []
-        for group in groups:
-            for entry in group.get("search-space", ()):
+        for group in _items(groups, LinedDict, f"{key}.scenarios.{SCENARIO}", "a mapping"):
+            space: list[Any] = _field(
+                group, "search-space", list, f"{key} search-space", "a list", []
+            )
+            for entry in _items(space, LinedDict, f"{key} search-space", "a mapping"):
                 variant = variant_of(entry)
+                tp = _field(entry, "tp", int, f"{key} tp", "a whole number")
+                concs: list[Any] = _field(
+                    entry, "conc-list", list, f"{key} conc-list", "a list", []
+                )
                 found.extend(
-                    ConfigPoint(key, int(entry["tp"]), int(c), variant)
-                    for c in entry.get("conc-list", ())
+                    ConfigPoint(key, tp, c, variant)
+                    for c in _items(concs, int, f"{key} conc-list", "a whole number")
                 )
         points[key] = found
         runners[key] = _runner(str(config.get("runner", "")))
     return MasterSide(points, runners, skipped)
+
+
+def _malformed(path: Path, line: int, what: str, expected: str) -> RecipeError:
+    return RecipeError(
+        Location(path, line),
+        None,
+        f"{what} must be {expected}, as InferenceX's master configs write it",
+        "fix the master config, or point compare-configs at an InferenceX checkout",
+    )
+
+
+def _field(
+    mapping: LinedDict, name: str, kind: type[T], what: str, expected: str, default: T | None = None
+) -> T:
+    """``mapping[name]`` when it is a ``kind`` (``default`` when it is missing); else a
+    RecipeError at its line."""
+    if name not in mapping and default is not None:
+        return default
+    value = mapping.get(name)
+    if isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
+        return value
+    where = mapping.where(name)
+    raise _malformed(where.path, where.line or 1, what, expected)
+
+
+def _items(values: list[Any], kind: type[T], what: str, expected: str) -> Iterator[T]:
+    """The items of a list, each a ``kind``; else a RecipeError at the item's line."""
+    for index, value in enumerate(values):
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            assert isinstance(values, LinedList)
+            where = values.where(index)
+            raise _malformed(where.path, where.line or 1, f"each item of {what}", expected)
+        yield value
 
 
 def recipe_points(points: Iterable[Point]) -> dict[str, list[ConfigPoint]]:

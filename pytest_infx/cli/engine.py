@@ -41,9 +41,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def _check(args: argparse.Namespace) -> int:
     from pytest_infx.engines.conformance import ParserCheckError
     from pytest_infx.envs.toolenv import InstallError
+    from pytest_infx.hardware import unknown_runner
     from pytest_infx.prepare import preflight
     from pytest_infx.recipes.errors import RecipeErrors
+    from pytest_infx.usage import EXIT_STATUS, UsageError, existing_folder
 
+    try:
+        existing_folder("--recipes", args.recipes, "give the recipe folder")
+        existing_folder("--golden", args.golden, "give the golden curve folder")
+        unknown = unknown_runner(args.gpu) if args.gpu is not None else None
+        if unknown is not None:
+            raise UsageError(f"--gpu {args.gpu}: {unknown}")
+    except UsageError as exc:
+        print(f"infx engine check: error: {exc}", file=sys.stderr)
+        return EXIT_STATUS
     try:
         report = preflight.engine_check(
             args.recipes,

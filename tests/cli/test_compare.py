@@ -134,3 +134,47 @@ def test_a_folder_without_master_configs_is_a_usage_error(
     status = main(["compare-configs", str(tmp_path), "--recipes", str(tmp_path)])
     assert status == 2
     assert "no nvidia-master.yaml here" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("body", "line", "problem"),
+    [
+        ("a: [1\n", 2, "invalid YAML"),
+        ("a: 5\n", 1, "config key 'a' must be a mapping"),
+        ("a:\n  scenarios: 5\n", 2, "a.scenarios must be a mapping"),
+        (
+            "a:\n  scenarios:\n    agentic-coding: 5\n",
+            3,
+            "a.scenarios.agentic-coding must be a list",
+        ),
+        (
+            "a:\n  framework: vllm\n  scenarios:\n    agentic-coding:\n    - 5\n",
+            5,
+            "each item of a.scenarios.agentic-coding must be a mapping",
+        ),
+        (
+            "a:\n  framework: vllm\n  scenarios:\n    agentic-coding:\n    - search-space:\n"
+            "      - {tp: x, conc-list: [1]}\n",
+            6,
+            "a tp must be a whole number",
+        ),
+        (
+            "a:\n  framework: vllm\n  scenarios:\n    agentic-coding:\n    - search-space:\n"
+            "      - {tp: 4, conc-list: [1, x]}\n",
+            6,
+            "each item of a conc-list must be a whole number",
+        ),
+    ],
+    ids=["yaml", "key", "scenarios", "scenario", "group", "tp", "conc"],
+)
+def test_a_malformed_master_config_is_an_error_at_its_line_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], body: str, line: int, problem: str
+) -> None:
+    write(tmp_path / "infx" / "configs" / "nvidia-master.yaml", body)
+    status = main(["compare-configs", str(tmp_path / "infx"), "--recipes", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert status == 2
+    assert out.startswith(
+        f"infx compare-configs: {tmp_path}/infx/configs/nvidia-master.yaml:{line}"
+    )
+    assert problem in out

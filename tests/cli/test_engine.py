@@ -38,3 +38,26 @@ def test_a_recipe_error_is_printed_at_its_line(
     err = capsys.readouterr().err
     assert status == 2
     assert f"{path}:14" in err and "served-model" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "shown"),
+    [
+        (["--gpu", "b3000"], "--gpu b3000: no runner type 'b3000'; did you mean b300 or gb300?"),
+        (["--recipes", "{tmp}/none"], "--recipes {tmp}/none: does not exist; give the recipe"),
+        (["--golden", "{tmp}/loop"], "--golden {tmp}/loop: is a symbolic link loop; give the"),
+        (["--golden", "{tmp}/file"], "--golden {tmp}/file: is a file, not a folder; give the"),
+    ],
+    ids=["unknown-gpu", "no-recipes", "golden-loop", "golden-file"],
+)
+def test_an_option_that_cannot_be_used_is_a_usage_error_not_zero_points_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], shown: str
+) -> None:
+    (tmp_path / "loop").symlink_to("loop")
+    (tmp_path / "file").write_text("")
+    given = {"--recipes": str(REPO / "recipes"), "--golden": str(REPO / "golden")}
+    given |= dict(zip(args[::2], (a.format(tmp=tmp_path) for a in args[1::2]), strict=True))
+    status = main(["engine", "check", "--no-install", *(x for kv in given.items() for x in kv)])
+    err = capsys.readouterr().err
+    assert status == 4
+    assert err.startswith(f"infx engine check: error: {shown.format(tmp=tmp_path)}")
