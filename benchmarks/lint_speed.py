@@ -120,11 +120,18 @@ def generate_changelog(path: Path | str, n_entries: int, keys: Sequence[str]) ->
     return len(text.encode())
 
 
-def append_entry(path: Path | str, keys: Sequence[str], pr_link: str = "XXX") -> None:
-    """Append one new entry the way a PR does."""
+def append_entry(
+    path: Path | str, keys: Sequence[str], pr_link: str = "XXX", *, count: int = 1
+) -> None:
+    """Append ``count`` new entries the way a PR does, the last one as the PR's own."""
     target = Path(path)
+    extra = [
+        render_entry(keys, [f"Earlier step {i} of the same change"], f"https://x/pull/{i + 1}")
+        for i in range(count - 1)
+    ]
     entry = render_entry(keys, ["Raise concurrency to 128 on the TP4 arm"], pr_link)
-    atomic_write_text(target, target.read_text(encoding="utf-8") + "\n" + entry)
+    text = target.read_text(encoding="utf-8")
+    atomic_write_text(target, text + "".join(f"\n{e}" for e in extra) + "\n" + entry)
 
 
 _SCRIPT = r"""set -euo pipefail
@@ -369,10 +376,13 @@ def generate_recipes(repo: Path, keys: Sequence[str], *, seed: int = 2) -> tuple
     return len(keys), len(curves)
 
 
-def make_full_repo(repo: Path, n_entries: int, keys: Sequence[str], n_scripts: int) -> str:
+def make_full_repo(
+    repo: Path, n_entries: int, keys: Sequence[str], n_scripts: int, new_entries: int = 1
+) -> str:
     """An InferenceX-sized repository: the changelog, recipes, golden curves and collectors at
-    ``origin/main``; the working tree changes one recipe and appends the entry that covers it.
-    Returns the changed key."""
+    ``origin/main``; the working tree changes one recipe and appends the entry that covers it
+    (``new_entries`` of them: a change that lists the key again and again, the worst case of
+    the rules that match new entries with changed keys). Returns the changed key."""
     _git(repo, "init", "-q", "-b", "main")
     _git(repo, "config", "user.email", "bench@example.invalid")
     _git(repo, "config", "user.name", "bench")
@@ -387,7 +397,7 @@ def make_full_repo(repo: Path, n_entries: int, keys: Sequence[str], n_scripts: i
     path = changed_recipe(repo, changed)
     text = path.read_text(encoding="utf-8")
     atomic_write_text(path, text.replace("output-len: 4096", "output-len: 8192", 1))
-    append_entry(repo / "perf-changelog.yaml", [changed])
+    append_entry(repo / "perf-changelog.yaml", [changed], count=new_entries)
     return changed
 
 
@@ -659,6 +669,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         " InferenceX checkout's utils/) instead of a generated repository",
     )
     parser.add_argument("--entries", type=int, default=772)
+    parser.add_argument(
+        "--new-entries",
+        type=int,
+        default=1,
+        help="new entries the change appends, each listing the changed key (the scaling case)",
+    )
     parser.add_argument("--keys", type=int, default=208)
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--scripts", type=int, default=150, help="collector scripts to lint")
@@ -682,12 +698,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="infx-lint-bench-") as tmp:
         repo = args.keep or Path(tmp)
         repo.mkdir(parents=True, exist_ok=True)
-        changed = make_full_repo(repo, args.entries, keys, args.scripts)
+        changed = make_full_repo(repo, args.entries, keys, args.scripts, args.new_entries)
         tree = read_tree(repo / "recipes")
         points = sum(len(expand(source)) for source in tree.sources)
         size = (repo / "perf-changelog.yaml").stat().st_size
         print(
-            f"repo: changelog {args.entries + 1} entries, {size} bytes; {len(tree.sources)} recipe"
+            f"repo: changelog {args.entries + args.new_entries} entries ({args.new_entries} new),"
+            f" {size} bytes; {len(tree.sources)} recipe"
             f" keys, {points} points; {len(list((repo / 'golden').glob('*.yaml')))} curves;"
             f" {args.scripts} collectors; base origin/main; changed key {changed}"
         )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 EXIT_STATUS = 4
@@ -18,37 +19,6 @@ EXIT_STATUS = 4
 
 class UsageError(ValueError):
     """``str()`` is the whole one-line message."""
-
-
-def folder_problem(path: Path) -> str | None:
-    """Why ``path`` cannot be used as a folder to write into (created when missing), or
-    ``None``: the nearest existing folder must be writable."""
-    if path.exists() and not path.is_dir():
-        return "is a file, not a folder"
-    probe = path
-    while not probe.exists():
-        if probe.is_symlink():
-            return "is a dangling symbolic link"
-        parent = probe.parent
-        if parent == probe:
-            break
-        probe = parent
-    if not probe.is_dir():
-        return f"cannot be created: {probe} is a file"
-    if not os.access(probe, os.W_OK | os.X_OK):
-        shown = "is" if probe == path else f"cannot be created: {probe} is"
-        return f"{shown} not writable"
-    return None
-
-
-def writable_folder(
-    what: str, path: Path, accepted: str = "give a folder you can write to"
-) -> Path:
-    """``path``, or a UsageError naming ``what`` (the option or variable) and the value."""
-    problem = folder_problem(path)
-    if problem is not None:
-        raise UsageError(f"{what} {path}: {problem}; {accepted}")
-    return path
 
 
 _NOT_A_FOLDER = (
@@ -64,6 +34,55 @@ _STAT_FAULTS = {
     errno.ENOTDIR: "is under a file, not a folder",
     errno.EACCES: "cannot be reached (permission denied)",
 }
+
+
+def folder_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be used as a folder to write into (created when missing), or
+    ``None``: the nearest existing folder must be writable."""
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        mode = None
+    except OSError as exc:
+        return _STAT_FAULTS.get(exc.errno or 0, exc.strerror or str(exc))
+    if mode is not None and not stat.S_ISDIR(mode):
+        return next((text for test, text in _NOT_A_FOLDER if test(mode)), "is not a folder")
+    probe = path
+    while not probe.exists():
+        if probe.is_symlink():
+            return "is a dangling symbolic link"
+        parent = probe.parent
+        if parent == probe:
+            break
+        probe = parent
+    if not probe.is_dir():
+        return f"cannot be created: {probe} is a file"
+    if not os.access(probe, os.W_OK | os.X_OK) or not _can_create_in(probe):
+        shown = "is" if probe == path else f"cannot be created: {probe} is"
+        return f"{shown} not writable"
+    return None
+
+
+def _can_create_in(folder: Path) -> bool:
+    """Whether a file can be made in ``folder``: the permission bits say yes to root even
+    where nothing can be created (``/proc``, a read-only mount), so one is made and removed."""
+    try:
+        fd, name = tempfile.mkstemp(prefix=".infx-probe-", dir=folder)
+    except OSError:
+        return False
+    os.close(fd)
+    os.unlink(name)
+    return True
+
+
+def writable_folder(
+    what: str, path: Path, accepted: str = "give a folder you can write to"
+) -> Path:
+    """``path``, or a UsageError naming ``what`` (the option or variable) and the value."""
+    problem = folder_problem(path)
+    if problem is not None:
+        raise UsageError(f"{what} {path}: {problem}; {accepted}")
+    return path
 
 
 def existing_folder(what: str, path: Path, accepted: str = "give an existing folder") -> Path:

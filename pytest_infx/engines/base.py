@@ -144,6 +144,9 @@ class EngineAdapter(Protocol):
     inferencex_framework: str | None
     """The engine's ``framework`` in InferenceX's configs and result names; None when
     InferenceX does not run it."""
+    lowercase_methods: bool
+    """Whether the engine takes a speculative method only as written in lower case (vLLM's
+    config names); an adapter that spells the method itself (SGLang's upper case) says no."""
 
     def plan(
         self,
@@ -222,6 +225,7 @@ class Defaults:
 
     name = ""
     inferencex_framework: str | None = None
+    lowercase_methods = False
 
     def synthetic(self, al: float, k: int) -> SyntheticSetting:
         raise PlanError(

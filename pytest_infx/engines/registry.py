@@ -100,6 +100,7 @@ class Completed(Defaults):
         self.name = inner.name
         framework = getattr(inner, "inferencex_framework", None)
         self.inferencex_framework = framework if isinstance(framework, str) else None
+        self.lowercase_methods = getattr(inner, "lowercase_methods", False) is True
         for attr in _OPTIONAL:
             own = getattr(inner, attr, None)
             if callable(own):
@@ -191,6 +192,9 @@ class EngineRegistry:
             embedded=(embedded.NAME,),
             owned={name: adapter.owned_flags(agentic=False) for name, adapter in found.items()},
             agentic={name: adapter.owned_flags(agentic=True) for name, adapter in found.items()},
+            lowercase_methods=frozenset(
+                name for name, adapter in found.items() if adapter.lowercase_methods
+            ),
         )
 
     def inferencex_frameworks(self) -> dict[str, str]:

@@ -188,6 +188,7 @@ def speculative_config(
 class VllmAdapter(Defaults):
     name = "vllm"
     inferencex_framework: str | None = "vllm"
+    lowercase_methods = True
 
     def owned_flags(self, *, agentic: bool) -> OwnedFlags:
         return {**OWNED, **OWNED_AGENTIC} if agentic else OWNED

@@ -9,7 +9,9 @@ counts as a repeated key is :mod:`pytest_infx.files.yamlkeys`'s.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 
 import yaml
@@ -66,8 +68,34 @@ def scalar(node: ScalarNode) -> object:
     return value
 
 
+MAX_DEPTH = 10_000
+"""Far deeper than any file of ours (libyaml itself stops at 1,000 where it has a limit), and
+far below what crashes the libyaml builds that have none (those of PyYAML before 6.0.4 recurse
+without a limit and crash the process on a document nested 100,000 levels deep), so the text is
+measured before it is parsed."""
+_OPEN = str.maketrans({"[": "\x01", "{": "\x01", "]": "\x02", "}": "\x02"})
+
+
+def nesting(text: str) -> int:
+    """An upper bound of how deep ``text`` nests: its deepest run of open brackets plus its
+    deepest indentation (a block level takes at least one more space)."""
+    indent = max((len(m) for m in _INDENT.findall(text)), default=0)
+    opens = text.count("[") + text.count("{")
+    if opens + indent <= MAX_DEPTH:
+        return opens + indent
+    marks = _NOT_BRACKET.sub("", text).translate(_OPEN)
+    flow = max(accumulate(1 if mark == "\x01" else -1 for mark in marks), default=0)
+    return flow + indent
+
+
+_INDENT = re.compile(r"^ +", re.MULTILINE)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+
+
 def compose(text: str) -> Node | None:
     """The node of the one document in ``text``; None for an empty text; else YamlFault."""
+    if nesting(text) > MAX_DEPTH:
+        raise YamlFault(TOO_DEEP, too_deep=True)
     loader = LOADER(text)
     try:
         node: Node | None = loader.get_single_node()

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from pytest_infx.files.textio import not_a_file, open_fault
+from pytest_infx.recipes.schema import PRECISION_LABELS
 
 if TYPE_CHECKING:
     from pytest_infx.recipes.points import Point
@@ -75,23 +76,7 @@ PLAIN_CLASSES: Final = {
     "F8_E5M2": "fp8",
     "I8": "int8",
 }
-ALIASES: Final = {
-    "mxfp4": "fp4",
-    "nvfp4": "fp4",
-    "fp4": "fp4",
-    "fp8": "fp8",
-    "fp8_e4m3": "fp8",
-    "fp8-e4m3": "fp8",
-    "bf16": "bf16",
-    "bfloat16": "bf16",
-    "fp16": "fp16",
-    "f16": "fp16",
-    "float16": "fp16",
-    "fp32": "fp32",
-    "f32": "fp32",
-    "float32": "fp32",
-    "int8": "int8",
-}
+ALIASES: Final[dict[str, str]] = PRECISION_LABELS
 Mode = Literal["warn", "fail", "off"]
 MODES: Final[tuple[Mode, ...]] = ("warn", "fail", "off")
 

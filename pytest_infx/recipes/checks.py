@@ -49,6 +49,8 @@ def recipe_errors(
     out: list[RecipeError] = []
     if rules is not None:
         out.extend(engine_name_errors(raw, recipe, rules))
+        out.extend(method_case_errors(raw, recipe, rules))
+    out.extend(output_len_errors(raw, recipe))
     if recipe.speedbench is not None:
         out.extend(
             _repeats(
@@ -128,6 +130,45 @@ def recipe_errors(
             )
         )
     return out
+
+
+def method_case_errors(raw: LinedDict, recipe: Recipe, rules: EngineRules) -> list[RecipeError]:
+    """A speculative method in another case than the engine takes it: vLLM reads ``NGRAM`` as
+    no method it has, and the server would not start."""
+    engine = recipe.engine.name
+    if engine not in rules.lowercase_methods:
+        return []
+    found = []
+    for kind, block in (("speedbench", recipe.speedbench), ("agentic", recipe.agentic)):
+        spec = getattr(block, "speculative", None)
+        if spec is not None and spec.method != spec.method.lower():
+            found.append(
+                RecipeError(
+                    locate(raw, (kind, "speculative", "method")),
+                    f"{kind}.speculative.method",
+                    f"{engine} takes its speculative methods in lower case; it has no method"
+                    f" {spec.method!r}",
+                    f"write '{spec.method.lower()}'",
+                )
+            )
+    return found
+
+
+def output_len_errors(raw: LinedDict, recipe: Recipe) -> list[RecipeError]:
+    """An output length the model's context cannot hold even with an empty prompt: every
+    request of the cell would be refused."""
+    bench, limit = recipe.speedbench, recipe.model.max_model_len
+    if bench is None or limit is None or bench.output_len < limit:
+        return []
+    return [
+        RecipeError(
+            locate(raw, ("speedbench", "output-len")),
+            "speedbench.output-len",
+            f"{bench.output_len} tokens do not fit the model's max-model-len {limit} with any"
+            " prompt",
+            f"give an output length well under {limit}, or raise model.max-model-len",
+        )
+    ]
 
 
 def engine_name_errors(raw: LinedDict, recipe: Recipe, rules: EngineRules) -> list[RecipeError]:

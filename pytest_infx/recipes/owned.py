@@ -38,6 +38,8 @@ class EngineRules:
     embedded: tuple[str, ...] = ()
     owned: Mapping[str, OwnedFlags] = field(default_factory=dict)
     agentic: Mapping[str, OwnedFlags] = field(default_factory=dict)
+    lowercase_methods: frozenset[str] = frozenset()
+    """The engines that take a speculative method only in lower case."""
 
     def tables(self, engine: str, *, agentic: bool) -> tuple[OwnedFlags, ...]:
         always = self.owned.get(engine, {})

@@ -9,7 +9,7 @@ starts, instead of silently measuring the wrong configuration. Field names are k
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, model_validator
 
@@ -104,6 +104,51 @@ def _method(name: str) -> str:
 
 Method = Annotated[str, AfterValidator(_method)]
 
+PRECISION_LABELS: Final[dict[str, str]] = {
+    "mxfp4": "fp4",
+    "nvfp4": "fp4",
+    "fp4": "fp4",
+    "fp8": "fp8",
+    "fp8_e4m3": "fp8",
+    "fp8-e4m3": "fp8",
+    "bf16": "bf16",
+    "bfloat16": "bf16",
+    "fp16": "fp16",
+    "f16": "fp16",
+    "float16": "fp16",
+    "fp32": "fp32",
+    "f32": "fp32",
+    "float32": "fp32",
+    "int8": "int8",
+}
+"""Each ``model.precision`` label and the weight class it means (mxfp4 and nvfp4 are fp4): the
+precision check compares the checkpoint's census with it, and InferenceX's result names carry
+the label."""
+
+
+def _precision(label: str) -> str:
+    if label.strip().lower() in PRECISION_LABELS:
+        return label
+    import difflib
+
+    close = difflib.get_close_matches(label.strip().lower(), PRECISION_LABELS, n=2)
+    hint = f"did you mean {' or '.join(close)}? " if close else ""
+    raise ValueError(
+        f"unknown precision {label!r}; {hint}labels: {', '.join(sorted(PRECISION_LABELS))}"
+    )
+
+
+Precision = Annotated[str, AfterValidator(_precision)]
+
+
+def _ratio_range(ratio: list[float]) -> list[float]:
+    """aiperf starts each trajectory between these two fractions of its length."""
+    if len(ratio) == 2 and not 0 <= ratio[0] <= ratio[1] <= 1:
+        raise ValueError(
+            f"{ratio} is not a range within [0, 1]: give [low, high] with 0 <= low <= high <= 1"
+        )
+    return ratio
+
 
 def _kebab(name: str) -> str:
     return name.replace("_", "-")
@@ -126,7 +171,7 @@ class ModelInfo(Strict):
     hub_id: str
     served_name: str
     prefix: str
-    precision: str
+    precision: Precision
     path: str | None = None
     kv_heads: int | None = Field(default=None, ge=1)
     max_model_len: int | None = Field(default=None, ge=1)
@@ -180,7 +225,8 @@ class Speculative(Strict):
 class Sampling(Strict):
     temperature: float | None = Field(default=None, ge=0)
     top_p: float | None = Field(default=None, gt=0, le=1)
-    top_k: int | None = None
+    top_k: int | None = Field(default=None, ge=-1)
+    """-1 (or 0) turns it off, as the engines read it; below -1 they refuse the request."""
     seed: int | None = None
     presence_penalty: float | None = Field(default=None, ge=-2, le=2)
 
@@ -230,7 +276,7 @@ class Agentic(Strict):
     admission_factor: float = Field(default=2.0, gt=0, le=MAX_ADMISSION_FACTOR)
     speculative: AgenticSpeculative | None = None
     duration: int = Field(default=1800, ge=1)
-    trajectory_start_ratio: list[float] | None = Field(
+    trajectory_start_ratio: Annotated[list[float], AfterValidator(_ratio_range)] | None = Field(
         default_factory=lambda: [0.25, 0.75], min_length=2, max_length=2
     )
     trace_idle_gap_cap: float | None = Field(default=300.0, gt=0)

@@ -130,6 +130,12 @@ def validation_errors(raw: LinedDict, exc: ValidationError) -> list[RecipeError]
             )
         else:
             given = err.get("input")
-            shown = repr(given) if not isinstance(given, dict | list) else type(given).__name__
-            out.append(RecipeError(location, field, f"{err['msg']} (got {shown})", _hint(err)))
+            if isinstance(given, dict):
+                shown = "a mapping"
+            elif isinstance(given, list):
+                shown = repr(list(given)) if len(repr(list(given))) <= 60 else "a list"
+            else:
+                shown = repr(given)
+            message = str(err["msg"]).removeprefix("Value error, ")
+            out.append(RecipeError(location, field, f"{message} (got {shown})", _hint(err)))
     return out

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 
 import pytest
@@ -29,3 +31,27 @@ def test_an_existing_folder_is_required_where_one_is_read(tmp_path: Path) -> Non
     assert existing_folder("--recipes", tmp_path) == tmp_path
     with pytest.raises(UsageError, match=r"^--recipes .*/nope: does not exist; give"):
         existing_folder("--recipes", tmp_path / "nope")
+
+
+@pytest.mark.parametrize(
+    ("name", "problem"),
+    [
+        ("loop", "is a symbolic link loop"),
+        ("x" * 300, "is too long a path"),
+        ("pipe", "is a pipe, not a folder"),
+        ("/dev/null", "is a character device, not a folder"),
+        ("/proc/infx-results", "cannot be created: /proc is not writable"),
+    ],
+    ids=["link-loop", "too-long", "pipe", "device", "proc"],
+)
+def test_a_path_that_cannot_be_a_folder_is_named_for_what_it_is(
+    tmp_path: Path, name: str, problem: str
+) -> None:
+    (tmp_path / "loop").symlink_to("loop")
+    os.mkfifo(tmp_path / "pipe")
+    path = tmp_path / name
+    assert folder_problem(path) == problem
+    if not problem.startswith("cannot be created"):
+        with pytest.raises(UsageError, match=f"^--recipes {re.escape(str(path))}: {problem}; "):
+            existing_folder("--recipes", path)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".infx-probe-")]

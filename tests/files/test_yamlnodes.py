@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from yaml.nodes import MappingNode, ScalarNode
 
-from pytest_infx.files.yamlnodes import YamlFault, compose
+from pytest_infx.files.yamlnodes import MAX_DEPTH, YamlFault, compose, nesting
 
 
 def test_a_document_is_composed_into_nodes_with_their_lines() -> None:
@@ -38,7 +38,7 @@ def test_two_documents_are_one_fault() -> None:
     assert caught.value.context == "expected a single document in the stream"
 
 
-@pytest.mark.parametrize("depth", [999, 1_001, 100_000])
+@pytest.mark.parametrize("depth", [999, 20_000, 100_000])
 def test_nesting_past_the_parser_is_one_fault_not_a_recursion_error(depth: int) -> None:
     text = "[" * depth + "]" * depth
     if depth < 1_000:
@@ -47,3 +47,23 @@ def test_nesting_past_the_parser_is_one_fault_not_a_recursion_error(depth: int) 
     with pytest.raises(YamlFault) as caught:
         compose(text)
     assert caught.value.too_deep and caught.value.problem == "the YAML nests too deep to read"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a: " + "[" * 100_000, "a: " + "{b: " * 20_000, "a:\n" + " " * 10_001 + "b: 1\n"],
+    ids=["flow", "flow-mapping", "indent"],
+)
+def test_depth_is_measured_before_libyaml_sees_the_text(text: str) -> None:
+    """Older libyaml builds recurse without a limit and crash the process; the guard stops the
+    text first, on any PyYAML."""
+    assert nesting(text) > MAX_DEPTH
+    with pytest.raises(YamlFault) as caught:
+        compose(text)
+    assert caught.value.too_deep and caught.value.line is None
+
+
+def test_a_wide_document_is_not_deep() -> None:
+    text = "".join(f"k{i}: [1, {{a: [2]}}]\n" for i in range(5_000))
+    assert nesting(text) == 3
+    assert isinstance(compose(text), MappingNode)

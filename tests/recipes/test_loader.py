@@ -735,3 +735,54 @@ def test_an_embedded_model_that_does_not_exist_is_an_error_at_load(
 def test_coordinates_are_positive_counts() -> None:
     assert valid_coordinate("tp", 8)
     assert not valid_coordinate("tp", 0)
+
+
+ENGINE_REJECTS = [
+    pytest.param(
+        changed(speedbench("a-b300"), "speedbench.speculative.method", "DFLASH"),
+        "speedbench.speculative.method",
+        "vllm takes its speculative methods in lower case; it has no method 'DFLASH'",
+        id="method-case",
+    ),
+    pytest.param(
+        changed(speedbench("a-b300"), "speedbench.sampling.top-k", -100),
+        "speedbench.sampling.top-k",
+        "Input should be greater than or equal to -1 (got -100)",
+        id="top-k",
+    ),
+    pytest.param(
+        changed(agentic("a-b200"), "agentic.trajectory-start-ratio", [0.8, 0.2]),
+        "agentic.trajectory-start-ratio",
+        "[0.8, 0.2] is not a range within [0, 1]: give [low, high] with 0 <= low <= high <= 1",
+        id="ratio-reversed",
+    ),
+    pytest.param(
+        changed(agentic("a-b200"), "agentic.trajectory-start-ratio", [0.0, 1.5]),
+        "agentic.trajectory-start-ratio",
+        "[0.0, 1.5] is not a range within [0, 1]",
+        id="ratio-outside",
+    ),
+    pytest.param(
+        changed(speedbench("a-b300"), "model.max-model-len", 4096),
+        "speedbench.output-len",
+        "4096 tokens do not fit the model's max-model-len 4096 with any prompt",
+        id="output-len",
+    ),
+    pytest.param(
+        changed(speedbench("a-b300"), "model.precision", "fp44"),
+        "model.precision",
+        "unknown precision 'fp44'; did you mean fp4",
+        id="precision",
+    ),
+]
+
+
+@pytest.mark.parametrize(("data", "field", "problem"), ENGINE_REJECTS)
+def test_a_value_the_engine_or_the_gate_would_reject_fails_at_its_line(
+    tmp_path: Path, data: dict[str, object], field: str, problem: str
+) -> None:
+    path = write(tmp_path / "a.yaml", data)
+    error = only_error(path, field)
+    assert problem in error.problem
+    assert error.location is not None and error.location.path == path
+    assert error.location.line == line_of(path.read_text(), field.rsplit(".", 1)[-1] + ":")

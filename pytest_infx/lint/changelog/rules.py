@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import functools
 import re
 from collections.abc import Callable
 
@@ -285,10 +286,13 @@ def check_pr_links(ctx: LintContext) -> list[Finding]:
     return found
 
 
-def _matcher(pattern: str, keys: frozenset[str]) -> set[str]:
+@functools.lru_cache(maxsize=4096)
+def _matcher(pattern: str, keys: frozenset[str]) -> frozenset[str]:
+    """The keys ``pattern`` names; asked once per pattern and key set, so a long changelog
+    that repeats a wildcard costs one match."""
     if _WILDCARD.search(pattern) is None:
-        return {pattern} if pattern in keys else set()
-    return set(fnmatch.filter(sorted(keys), pattern))
+        return frozenset({pattern}) if pattern in keys else frozenset()
+    return frozenset(fnmatch.filter(keys, pattern))
 
 
 @rule(
@@ -389,13 +393,12 @@ def check_coverage(ctx: LintContext) -> list[Finding]:
                     )
                 )
         return found
-    covering: dict[str, list[ChangelogEntry]] = {key: [] for key in changed}
+    covering: dict[str, dict[int, ChangelogEntry]] = {key: {} for key in changed}
     for entry in added:
         for pattern, line in zip(entry.config_keys, entry.key_lines, strict=True):
             hits = _matcher(pattern, changed)
             for hit in hits:
-                if entry not in covering[hit]:
-                    covering[hit].append(entry)
+                covering[hit].setdefault(entry.index, entry)
             unknown = known is not None and not _matcher(pattern, known)
             if hits or entry.evals_only or unknown or indirect or entry.index in allowed:
                 continue
@@ -411,7 +414,7 @@ def check_coverage(ctx: LintContext) -> list[Finding]:
             )
     end = (ctx.head_changelog() or b"").count(b"\n") or None
     for key in sorted(changed):
-        entries = covering[key]
+        entries = list(covering[key].values())
         if not entries:
             found.append(
                 Finding(
