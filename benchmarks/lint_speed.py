@@ -126,7 +126,7 @@ def append_entry(
     """Append ``count`` new entries the way a PR does, the last one as the PR's own."""
     target = Path(path)
     extra = [
-        render_entry(keys, [f"Earlier step {i} of the same change"], f"https://x/pull/{i + 1}")
+        render_entry(keys, [f"Earlier step {i} of the same change"], "XXX")
         for i in range(count - 1)
     ]
     entry = render_entry(keys, ["Raise concurrency to 128 on the TP4 arm"], pr_link)
@@ -389,7 +389,9 @@ def make_full_repo(
     generate_changelog(repo / "perf-changelog.yaml", n_entries, keys)
     generate_recipes(repo, keys)
     generate_scripts(repo, n_scripts)
-    (repo / "pytest.ini").write_text("[pytest]\ntestpaths = recipes\n", encoding="utf-8")
+    (repo / "pytest.ini").write_text(
+        "[pytest]\ninfx = true\ntestpaths = recipes\n", encoding="utf-8"
+    )
     _git(repo, "add", ".")
     _git(repo, "commit", "-q", "-m", "base")
     _git(repo, "update-ref", "refs/remotes/origin/main", "HEAD")
@@ -424,11 +426,17 @@ class Editor:
 
 
 def time_pytest(
-    repo: Path, extra: Sequence[str], runs: int, before_each: Callable[[], None] = lambda: None
+    repo: Path,
+    extra: Sequence[str],
+    runs: int,
+    before_each: Callable[[], None] = lambda: None,
+    *,
+    findings: bool = False,
 ) -> tuple[float, list[float], float, str]:
     """Median wall time of ``pytest -m lint`` as a whole, fresh process, the median CPU time
     (user + system, less sensitive to a busy machine) and the run's last line. One run before
-    the timed ones fills pytest's cache (and compiles bytecode)."""
+    the timed ones fills pytest's cache (and compiles bytecode). With ``findings`` the run is
+    expected to report some (exit status 1): the repeated new entries are a finding."""
     argv = [sys.executable, "-m", "pytest", "-m", "lint", "-q", *extra]
     subprocess.run(argv, cwd=repo, capture_output=True, check=False)
     times: list[float] = []
@@ -443,7 +451,7 @@ def time_pytest(
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
         last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr
-        if done.returncode != 0:
+        if done.returncode != (1 if findings else 0):
             raise SystemExit(f"pytest -m lint failed ({done.returncode}):\n{done.stdout[-4000:]}")
     return statistics.median(times), times, statistics.median(cpu), last
 
@@ -741,7 +749,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         over = False
         for label, extra, before_each in variants:
-            median, times, cpu, last = time_pytest(repo, extra, args.runs, before_each)
+            median, times, cpu, last = time_pytest(
+                repo, extra, args.runs, before_each, findings=args.new_entries > 1
+            )
             spread = ", ".join(f"{t:.2f}" for t in sorted(times))
             verdict = "ok" if median <= GOAL_S else f"OVER the {GOAL_S} s goal"
             print(

@@ -89,16 +89,19 @@ def write_drift(
 
 def records_from(properties: Iterable[tuple[str, object]]) -> list[Record]:
     """The records a report carries; a property that is not one (another plugin's, of the same
-    name) is left out of the tables rather than failing the run's end."""
+    name) is left out of the tables rather than failing the run's end. The record models load
+    only for a report that carries one: a lint item's never does."""
+    carried = [value for key, value in properties if key in (CELL_PROPERTY, AGENTIC_PROPERTY)]
+    if not carried:
+        return []
     from pytest_infx.results.records import RecordError, parse_record
 
     found = []
-    for key, value in properties:
-        if key in (CELL_PROPERTY, AGENTIC_PROPERTY):
-            try:
-                found.append(parse_record(value))
-            except RecordError:
-                continue
+    for value in carried:
+        try:
+            found.append(parse_record(value))
+        except RecordError:
+            continue
     return found
 
 
