@@ -85,6 +85,17 @@ def writable_folder(
     return path
 
 
+def resolved(what: str, path: Path, accepted: str = "give a path without a loop") -> Path:
+    """``path`` with its symbolic links followed, or a UsageError when they loop (where
+    ``Path.resolve`` raises a RuntimeError that names no option)."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError) as exc:
+        errno_ = getattr(exc, "errno", None)
+        problem = _STAT_FAULTS.get(errno_ or errno.ELOOP, str(exc))
+        raise UsageError(f"{what} {path}: {problem}; {accepted}") from None
+
+
 def existing_folder(what: str, path: Path, accepted: str = "give an existing folder") -> Path:
     """``path``, or a UsageError that says what it is instead: missing, a file, a pipe, a
     link loop or a dangling link, a path too long."""

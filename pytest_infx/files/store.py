@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from pytest_infx.files.atomic import atomic_write_bytes
+from pytest_infx.files.textio import read_input
 
 T = TypeVar("T")
 _PACKAGE = Path(__file__).resolve().parent
@@ -37,14 +38,14 @@ def files_under(root: Path, suffixes: tuple[str, ...] = (".py",)) -> list[str]:
 
 
 def content_digest(path: str | os.PathLike[str]) -> int | None:
-    """A cheap digest of a file's bytes (``None`` when it cannot be read).
+    """A cheap digest of a file's bytes (``None`` when it cannot be read, or is not a regular
+    file: a pipe would block the run and a device never end).
 
     Size and modification time alone miss an edit that keeps both (checkouts with fixed
     modification times, ``touch -d``), so every stored value is keyed by content as well.
     """
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = read_input(os.fspath(path))
     except OSError:
         return None
     return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")

@@ -91,6 +91,20 @@ def not_a_file(path: Path | str) -> InputFileError | None:
     return InputFileError(path, f"is {kind}, not a regular file; give a file")
 
 
+def read_head(path: Path | str, size: int) -> bytes:
+    """The first ``size`` bytes of a regular file, for sniffing what it is; InputFileError for
+    anything else, without blocking on a pipe."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = next((name for test, name in _KINDS if test(mode)), "not a file")
+            raise InputFileError(path, f"is {kind}, not a regular file; give a file")
+        return os.read(fd, size)
+    finally:
+        os.close(fd)
+
+
 def read_input(path: Path | str) -> bytes:
     """The bytes of a regular file no larger than :func:`input_limit`, else InputFileError;
     a missing file is ``FileNotFoundError`` as from ``open``. Nothing here blocks: a pipe or

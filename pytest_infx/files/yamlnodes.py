@@ -104,6 +104,8 @@ def compose(text: str) -> Node | None:
         raise YamlFault(TOO_DEEP, too_deep=True) from None
     except yaml.MarkedYAMLError as exc:
         raise _marked(text, exc) from None
+    except yaml.reader.ReaderError as exc:
+        raise _unreadable(text, exc) from None
     except yaml.YAMLError as exc:
         raise YamlFault(str(exc)) from None
     finally:
@@ -127,6 +129,18 @@ def _marked(text: str, exc: yaml.MarkedYAMLError) -> YamlFault:
         tab=mark is not None and _tab(text, mark),
         context=context,
         context_line=exc.context_mark.line + 1 if context and exc.context_mark else None,
+    )
+
+
+def _unreadable(text: str, exc: yaml.reader.ReaderError) -> YamlFault:
+    """A character YAML does not allow (NUL, ESC, other control characters), at its line."""
+    at = min(max(int(exc.position), 0), len(text))
+    line_start = text.rfind("\n", 0, at) + 1
+    character = exc.character if isinstance(exc.character, str) else chr(int(exc.character))
+    return YamlFault(
+        f"the character U+{ord(character):04X} is not allowed in YAML ({exc.reason})",
+        line=text.count("\n", 0, at) + 1,
+        column=at - line_start + 1,
     )
 
 

@@ -21,7 +21,7 @@ from typing import Any, Final
 from yaml.nodes import MappingNode, Node, ScalarNode
 
 from pytest_infx.files.atomic import atomic_write_text
-from pytest_infx.files.textio import NotUtf8Error, read_utf8
+from pytest_infx.files.textio import InputFileError, NotUtf8Error, read_utf8
 from pytest_infx.files.yamlkeys import repeated_key
 from pytest_infx.files.yamlnodes import ScalarFault, YamlFault, compose, scalar
 from pytest_infx.golden.curve import (
@@ -164,6 +164,8 @@ def read_curve(path: str | os.PathLike[str]) -> tuple[Curve, BodyComments]:
         raise GoldenFileError(file, None, "no such golden file") from None
     except NotUtf8Error as exc:
         raise not_utf8(exc) from None
+    except InputFileError as exc:
+        raise GoldenFileError(file, None, exc.strerror or str(exc)) from None
     except OSError as exc:
         raise GoldenFileError(file, None, f"cannot read the file: {exc}") from None
     return loads_curve(text, name=name, source=str(file)), body_comments(text)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from pytest_infx.files.git import git, read_base, ref_exists
 from pytest_infx.files.git import read_base_file as read_base_file
 from pytest_infx.files.store import stat_signature
-from pytest_infx.files.textio import read_input
+from pytest_infx.files.textio import read_head, read_input
 from pytest_infx.lint.masters import MasterKey, changed_master_keys, master_files, master_keys
 from pytest_infx.lint.scope import ChangeSet, PullRequest, changes_since
 from pytest_infx.settings import DEFAULT_GOLDEN_DIR, DEFAULT_RECIPES_DIR
@@ -318,8 +318,7 @@ def _candidate_paths(root: Path) -> Iterable[str]:
 
 def _has_shell_shebang(path: Path) -> bool:
     try:
-        with path.open("rb") as handle:
-            return _SHEBANG.match(handle.read(128)) is not None
+        return _SHEBANG.match(read_head(path, 128)) is not None
     except OSError:
         return False
 

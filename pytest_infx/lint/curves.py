@@ -14,7 +14,9 @@ from pytest_infx.lint.context import LintContext
 
 
 def golden_files(ctx: LintContext) -> dict[str, Path]:
-    """Curve name (file stem) -> file, for every ``*.yaml`` in the golden folder."""
+    """Curve name (file stem) -> file, for every ``*.yaml`` in the golden folder: one that is
+    not a regular file (a pipe, a folder, a link loop) too, so golden-format names what it is
+    instead of the registry calling the curve missing."""
 
     def scan() -> dict[str, Path]:
         folder = ctx.golden_dir
@@ -23,7 +25,7 @@ def golden_files(ctx: LintContext) -> dict[str, Path]:
         return {
             p.name.removesuffix(".yaml"): p
             for p in sorted(folder.glob("*.yaml"))
-            if not p.name.startswith(".") and p.is_file()
+            if not p.name.startswith(".")
         }
 
     return ctx.memo("golden.files", scan)

@@ -42,16 +42,30 @@ if TYPE_CHECKING:
 
 
 def _roots(config: pytest.Config, env: Environment) -> Roots:
-    staged = (
-        config.getoption("infx_staged_root") or config.getini("infx_staged_root") or env.staged_root
+    """Where checkpoints are found; a root that was given must be usable, named as it was
+    given (the option, its ini key or its variable)."""
+    from pytest_infx import usage
+
+    staged_given = [
+        ("--infx-staged-root", config.getoption("infx_staged_root")),
+        ("ini infx_staged_root", config.getini("infx_staged_root")),
+        ("INFX_STAGED_ROOT", env.staged_root),
+    ]
+    download_given = [
+        ("--infx-download-root", config.getoption("infx_download_root")),
+        ("ini infx_download_root", config.getini("infx_download_root")),
+        ("INFX_DOWNLOAD_ROOT", env.download_root),
+    ]
+    staged = next(((what, v) for what, v in staged_given if v), None)
+    download = next(((what, v) for what, v in download_given if v), None)
+    if staged is not None and os.path.lexists(staged[1]):
+        usage.existing_folder(staged[0], Path(staged[1]), "give the folder of staged checkpoints")
+    if download is not None:
+        usage.writable_folder(download[0], Path(download[1]))
+    return Roots(
+        Path(staged[1]) if staged else None,
+        Path(download[1]) if download else cache_root(env=env) / "models",
     )
-    download = (
-        config.getoption("infx_download_root")
-        or config.getini("infx_download_root")
-        or env.download_root
-        or str(cache_root(env=env) / "models")
-    )
-    return Roots(Path(staged) if staged else None, Path(download))
 
 
 def settings(config: pytest.Config) -> Settings:
@@ -117,12 +131,21 @@ def _settings(config: pytest.Config) -> Settings:
         if recipes != DEFAULT_RECIPES_DIR and option_recipes is None and not recipe_folder.exists():
             usage.existing_folder("ini infx_recipes", recipe_folder, "give the recipe folder")
         shown = "--infx-results" if option_results else "ini infx_results"
+        results_folder = usage.resolved(shown, Path(results))
         if option_results or Path(results).is_file():
-            usage.writable_folder(shown, Path(results).resolve())
+            usage.writable_folder(shown, results_folder)
         if dataset_dir:
-            usage.existing_folder("--infx-dataset-dir", Path(dataset_dir).resolve())
+            dataset_dir = usage.resolved("--infx-dataset-dir", Path(dataset_dir))
+            usage.existing_folder("--infx-dataset-dir", dataset_dir)
+        golden_ini = config.getini("infx_golden")
+        golden = usage.resolved(
+            "ini infx_golden" if golden_ini else "the golden folder",
+            root / (golden_ini or DEFAULT_GOLDEN_DIR),
+            "give the golden curve folder",
+        )
         if env.cache_dir:
             usage.writable_folder("INFX_CACHE_DIR", Path(env.cache_dir))
+        roots = _roots(config, env)
         input_limit(env)
     except (usage.UsageError, InputFileError) as exc:
         raise pytest.UsageError(str(exc)) from None
@@ -133,14 +156,14 @@ def _settings(config: pytest.Config) -> Settings:
     return Settings(
         rootdir=root,
         recipes=recipe_folder,
-        results=Path(results).resolve(),
-        golden=(root / (config.getini("infx_golden") or DEFAULT_GOLDEN_DIR)).resolve(),
+        results=results_folder,
+        golden=golden,
         gpu=config.getoption("infx_gpu"),
         plan=config.getoption("infx_plan"),
         gpu_count=gpu_count,
-        dataset_dir=Path(dataset_dir).resolve() if dataset_dir else root,
+        dataset_dir=Path(dataset_dir) if dataset_dir else root,
         changed_since=config.getoption("infx_changed_since"),
-        roots=_roots(config, env),
+        roots=roots,
         progress=_progress(config),
         progress_interval_s=_progress_interval(config),
         resume=bool(config.getoption("infx_resume") or config.getini("infx_resume")),
@@ -162,12 +185,18 @@ def _text(config: pytest.Config, name: str) -> str | None:
 
 
 def _lint(config: pytest.Config) -> LintSettings:
+    from pytest_infx import usage
     from pytest_infx.lint.findings import selectors
 
     root = _text(config, "infx_lint_root")
     number = config.getoption("infx_pr")
+    shown = "--infx-lint-root" if config.getoption("infx_lint_root") else "ini infx_lint_root"
+    try:
+        lint_root = usage.resolved(shown, config.rootpath / root) if root else None
+    except usage.UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
     return LintSettings(
-        root=(config.rootpath / root).resolve() if root else None,
+        root=lint_root,
         root_option=bool(config.getoption("infx_lint_root")),
         base=_text(config, "infx_base"),
         select=selectors(config.getini("infx_lint_select")),

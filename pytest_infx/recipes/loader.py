@@ -52,17 +52,8 @@ def recipe_files(root: Path) -> list[Path]:
     """Recipe files under ``root``, sorted, so every xdist worker sees the same order."""
     if root.is_file():
         return [root]
-    files = [
-        p
-        for p in root.rglob("*")
-        if is_recipe(p.relative_to(root)) and (p.is_file() or _dangling(p))
-    ]
+    files = [p for p in root.rglob("*") if is_recipe(p.relative_to(root)) and not p.is_dir()]
     return sorted(files)
-
-
-def _dangling(path: Path) -> bool:
-    """A symbolic link to nothing: listed, so that it is an error and not a silent skip."""
-    return path.is_symlink() and not path.exists()
 
 
 COORDINATE_HINTS = {

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from pytest_infx.files.textio import NotUtf8Error, decode_utf8, read_input
+from pytest_infx.files.textio import InputFileError, NotUtf8Error, decode_utf8, read_input
 from pytest_infx.files.yamlkeys import repeated_key
 from pytest_infx.files.yamlnodes import ScalarFault, YamlFault, compose, scalar
 from pytest_infx.recipes.errors import Location, RecipeError
@@ -152,15 +152,19 @@ def _convert(
 def read_text(path: Path) -> str:
     """The text of a recipe or base file, or a RecipeError naming the file (and the line and
     column of a byte that is not UTF-8)."""
-    if path.is_symlink() and not path.exists():
+    try:
+        data = read_input(path)
+    except FileNotFoundError:
+        if not path.is_symlink():
+            raise
         raise RecipeError(
             Location(path, 1),
             None,
             f"a symbolic link to {os.readlink(path)}, which does not exist",
             "point the link at a recipe file or remove it",
-        )
-    try:
-        data = read_input(path)
+        ) from None
+    except InputFileError as exc:
+        raise RecipeError(Location(path, 1), None, exc.strerror or str(exc)) from None
     except OSError as exc:
         raise RecipeError(Location(path, 1), None, f"cannot read file: {exc.strerror}") from None
     try:

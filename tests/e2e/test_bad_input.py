@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import fnmatch
+import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,7 +24,13 @@ def _good_items(result: pytest.RunResult) -> list[str]:
     return [line for line in result.outlines if "::" in line]
 
 
-@pytest.mark.parametrize("text", [LAUGHS, DEEP], ids=["billion-laughs", "deep-nesting"])
+NUL = "key: nul-b300\nrunner: b300\nx: a\x00b\n"
+ESC = "key: esc-b300\nrunner: b300\nx: a\x1b[31mb\n"
+
+
+@pytest.mark.parametrize(
+    "text", [LAUGHS, DEEP, NUL, ESC], ids=["billion-laughs", "deep-nesting", "nul", "esc"]
+)
 def test_hostile_yaml_is_one_error_at_its_file_and_the_others_collect(
     recipes: Path, pytester: pytest.Pytester, text: str
 ) -> None:
@@ -39,6 +47,21 @@ def test_hostile_yaml_is_one_error_at_its_file_and_the_others_collect(
         "recipes/good.yaml::good-b300[k1-thinking_off]",
         "recipes/good.yaml::good-b300[k1-thinking_on]",
     ]
+
+
+@pytest.mark.parametrize("text", [NUL, ESC], ids=["nul", "esc"])
+def test_a_control_byte_is_one_lint_finding_at_its_line(
+    recipes: Path, pytester: pytest.Pytester, text: str
+) -> None:
+    write(recipes / "good.yaml", speedbench("good-b300", draft_lengths=(1,)))
+    write(recipes / "bad.yaml", text)
+    result = pytester.runpytest_subprocess("-m", "infx_lint", "-k", "recipes-load", timeout=60)
+    out = result.stdout.str()
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert "Traceback" not in out and len(out) < 5000
+    shown = [line for line in result.outlines if line.startswith("recipes/bad.yaml")]
+    assert len(shown) == 1 and shown[0].startswith("recipes/bad.yaml:3: invalid YAML: ")
+    assert "is not allowed in YAML (control characters are not allowed)" in shown[0]
 
 
 def _overflowing(recipes: Path) -> Path:
@@ -93,6 +116,16 @@ def test_under_xdist_a_recipe_error_is_reported_while_the_others_run(
         ((), "infx_resume = perhaps", "ini infx_resume = 'perhaps': give true or false*"),
         ((), "infx_lint = maybe", "ini infx_lint = 'maybe': give true or false*"),
         ((), "infx_recipes = nowhere", "ini infx_recipes */nowhere: does not exist; *"),
+        (("--infx-results", "loop"), "", "--infx-results loop: is a symbolic link loop; *"),
+        (("--infx-results", "x" * 300), "", "--infx-results */xxx*: is too long a path; *"),
+        (("--infx-results", "/proc/x"), "", "--infx-results /proc/x: cannot be created: /proc is*"),
+        (("--infx-recipes", "loop"), "", "--infx-recipes */loop: is a symbolic link loop; *"),
+        (("--infx-dataset-dir", "loop"), "", "--infx-dataset-dir loop: is a symbolic link loop*"),
+        (("--infx-download-root", "afile"), "", "--infx-download-root afile: is a file, not a*"),
+        (("--infx-staged-root", "afile"), "", "--infx-staged-root afile: is a file, not a folder*"),
+        (("--infx-lint-root", "loop"), "", "--infx-lint-root */loop: is a symbolic link loop; *"),
+        ((), "infx_golden = loop", "ini infx_golden */loop: is a symbolic link loop; *"),
+        ((), "infx_download_root = afile", "ini infx_download_root afile: is a file, not a*"),
     ],
 )
 def test_a_value_that_cannot_be_used_is_one_usage_line_before_anything_starts(
@@ -100,6 +133,7 @@ def test_a_value_that_cannot_be_used_is_one_usage_line_before_anything_starts(
 ) -> None:
     write(recipes / "good.yaml", speedbench("good-b300", draft_lengths=(1,)))
     (pytester.path / "afile").write_text("")
+    (pytester.path / "loop").symlink_to("loop")
     pytester.makeini(f"[pytest]\ninfx = true\naddopts = -p no:cacheprovider\n{ini}\n")
     result = pytester.runpytest("--collect-only", "-q", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -225,3 +259,37 @@ def test_the_plan_never_shows_a_secret(recipes: Path, pytester: pytest.Pytester)
     result.stdout.fnmatch_lines(
         ["*env: HF_TOKEN='[*][*][*]' VLLM_USE_V1=1", "*--api-key '[*][*][*]'*"]
     )
+
+
+@pytest.mark.parametrize(
+    ("make", "shown"),
+    [
+        (os.mkfifo, "is a pipe, not a regular file; give a file"),
+        (lambda p: p.symlink_to(p.name), "is a symbolic link loop; point the link at a file"),
+    ],
+    ids=["pipe", "link-loop"],
+)
+def test_a_recipe_that_is_not_a_file_is_an_error_naming_it_and_the_others_collect(
+    recipes: Path, pytester: pytest.Pytester, make: Callable[[Path], object], shown: str
+) -> None:
+    write(recipes / "good.yaml", speedbench("good-b300", draft_lengths=(1,)))
+    make(recipes / "odd.yaml")
+    result = pytester.runpytest_subprocess("--collect-only", "-q", "--gpu", "b300", timeout=60)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines([f"*/recipes/odd.yaml:1: {shown}"])
+    assert _good_items(result) == [
+        "recipes/good.yaml::good-b300[k1-thinking_off]",
+        "recipes/good.yaml::good-b300[k1-thinking_on]",
+    ]
+
+
+def test_a_golden_file_or_script_that_is_a_pipe_never_blocks_lint(
+    recipes: Path, pytester: pytest.Pytester
+) -> None:
+    write(recipes / "good.yaml", speedbench("good-b300", draft_lengths=(1,)))
+    (pytester.path / "golden").mkdir()
+    os.mkfifo(pytester.path / "golden" / "demo.yaml")
+    os.mkfifo(pytester.path / "collect_al")
+    result = pytester.runpytest_subprocess("-m", "infx_lint", "-k", "golden", timeout=60)
+    result.stdout.fnmatch_lines(["golden/demo.yaml: is a pipe, not a regular file; give a file.*"])
+    assert "Traceback" not in result.stdout.str()

@@ -67,3 +67,11 @@ def test_a_wide_document_is_not_deep() -> None:
     text = "".join(f"k{i}: [1, {{a: [2]}}]\n" for i in range(5_000))
     assert nesting(text) == 3
     assert isinstance(compose(text), MappingNode)
+
+
+@pytest.mark.parametrize("byte", ["\x00", "\x1b", "\x07"])
+def test_a_control_character_is_a_fault_at_its_line_and_column(byte: str) -> None:
+    with pytest.raises(YamlFault) as caught:
+        compose(f"a: 1\nb: x{byte}y\n")
+    assert (caught.value.line, caught.value.column) == (2, 5)
+    assert caught.value.problem.startswith(f"the character U+{ord(byte):04X} is not allowed")

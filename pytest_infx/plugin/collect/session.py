@@ -47,17 +47,18 @@ def recipe_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector |
 def with_dangling_links(
     collector: pytest.Collector,
 ) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
-    """pytest collects regular files only; a recipe that is a symbolic link to nothing is
-    added here, so that it is a collection error instead of a recipe that silently is not."""
+    """pytest collects regular files only; a recipe path that is something else (a symbolic
+    link to nothing or in a loop, a pipe, a device) is added here, so that it is a collection
+    error naming what it is instead of a recipe that silently is not."""
     report = yield
     if isinstance(collector, pytest.Dir) and report.passed:
-        for link in sorted(collector.path.iterdir()) if collector.path.is_dir() else ():
+        for entry in sorted(collector.path.iterdir()) if collector.path.is_dir() else ():
             if (
-                link.is_symlink()
-                and not link.exists()
-                and collect.is_recipe_file(collector.config, link)
+                not entry.is_file()
+                and not entry.is_dir()
+                and collect.is_recipe_file(collector.config, entry)
             ):
-                report.result.append(collect.RecipeFile.from_parent(collector, path=link))
+                report.result.append(collect.RecipeFile.from_parent(collector, path=entry))
     return report
 
 
