@@ -154,9 +154,11 @@ def read_text(path: Path) -> str:
     column of a byte that is not UTF-8)."""
     try:
         data = read_input(path)
-    except FileNotFoundError:
+    except FileNotFoundError as exc:
         if not path.is_symlink():
-            raise
+            raise RecipeError(
+                Location(path, 1), None, f"cannot read file: {exc.strerror}"
+            ) from None
         raise RecipeError(
             Location(path, 1),
             None,
