@@ -41,6 +41,9 @@ class _Model(BaseModel):
 
 
 Count = Annotated[int, Field(ge=0)]
+Finite = Annotated[float, Field(allow_inf_nan=False)]
+"""An AL a reused cell gates on: NaN or infinity there is a broken file (a measured cell whose
+counters were not finite has no AL, so it never writes one)."""
 Positive = Annotated[int, Field(ge=1)]
 
 
@@ -171,13 +174,13 @@ class CellRecord(_Result):
     client: ClientInfo
     requests: CellRequests
     rendered_prompt_tail: str | None
-    al: float | None
+    al: Finite | None
     al_raw: float | None
     al_per_position: list[float]
     acceptance_rate: float | None
     al_request_weighted: float | None
     al_token_weighted: float | None
-    al_standard_error: float | None
+    al_standard_error: Finite | None
     counters: Counters
     golden: GoldenSummary | None
 

@@ -49,6 +49,8 @@ def test_a_newer_record_is_refused_by_name() -> None:
         ({"point.draft_length": "2"}, "'point.draft_length'"),
         ({"point.draft_length": True}, "'point.draft_length'"),
         ({"al": "2.1"}, "'al'"),
+        ({"al": float("nan")}, "'al': Input should be a finite number"),
+        ({"al_standard_error": float("inf")}, "'al_standard_error': Input should be a finite"),
         ({"requests.completed": -1}, "'requests.completed'"),
         ({"verdict": "ok"}, "'verdict'.*'ok' is not a verdict"),
         ({"surprise": 1}, "'surprise'.*not permitted"),
