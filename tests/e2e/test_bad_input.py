@@ -59,7 +59,8 @@ def test_a_control_byte_is_one_lint_finding_at_its_line(
     out = result.stdout.str()
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert "Traceback" not in out and len(out) < 5000
-    shown = [line for line in result.outlines if line.startswith("recipes/bad.yaml")]
+    failure = out.split("infx-lint::recipes-load _", 1)[1].split("infx lint ---", 1)[0]
+    shown = [line for line in failure.splitlines() if line.startswith("recipes/bad.yaml")]
     assert len(shown) == 1 and shown[0].startswith("recipes/bad.yaml:3: invalid YAML: ")
     assert "is not allowed in YAML (control characters are not allowed)" in shown[0]
 
