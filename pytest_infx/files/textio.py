@@ -76,6 +76,11 @@ def open_fault(path: Path | str, exc: OSError) -> InputFileError | None:
     return None
 
 
+def _not_regular(path: Path | str, mode: int) -> InputFileError:
+    kind = next((name for test, name in _KINDS if test(mode)), "not a file")
+    return InputFileError(path, f"is {kind}, not a regular file; give a file")
+
+
 def not_a_file(path: Path | str) -> InputFileError | None:
     """Why ``path`` cannot be read as a file, when it exists as something else (a pipe, a
     device, a folder, a link loop); None for a regular file or nothing at all."""
@@ -85,31 +90,13 @@ def not_a_file(path: Path | str) -> InputFileError | None:
         return None
     except OSError as exc:
         return open_fault(path, exc)
-    if stat.S_ISREG(mode):
-        return None
-    kind = next((name for test, name in _KINDS if test(mode)), "not a file")
-    return InputFileError(path, f"is {kind}, not a regular file; give a file")
+    return None if stat.S_ISREG(mode) else _not_regular(path, mode)
 
 
-def read_head(path: Path | str, size: int) -> bytes:
-    """The first ``size`` bytes of a regular file, for sniffing what it is; InputFileError for
-    anything else, without blocking on a pipe."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            kind = next((name for test, name in _KINDS if test(mode)), "not a file")
-            raise InputFileError(path, f"is {kind}, not a regular file; give a file")
-        return os.read(fd, size)
-    finally:
-        os.close(fd)
-
-
-def read_input(path: Path | str) -> bytes:
-    """The bytes of a regular file no larger than :func:`input_limit`, else InputFileError;
-    a missing file is ``FileNotFoundError`` as from ``open``. Nothing here blocks: a pipe or
-    a device is refused before a byte is read."""
-    limit = input_limit()
+def open_regular(path: Path | str) -> tuple[int, os.stat_result]:
+    """A descriptor of ``path`` and its stat when it is a regular file, opened without
+    blocking (a pipe is refused before a byte is read); InputFileError naming what it is
+    otherwise, ``FileNotFoundError`` when it is missing. The caller closes the descriptor."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -119,11 +106,29 @@ def read_input(path: Path | str) -> bytes:
         if fault is None:
             raise
         raise fault from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise _not_regular(path, st.st_mode)
+    return fd, st
+
+
+def read_head(path: Path | str, size: int) -> bytes:
+    """The first ``size`` bytes of a regular file, for sniffing what it is; InputFileError for
+    anything else."""
+    fd, _ = open_regular(path)
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a file")
-            raise InputFileError(path, f"is {kind}, not a regular file; give a file")
+        return os.read(fd, size)
+    finally:
+        os.close(fd)
+
+
+def read_input(path: Path | str) -> bytes:
+    """The bytes of a regular file no larger than :func:`input_limit`, else InputFileError;
+    a missing file is ``FileNotFoundError`` as from ``open``."""
+    limit = input_limit()
+    fd, st = open_regular(path)
+    try:
         too_large = InputFileError(
             path,
             f"is larger than {limit / (1 << 20):g} MiB; raise ${LIMIT_VAR} if it is meant to be",

@@ -17,7 +17,6 @@ import argparse
 import json
 import math
 import os
-import stat
 import struct
 import sys
 import warnings
@@ -26,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from pytest_infx.files.textio import not_a_file, open_fault
+from pytest_infx.files.textio import InputFileError, not_a_file, open_regular
 from pytest_infx.recipes.schema import PRECISION_LABELS
 
 if TYPE_CHECKING:
@@ -76,7 +75,6 @@ PLAIN_CLASSES: Final = {
     "F8_E5M2": "fp8",
     "I8": "int8",
 }
-ALIASES: Final[dict[str, str]] = PRECISION_LABELS
 Mode = Literal["warn", "fail", "off"]
 MODES: Final[tuple[Mode, ...]] = ("warn", "fail", "off")
 
@@ -174,17 +172,13 @@ class Census:
 def read_header(path: Path) -> list[Tensor]:
     """The tensors one safetensors file declares, from its header; no tensor data is read."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd, st = open_regular(path)
+    except InputFileError as exc:
+        raise PrecisionError(str(exc)) from None
     except OSError as exc:
-        fault = open_fault(path, exc)
-        raise PrecisionError(
-            str(fault) if fault else f"{path}: cannot read ({exc.strerror})"
-        ) from None
+        raise PrecisionError(f"{path}: cannot read ({exc.strerror})") from None
     try:
         with os.fdopen(fd, "rb") as handle:
-            st = os.fstat(handle.fileno())
-            if not stat.S_ISREG(st.st_mode):
-                raise PrecisionError(f"{path}: not a regular file; give a safetensors file")
             size = st.st_size
             head = handle.read(8)
             if len(head) < 8:
@@ -323,14 +317,14 @@ def census(path: Path) -> Census:
 
 def normalise(label: str) -> str | None:
     """The census class a recipe label means (mxfp4 and nvfp4 are fp4), or None if unknown."""
-    return ALIASES.get(label.strip().lower())
+    return PRECISION_LABELS.get(label.strip().lower())
 
 
 def disagreement(label: str, found: Census) -> str | None:
     """Why the recipe's label does not match the checkpoint, or None when it does."""
     wanted = normalise(label)
     if wanted is None:
-        known = ", ".join(sorted(set(ALIASES)))
+        known = ", ".join(sorted(PRECISION_LABELS))
         return f"model.precision {label!r} is not a label the census knows ({known})"
     if found.label is None or wanted == found.label:
         return None
