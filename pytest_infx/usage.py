@@ -36,17 +36,29 @@ _STAT_FAULTS = {
 }
 
 
+def _not_a_folder(path: Path) -> str | None:
+    """What ``path`` is instead of a folder (a file, a pipe, a link loop, a path too long);
+    None for a folder. A missing path is ``FileNotFoundError``, for the caller to word."""
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        raise
+    except OSError as exc:
+        return _STAT_FAULTS.get(exc.errno or 0, exc.strerror or str(exc))
+    if stat.S_ISDIR(mode):
+        return None
+    return next((text for test, text in _NOT_A_FOLDER if test(mode)), "is not a folder")
+
+
 def folder_problem(path: Path) -> str | None:
     """Why ``path`` cannot be used as a folder to write into (created when missing), or
     ``None``: the nearest existing folder must be writable."""
     try:
-        mode = os.stat(path).st_mode
+        problem = _not_a_folder(path)
     except (FileNotFoundError, NotADirectoryError):
-        mode = None
-    except OSError as exc:
-        return _STAT_FAULTS.get(exc.errno or 0, exc.strerror or str(exc))
-    if mode is not None and not stat.S_ISDIR(mode):
-        return next((text for test, text in _NOT_A_FOLDER if test(mode)), "is not a folder")
+        problem = None
+    if problem is not None:
+        return problem
     probe = path
     while not probe.exists():
         if probe.is_symlink():
@@ -100,14 +112,11 @@ def existing_folder(what: str, path: Path, accepted: str = "give an existing fol
     """``path``, or a UsageError that says what it is instead: missing, a file, a pipe, a
     link loop or a dangling link, a path too long."""
     try:
-        mode = os.stat(path).st_mode
+        problem = _not_a_folder(path)
     except FileNotFoundError:
         problem = "is a dangling symbolic link" if path.is_symlink() else "does not exist"
-        raise UsageError(f"{what} {path}: {problem}; {accepted}") from None
-    except OSError as exc:
-        problem = _STAT_FAULTS.get(exc.errno or 0, exc.strerror or str(exc))
-        raise UsageError(f"{what} {path}: {problem}; {accepted}") from None
-    if not stat.S_ISDIR(mode):
-        problem = next((text for test, text in _NOT_A_FOLDER if test(mode)), "is not a folder")
+    except NotADirectoryError:
+        problem = _STAT_FAULTS[errno.ENOTDIR]
+    if problem is not None:
         raise UsageError(f"{what} {path}: {problem}; {accepted}")
     return path
