@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Final, Literal
+from typing import TYPE_CHECKING, Annotated, Final, Literal
 
 from pydantic import (
     AfterValidator,
@@ -24,6 +24,9 @@ from pydantic import (
 )
 
 from pytest_infx.files.textio import InputFileError, read_input
+
+if TYPE_CHECKING:
+    from pytest_infx.launch import ServerHandle
 from pytest_infx.results import verdict as vocabulary
 from pytest_infx.results.verdict import Verdict
 
@@ -55,6 +58,16 @@ class ServerInfo(_Model):
     log: str
     base_url: str | None = None
     port_note: str | None = None
+
+    @classmethod
+    def of(cls, server: ServerHandle) -> ServerInfo:
+        return cls(
+            argv=list(server.argv),
+            port=server.port,
+            log=str(server.log_path),
+            base_url=server.base_url,
+            port_note=server.port_note,
+        )
 
 
 class EngineInfo(_Model):

@@ -39,16 +39,6 @@ def engine_info(point: Point) -> EngineInfo:
     return EngineInfo(name=engine.name, version=engine.version, command=list(engine.command or []))
 
 
-def server_info(server: ServerHandle) -> ServerInfo:
-    return ServerInfo(
-        argv=list(server.argv),
-        port=server.port,
-        log=str(server.log_path),
-        base_url=server.base_url,
-        port_note=server.port_note,
-    )
-
-
 def _counters(c: SpecCounters) -> CounterValues:
     return CounterValues(
         drafts=c.drafts,
@@ -85,7 +75,7 @@ def cell_record(
             concurrency=point.concurrency,
         ),
         engine=engine,
-        server=server_info(server),
+        server=ServerInfo.of(server),
         dataset=DatasetInfo(
             name=outcome.dataset.name,
             path=str(outcome.dataset.path),

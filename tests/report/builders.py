@@ -27,7 +27,7 @@ from pytest_infx.recipes.points import Point, expand
 from pytest_infx.results import cells
 from pytest_infx.results.files import write_result
 from pytest_infx.results.layout import Layout
-from pytest_infx.results.records import CellRecord, EngineInfo, PointRecord
+from pytest_infx.results.records import CellRecord, EngineInfo, PointRecord, ServerInfo
 from pytest_infx.speedbench import al as al_mod
 from pytest_infx.speedbench import checks
 from pytest_infx.speedbench.cell import CellOutcome, CellSettings
@@ -40,7 +40,7 @@ from pytest_infx.speedbench.client import (
 )
 from pytest_infx.speedbench.dataset import Dataset, default_dataset_path, load_dataset
 from pytest_infx.speedbench.metrics import SpecCounters, delta
-from pytest_infx.speedbench.record import cell_record, golden_summary, server_info
+from pytest_infx.speedbench.record import cell_record, golden_summary
 
 AGENTIC_DATA = Path(__file__).resolve().parents[1] / "agentic" / "data"
 STEPS = 100
@@ -224,7 +224,7 @@ def write_agentic_point(
     export.parent.mkdir(parents=True, exist_ok=True)
     export.write_text(json.dumps(data))
     result = parse_export(export, gpus=tp)
-    server = server_info(folder.server(f"{key}-tp{tp}"))
+    server = ServerInfo.of(folder.server(f"{key}-tp{tp}"))
     point = PointIdentity(
         id=f"{key}[tp{tp}-c{concurrency}]",
         recipe=key,

@@ -128,7 +128,7 @@ class AgenticPoint:
 
     def identity(self) -> PointIdentity:
         from pytest_infx.agentic.record import PointIdentity
-        from pytest_infx.speedbench.record import server_info
+        from pytest_infx.results.records import ServerInfo
 
         point = self.point
         engine = point.recipe.engine
@@ -143,7 +143,7 @@ class AgenticPoint:
             gpu=point.runner,
             fingerprint=point.fingerprint,
             traces_sha256=traces_sha256(point),
-            server=server_info(self.server),
+            server=ServerInfo.of(self.server),
         )
 
     def run(self) -> None:
