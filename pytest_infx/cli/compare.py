@@ -14,10 +14,10 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeGuard, TypeVar
 
 from pytest_infx.engines.registry import installed
-from pytest_infx.lint.masters import master_keys
+from pytest_infx.lint.masters import master_files
 from pytest_infx.recipes.errors import Location, RecipeError, RecipeErrors
 from pytest_infx.recipes.loader import load_tree
 from pytest_infx.recipes.points import Point, expand_all
@@ -91,24 +91,16 @@ def master_points(
     """The single-node AgentX points of the master configs named ``masters`` (a glob) under
     ``path`` (a checkout root or its configs folder), by key, of the ``served`` frameworks
     (default: :func:`frameworks`)."""
-    from pytest_infx.recipes.source import load_yaml
-
     wanted = frozenset(frameworks() if served is None else served)
 
     pattern = f"configs/{masters}" if (path / "configs").is_dir() else masters
-    keys = master_keys(path, pattern)
-    if keys is None:
+    files = master_files(path, pattern)
+    if not files:
         raise FileNotFoundError(f"{path}: no {pattern} here; give the checkout root")
     points: dict[str, list[ConfigPoint]] = {}
     runners: dict[str, str] = {}
-    files: dict[Path, object] = {}
     skipped = 0
-    for key, where in keys.items():
-        if where.path not in files:
-            files[where.path] = load_yaml(where.path)
-        parsed = files[where.path]
-        if not isinstance(parsed, LinedDict):
-            raise _malformed(where.path, 1, "the file", "a mapping of config keys")
+    for key, parsed in _configs(files):
         config = _field(parsed, key, LinedDict, f"config key {key!r}", "a mapping")
         scenarios = config.get("scenarios")
         if scenarios is None:
@@ -141,6 +133,22 @@ def master_points(
     return MasterSide(points, runners, skipped)
 
 
+def _configs(files: Iterable[Path]) -> Iterator[tuple[str, LinedDict]]:
+    """Each top-level key of the master configs with the mapping that holds it, each file
+    read once; a key two files define is the first file's."""
+    from pytest_infx.recipes.source import load_yaml
+
+    seen: set[str] = set()
+    for file in files:
+        parsed = load_yaml(file)
+        if not isinstance(parsed, LinedDict):
+            raise _malformed(file, 1, "the file", "a mapping of config keys")
+        for key in parsed:
+            if key not in seen:
+                seen.add(key)
+                yield key, parsed
+
+
 def _malformed(path: Path, line: int, what: str, expected: str) -> RecipeError:
     return RecipeError(
         Location(path, line),
@@ -158,16 +166,21 @@ def _field(
     if name not in mapping and default is not None:
         return default
     value = mapping.get(name)
-    if isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
+    if _is(value, kind):
         return value
     where = mapping.where(name)
     raise _malformed(where.path, where.line or 1, what, expected)
 
 
+def _is(value: object, kind: type[T]) -> TypeGuard[T]:
+    """Whether ``value`` is a ``kind``; a YAML boolean is no whole number."""
+    return isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+
+
 def _items(values: list[Any], kind: type[T], what: str, expected: str) -> Iterator[T]:
     """The items of a list, each a ``kind``; else a RecipeError at the item's line."""
     for index, value in enumerate(values):
-        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        if not _is(value, kind):
             assert isinstance(values, LinedList)
             where = values.where(index)
             raise _malformed(where.path, where.line or 1, f"each item of {what}", expected)
