@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_infx.engines.extensions import HookImpl
 from pytest_infx.files.cachedir import cache_root
 from pytest_infx.files.textio import InputFileError, input_limit
 from pytest_infx.plugin.stash import ENGINES, SETTINGS
@@ -38,6 +37,7 @@ from pytest_infx.settings import (
 )
 
 if TYPE_CHECKING:
+    from pytest_infx.engines.extensions import HookImpl
     from pytest_infx.engines.registry import EngineRegistry
 
 
