@@ -106,6 +106,8 @@ class Environment:
     download_root: str | None = None
     runner_name: str | None = None
     """``RUNNER_NAME``: the CI runner's name, part of InferenceX's AgentX result names."""
+    db_url: str | None = None
+    """``INFX_DB_URL``: the results history database, below ``--infx-db`` and ``infx_db``."""
     step_summary: str | None = None
     """``GITHUB_STEP_SUMMARY``: the file the drift summary is appended to."""
     xdist_worker: str | None = None
@@ -136,6 +138,7 @@ def environment(source: Mapping[str, str] | None = None) -> Environment:
         staged_root=value("INFX_STAGED_ROOT"),
         download_root=value("INFX_DOWNLOAD_ROOT"),
         runner_name=value("RUNNER_NAME"),
+        db_url=value("INFX_DB_URL"),
         step_summary=value("GITHUB_STEP_SUMMARY"),
         xdist_worker=value("PYTEST_XDIST_WORKER"),
         term=value("TERM"),
@@ -150,6 +153,21 @@ def environment(source: Mapping[str, str] | None = None) -> Environment:
             }
         ),
     )
+
+
+@dataclass(frozen=True)
+class HistorySettings:
+    """Where the results history lives and what a run is compared with.
+
+    ``url`` is None when the history is off (``--infx-db off``); ``baseline`` is a branch name
+    or a run id (None: no gate); ``branch`` is the branch this run is stored under, None to be
+    found from GitHub Actions or Git; ``tolerances`` are the ini's ``METRIC: ±N%`` lines.
+    """
+
+    url: str | None = None
+    baseline: str | None = None
+    branch: str | None = None
+    tolerances: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -171,4 +189,5 @@ class Settings:
     engine_check: str = DEFAULT_ENGINE_CHECK
     lint: LintSettings = field(default_factory=LintSettings)
     slurm: SlurmSettings | None = None
+    history: HistorySettings = field(default_factory=HistorySettings)
     env: Environment = field(default_factory=environment)

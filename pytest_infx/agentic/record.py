@@ -43,6 +43,7 @@ class PointIdentity:
     fingerprint: str
     traces_sha256: str | None
     server: ServerInfo
+    variant: str | None = None
 
 
 def result_record(
@@ -69,7 +70,9 @@ def result_record(
         tp=identity.tp,
         concurrency=identity.concurrency,
         gpu=identity.gpu,
-        point=PointCoordinates(tp=identity.tp, concurrency=identity.concurrency),
+        point=PointCoordinates(
+            tp=identity.tp, concurrency=identity.concurrency, variant=identity.variant
+        ),
         requests=PointRequests(
             total=result.total,
             completed=result.completed,

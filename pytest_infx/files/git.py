@@ -105,3 +105,17 @@ def toplevel(folder: Path) -> Path | None:
         return None
     top = done.stdout.decode("utf-8", "replace").strip()
     return Path(top).resolve() if done.returncode == 0 and top else None
+
+
+def head(folder: Path) -> tuple[str, str]:
+    """The checked-out branch (``""`` when detached or outside a work tree) and commit
+    (``""`` outside one) of ``folder``."""
+    found: list[str] = []
+    for args in (("symbolic-ref", "--short", "-q", "HEAD"), ("rev-parse", "-q", "HEAD")):
+        try:
+            done = git(folder, *args)
+        except (FileNotFoundError, NotADirectoryError):
+            return "", ""
+        text = done.stdout.decode("utf-8", "replace").strip()
+        found.append(text if done.returncode == 0 else "")
+    return found[0], found[1]

@@ -192,6 +192,38 @@ def add_options(parser: pytest.Parser) -> None:
         default=f"{DEFAULT_PROGRESS_INTERVAL_S:g}",
     )
     parser.addini("infx_resume", "reuse passed cells of an earlier run", type="bool", default=False)
+    group.addoption(
+        "--infx-db",
+        dest="infx_db",
+        metavar="URL",
+        default=None,
+        help="results history database, e.g. postgresql+psycopg://user@host/db; off for none "
+        "(default: ini infx_db, else $INFX_DB_URL, else sqlite:///<results>/history.db)",
+    )
+    parser.addini("infx_db", "results history database URL, or off")
+    group.addoption(
+        "--infx-baseline",
+        dest="infx_baseline",
+        metavar="BRANCH_OR_RUN",
+        default=None,
+        help="fail a point whose figures moved past their tolerance from the latest passing "
+        "row of the same config on this branch (or in this run id) in the history",
+    )
+    group.addoption(
+        "--infx-branch",
+        dest="infx_branch",
+        metavar="NAME",
+        default=None,
+        help="the branch this run is stored under in the history (default: from GitHub "
+        "Actions, else the checkout's branch)",
+    )
+    parser.addini(
+        "infx_baseline_tolerance",
+        "baseline gate tolerances, one METRIC: -N% (more is better) or METRIC: +N% (less is "
+        "better) a line",
+        type="linelist",
+        default=[],
+    )
     parser.addini(
         "infx_scenario_types",
         "accepted scenario-type values of changelog entries (default: fixed-seq-len, "

@@ -29,6 +29,7 @@ from pytest_infx.settings import (
     PROGRESS_MODES,
     SPEC_SEPARATOR,
     Environment,
+    HistorySettings,
     LintSettings,
     Roots,
     Settings,
@@ -171,7 +172,29 @@ def _settings(config: pytest.Config) -> Settings:
         engine_check=_engine_check(config),
         lint=_lint(config),
         slurm=_slurm(config),
+        history=_history(config, env, results_folder),
         env=env,
+    )
+
+
+def _history(config: pytest.Config, env: Environment, results: Path) -> HistorySettings:
+    """The database URL: the option, else the ini, else ``INFX_DB_URL``, else SQLite in the
+    results folder; ``off`` in any of them turns the history off."""
+    from pytest_infx.history.gate import tolerances
+
+    url = _text(config, "infx_db") or env.db_url or f"sqlite:///{results / 'history.db'}"
+    lines = tuple(str(line) for line in config.getini("infx_baseline_tolerance"))
+    try:
+        tolerances(lines, source="ini infx_baseline_tolerance")
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    baseline = config.getoption("infx_baseline")
+    branch = config.getoption("infx_branch")
+    return HistorySettings(
+        url=None if url.lower() in ("off", "none") else url,
+        baseline=baseline or None,
+        branch=branch or None,
+        tolerances=lines,
     )
 
 

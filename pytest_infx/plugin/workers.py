@@ -32,6 +32,9 @@ def configure_node(node: WorkerNode) -> None:
         tree = preflight.golden_tree(options.settings(config).golden)
         config.stash[stash.GOLDEN_TREE] = tree.to_wire()
     node.workerinput[GOLDEN_TREE] = config.stash[stash.GOLDEN_TREE]
+    from pytest_infx.plugin.run.history import send_stamp
+
+    send_stamp(config, node.workerinput)
     folders = config.stash.get(stash.FOLDERS, None)
     if folders is not None:
         node.workerinput[RUN_FOLDER_INPUT] = str(folders.run)

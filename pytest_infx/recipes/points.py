@@ -198,7 +198,9 @@ def _material(
 ) -> dict[str, object]:
     """What affects a point's result: not gating settings, and not the other points (an agentic
     server is sized for its own point's concurrency, which the coordinates carry)."""
-    material = {k: v for k, v in dumped.items() if k not in ("speedbench", "agentic", "docs")}
+    material = {
+        k: v for k, v in dumped.items() if k not in ("speedbench", "agentic", "docs", "tolerance")
+    }
     if kind == "speedbench":
         bench = dict(dumped["speedbench"])
         modes = bench.pop("thinking-modes")

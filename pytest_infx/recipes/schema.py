@@ -11,7 +11,15 @@ from __future__ import annotations
 import re
 from typing import Annotated, Final, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    field_validator,
+    model_validator,
+)
 
 from pytest_infx.golden.curve import CURVE_NAME_RE, MAX_TOLERANCE
 from pytest_infx.images import pinned
@@ -301,6 +309,18 @@ class Recipe(Strict):
     docs: str | None = None
     """Prose for the reader: where and why the recipe departs from the script it mirrors. It
     changes no result, so it is not part of any fingerprint."""
+    tolerance: dict[str, str] = Field(default_factory=dict)
+    """The baseline gate's tolerance per metric (``tput_per_gpu: -5%``), over the ini's. It
+    judges results rather than making them, so it is not part of any fingerprint either."""
+
+    @field_validator("tolerance")
+    @classmethod
+    def _tolerances(cls, value: dict[str, str]) -> dict[str, str]:
+        from pytest_infx.history.gate import parse_tolerance
+
+        for name, change in value.items():
+            parse_tolerance(f"{name}: {change}", source=f"tolerance.{name}")
+        return value
 
     @model_validator(mode="after")
     def _has_benchmark(self) -> Recipe:

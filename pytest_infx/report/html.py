@@ -12,9 +12,10 @@ import base64
 import datetime
 import html
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from pytest_infx.files.atomic import atomic_write_bytes, atomic_write_text
@@ -29,6 +30,9 @@ from pytest_infx.results.sweep import (
     Sweep,
 )
 from pytest_infx.results.verdict import Status, Verdict
+
+if TYPE_CHECKING:
+    from pytest_infx.history.gate import Verdict as Comparison
 
 REUSED_PREFIX = "reused "
 
@@ -217,6 +221,7 @@ def render(
     al_pngs: dict[str, bytes],
     agentic_pngs: dict[str, bytes],
     plots_missing: str | None,
+    baseline: Sequence[Comparison] = (),
 ) -> str:
     """The whole page; ``base`` is the folder the page is written to (links are relative)."""
     cells = [c for r in sweep.al for c in r.cells]
@@ -243,6 +248,10 @@ def render(
     body += [f'<p class="note">{_e(problem)}</p>' for problem in sweep.problems]
     body += [_al_section(r, al_pngs.get(r.key), base) for r in sweep.al]
     body += [_agentic_section(r, agentic_pngs.get(r.key), base) for r in sweep.agentic]
+    if baseline:
+        from pytest_infx.history.table import html_section
+
+        body.append(html_section(baseline))
     body.append(_outcomes(missing))
     body.append(_logs(sweep, base))
     return (
@@ -252,7 +261,7 @@ def render(
     )
 
 
-def write_report(sweep: Sweep) -> ReportFiles:
+def write_report(sweep: Sweep, *, baseline: Sequence[Comparison] = ()) -> ReportFiles:
     """Draw the pictures (when matplotlib is there) and write them and the page, atomically."""
     results = sweep.results
     layout = Layout(results)
@@ -271,7 +280,12 @@ def write_report(sweep: Sweep) -> ReportFiles:
             atomic_write_bytes(written[-1], agentic_pngs[agentic.key])
     page = layout.report
     text = render(
-        sweep, results, al_pngs=al_pngs, agentic_pngs=agentic_pngs, plots_missing=plots_missing
+        sweep,
+        results,
+        al_pngs=al_pngs,
+        agentic_pngs=agentic_pngs,
+        plots_missing=plots_missing,
+        baseline=baseline,
     )
     atomic_write_text(page, text)
     return ReportFiles(page, tuple(written), plots_missing)

@@ -20,6 +20,7 @@ LOGS: Final = "logs"
 PLOTS: Final = "plots"
 REPORT: Final = "report.html"
 DRIFT: Final = "drift-summary.md"
+BASELINE: Final = "baseline-summary.md"
 PROGRESS_PREFIX: Final = ".progress-"
 
 PlotKind = Literal["al", "agentic"]
@@ -96,6 +97,11 @@ class Layout:
     def drift(self) -> Path:
         """The golden drift table in markdown, also appended to the CI step summary."""
         return self.root / DRIFT
+
+    @property
+    def baseline(self) -> Path:
+        """The baseline gate's delta table in markdown, also appended to the step summary."""
+        return self.root / BASELINE
 
     def progress(self, run_name: str) -> Path:
         """The live progress files of one run, hidden beside the results they lead to."""

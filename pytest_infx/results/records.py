@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 from pytest_infx.results import verdict as vocabulary
 from pytest_infx.results.verdict import Verdict
 
-RECORD_VERSION: Final = 1
+RECORD_VERSION: Final = 2
+"""2 added ``config``, the configuration identity the results history keys its rows on."""
 SPEEDBENCH: Final = "speedbench"
 AGENTIC: Final = "agentic"
 
@@ -157,6 +158,35 @@ def _known_word(word: str) -> str:
 Word = Annotated[str, AfterValidator(_known_word)]
 
 
+class ConfigInfo(_Model):
+    """What InferenceX calls a config: the identity of a serving setup, apart from the load on
+    it. The results history keys its rows on it, so a baseline is looked up by what was served
+    and not by the recipe's name, which a rename would change."""
+
+    model_prefix: str
+    hardware: str
+    framework: str
+    engine_version: str
+    precision: str
+    spec_method: str
+    tp: Positive
+    ep: Positive = 1
+    pp: Positive = 1
+    dcp: Positive = 1
+    pcp: Positive = 1
+    dp_attention: bool = False
+
+    @property
+    def gpus(self) -> int:
+        """InferenceX's per-GPU denominator: TP x PP x prefill context parallel size."""
+        return self.tp * self.pp * self.pcp
+
+    @property
+    def topology(self) -> str:
+        dpa = "true" if self.dp_attention else "false"
+        return f"tp{self.tp}-pp{self.pp}-dcp{self.dcp}-pcp{self.pcp}-ep{self.ep}-dpa{dpa}"
+
+
 class _Result(_Model):
     version: Positive = RECORD_VERSION
     id: Annotated[str, Field(min_length=1)]
@@ -165,6 +195,8 @@ class _Result(_Model):
     server: ServerInfo
     verdict: Word | None
     reasons: list[str]
+    config: ConfigInfo | None = None
+    """None in a version 1 file."""
 
     @property
     def passed(self) -> bool:
@@ -211,6 +243,7 @@ class CellRecord(_Result):
 class PointCoordinates(_Model):
     tp: Positive
     concurrency: Positive
+    variant: str | None = None
 
 
 class PointRequests(_Model):

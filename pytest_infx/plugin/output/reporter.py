@@ -16,7 +16,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_infx.plugin.output.summary import verdicts_from
+
 if TYPE_CHECKING:
+    from pytest_infx.history.gate import Verdict
     from pytest_infx.report.html import ReportFiles
     from pytest_infx.results.sweep import Outcome
 
@@ -63,8 +66,11 @@ class ReportPlugin:
         self.outcomes: dict[str, Outcome] = {}
         self.files: ReportFiles | None = None
         self.error: str | None = None
+        self.baseline: list[Verdict] = []
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "call":
+            self.baseline += verdicts_from(report.user_properties)
         recipe_file = report.nodeid.split("::", 1)[0]
         if not recipe_file.endswith(RECIPE_SUFFIXES) or not any(
             marker in report.keywords for marker in RECIPE_MARKERS
@@ -129,7 +135,7 @@ class ReportPlugin:
             outcomes=sorted(self.outcomes.values(), key=lambda o: o.id),
         )
         try:
-            files = html.write_report(sweep)
+            files = html.write_report(sweep, baseline=self.baseline)
         except Exception as exc:
             # the results are already on disk: a report that cannot be drawn must not fail the run
             self.error = f"infx: the sweep report could not be written: {type(exc).__name__}: {exc}"

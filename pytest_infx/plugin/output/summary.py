@@ -18,11 +18,14 @@ from pytest_infx.results.layout import Layout
 from pytest_infx.results.tally import Summary
 
 if TYPE_CHECKING:
+    from pytest_infx.history.gate import Verdict
     from pytest_infx.results.records import CellRecord, Record
 from pytest_infx.settings import Environment, environment
 
 CELL_PROPERTY = "infx_cell"
 AGENTIC_PROPERTY = "infx_agentic"
+BASELINE_PROPERTY = "infx_baseline"
+"""A point's baseline comparison (plugin.run.history's ``HISTORY_PROPERTY``)."""
 
 
 def _fmt(cell: CellRecord | None) -> str:
@@ -78,7 +81,11 @@ def write_drift(
     if not compared and not links:
         return None
     text = "\n".join(part for part in (drift_markdown(summary) if compared else "", links) if part)
-    path = Layout(results).drift
+    return write_markdown(text, Layout(results).drift, env)
+
+
+def write_markdown(text: str, path: Path, env: Environment | None = None) -> Path:
+    """Write a summary section and append it to the CI step summary."""
     atomic_write_text(path, text)
     target = (env or environment()).step_summary
     if target:
@@ -105,6 +112,16 @@ def records_from(properties: Iterable[tuple[str, object]]) -> list[Record]:
     return found
 
 
+def verdicts_from(properties: Iterable[tuple[str, object]]) -> list[Verdict]:
+    """The baseline comparisons a report carries."""
+    carried = [value for key, value in properties if key == BASELINE_PROPERTY]
+    if not carried:
+        return []
+    from pytest_infx.history.gate import Verdict
+
+    return [Verdict.from_wire(value) for value in carried if isinstance(value, dict)]
+
+
 class SummaryPlugin:
     """Collects the cells of every report on the controller and gates the sweep as a whole."""
 
@@ -112,11 +129,13 @@ class SummaryPlugin:
         self.config = config
         self.summary = summary
         self.critical: str | None = None
+        self.verdicts: list[Verdict] = []
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call":
             for record in records_from(report.user_properties):
                 self.summary.add(record)
+            self.verdicts += verdicts_from(report.user_properties)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         links = self.config.stash.get(REPORT_MARKDOWN, "")
@@ -126,6 +145,10 @@ class SummaryPlugin:
 
         found = settings(self.config)
         write_drift(self.summary, found.results, found.env, links=links)
+        if self.verdicts:
+            from pytest_infx.history.table import markdown
+
+            write_markdown(markdown(self.verdicts), Layout(found.results).baseline, found.env)
         if self.summary.cells and not self.summary.any_al:
             self.critical = "CRITICAL: no SPEED-Bench cell produced an AL value; the sweep fails"
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -142,5 +165,11 @@ class SummaryPlugin:
             terminalreporter.write_sep("=", "infx agentic")
             for line in render_tables(self.summary.agentic).splitlines():
                 terminalreporter.write_line(line)
+        if self.verdicts:
+            from pytest_infx.history.table import text_lines
+
+            terminalreporter.write_sep("=", "infx baseline")
+            for line in text_lines(self.verdicts):
+                terminalreporter.write_line(line, red=line.rstrip().endswith("FAIL"))
         if self.critical:
             terminalreporter.write_line(self.critical, red=True, bold=True)

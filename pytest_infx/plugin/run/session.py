@@ -12,8 +12,7 @@ import sys
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 
@@ -27,9 +26,12 @@ if TYPE_CHECKING:
     from pytest_infx.engines.registry import EngineRegistry
     from pytest_infx.launch import ServerHandle, ServerPool
     from pytest_infx.plugin.output.activity import Tracker
+    from pytest_infx.plugin.run.history import History
     from pytest_infx.prepare.preflight import Datasets
     from pytest_infx.recipes.points import Point
     from pytest_infx.results.records import Record
+
+R = TypeVar("R", bound="Record")
 
 CLOSE_WAIT_XDIST_S = 600.0
 
@@ -45,6 +47,7 @@ class Run:
     _pool: ServerPool | None = None
     _embedded: EmbeddedEngine | None = None
     _progress: Tracker | None = None
+    _history: History | None = None
 
     def say(self, message: str) -> None:
         import pytest_infx.plugin.output.progress as progress
@@ -162,13 +165,36 @@ class Run:
             return serving.embedded_paths(point, self.embedded()).target
         return serving.staged_paths(point, self.settings.roots).target
 
-    def keep(self, record: Record) -> Path:
-        """Write an item's result file and tell the ``pytest_infx_result`` hooks (which get the
-        file's JSON value, so a hook's change cannot reach the file); every result file of a
-        run is written here."""
+    @property
+    def history(self) -> History:
+        if self._history is None:
+            from pytest_infx.plugin.run.history import History, stamp
+
+            self._history = History(self.settings, stamp(self.config, self.settings))
+        return self._history
+
+    def keep(self, record: R, point: Point) -> R:
+        """Write an item's result file and its row in the results history, and tell the
+        ``pytest_infx_result`` hooks (which get the file's JSON value, so a hook's change cannot
+        reach the file); every result of a run is kept here. Returns the record as written,
+        with its config identity."""
+        record = self.history.keep(record, point, self.engines)
         path = write_result(self.layout, record)
         self.config.hook.pytest_infx_result(config=self.config, path=path, record=record.as_json())
-        return path
+        return record
+
+    def gate(self, node: pytest.Item, record: Record, point: Point) -> None:
+        """The baseline gate, for a point that passed its own: the comparison goes on the
+        item for the end-of-run table, and a metric past its tolerance fails the point."""
+        __tracebackhide__ = True
+        from pytest_infx.plugin.run.history import HISTORY_PROPERTY
+
+        verdict = self.history.judge(record, point)
+        if verdict is None:
+            return
+        node.user_properties.append((HISTORY_PROPERTY, verdict.to_wire()))
+        if not verdict.passed:
+            pytest.fail(verdict.message(), pytrace=False)
 
     def release(self, key: str) -> None:
         self.pool.release(key)
@@ -178,3 +204,5 @@ class Run:
             self._pool.close()
         if self._progress is not None:
             self._progress.close()
+        if self._history is not None:
+            self._history.close()

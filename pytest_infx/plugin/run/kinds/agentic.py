@@ -144,6 +144,7 @@ class AgenticPoint:
             fingerprint=point.fingerprint,
             traces_sha256=traces_sha256(point),
             server=ServerInfo.of(self.server),
+            variant=point.variant,
         )
 
     def run(self) -> None:
@@ -180,7 +181,7 @@ class AgenticPoint:
             throughput=throughput,
             inferencex_result=infx_file,
         )
-        self.run_ctx.keep(record)
+        record = self.run_ctx.keep(record, self.point)
         attach(self.request.node, record)
         if not verdict.passed:
             pytest.fail(f"{self.point.id}: {verdict.message}", pytrace=False)
@@ -192,6 +193,7 @@ class AgenticPoint:
                 f"results; see {run.artifact_dir / CONSOLE_LOG_NAME}",
                 pytrace=False,
             )
+        self.run_ctx.gate(self.request.node, record, self.point)
 
 
 @dataclass

@@ -132,7 +132,7 @@ class SpeedbenchCell:
                 self.request,
             )
             record = cell_record(point, self.server, outcome, engine, golden)
-        self.run_ctx.keep(record)
+        record = self.run_ctx.keep(record, point)
         cells.write_matrix(self.run_ctx.layout, point, header)
         attach(self.request.node, point, record)
         if outcome.reasons:
@@ -144,6 +144,7 @@ class SpeedbenchCell:
             )
         if drift is not None:
             raise pytest.fail.Exception(str(drift), pytrace=False) from None
+        self.run_ctx.gate(self.request.node, record, point)
 
 
 @dataclass

@@ -1,0 +1,55 @@
+"""A result record as the history's row: its config, the point's key and its figures.
+
+Both the run (as each point finishes) and ``infx db ingest`` (for a results folder written
+earlier) make rows here, so a point ingested later has the same key it would have had.
+"""
+
+from __future__ import annotations
+
+from pytest_infx.history.metrics import of_record
+from pytest_infx.history.store import FAIL, PASS, PointRow
+from pytest_infx.results.records import CellRecord, Record
+
+
+def cell_of(record: Record) -> str:
+    """The part of a point's identity no InferenceX column holds: a SPEED-Bench cell's draft
+    length and thinking mode, an AgentX point's variant."""
+    if isinstance(record, CellRecord):
+        return f"k{record.point.draft_length}-{record.point.thinking}"
+    return record.point.variant or ""
+
+
+def golden_of(record: Record) -> str | None:
+    if not isinstance(record, CellRecord) or record.golden is None:
+        return None
+    if record.golden.recorded:
+        return "recorded"
+    return "pass" if record.golden.ok else "fail"
+
+
+def row_of(record: Record) -> PointRow:
+    """The row of one of our records; a record without its config (written before records
+    carried one) has no key, and is a ValueError the ingest counts as skipped."""
+    if record.config is None:
+        raise ValueError(
+            f"{record.id}: the record has no config identity (written by a pytest-infx before "
+            "record version 2); run the point again to store it"
+        )
+    if isinstance(record, CellRecord):
+        dataset = record.dataset.name
+        conc = record.point.concurrency
+    else:
+        dataset = "builtin-traces" if record.traces_sha256 else "hub-traces"
+        conc = record.concurrency
+    return PointRow(
+        config=record.config,
+        kind=record.kind,
+        conc=conc,
+        cell=cell_of(record),
+        item=record.id,
+        recipe=record.recipe,
+        dataset=dataset,
+        status=PASS if record.passed else FAIL,
+        metrics=of_record(record),
+        golden=golden_of(record),
+    )

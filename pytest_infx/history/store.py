@@ -1,0 +1,465 @@
+"""The history database: opened and migrated in one step, written one point at a time, read
+for baselines, trends and the dashboard.
+
+SQLAlchemy Core, not an ORM: the rows are plain values (the records already are the typed
+objects), and Core's dialects give the two things this needs from each server, an upsert and a
+lock, with one set of queries. SQLite runs in WAL mode with every transaction ``BEGIN
+IMMEDIATE``: xdist and Slurm workers then queue for the write lock (busy timeout) instead of
+failing when a reader's snapshot goes stale. On PostgreSQL the migration runs under an advisory
+lock so that workers opening one database at once migrate it once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from sqlalchemy import Connection, Engine, create_engine, event, select
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+
+from pytest_infx.history.metrics import Metrics
+from pytest_infx.history.schema import configs, points, runs
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import RowMapping
+
+    from pytest_infx.results.records import ConfigInfo
+
+MIGRATIONS: Final = Path(__file__).parent / "migrations"
+BUSY_TIMEOUT_MS: Final = 60_000
+_PG_LOCK: Final = 0x1F_1A_F0
+"""The advisory lock key the migration holds on PostgreSQL (any constant; ours alone)."""
+PASS: Final = "pass"
+FAIL: Final = "fail"
+
+
+class StoreError(RuntimeError):
+    """The database cannot be used: its URL, its server, or a schema this version cannot
+    read; the message says which and what to do."""
+
+
+@dataclass(frozen=True)
+class RunStamp:
+    """One run of the plugin (or one InferenceX workflow run an ingest reads): a GitHub run id
+    and attempt on CI, a generated id elsewhere."""
+
+    run_id: str
+    attempt: int
+    branch: str
+    commit: str
+    started: datetime
+    machine: str
+    plugin_version: str
+
+
+@dataclass(frozen=True)
+class PointRow:
+    """One point as the history keeps it; ``status`` is ``pass`` or ``fail`` (a failed point's
+    figures are kept, and never become a baseline)."""
+
+    config: ConfigInfo
+    kind: str
+    conc: int
+    cell: str
+    item: str
+    recipe: str
+    dataset: str
+    status: str
+    metrics: Metrics
+    golden: str | None = None
+    isl: int = 0
+    osl: int = 0
+    offload_mode: str = "none"
+
+    def key(self) -> dict[str, object]:
+        return {
+            "kind": self.kind,
+            "isl": self.isl,
+            "osl": self.osl,
+            "conc": self.conc,
+            "offload_mode": self.offload_mode,
+            "cell": self.cell,
+        }
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A stored point with the run it belongs to."""
+
+    item: str
+    status: str
+    metrics: Metrics
+    run_id: str
+    attempt: int
+    branch: str
+    commit: str
+    started: datetime
+    config: Mapping[str, object] = field(default_factory=dict)
+    kind: str = ""
+    conc: int = 0
+    cell: str = ""
+
+    @property
+    def run_label(self) -> str:
+        return self.run_id if self.attempt == 1 else f"{self.run_id}#{self.attempt}"
+
+
+def default_url(results: Path) -> str:
+    return f"sqlite:///{results / 'history.db'}"
+
+
+def _config_values(config: ConfigInfo) -> dict[str, object]:
+    return {
+        "model_prefix": config.model_prefix,
+        "hardware": config.hardware,
+        "framework": config.framework,
+        "engine_version": config.engine_version,
+        "precision": config.precision,
+        "spec_method": config.spec_method,
+        "topology": config.topology,
+        "tp": config.tp,
+        "ep": config.ep,
+        "dp_attention": config.dp_attention,
+        "gpus": config.gpus,
+    }
+
+
+_CONFIG_KEY: Final = (
+    "model_prefix",
+    "hardware",
+    "framework",
+    "engine_version",
+    "precision",
+    "spec_method",
+    "topology",
+)
+
+
+def _engine(url: str) -> Engine:
+    try:
+        if url.startswith("sqlite"):
+            engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
+        else:
+            engine = create_engine(url, pool_pre_ping=True)
+    except (ArgumentError, NoSuchModuleError) as exc:
+        raise StoreError(
+            f"history database {url!r}: {exc}; give a URL such as sqlite:///infx-results/"
+            "history.db or postgresql+psycopg://user@host/db"
+        ) from None
+    except ModuleNotFoundError as exc:
+        raise StoreError(
+            f"history database {url!r} needs the Python package {exc.name!r}: "
+            "pip install 'pytest-infx[postgres]' for PostgreSQL"
+        ) from None
+    if engine.dialect.name == "sqlite":
+        database = engine.url.database
+        if database and database != ":memory:":
+            Path(database).parent.mkdir(parents=True, exist_ok=True)
+        event.listen(engine, "connect", _sqlite_connect)
+        event.listen(engine, "begin", _sqlite_begin)
+    return engine
+
+
+def _sqlite_connect(dbapi_connection: Any, _record: object) -> None:
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+def _sqlite_begin(connection: Connection) -> None:
+    connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def _alembic_config(connection: Connection) -> Any:
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.attributes["connection"] = connection
+    return config
+
+
+def head_revision() -> str:
+    from alembic.script import ScriptDirectory
+
+    script = ScriptDirectory(str(MIGRATIONS))
+    head = script.get_current_head()
+    assert head is not None
+    return head
+
+
+def migrate(connection: Connection, *, to: str = "head") -> None:
+    """Bring the database to ``to`` (the newest schema by default); a database whose revision
+    this version does not know was written by a newer pytest-infx, and is refused."""
+    from alembic import command
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+    from alembic.util import CommandError
+
+    if connection.dialect.name == "postgresql":
+        connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_PG_LOCK})")
+    current = MigrationContext.configure(connection).get_current_heads()
+    script = ScriptDirectory(str(MIGRATIONS))
+    known = {revision.revision for revision in script.walk_revisions()}
+    unknown = [revision for revision in current if revision not in known]
+    if unknown:
+        raise StoreError(
+            f"the history database is at schema revision {unknown[0]}, which this pytest-infx "
+            f"does not know (its newest is {script.get_current_head()}): it was written by a "
+            "newer pytest-infx; upgrade pytest-infx, or give another database with --infx-db"
+        )
+    try:
+        command.upgrade(_alembic_config(connection), to)
+    except CommandError as exc:
+        raise StoreError(f"the history database could not be migrated: {exc}") from None
+
+
+class Store:
+    """An open, migrated history database."""
+
+    def __init__(self, url: str, engine: Engine) -> None:
+        self.url = url
+        self.engine = engine
+
+    @classmethod
+    def open(cls, url: str, *, migrate_to: str = "head") -> Store:
+        engine = _engine(url)
+        try:
+            with engine.begin() as connection:
+                migrate(connection, to=migrate_to)
+        except StoreError:
+            engine.dispose()
+            raise
+        except OperationalError as exc:
+            engine.dispose()
+            reason = str(exc.orig).strip() if exc.orig is not None else str(exc)
+            raise StoreError(
+                f"history database {engine.url.render_as_string(hide_password=True)}: "
+                f"cannot open it ({reason}); check the URL and that the server is up"
+            ) from None
+        return cls(url, engine)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def add_run(self, stamp: RunStamp) -> int:
+        """The run's row id, adding the run if it is new."""
+        with self.engine.begin() as connection:
+            where = (runs.c.run_id == stamp.run_id, runs.c.attempt == stamp.attempt)
+            found = connection.execute(select(runs.c.id).where(*where)).scalar()
+            if found is not None:
+                return int(found)
+            connection.execute(
+                _insert_ignoring(connection, runs).values(
+                    run_id=stamp.run_id,
+                    attempt=stamp.attempt,
+                    branch=stamp.branch,
+                    commit=stamp.commit,
+                    started=stamp.started,
+                    machine=stamp.machine,
+                    plugin_version=stamp.plugin_version,
+                )
+            )
+            return int(connection.execute(select(runs.c.id).where(*where)).scalar_one())
+
+    def put(self, run: int, row: PointRow) -> str:
+        """Write one point: ``added``, ``unchanged`` (the same row was there: an ingest run
+        twice), ``updated``, or ``kept`` (a failed retry never replaces a passed row)."""
+        with self.engine.begin() as connection:
+            config = _config_id(connection, row.config)
+            key = {"run": run, "config": config, **row.key()}
+            values = {
+                "item": row.item,
+                "recipe": row.recipe,
+                "dataset": row.dataset,
+                "status": row.status,
+                "metrics": dict(row.metrics),
+                "golden": row.golden,
+            }
+            where = [points.c[name] == value for name, value in key.items()]
+            existing = (
+                connection.execute(select(*(points.c[name] for name in values)).where(*where))
+                .mappings()
+                .first()
+            )
+            if existing is None:
+                inserted = connection.execute(
+                    _insert_ignoring(connection, points).values(
+                        **key, **values, written=datetime.now(UTC)
+                    )
+                )
+                if inserted.rowcount:
+                    return "added"
+                existing = (
+                    connection.execute(select(*(points.c[name] for name in values)).where(*where))
+                    .mappings()
+                    .one()
+                )
+            if _same(existing, values):
+                return "unchanged"
+            if existing["status"] == PASS and row.status != PASS:
+                return "kept"
+            connection.execute(
+                points.update().where(*where).values(**values, written=datetime.now(UTC))
+            )
+            return "updated"
+
+    def baseline(
+        self,
+        row: PointRow,
+        *,
+        branch: str | None = None,
+        run_id: str | None = None,
+        exclude_run: int | None = None,
+    ) -> Stored | None:
+        """The latest passing row of the same config and point on ``branch`` (or in run
+        ``run_id``), other than the run ``exclude_run``."""
+        found = self.history(row, branch=branch, run_id=run_id, exclude_run=exclude_run)
+        return found[-1] if found else None
+
+    def history(
+        self,
+        row: PointRow,
+        *,
+        branch: str | None = None,
+        run_id: str | None = None,
+        exclude_run: int | None = None,
+    ) -> list[Stored]:
+        """Every passing row of the same config and point, oldest first."""
+        with self.engine.connect() as connection:
+            config = _find_config(connection, row.config)
+            if config is None:
+                return []
+            query = _joined().where(
+                points.c.config == config,
+                points.c.status == PASS,
+                *(points.c[name] == value for name, value in row.key().items()),
+            )
+            if branch is not None:
+                query = query.where(runs.c.branch == branch)
+            if run_id is not None:
+                query = query.where(runs.c.run_id == run_id)
+            if exclude_run is not None:
+                query = query.where(runs.c.id != exclude_run)
+            query = query.order_by(runs.c.started, runs.c.attempt, points.c.id)
+            return [_stored(found) for found in connection.execute(query).mappings()]
+
+    def series(
+        self, item: str, *, since: datetime | None = None, branch: str | None = None
+    ) -> list[Stored]:
+        """Every row of one item (a point id, or an InferenceX result name), oldest first."""
+        with self.engine.connect() as connection:
+            query = _joined().where(points.c.item == item)
+            if since is not None:
+                query = query.where(runs.c.started >= since)
+            if branch is not None:
+                query = query.where(runs.c.branch == branch)
+            query = query.order_by(runs.c.started, runs.c.attempt, points.c.id)
+            return [_stored(found) for found in connection.execute(query).mappings()]
+
+    def items(self) -> list[str]:
+        with self.engine.connect() as connection:
+            found = connection.execute(select(points.c.item).distinct().order_by(points.c.item))
+            return [str(item) for item in found.scalars()]
+
+    def passing(self, *, since: datetime | None = None) -> list[Stored]:
+        """Every passing row, oldest run first: what the dashboard draws."""
+        with self.engine.connect() as connection:
+            query = _joined().where(points.c.status == PASS)
+            if since is not None:
+                query = query.where(runs.c.started >= since)
+            query = query.order_by(runs.c.started, runs.c.attempt, points.c.id)
+            return [_stored(found) for found in connection.execute(query).mappings()]
+
+    def count(self) -> int:
+        with self.engine.connect() as connection:
+            return len(connection.execute(select(points.c.id)).all())
+
+
+def _joined() -> Any:
+    return (
+        select(
+            points.c.item,
+            points.c.status,
+            points.c.metrics,
+            points.c.kind,
+            points.c.conc,
+            points.c.cell,
+            runs.c.run_id,
+            runs.c.attempt,
+            runs.c.branch,
+            runs.c.commit,
+            runs.c.started,
+            *(configs.c[name] for name in (*_CONFIG_KEY, "tp", "ep", "dp_attention", "gpus")),
+        )
+        .join(runs, points.c.run == runs.c.id)
+        .join(configs, points.c.config == configs.c.id)
+    )
+
+
+def _stored(found: RowMapping) -> Stored:
+    metrics = found["metrics"]
+    if isinstance(metrics, str):
+        metrics = json.loads(metrics)
+    started = found["started"]
+    if started.tzinfo is None:
+        started = started.replace(tzinfo=UTC)
+    return Stored(
+        item=found["item"],
+        status=found["status"],
+        metrics={str(k): float(v) for k, v in metrics.items()},
+        run_id=found["run_id"],
+        attempt=found["attempt"],
+        branch=found["branch"],
+        commit=found["commit"],
+        started=started,
+        config={name: found[name] for name in (*_CONFIG_KEY, "tp", "ep", "dp_attention", "gpus")},
+        kind=found["kind"],
+        conc=found["conc"],
+        cell=found["cell"],
+    )
+
+
+def _same(existing: RowMapping, values: Mapping[str, object]) -> bool:
+    for name, value in values.items():
+        stored = existing[name]
+        if name == "metrics" and isinstance(stored, str):
+            stored = json.loads(stored)
+        if stored != value:
+            return False
+    return True
+
+
+def _insert_ignoring(connection: Connection, table: Any) -> Any:
+    """An INSERT that does nothing where the natural key already holds a row."""
+    if connection.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        return pg_insert(table).on_conflict_do_nothing()
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    return sqlite_insert(table).on_conflict_do_nothing()
+
+
+def _find_config(connection: Connection, config: ConfigInfo) -> int | None:
+    values = _config_values(config)
+    where = [configs.c[name] == values[name] for name in _CONFIG_KEY]
+    found = connection.execute(select(configs.c.id).where(*where)).scalar()
+    return None if found is None else int(found)
+
+
+def _config_id(connection: Connection, config: ConfigInfo) -> int:
+    found = _find_config(connection, config)
+    if found is not None:
+        return found
+    connection.execute(_insert_ignoring(connection, configs).values(**_config_values(config)))
+    found = _find_config(connection, config)
+    assert found is not None
+    return found

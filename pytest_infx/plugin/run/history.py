@@ -1,0 +1,218 @@
+"""The results history on the pytest side: the run's identity, each finished point written to
+the store as its result file is, and the baseline gate.
+
+The controller names the run once and hands the name to every worker (xdist and Slurm alike)
+in ``workerinput``, so all of a sweep's points land in one run. Each process opens the store
+itself, on first use: a SQLite file in WAL mode or a PostgreSQL server take writers from many
+processes, and a point committed is kept even if the run is killed the next moment.
+"""
+
+from __future__ import annotations
+
+import socket
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Final, TypeVar, cast
+
+import pytest
+
+from pytest_infx.plugin.output.summary import BASELINE_PROPERTY
+
+if TYPE_CHECKING:
+    from pytest_infx.engines.registry import EngineRegistry
+    from pytest_infx.history.gate import Verdict
+    from pytest_infx.history.store import RunStamp, Store
+    from pytest_infx.recipes.points import Point
+    from pytest_infx.results.records import ConfigInfo, Record
+    from pytest_infx.settings import Settings
+
+R = TypeVar("R", bound="Record")
+
+RUN_INPUT: Final = "infx_history_run"
+HISTORY_PROPERTY: Final = BASELINE_PROPERTY
+_STAMP: pytest.StashKey[dict[str, object]] = pytest.StashKey()
+
+
+def new_stamp(settings: Settings) -> dict[str, object]:
+    """The run's identity as plain values (they cross xdist's wire): GitHub's run id and
+    attempt on Actions, else a fresh id; the branch and commit from the option, Actions or
+    Git."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from pytest_infx.files.git import head
+
+    github = settings.env.github
+    started = datetime.now(UTC)
+    run_id = github.get("GITHUB_RUN_ID") or (
+        f"local-{started:%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
+    )
+    attempt = github.get("GITHUB_RUN_ATTEMPT", "1")
+    branch, commit = "", ""
+    if settings.history.branch is None or not github.get("GITHUB_SHA"):
+        branch, commit = head(settings.rootdir)
+    branch = (
+        settings.history.branch
+        or github.get("GITHUB_HEAD_REF")
+        or github.get("GITHUB_REF_NAME")
+        or branch
+        or "unknown"
+    )
+    try:
+        plugin = version("pytest-infx")
+    except PackageNotFoundError:
+        plugin = "unknown"
+    return {
+        "run_id": run_id,
+        "attempt": int(attempt) if attempt.isdigit() else 1,
+        "branch": branch,
+        "commit": github.get("GITHUB_SHA") or commit,
+        "started": started.isoformat(),
+        "machine": settings.env.runner_name or socket.gethostname(),
+        "plugin_version": plugin,
+    }
+
+
+def stamp(config: pytest.Config, settings: Settings) -> dict[str, object]:
+    """This run's identity: the controller's on a worker, made once elsewhere."""
+    workerinput: dict[str, object] = getattr(config, "workerinput", {})
+    given = workerinput.get(RUN_INPUT)
+    if isinstance(given, dict):
+        return given
+    if _STAMP not in config.stash:
+        config.stash[_STAMP] = new_stamp(settings)
+    return config.stash[_STAMP]
+
+
+def send_stamp(config: pytest.Config, workerinput: dict[str, object]) -> None:
+    import pytest_infx.plugin.options as options
+
+    found = options.settings(config)
+    if found.history.url is not None:
+        workerinput[RUN_INPUT] = stamp(config, found)
+
+
+def config_of(point: Point, engines: EngineRegistry) -> ConfigInfo:
+    """InferenceX's config identity of a point, as its result names carry it."""
+    from pytest_infx.agentic.shape import shape_of
+    from pytest_infx.results.records import ConfigInfo
+
+    shape = shape_of(point, engines=engines)
+    engine = point.recipe.engine
+    return ConfigInfo(
+        model_prefix=shape.model_prefix,
+        hardware=shape.runner,
+        framework=shape.framework,
+        engine_version=engine.version or engine.image or "",
+        precision=shape.precision,
+        spec_method=shape.spec_decoding,
+        tp=shape.tp,
+        ep=shape.ep,
+        pp=shape.pp,
+        dcp=shape.dcp,
+        pcp=shape.pcp,
+        dp_attention=shape.dp_attention,
+    )
+
+
+@dataclass
+class History:
+    """One process's view of the history: the store, opened on first use, and the run's row."""
+
+    settings: Settings
+    run_stamp: dict[str, object]
+    _store: Store | None = None
+    _run: int | None = None
+
+    @property
+    def on(self) -> bool:
+        return self.settings.history.url is not None
+
+    def store(self) -> tuple[Store, int]:
+        from pytest_infx.history.store import Store, StoreError
+
+        if self._store is None or self._run is None:
+            url = self.settings.history.url
+            assert url is not None
+            try:
+                self._store = Store.open(url)
+                self._run = self._store.add_run(run_stamp(self.run_stamp))
+            except StoreError as exc:
+                raise pytest.UsageError(str(exc)) from None
+        return self._store, self._run
+
+    def keep(self, record: R, point: Point, engines: EngineRegistry) -> R:
+        """The record with its config identity, written to the store when the history is on;
+        the caller writes the same record to its result file."""
+        with_config = cast(R, record.model_copy(update={"config": config_of(point, engines)}))
+        if self.on:
+            from pytest_infx.history.rows import row_of
+
+            store, run = self.store()
+            store.put(run, row_of(with_config))
+        return with_config
+
+    def judge(self, record: Record, point: Point) -> Verdict | None:
+        """The point against the baseline the run names; None without ``--infx-baseline``
+        or for a point that failed (its figures are no measurement to judge)."""
+        baseline = self.settings.history.baseline
+        if baseline is None or not self.on or not record.passed or record.config is None:
+            return None
+        from pytest_infx.history.gate import DEFAULT_TOLERANCES, compare, merged, tolerances
+        from pytest_infx.history.rows import row_of
+
+        store, run = self.store()
+        row = row_of(record)
+        limits = merged(
+            tolerances(DEFAULT_TOLERANCES, source="the default tolerances"),
+            tolerances(self.settings.history.tolerances, source="ini infx_baseline_tolerance"),
+            tolerances(
+                (f"{k}: {v}" for k, v in point.recipe.tolerance.items()),
+                source=f"{point.path}: tolerance",
+            ),
+        )
+        by_branch = _is_branch(store, baseline)
+        earlier = store.history(
+            row,
+            branch=baseline if by_branch else None,
+            run_id=None if by_branch else baseline,
+            exclude_run=run,
+        )
+        latest = earlier[-1] if earlier else None
+        return compare(
+            record.id,
+            row.metrics,
+            latest.metrics if latest else None,
+            limits,
+            baseline_run=latest.run_label if latest else None,
+            history=[found.metrics for found in earlier],
+        )
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+
+def _is_branch(store: Store, name: str) -> bool:
+    """A baseline names a run id when the history holds a run of that id, else a branch."""
+    from sqlalchemy import select
+
+    from pytest_infx.history.schema import runs
+
+    with store.engine.connect() as connection:
+        found = connection.execute(select(runs.c.id).where(runs.c.run_id == name)).first()
+    return found is None
+
+
+def run_stamp(values: dict[str, object]) -> RunStamp:
+    from pytest_infx.history.store import RunStamp
+
+    return RunStamp(
+        run_id=str(values["run_id"]),
+        attempt=int(str(values["attempt"])),
+        branch=str(values["branch"]),
+        commit=str(values["commit"]),
+        started=datetime.fromisoformat(str(values["started"])),
+        machine=str(values["machine"]),
+        plugin_version=str(values["plugin_version"]),
+    )

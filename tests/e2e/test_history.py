@@ -1,0 +1,112 @@
+"""The results history in whole runs: every finished point stored as it finishes, the
+baseline gate failing a slowed point by name, and a run killed with SIGKILL keeping what it had
+finished. The engine is the stand-in, whose ``--step-delay`` slows every decode step on demand
+(the same proof on the real CPU engine is ``tests/e2e/test_history_cpu.py``)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from pytest_infx.history.store import Store
+
+from .conftest import Sweep
+from .fake_vllm import DEFAULT_PATTERN, expected_al
+from .helpers import MODES
+
+KEY = "fake-cpu-vllm"
+
+
+def _add(sweep: Sweep, *, delay: str, ks: tuple[int, ...] = (1,), port: int | None = None) -> None:
+    fields: dict[str, object] = {
+        "extra": ("--step-delay", delay),
+        "draft_lengths": ks,
+        "output_len": 16,
+    }
+    if port is not None:
+        fields["port"] = port
+    sweep.add(KEY, **fields)
+    sweep.commit_golden({m: {k: expected_al(DEFAULT_PATTERN, k) for k in ks} for m in MODES})
+
+
+def test_the_second_run_fails_on_the_baseline_naming_point_metric_and_delta(
+    sweep: Sweep,
+) -> None:
+    db = f"sqlite:///{sweep.root / 'history.db'}"
+    _add(sweep, delay="0.005")
+    first = sweep.run("--infx-db", db, "--infx-branch", "main")
+    first.assert_outcomes(passed=len(MODES))
+    _add(sweep, delay="0.1")
+    second = sweep.run(
+        "--infx-db", db, "--infx-branch", "feature", "--infx-baseline", "main",
+        "-o", "infx_baseline_tolerance=output_tput_per_gpu: -20%",
+    )
+    second.assert_outcomes(failed=len(MODES))
+    out = second.stdout.str()
+    item = f"{KEY}[k1-{MODES[0]}]"
+    failure = next(line for line in out.splitlines() if line.startswith(f"{item}: "))
+    assert "output_tput_per_gpu" in failure and "vs baseline" in failure
+    assert "allowed 20%" in failure and "baseline run local-" in failure
+    assert "infx baseline" in out
+    summary = (sweep.results / "baseline-summary.md").read_text()
+    assert f"`{item}` against run `local-" in summary
+    assert "| output_tput_per_gpu (tok/s/gpu) |" in summary
+    store = Store.open(db)
+    try:
+        rows = store.series(item)
+    finally:
+        store.close()
+    assert [row.branch for row in rows] == ["main", "feature"]
+    assert rows[1].metrics["output_tput_per_gpu"] < 0.8 * rows[0].metrics["output_tput_per_gpu"]
+
+
+def test_no_baseline_passes_and_says_so(sweep: Sweep) -> None:
+    _add(sweep, delay="0")
+    result = sweep.run("--infx-baseline", "main", "--infx-branch", "feature")
+    result.assert_outcomes(passed=len(MODES))
+    assert "no baseline, passes" in result.stdout.str()
+    assert (sweep.results / "history.db").is_file()
+
+
+def test_a_killed_run_keeps_every_finished_point_and_resume_adds_the_rest(
+    sweep: Sweep,
+) -> None:
+    _add(sweep, delay="0.05", ks=(1, 2, 3))
+    argv = [sys.executable, "-m", "pytest", "--gpu", "cpu", "--infx-results", str(sweep.results)]
+    proc = sweep.pytester.popen(
+        [*argv, "-p", "no:randomly"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+    )
+    cells = sweep.results / "cells"
+    try:
+        deadline = time.monotonic() + 60.0
+        while time.monotonic() < deadline and proc.poll() is None:
+            if cells.is_dir() and len(list(cells.glob("*.json"))) >= 2:
+                break
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    finished = sorted(path.stem for path in cells.glob("*.json"))
+    assert 2 <= len(finished) < 3 * len(MODES)
+    store = Store.open(f"sqlite:///{sweep.results / 'history.db'}")
+    try:
+        stored = sorted(store.items())
+        assert set(finished) <= set(stored)
+        resumed = sweep.run("--infx-resume")
+        outcomes = resumed.parseoutcomes()
+        assert outcomes.get("reused", 0) == len(finished)
+        assert outcomes["passed"] == 3 * len(MODES) - len(finished)
+        everything = sorted(store.items())
+    finally:
+        store.close()
+    assert everything == sorted(f"{KEY}[k{k}-{mode}]" for k in (1, 2, 3) for mode in MODES)
