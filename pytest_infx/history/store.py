@@ -239,7 +239,7 @@ class Store:
             raise
         except OperationalError as exc:
             engine.dispose()
-            reason = str(exc.orig).strip() if exc.orig is not None else str(exc)
+            reason = " ".join(str(exc.orig if exc.orig is not None else exc).split())
             raise StoreError(
                 f"history database {engine.url.render_as_string(hide_password=True)}: "
                 f"cannot open it ({reason}); check the URL and that the server is up"

@@ -1,0 +1,262 @@
+"""``infx db`` (ingest, items, dashboard, serve) and ``infx trend``: the results history from
+the shell.
+
+Every command takes ``--db URL`` (else ``$INFX_DB_URL``, else the SQLite file a run writes in
+``infx-results/``), so the same commands read a laptop's history and a team's PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pytest_infx.settings import DEFAULT_RESULTS_DIR, environment
+from pytest_infx.usage import UsageError
+
+if TYPE_CHECKING:
+    from pytest_infx.history.store import Store
+
+Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
+DEFAULT_PORT = 8765
+
+
+def _add_db(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db",
+        metavar="URL",
+        default=None,
+        help="history database (default: $INFX_DB_URL, else "
+        f"sqlite:///{DEFAULT_RESULTS_DIR}/history.db)",
+    )
+
+
+def register(subparsers: Subparsers) -> None:
+    db = subparsers.add_parser("db", help="the results history: ingest, items, dashboard, serve")
+    actions = db.add_subparsers(dest="db_command", required=True)
+    ingest = actions.add_parser(
+        "ingest",
+        help="store result files: our results folders, InferenceX's agg_*.json, agg_bmk.json "
+        "and AgentX aggregates",
+    )
+    ingest.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+    _add_db(ingest)
+    ingest.add_argument("--run-id", default=None, help="the run the rows belong to")
+    ingest.add_argument("--attempt", type=int, default=1, help="the run's attempt (default 1)")
+    ingest.add_argument("--branch", default="unknown", help="the run's branch")
+    ingest.add_argument("--commit", default="", help="the run's commit")
+    ingest.set_defaults(func=_ingest)
+    items = actions.add_parser("items", help="the stored points, the keys infx trend takes")
+    _add_db(items)
+    items.set_defaults(func=_items)
+    dashboard = actions.add_parser("dashboard", help="write the history as one HTML page")
+    _add_db(dashboard)
+    dashboard.add_argument(
+        "--out", type=Path, default=Path("history.html"), help="the page (default history.html)"
+    )
+    dashboard.add_argument("--since", default=None, help="only runs since (30d, 2026-11-01)")
+    dashboard.set_defaults(func=_dashboard)
+    serve = actions.add_parser("serve", help="serve the dashboard, drawn anew on every request")
+    _add_db(serve)
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT)
+    serve.add_argument("--since", default=None, help="only runs since (30d, 2026-11-01)")
+    serve.set_defaults(func=_serve)
+
+    trend = subparsers.add_parser(
+        "trend", help="one point's metric over runs: a table, a PNG, and any slow drift"
+    )
+    trend.add_argument("key", metavar="KEY", help="a point id (infx db items lists them)")
+    _add_db(trend)
+    trend.add_argument("--metric", default=None, help="default: tput_per_gpu, else the first kept")
+    trend.add_argument("--since", default=None, help="only runs since (30d, 12h, 2026-11-01)")
+    trend.add_argument("--branch", default=None, help="only runs of this branch")
+    trend.add_argument("--png", type=Path, default=None, help="the picture (default: KEY.png)")
+    trend.set_defaults(func=_trend)
+
+
+def url_of(given: str | None) -> str:
+    return given or environment().db_url or f"sqlite:///{DEFAULT_RESULTS_DIR}/history.db"
+
+
+def open_store(given: str | None, *, create: bool = False) -> Store:
+    """The store; reading a SQLite history that does not exist is an error, not a new file."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    from pytest_infx.history.store import Store, StoreError
+
+    url = url_of(given)
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise UsageError(
+            f"--db {url!r} is not a database URL; give one such as sqlite:///history.db or "
+            "postgresql+psycopg://user@host/db"
+        ) from None
+    database = parsed.database
+    if parsed.get_backend_name() == "sqlite" and database and not create:
+        if not Path(database).is_file():
+            raise UsageError(
+                f"no history database at {database}: a pytest-infx run writes it, or give "
+                "--db (or $INFX_DB_URL)"
+            )
+    try:
+        return Store.open(url)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _ingest(args: argparse.Namespace) -> int:
+    from pytest_infx.history.ingest import default_stamp, ingest
+    from pytest_infx.history.store import RunStamp
+
+    missing = [str(path) for path in args.paths if not path.exists()]
+    if missing:
+        raise UsageError(f"no such file or folder: {', '.join(missing)}")
+    stamp = default_stamp(list(args.paths), branch=args.branch, commit=args.commit)
+    if args.run_id:
+        stamp = RunStamp(
+            run_id=args.run_id,
+            attempt=args.attempt,
+            branch=args.branch,
+            commit=args.commit,
+            started=stamp.started,
+            machine="ingest",
+            plugin_version="ingest",
+        )
+    store = open_store(args.db, create=True)
+    try:
+        tally = ingest(store, list(args.paths), stamp)
+    finally:
+        store.close()
+    print(f"run {stamp.run_id} (attempt {stamp.attempt}, branch {stamp.branch}):")
+    for line in tally.lines():
+        print(line)
+    return 0
+
+
+def _items(args: argparse.Namespace) -> int:
+    store = open_store(args.db)
+    try:
+        for item in store.items():
+            print(item)
+    finally:
+        store.close()
+    return 0
+
+
+def _since(text: str | None) -> object:
+    from pytest_infx.history.trend import since
+
+    if text is None:
+        return None
+    try:
+        return since(text)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _page(args: argparse.Namespace) -> str:
+    from datetime import datetime
+
+    from pytest_infx.history.dashboard import page
+
+    moment = _since(args.since)
+    store = open_store(args.db)
+    try:
+        rows = store.passing(since=moment if isinstance(moment, datetime) else None)
+    finally:
+        store.close()
+    return page(rows, source=_shown_url(url_of(args.db)))
+
+
+def _shown_url(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def _dashboard(args: argparse.Namespace) -> int:
+    from pytest_infx.files.atomic import atomic_write_text
+
+    atomic_write_text(args.out, _page(args))
+    print(f"wrote {args.out}")
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    _page(args)
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if self.path not in ("/", "/index.html"):
+                self.send_error(404)
+                return
+            try:
+                body = _page(args).encode("utf-8")
+            except UsageError as exc:
+                self.send_error(503, str(exc))
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *values: object) -> None:
+            return
+
+    server = ThreadingHTTPServer((args.host, args.port), Handler)
+    print(f"serving the history dashboard on http://{args.host}:{server.server_port}/", flush=True)
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()
+    return 0
+
+
+def _trend(args: argparse.Namespace) -> int:
+    from datetime import datetime
+
+    from pytest_infx.history.trend import png, trend
+
+    moment = _since(args.since)
+    store = open_store(args.db)
+    try:
+        rows = store.series(
+            args.key,
+            since=moment if isinstance(moment, datetime) else None,
+            branch=args.branch,
+        )
+    finally:
+        store.close()
+    if not rows:
+        raise UsageError(
+            f"no stored point {args.key!r}"
+            + (" in that span" if args.since else "")
+            + "; infx db items lists the stored points"
+        )
+    try:
+        found = trend(args.key, rows, args.metric)
+    except (KeyError, ValueError) as exc:
+        raise UsageError(str(exc.args[0])) from None
+    if not found.rows:
+        raise UsageError(f"{args.key}: no stored run has {found.metric}")
+    for line in found.lines():
+        print(line)
+    target = args.png or Path(re.sub(r"[^A-Za-z0-9._-]+", "_", args.key).strip("_") + ".png")
+    try:
+        png(found, target)
+    except ImportError:
+        print(
+            "no picture: matplotlib is not installed (pip install 'pytest-infx[plots]')",
+            file=sys.stderr,
+        )
+        return 0
+    print(f"wrote {target}")
+    return 0

@@ -1,0 +1,141 @@
+"""``infx trend``: one point's metric over runs, as a table and a picture, with the slow drift
+the baseline gate also looks for."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from pytest_infx.history.gate import DEFAULT_TOLERANCES, Drift, Tolerance, drift, tolerances
+from pytest_infx.history.metrics import METRICS, metric
+from pytest_infx.history.store import Stored
+
+PREFERRED = ("tput_per_gpu", "output_tput_per_gpu", "al")
+_SINCE = re.compile(r"^(\d+)\s*([dhw])$")
+DEFAULT_DRIFT_TOLERANCE = 0.05
+
+
+def since(text: str, *, now: datetime | None = None) -> datetime:
+    """``30d``, ``12h`` or ``2w`` before now, or an ISO date."""
+    found = _SINCE.match(text.strip())
+    moment = now or datetime.now(UTC)
+    if found:
+        count, unit = int(found.group(1)), found.group(2)
+        size = {"h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1)}[unit]
+        return moment - count * size
+    try:
+        parsed = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError(
+            f"--since {text!r}: give a span such as 30d, 12h or 2w, or a date such as 2026-11-01"
+        ) from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def chosen_metric(rows: Sequence[Stored], asked: str | None) -> str:
+    """The metric asked for, else the first of the usual ones the rows have."""
+    if asked is not None:
+        metric(asked)
+        return asked
+    have = {name for row in rows for name in row.metrics}
+    for name in PREFERRED:
+        if name in have:
+            return name
+    if not have:
+        raise ValueError("the rows hold no figures")
+    return sorted(have)[0]
+
+
+@dataclass(frozen=True)
+class Trend:
+    item: str
+    metric: str
+    rows: tuple[Stored, ...]
+    drift: Drift | None
+
+    def values(self) -> list[float]:
+        return [row.metrics[self.metric] for row in self.rows]
+
+    def lines(self) -> list[str]:
+        shown = METRICS[self.metric]
+        unit = f" ({shown.unit})" if shown.unit else ""
+        lines = [f"{self.item}: {self.metric}{unit}, {len(self.rows)} runs"]
+        header = ["run", "started (UTC)", "branch", "commit", "status", "value", "change"]
+        table = [header]
+        previous: float | None = None
+        for row in self.rows:
+            value = row.metrics[self.metric]
+            change = "" if not previous else f"{(value - previous) / previous * 100:+.1f}%"
+            table.append(
+                [
+                    row.run_label,
+                    row.started.astimezone(UTC).strftime("%Y-%m-%d %H:%M"),
+                    row.branch,
+                    row.commit[:10],
+                    row.status,
+                    f"{shown.shown(value):.4g}",
+                    change,
+                ]
+            )
+            previous = value if row.status == "pass" else previous
+        widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+        for row_cells in table:
+            cells = (c.ljust(w) for c, w in zip(row_cells, widths, strict=True))
+            lines.append("  " + "  ".join(cells).rstrip())
+        if self.drift is not None:
+            lines.append(f"! {self.drift.describe()}")
+        return lines
+
+
+def trend(item: str, rows: Sequence[Stored], asked: str | None) -> Trend:
+    """The item's rows that have the metric; drift is judged on the passing ones, against the
+    metric's default tolerance (5 % where there is none)."""
+    name = chosen_metric(rows, asked)
+    kept = tuple(row for row in rows if name in row.metrics)
+    limit = next(
+        (t for t in tolerances(DEFAULT_TOLERANCES, source="default") if t.metric == name),
+        Tolerance(name, DEFAULT_DRIFT_TOLERANCE),
+    )
+    passing = [row.metrics[name] for row in kept if row.status == "pass"]
+    found = drift(limit, passing[:-1], {name: passing[-1]}) if passing else None
+    return Trend(item, name, kept, found)
+
+
+def png(found: Trend, path: Path) -> Path:
+    """The metric over runs, failed runs marked; written atomically."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from io import BytesIO
+
+    import matplotlib.pyplot as plt
+
+    from pytest_infx.files.atomic import atomic_write_bytes
+
+    shown = METRICS[found.metric]
+    xs = list(range(len(found.rows)))
+    ys = [shown.shown(value) for value in found.values()]
+    figure, axes = plt.subplots(figsize=(8, 4), dpi=100)
+    axes.plot(xs, ys, marker="o", color="#2b6cb0", label=found.metric)
+    failed = [(x, y) for x, y, row in zip(xs, ys, found.rows, strict=True) if row.status != "pass"]
+    if failed:
+        axes.scatter(*zip(*failed, strict=True), color="#c53030", zorder=3, label="failed")
+    axes.set_title(found.item, fontsize=9)
+    axes.set_ylabel(f"{found.metric} ({shown.unit})" if shown.unit else found.metric)
+    axes.set_xticks(xs)
+    axes.set_xticklabels(
+        [row.started.astimezone(UTC).strftime("%m-%d %H:%M") for row in found.rows], fontsize=7
+    )
+    axes.set_xlabel("run (UTC start)")
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=8)
+    figure.autofmt_xdate()
+    figure.tight_layout()
+    buffer = BytesIO()
+    figure.savefig(buffer, format="png")
+    plt.close(figure)
+    atomic_write_bytes(path, buffer.getvalue())
+    return path

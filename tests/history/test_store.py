@@ -1,0 +1,159 @@
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from history.samples import CONFIG, row, stamp
+from sqlalchemy import create_engine, inspect
+
+from pytest_infx.history.schema import METADATA
+from pytest_infx.history.store import FAIL, Store, StoreError, head_revision, migrate
+
+
+@pytest.fixture
+def store(db_url: str) -> Store:
+    opened = Store.open(db_url)
+    yield opened  # type: ignore[misc]
+    opened.close()
+
+
+def test_a_run_is_added_once_by_its_id_and_attempt(store: Store) -> None:
+    first = store.add_run(stamp("r1"))
+    assert store.add_run(stamp("r1")) == first
+    assert store.add_run(stamp("r1", attempt=2)) != first
+
+
+def test_a_point_is_added_then_unchanged_then_updated(store: Store) -> None:
+    run = store.add_run(stamp("r1"))
+    assert store.put(run, row()) == "added"
+    assert store.put(run, row()) == "unchanged"
+    assert store.put(run, row(120.0)) == "updated"
+    assert store.count() == 1
+    assert store.series(row().item)[0].metrics["tput_per_gpu"] == 120.0
+
+
+def test_a_failed_retry_never_replaces_a_passed_point(store: Store) -> None:
+    run = store.add_run(stamp("r1"))
+    store.put(run, row())
+    assert store.put(run, row(0.0, status=FAIL)) == "kept"
+    assert store.series(row().item)[0].status == "pass"
+
+
+def test_the_natural_key_separates_cells_configs_and_concurrencies(store: Store) -> None:
+    run = store.add_run(stamp("r1"))
+    store.put(run, row())
+    store.put(run, row(conc=8))
+    store.put(run, row(cell="k2-thinking_on"))
+    store.put(run, row(config=CONFIG.model_copy(update={"tp": 2})))
+    store.put(run, row(isl=1024, osl=1024, kind="fixed-seq-len"))
+    assert store.count() == 5
+
+
+def test_the_baseline_is_the_latest_passing_row_of_the_branch(store: Store) -> None:
+    for run_id, day, tput, branch, status in (
+        ("old", 0, 90.0, "main", "pass"),
+        ("latest", 2, 100.0, "main", "pass"),
+        ("broken", 3, 1.0, "main", FAIL),
+        ("feature", 4, 50.0, "feature", "pass"),
+    ):
+        run = store.add_run(stamp(run_id, day=day, branch=branch))
+        store.put(run, row(tput, status=status))
+    found = store.baseline(row(), branch="main")
+    assert found is not None and found.run_id == "latest"
+    assert found.metrics["tput_per_gpu"] == 100.0
+    by_run = store.baseline(row(), run_id="old")
+    assert by_run is not None and by_run.metrics["tput_per_gpu"] == 90.0
+    assert store.baseline(row(conc=64), branch="main") is None
+    assert [s.run_id for s in store.history(row(), branch="main")] == ["old", "latest"]
+
+
+def test_the_current_run_is_never_its_own_baseline(store: Store) -> None:
+    run = store.add_run(stamp("now"))
+    store.put(run, row())
+    assert store.baseline(row(), branch="main", exclude_run=run) is None
+
+
+def test_the_migrated_database_has_exactly_the_declared_tables(db_url: str) -> None:
+    Store.open(db_url).close()
+    engine = create_engine(db_url)
+    try:
+        found = inspect(engine)
+        for table in METADATA.sorted_tables:
+            assert {c["name"] for c in found.get_columns(table.name)} == set(table.columns.keys())
+            uniques = {u["name"] for u in found.get_unique_constraints(table.name)}
+            declared = {c.name for c in table.constraints if c.name and c.name.startswith("uq_")}
+            assert declared <= uniques
+            assert {i.name for i in table.indexes} <= {i["name"] for i in found.get_indexes(table.name)}
+    finally:
+        engine.dispose()
+
+
+def test_an_older_database_is_upgraded_and_keeps_its_rows(db_url: str) -> None:
+    old = Store.open(db_url, migrate_to="0001")
+    run = old.add_run(stamp("r1"))
+    old.put(run, row())
+    old.close()
+    store = Store.open(db_url)
+    try:
+        assert store.count() == 1
+        with store.engine.connect() as connection:
+            indexes = {i["name"] for i in inspect(connection).get_indexes("points")}
+        assert "ix_points_lookup" in indexes
+    finally:
+        store.close()
+
+
+def test_a_newer_database_is_refused_by_name(db_url: str) -> None:
+    Store.open(db_url).close()
+    engine = create_engine(db_url)
+    with engine.begin() as connection:
+        connection.exec_driver_sql("UPDATE alembic_version SET version_num = '0099_future'")
+    engine.dispose()
+    with pytest.raises(StoreError, match="0099_future.*newer pytest-infx"):
+        Store.open(db_url)
+
+
+def test_migrating_twice_changes_nothing(db_url: str) -> None:
+    Store.open(db_url).close()
+    engine = create_engine(db_url)
+    try:
+        with engine.begin() as connection:
+            migrate(connection)
+            version = connection.exec_driver_sql("SELECT version_num FROM alembic_version").all()
+        assert version == [(head_revision(),)]
+    finally:
+        engine.dispose()
+
+
+def test_sqlite_runs_in_wal_mode(tmp_path: Path) -> None:
+    Store.open(f"sqlite:///{tmp_path / 'h.db'}").close()
+    with sqlite3.connect(tmp_path / "h.db") as connection:
+        assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+def test_the_sqlite_folder_is_made(tmp_path: Path) -> None:
+    Store.open(f"sqlite:///{tmp_path / 'a' / 'b' / 'h.db'}").close()
+    assert (tmp_path / "a" / "b" / "h.db").is_file()
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("nonsense", "give a URL such as"),
+        ("mysqlx://u@h/d", "give a URL such as"),
+        ("sqlite:////proc/no/such/folder/h.db", "cannot|No such|Permission|Read-only"),
+    ],
+)
+def test_a_bad_url_is_a_store_error_saying_what_to_give(url: str, message: str) -> None:
+    with pytest.raises((StoreError, OSError), match=message):
+        Store.open(url)
+
+
+@pytest.mark.engine
+def test_an_unreachable_server_is_a_store_error() -> None:
+    from pytest_infx.launch.ports import free_port
+
+    port = free_port("127.0.0.1")
+    with pytest.raises(StoreError, match="cannot open it.*check the URL and that the server"):
+        Store.open(f"postgresql+psycopg://postgres@127.0.0.1:{port}/none")
