@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from history.debian import ensure
-
 from pytest_infx.launch.ports import free_port
 
 PACKAGE = "postgresql"
@@ -57,19 +56,44 @@ def start() -> Iterator[Server]:
         owner = pwd.getpwnam(USER)
         os.chown(folder, owner.pw_uid, owner.pw_gid)
     subprocess.run(
-        _as_owner([str(bin_dir / "initdb"), "-D", str(data), "-U", USER, "--auth=trust", "-E",
-                   "UTF8", "--no-sync"]),
+        _as_owner(
+            [
+                str(bin_dir / "initdb"),
+                "-D",
+                str(data),
+                "-U",
+                USER,
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--no-sync",
+            ]
+        ),
         check=True,
         capture_output=True,
     )
     port = free_port("127.0.0.1")
+    log = open(folder / "server.log", "wb")
     process = subprocess.Popen(
-        _as_owner([
-            str(server), "-D", str(data), "-p", str(port), "-k", str(folder),
-            "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=200",
-        ]),
+        _as_owner(
+            [
+                str(server),
+                "-D",
+                str(data),
+                "-p",
+                str(port),
+                "-k",
+                str(folder),
+                "-c",
+                "listen_addresses=127.0.0.1",
+                "-c",
+                "fsync=off",
+                "-c",
+                "max_connections=200",
+            ]
+        ),
         stdout=subprocess.DEVNULL,
-        stderr=open(folder / "server.log", "wb"),
+        stderr=log,
     )
     try:
         deadline = time.monotonic() + 60
@@ -92,4 +116,5 @@ def start() -> Iterator[Server]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+        log.close()
         shutil.rmtree(folder, ignore_errors=True)

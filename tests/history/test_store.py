@@ -4,9 +4,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from history.samples import CONFIG, row, stamp
 from sqlalchemy import create_engine, inspect
 
+from history.samples import CONFIG, row, stamp
 from pytest_infx.history.schema import METADATA
 from pytest_infx.history.store import FAIL, Store, StoreError, head_revision, migrate
 
@@ -84,7 +84,9 @@ def test_the_migrated_database_has_exactly_the_declared_tables(db_url: str) -> N
             uniques = {u["name"] for u in found.get_unique_constraints(table.name)}
             declared = {c.name for c in table.constraints if c.name and c.name.startswith("uq_")}
             assert declared <= uniques
-            assert {i.name for i in table.indexes} <= {i["name"] for i in found.get_indexes(table.name)}
+            assert {i.name for i in table.indexes} <= {
+                i["name"] for i in found.get_indexes(table.name)
+            }
     finally:
         engine.dispose()
 
@@ -110,7 +112,7 @@ def test_a_newer_database_is_refused_by_name(db_url: str) -> None:
     with engine.begin() as connection:
         connection.exec_driver_sql("UPDATE alembic_version SET version_num = '0099_future'")
     engine.dispose()
-    with pytest.raises(StoreError, match="0099_future.*newer pytest-infx"):
+    with pytest.raises(StoreError, match=r"0099_future.*newer pytest-infx"):
         Store.open(db_url)
 
 
@@ -155,5 +157,5 @@ def test_an_unreachable_server_is_a_store_error() -> None:
     from pytest_infx.launch.ports import free_port
 
     port = free_port("127.0.0.1")
-    with pytest.raises(StoreError, match="cannot open it.*check the URL and that the server"):
+    with pytest.raises(StoreError, match=r"cannot open it.*check the URL and that the server"):
         Store.open(f"postgresql+psycopg://postgres@127.0.0.1:{port}/none")

@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+import pytest
+from results.samples import cell, point
+
+from history.samples import CONFIG
+from pytest_infx.history.rows import cell_of, golden_of, gpu_type, row_of
+
+
+@pytest.mark.parametrize(
+    ("runner", "gpu"),
+    [
+        ("b300", "b300"),
+        ("cluster:b300-nv", "b300"),
+        ("b200-dgxc_1", "b200"),
+        ("h200_3", "h200"),
+        ("cpu", "cpu"),
+    ],
+)
+def test_a_runner_name_gives_its_gpu_type(runner: str, gpu: str) -> None:
+    assert gpu_type(runner) == gpu
+
+
+def test_a_cell_row_keys_on_its_draft_length_and_thinking_mode() -> None:
+    record = cell(config=CONFIG.model_dump())
+    row = row_of(record)
+    assert (row.kind, row.cell, row.conc, row.status, row.golden) == (
+        "speedbench",
+        "k2-thinking_off",
+        4,
+        "pass",
+        "pass",
+    )
+    assert row.config == CONFIG and row.metrics["al"] == 2.08
+
+
+def test_an_agentx_row_keys_on_its_variant() -> None:
+    record = point(
+        config=CONFIG.model_dump(), point={"tp": 1, "concurrency": 2, "variant": "hicache"}
+    )
+    assert cell_of(record) == "hicache"
+    assert row_of(record).dataset == "builtin-traces"
+
+
+def test_a_failed_record_is_a_failed_row_and_a_recorded_curve_says_so() -> None:
+    assert row_of(point(config=CONFIG.model_dump(), verdict="fail")).status == "fail"
+    recorded = cell(config=CONFIG.model_dump(), golden={"curve": "c", "ok": True, "recorded": True})
+    assert golden_of(recorded) == "recorded"
+
+
+def test_a_record_without_its_config_has_no_row() -> None:
+    with pytest.raises(ValueError, match=r"no config identity.*before record version 2"):
+        row_of(cell())
