@@ -19,6 +19,7 @@ from pytest_infx.history.store import Stored
 from pytest_infx.history.trend import chosen_metric
 
 WIDTH, HEIGHT = 640, 360
+TREND_HEIGHT = 200
 LEFT, RIGHT, TOP, BOTTOM = 70, 20, 20, 50
 COLOURS = ("#2b6cb0", "#c05621", "#2f855a", "#6b46c1", "#b83280", "#2c7a7b", "#975a16")
 X_METRIC = "median_intvty"
@@ -76,7 +77,9 @@ def _scale(
     return place
 
 
-def svg(marks: Sequence[Mark], *, x_label: str, y_label: str, kind: str, key: str) -> str:
+def svg(
+    marks: Sequence[Mark], *, x_label: str, y_label: str, kind: str, key: str, height: int = HEIGHT
+) -> str:
     """One chart; ``kind`` (pareto or trend) decides the lines: each run's frontier, or one
     line through the marks in order."""
     xs = [m.x for m in marks]
@@ -85,12 +88,12 @@ def svg(marks: Sequence[Mark], *, x_label: str, y_label: str, kind: str, key: st
     y_low, y_high = min(0.0, *ys), max(ys) * 1.05 or 1.0
     if x_low == x_high:
         x_low, x_high = x_low - 1, x_high + 1
-    inner_w, inner_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    inner_w, inner_h = WIDTH - LEFT - RIGHT, height - TOP - BOTTOM
     sx = _scale(x_low, x_high, inner_w, LEFT, flip=False)
     sy = _scale(y_low, y_high, inner_h, TOP, flip=True)
     parts = [
         f'<svg class="chart {kind}" data-key="{html.escape(key)}" width="{WIDTH}" '
-        f'height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" xmlns="http://www.w3.org/2000/svg">'
+        f'height="{height}" viewBox="0 0 {WIDTH} {height}" xmlns="http://www.w3.org/2000/svg">'
     ]
     for tick in _ticks(y_low, y_high):
         y = sy(tick)
@@ -102,14 +105,14 @@ def svg(marks: Sequence[Mark], *, x_label: str, y_label: str, kind: str, key: st
         for tick in _ticks(x_low, x_high):
             x = sx(tick)
             parts.append(
-                f'<text x="{x:.1f}" y="{HEIGHT - BOTTOM + 16}" text-anchor="middle">'
+                f'<text x="{x:.1f}" y="{height - BOTTOM + 16}" text-anchor="middle">'
                 f"{tick:.4g}</text>"
             )
     parts.append(
-        f'<line class="axis" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{HEIGHT - BOTTOM}" '
-        f'y2="{HEIGHT - BOTTOM}"/><line class="axis" x1="{LEFT}" x2="{LEFT}" y1="{TOP}" '
-        f'y2="{HEIGHT - BOTTOM}"/>'
-        f'<text x="{LEFT + inner_w / 2:.0f}" y="{HEIGHT - 8}" text-anchor="middle">'
+        f'<line class="axis" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{height - BOTTOM}" '
+        f'y2="{height - BOTTOM}"/><line class="axis" x1="{LEFT}" x2="{LEFT}" y1="{TOP}" '
+        f'y2="{height - BOTTOM}"/>'
+        f'<text x="{LEFT + inner_w / 2:.0f}" y="{height - 8}" text-anchor="middle">'
         f"{html.escape(x_label)}</text>"
         f'<text transform="translate(14,{TOP + inner_h / 2:.0f}) rotate(-90)" '
         f'text-anchor="middle">{html.escape(y_label)}</text>'
@@ -200,6 +203,7 @@ def _trends(rows: Sequence[Stored]) -> list[str]:
                 y_label=f"{name} ({shown.unit})" if shown.unit else name,
                 kind="trend",
                 key=item,
+                height=TREND_HEIGHT,
             )
         )
     return parts

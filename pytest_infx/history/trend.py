@@ -13,7 +13,8 @@ from pytest_infx.history.gate import DEFAULT_TOLERANCES, Drift, Tolerance, drift
 from pytest_infx.history.metrics import METRICS, metric
 from pytest_infx.history.store import Stored
 
-PREFERRED = ("tput_per_gpu", "output_tput_per_gpu", "al")
+PREFERRED = ("tput_per_gpu", "al", "output_tput_per_gpu")
+"""Throughput per GPU where a point has it; a SPEED-Bench cell's AL before its output rate."""
 _SINCE = re.compile(r"^(\d+)\s*([dhw])$")
 DEFAULT_DRIFT_TOLERANCE = 0.05
 

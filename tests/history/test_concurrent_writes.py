@@ -40,6 +40,7 @@ def test_two_workers_lose_no_row(
     monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parents[1]))
     pytester.makepyfile(test_inner=INNER)
     result = pytester.runpytest_subprocess("-n", "2", "-p", "no:randomly", "-q")
+    assert result.ret == 0, result.stdout.str()
     result.assert_outcomes(passed=2)
     store = Store.open(db_url)
     try:

@@ -1,0 +1,104 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from results.samples import CELL, POINT, with_fields
+
+from history.inferencex_files import agg, results_bmk
+from history.samples import CONFIG, stamp
+from pytest_infx.history.ingest import default_stamp, files, ingest
+from pytest_infx.history.store import Store
+
+
+@pytest.fixture
+def store(db_url: str) -> Store:
+    opened = Store.open(db_url)
+    yield opened  # type: ignore[misc]
+    opened.close()
+
+
+def test_a_results_bmk_file_is_stored_once_and_again_adds_nothing(
+    store: Store, tmp_path: Path
+) -> None:
+    rows = [agg(conc, 1000.0 + conc) for conc in (4, 8, 16, 32, 64)]
+    rows.append(agg(64, 500.0, isl=8192, osl=1024))
+    path = results_bmk(tmp_path, rows)
+    run = default_stamp([path], branch="main", commit="abc")
+    first = ingest(store, [path], run)
+    assert first.outcomes["added"] == 6 and not first.skipped
+    again = ingest(store, [path], default_stamp([path], branch="main", commit="abc"))
+    assert again.outcomes["added"] == 0 and again.outcomes["unchanged"] == 6
+    assert again.lines()[0] == "0 added, 6 unchanged, 0 updated, 0 kept, 0 skipped"
+    assert store.count() == 6
+    stored = store.passing()
+    assert {s.config["hardware"] for s in stored} == {"b200"}
+    assert {s.config["engine_version"] for s in stored} == {"v0.5.21-cu130"}
+    assert {s.kind for s in stored} == {"fixed-seq-len"}
+
+
+def test_a_row_without_successful_requests_is_skipped_never_stored_as_zero(
+    store: Store, tmp_path: Path
+) -> None:
+    path = results_bmk(
+        tmp_path, [agg(4, 0.0, num_requests_successful=0), agg(8, 900.0), {"hw": "b200"}, 3]
+    )
+    tally = ingest(store, [path], stamp("r"))
+    assert tally.outcomes["added"] == 1
+    assert len(tally.skipped) == 3
+    assert "[0]: no successful request, so no measurement" in tally.skipped[0]
+    assert "[2]: not a result we know (no framework, precision, tp, conc)" in tally.skipped[1]
+    assert "[3]: not an object" in tally.skipped[2]
+
+
+def test_one_agg_file_is_named_after_its_result_name(store: Store, tmp_path: Path) -> None:
+    path = tmp_path / "agg_dsr1_tp8_conc4_b200.json"
+    path.write_text(json.dumps(agg(4, 1200.0)))
+    ingest(store, [path], stamp("r"))
+    assert store.items() == ["dsr1_tp8_conc4_b200"]
+
+
+def test_our_results_folder_is_read_and_an_old_record_is_skipped(
+    store: Store, tmp_path: Path
+) -> None:
+    config = CONFIG.model_dump()
+    (tmp_path / "cells").mkdir()
+    (tmp_path / "agentic").mkdir()
+    (tmp_path / "cells" / "a.json").write_text(json.dumps({**CELL, "config": config}))
+    (tmp_path / "agentic" / "b.json").write_text(json.dumps({**POINT, "config": config}))
+    (tmp_path / "cells" / "old.json").write_text(json.dumps(with_fields(CELL, {"id": "old"})))
+    (tmp_path / "broken.json").write_text("{")
+    tally = ingest(store, [tmp_path], stamp("r"))
+    assert tally.outcomes["added"] == 2
+    reasons = "\n".join(tally.skipped)
+    assert "old: the record has no config identity" in reasons
+    assert "broken.json: not a JSON file we can read" in reasons
+    assert sorted(store.items()) == ["a[tp1-c2]", "r[k2-thinking_off]"]
+
+
+def test_an_agentx_aggregate_is_an_agentic_row(store: Store, tmp_path: Path) -> None:
+    path = tmp_path / "dsr1_agentic.json"
+    path.write_text(
+        json.dumps(
+            {
+                **agg(16, 0.0),
+                "scenario_type": "agentic-coding",
+                "num_requests_successful": 40,
+                "request_metrics": {"throughput": {"per_gpu": {"total_tput_tps": 700.0}}},
+            }
+        )
+    )
+    ingest(store, [path], stamp("r"))
+    [stored] = store.passing()
+    assert stored.kind == "agentic" and stored.metrics["tput_per_gpu"] == 700.0
+
+
+def test_files_are_found_in_a_stable_order(tmp_path: Path) -> None:
+    for name in ("b/2.json", "a/1.json", "c.txt"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("{}")
+    assert [p.relative_to(tmp_path).as_posix() for p in files([tmp_path])] == [
+        "a/1.json",
+        "b/2.json",
+    ]
