@@ -19,7 +19,6 @@ from pytest_infx.usage import UsageError
 if TYPE_CHECKING:
     from pytest_infx.history.store import Store
 
-Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 DEFAULT_PORT = 8765
 
 
@@ -33,7 +32,7 @@ def _add_db(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def register(subparsers: Subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     db = subparsers.add_parser("db", help="the results history: ingest, items, dashboard, serve")
     actions = db.add_subparsers(dest="db_command", required=True)
     ingest = actions.add_parser(

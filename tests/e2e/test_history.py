@@ -10,8 +10,6 @@ import subprocess
 import sys
 import time
 
-import pytest
-
 from pytest_infx.history.store import Store
 
 from .conftest import Sweep
@@ -42,8 +40,14 @@ def test_the_second_run_fails_on_the_baseline_naming_point_metric_and_delta(
     first.assert_outcomes(passed=len(MODES))
     _add(sweep, delay="0.1")
     second = sweep.run(
-        "--infx-db", db, "--infx-branch", "feature", "--infx-baseline", "main",
-        "-o", "infx_baseline_tolerance=output_tput_per_gpu: -20%",
+        "--infx-db",
+        db,
+        "--infx-branch",
+        "feature",
+        "--infx-baseline",
+        "main",
+        "-o",
+        "infx_baseline_tolerance=output_tput_per_gpu: -20%",
     )
     second.assert_outcomes(failed=len(MODES))
     out = second.stdout.str()
@@ -110,3 +114,16 @@ def test_a_killed_run_keeps_every_finished_point_and_resume_adds_the_rest(
     finally:
         store.close()
     assert everything == sorted(f"{KEY}[k{k}-{mode}]" for k in (1, 2, 3) for mode in MODES)
+
+
+def test_xdist_workers_store_one_sweep_as_one_run(sweep: Sweep) -> None:
+    _add(sweep, delay="0", ks=(1, 2))
+    sweep.run("-n", "2").assert_outcomes(passed=2 * len(MODES))
+    store = Store.open(f"sqlite:///{sweep.results / 'history.db'}")
+    try:
+        rows = store.passing()
+    finally:
+        store.close()
+    assert len(rows) == 2 * len(MODES)
+    assert len({row.run_id for row in rows}) == 1
+    assert {row.config["engine_version"] for row in rows} == {"0.33.0+fake"}

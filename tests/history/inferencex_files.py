@@ -43,7 +43,7 @@ def agg(
     return row
 
 
-def results_bmk(folder: Path, rows: list[dict[str, Any]]) -> Path:
+def results_bmk(folder: Path, rows: list[Any]) -> Path:
     path = folder / "agg_bmk.json"
     path.write_text(json.dumps(rows, indent=2))
     return path

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,9 +14,9 @@ from pytest_infx.history.store import Store
 
 
 @pytest.fixture
-def store(db_url: str) -> Store:
+def store(db_url: str) -> Iterator[Store]:
     opened = Store.open(db_url)
-    yield opened  # type: ignore[misc]
+    yield opened
     opened.close()
 
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,9 +13,9 @@ from pytest_infx.history.store import FAIL, Store, StoreError, head_revision, mi
 
 
 @pytest.fixture
-def store(db_url: str) -> Store:
+def store(db_url: str) -> Iterator[Store]:
     opened = Store.open(db_url)
-    yield opened  # type: ignore[misc]
+    yield opened
     opened.close()
 
 
@@ -82,7 +83,7 @@ def test_the_migrated_database_has_exactly_the_declared_tables(db_url: str) -> N
         for table in METADATA.sorted_tables:
             assert {c["name"] for c in found.get_columns(table.name)} == set(table.columns.keys())
             uniques = {u["name"] for u in found.get_unique_constraints(table.name)}
-            declared = {c.name for c in table.constraints if c.name and c.name.startswith("uq_")}
+            declared = {str(c.name) for c in table.constraints if str(c.name).startswith("uq_")}
             assert declared <= uniques
             assert {i.name for i in table.indexes} <= {
                 i["name"] for i in found.get_indexes(table.name)

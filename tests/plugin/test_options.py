@@ -110,3 +110,41 @@ def test_a_bad_option_value_is_refused_by_the_parser(pytester: pytest.Pytester) 
     result = pytester.runpytest("--collect-only", "--infx-engine-check", "sometimes")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--infx-engine-check: invalid choice: 'sometimes'*"])
+
+
+def test_the_history_defaults_to_sqlite_in_the_results_folder(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("INFX_DB_URL", raising=False)
+    pytester.makeini("[pytest]\ninfx = true\n")
+    found = _settings(pytester)
+    assert found.history.url == f"sqlite:///{found.results / 'history.db'}"
+    assert found.history.baseline is None
+
+
+def test_the_history_url_comes_from_the_option_then_the_ini_then_the_environment(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("INFX_DB_URL", "postgresql+psycopg://env/db")
+    pytester.makeini("[pytest]\ninfx = true\n")
+    assert _settings(pytester).history.url == "postgresql+psycopg://env/db"
+    pytester.makeini("[pytest]\ninfx = true\ninfx_db = sqlite:///ini.db\n")
+    assert _settings(pytester).history.url == "sqlite:///ini.db"
+    found = _settings(pytester, "--infx-db", "off", "--infx-baseline", "main")
+    assert found.history.url is None
+    assert found.history.baseline == "main"
+
+
+def test_the_tolerance_ini_is_checked_before_anything_runs(pytester: pytest.Pytester) -> None:
+    pytester.makeini(
+        "[pytest]\ninfx = true\naddopts = -p no:cacheprovider\n"
+        "infx_baseline_tolerance =\n    tput_per_gpu: -5%\n    median_ttft: -10%\n"
+    )
+    result = pytester.runpytest("--collect-only", "-q")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: ini infx_baseline_tolerance: 'median_ttft: -10%': median_ttft hurts when it "
+            "rises, so its tolerance is written median_ttft: +10%"
+        ]
+    )

@@ -1,0 +1,122 @@
+"""``infx db`` and ``infx trend`` as a user types them."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from history.inferencex_files import agg, results_bmk
+from history.samples import row, stamp
+
+from pytest_infx.cli import main
+from pytest_infx.history.store import Store
+from pytest_infx.launch.ports import free_port
+from pytest_infx.usage import EXIT_STATUS
+
+INFX = str(Path(sys.executable).parent / "infx")
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    url = f"sqlite:///{tmp_path / 'h.db'}"
+    store = Store.open(url)
+    for day, value in enumerate((100.0, 97.0, 94.0, 91.0)):
+        store.put(store.add_run(stamp(f"r{day}", day=day)), row(value))
+    store.close()
+    return url
+
+
+def test_ingest_prints_what_it_added_and_again_adds_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = results_bmk(tmp_path, [agg(4, 1000.0), agg(8, 0.0, num_requests_successful=0)])
+    url = f"sqlite:///{tmp_path / 'new.db'}"
+    assert main(["db", "ingest", str(path), "--db", url, "--branch", "main"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"run ingest-[0-9a-f]{12} \(attempt 1, branch main\):", out)
+    assert "1 added, 0 unchanged, 0 updated, 0 kept, 1 skipped" in out
+    assert "no successful request" in out
+    assert main(["db", "ingest", str(path), "--db", url]) == 0
+    assert "0 added, 1 unchanged" in capsys.readouterr().out
+
+
+def test_items_lists_the_trend_keys(db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["db", "items", "--db", db]) == 0
+    assert capsys.readouterr().out == f"{row().item}\n"
+
+
+def test_trend_prints_the_table_flags_the_drift_and_writes_the_png(
+    db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("matplotlib")
+    monkeypatch.chdir(tmp_path)
+    assert main(["trend", row().item, "--db", db, "--since", "3650d"]) == 0
+    out = capsys.readouterr().out
+    assert "smollm2-cpu[tp1-c4]: tput_per_gpu (tok/s/gpu), 4 runs" in out
+    assert "! slow drift of tput_per_gpu: 3 consecutive runs each within 5%, -9.0% in all" in out
+    assert "wrote smollm2-cpu_tp1-c4.png" in out
+    assert (tmp_path / "smollm2-cpu_tp1-c4.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["trend", "nope"], "no stored point 'nope'; infx db items lists the stored points"),
+        (["trend", "smollm2-cpu[tp1-c4]", "--metric", "speed"], "'speed' is not a metric"),
+        (["trend", "smollm2-cpu[tp1-c4]", "--since", "soon"], "give a span such as 30d"),
+    ],
+)
+def test_trend_errors_say_what_to_do(
+    db: str, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([*argv, "--db", db]) == EXIT_STATUS
+    assert message in capsys.readouterr().err
+
+
+def test_reading_a_history_that_is_not_there_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["db", "items", "--db", f"sqlite:///{tmp_path / 'none.db'}"]) == EXIT_STATUS
+    assert "no history database at" in capsys.readouterr().err
+    assert not (tmp_path / "none.db").exists()
+    assert main(["db", "items", "--db", "::"]) == EXIT_STATUS
+    assert "is not a database URL" in capsys.readouterr().err
+
+
+def test_dashboard_writes_the_page(
+    db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "page.html"
+    assert main(["db", "dashboard", "--db", db, "--out", str(out)]) == 0
+    text = out.read_text()
+    assert 'class="chart pareto"' in text and 'class="chart trend"' in text
+    assert text.count('class="mark"') == 4 + 4
+
+
+def test_serve_answers_with_the_page_drawn_anew(db: str, tmp_path: Path) -> None:
+    port = free_port("127.0.0.1")
+    server = subprocess.Popen(
+        [INFX, "db", "serve", "--db", db, "--port", str(port)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        assert f"http://127.0.0.1:{port}/" in server.stdout.readline()
+        first = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10).read().decode()
+        assert first.count('class="mark"') == 8
+        store = Store.open(db)
+        store.put(store.add_run(stamp("r9", day=9)), row(90.0))
+        store.close()
+        again = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10).read().decode()
+        assert again.count('class="mark"') == 10
+        with pytest.raises(urllib.error.HTTPError, match="404"):
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/other", timeout=10)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)

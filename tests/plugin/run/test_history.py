@@ -1,0 +1,84 @@
+"""The run's identity in the history and the config identity of a point."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+
+from e2e.helpers import recipe, write_recipe
+
+from pytest_infx.engines.registry import installed
+from pytest_infx.plugin.run.history import config_of, new_stamp, run_stamp
+from pytest_infx.recipes.loader import load_tree
+from pytest_infx.recipes.points import expand_all
+from pytest_infx.settings import HistorySettings, Roots, Settings, environment
+
+
+def _settings(root: Path, **env: str) -> Settings:
+    return Settings(
+        rootdir=root,
+        recipes=root / "recipes",
+        results=root / "results",
+        golden=root / "golden",
+        gpu=None,
+        plan=False,
+        gpu_count=None,
+        dataset_dir=root,
+        changed_since=None,
+        roots=Roots(None, root / "models"),
+        env=environment(env),
+    )
+
+
+def test_on_github_actions_the_run_is_its_run_id_attempt_and_ref(tmp_path: Path) -> None:
+    found = new_stamp(
+        _settings(
+            tmp_path,
+            GITHUB_RUN_ID="123456",
+            GITHUB_RUN_ATTEMPT="2",
+            GITHUB_HEAD_REF="feature-x",
+            GITHUB_REF_NAME="42/merge",
+            GITHUB_SHA="a" * 40,
+            RUNNER_NAME="b200-nv_3",
+        )
+    )
+    assert (found["run_id"], found["attempt"], found["branch"]) == ("123456", 2, "feature-x")
+    assert (found["commit"], found["machine"]) == ("a" * 40, "b200-nv_3")
+    assert run_stamp(found).attempt == 2
+
+
+def test_elsewhere_the_run_is_new_and_the_branch_comes_from_git(tmp_path: Path) -> None:
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", *args], cwd=tmp_path, capture_output=True, text=True, check=True
+        )
+        return done.stdout.strip()
+
+    git("init", "-q", "-b", "topic")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "m")
+    first = new_stamp(_settings(tmp_path))
+    assert str(first["run_id"]).startswith("local-")
+    assert new_stamp(_settings(tmp_path))["run_id"] != first["run_id"]
+    assert (first["branch"], first["commit"]) == ("topic", git("rev-parse", "HEAD"))
+    named = replace(_settings(tmp_path), history=HistorySettings(branch="main"))
+    assert new_stamp(named)["branch"] == "main"
+
+
+def test_outside_a_work_tree_the_branch_is_unknown(tmp_path: Path) -> None:
+    found = new_stamp(_settings(tmp_path))
+    assert (found["branch"], found["commit"]) == ("unknown", "")
+
+
+def test_a_point_config_is_inferencex_s_identity(tmp_path: Path) -> None:
+    data = recipe("k", record=tmp_path / "starts.jsonl")
+    write_recipe(tmp_path / "recipes", data)
+    point = expand_all(load_tree(tmp_path / "recipes"))[0]
+    config = config_of(point, installed())
+    assert (config.model_prefix, config.hardware, config.framework) == ("smollm2", "cpu", "vllm")
+    assert (config.engine_version, config.precision, config.spec_method) == (
+        "0.33.0+fake",
+        "bf16",
+        "ngram",
+    )
+    assert config.topology == "tp1-pp1-dcp1-pcp1-ep1-dpafalse"
