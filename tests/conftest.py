@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from core.helpers import agentic, speedbench, write
+from history.postgres import Server, start
 
 INI = """
 [pytest]
@@ -52,3 +54,19 @@ def mixed_tree(recipes: Path) -> Path:
     write(recipes / "b200" / "agentic.yaml", agentic("b-b200-agentic", runner="b200"))
     write(recipes / "c-cpu.yaml", speedbench("c-cpu", runner="cpu", draft_lengths=[1]))
     return recipes
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[Server]:
+    yield from start()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.engine)])
+def db_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A fresh, empty database on each back end: SQLite in a temporary folder, and a database
+    of its own on a real PostgreSQL server (marked ``engine``: it installs the server on first
+    use)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path_factory.mktemp('history') / 'history.db'}"
+    server: Server = request.getfixturevalue("postgres_server")
+    return server.new_database()

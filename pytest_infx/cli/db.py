@@ -40,7 +40,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="store result files: our results folders, InferenceX's agg_*.json, agg_bmk.json "
         "and AgentX aggregates",
     )
-    ingest.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+    ingest.add_argument(
+        "paths", nargs="+", type=Path, metavar="PATH", help="result files or folders to read"
+    )
     _add_db(ingest)
     ingest.add_argument("--run-id", default=None, help="the run the rows belong to")
     ingest.add_argument("--attempt", type=int, default=1, help="the run's attempt (default 1)")
@@ -59,8 +61,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     dashboard.set_defaults(func=_dashboard)
     serve = actions.add_parser("serve", help="serve the dashboard, drawn anew on every request")
     _add_db(serve)
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=DEFAULT_PORT)
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    serve.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"port to listen on ({DEFAULT_PORT})"
+    )
     serve.add_argument("--since", default=None, help="only runs since (30d, 2026-11-01)")
     serve.set_defaults(func=_serve)
 

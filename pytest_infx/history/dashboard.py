@@ -14,9 +14,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from pytest_infx.history.metrics import METRICS
 from pytest_infx.history.store import Stored
 from pytest_infx.history.trend import chosen_metric
+from pytest_infx.tolerance import METRICS
 
 WIDTH, HEIGHT = 640, 360
 TREND_HEIGHT = 200

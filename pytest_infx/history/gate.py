@@ -11,82 +11,15 @@ run alone cannot see.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from pytest_infx.history.metrics import METRICS, Metrics, metric
+from pytest_infx.history.metrics import Metrics
+from pytest_infx.tolerance import METRICS, Tolerance
 
-DEFAULT_TOLERANCES: Final = (
-    "tput_per_gpu: -5%",
-    "output_tput_per_gpu: -5%",
-    "median_ttft: +10%",
-    "median_tpot: +10%",
-    "median_e2el: +10%",
-)
 DRIFT_STEPS: Final = 3
 """Consecutive worsenings that make a drift: fewer are too often noise."""
-_SPEC = re.compile(r"^\s*([A-Za-z0-9_.]+)\s*:\s*([+-])\s*(\d+(?:\.\d+)?)\s*%\s*$")
-
-
-@dataclass(frozen=True)
-class Tolerance:
-    """How far ``metric`` may move, as a fraction of its baseline (0.05 for 5 %), in the
-    direction that hurts it."""
-
-    metric: str
-    fraction: float
-
-    @property
-    def text(self) -> str:
-        sign = "-" if METRICS[self.metric].higher_is_better else "+"
-        return f"{self.metric}: {sign}{self.fraction * 100:g}%"
-
-
-def parse_tolerance(text: str, *, source: str) -> Tolerance:
-    """One ``metric: ±N%`` entry; ``source`` names where it was written in errors. The sign
-    must be the harmful direction, so a mistyped ``tput_per_gpu: +5%`` is an error rather than
-    a gate that never fires."""
-    match = _SPEC.match(text)
-    if match is None:
-        raise ValueError(
-            f"{source}: {text.strip()!r} is not a tolerance; write METRIC: -N% for a figure "
-            "where more is better (tput_per_gpu: -5%) or METRIC: +N% where less is better "
-            "(median_ttft: +10%)"
-        )
-    name, sign, number = match.groups()
-    try:
-        found = metric(name)
-    except KeyError as exc:
-        raise ValueError(f"{source}: {exc.args[0]}") from None
-    harmful = "-" if found.higher_is_better else "+"
-    if sign != harmful:
-        direction = "falls" if found.higher_is_better else "rises"
-        raise ValueError(
-            f"{source}: {text.strip()!r}: {name} hurts when it {direction}, so its tolerance "
-            f"is written {name}: {harmful}{number}%"
-        )
-    return Tolerance(name, float(number) / 100.0)
-
-
-def tolerances(entries: Iterable[str], *, source: str) -> tuple[Tolerance, ...]:
-    """The entries in order; a later entry for the same metric replaces an earlier one."""
-    found: dict[str, Tolerance] = {}
-    for entry in entries:
-        if entry.strip():
-            tolerance = parse_tolerance(entry, source=source)
-            found[tolerance.metric] = tolerance
-    return tuple(found.values())
-
-
-def merged(*layers: Sequence[Tolerance]) -> tuple[Tolerance, ...]:
-    """Later layers (ini, then the recipe) replace earlier ones metric by metric."""
-    found: dict[str, Tolerance] = {}
-    for layer in layers:
-        for tolerance in layer:
-            found[tolerance.metric] = tolerance
-    return tuple(found.values())
 
 
 @dataclass(frozen=True)

@@ -1,85 +1,18 @@
-"""The figures the history keeps of a point, under InferenceX's names and units.
-
-InferenceX's processed results name throughput ``tput_per_gpu`` (input and output tokens per
-second per GPU) and give latencies in seconds as ``median_ttft``, ``p99_e2el`` and so on, with
-``intvty`` the inverse of TPOT. Keeping those names lets its files and ours sit in one table
-and be compared by one gate.
-"""
+"""The figures the history keeps of a point, read from our records and InferenceX's files
+under the names and units of ``pytest_infx.tolerance``: keeping InferenceX's names lets its
+files and ours sit in one table and be compared by one gate."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
+
+from pytest_infx.tolerance import LATENCIES, METRICS
 
 if TYPE_CHECKING:
     from pytest_infx.results.records import CellRecord, Percentiles, PointRecord, Record
 
 Metrics = dict[str, float]
-
-
-@dataclass(frozen=True)
-class Metric:
-    """How a figure is read: whether more is better, and the unit it is shown in (``scale``
-    turns the stored value into that unit)."""
-
-    name: str
-    higher_is_better: bool
-    unit: str
-    scale: float = 1.0
-
-    def shown(self, value: float) -> float:
-        return value * self.scale
-
-
-_THROUGHPUT = ("tput_per_gpu", "output_tput_per_gpu", "input_tput_per_gpu", "output_tput")
-_LATENCIES = ("ttft", "tpot", "itl", "e2el")
-_STATS = ("mean", "median", "p90", "p99", "p99.9")
-
-
-def _catalog() -> dict[str, Metric]:
-    found = {name: Metric(name, True, "tok/s/gpu") for name in _THROUGHPUT}
-    found["output_tput"] = Metric("output_tput", True, "tok/s")
-    for stat in _STATS:
-        for latency in _LATENCIES:
-            name = f"{stat}_{latency}"
-            found[name] = Metric(name, False, "ms", 1000.0)
-        found[f"{stat}_intvty"] = Metric(f"{stat}_intvty", True, "tok/s/user")
-    found["al"] = Metric("al", True, "tokens")
-    found["acceptance_rate"] = Metric("acceptance_rate", True, "")
-    return found
-
-
-METRICS: Final[Mapping[str, Metric]] = _catalog()
-
-TABLE_METRICS: Final = (
-    "tput_per_gpu",
-    "output_tput_per_gpu",
-    "median_ttft",
-    "p90_ttft",
-    "p99_ttft",
-    "p99.9_ttft",
-    "median_intvty",
-    "p90_intvty",
-    "p99_intvty",
-    "p99.9_intvty",
-    "median_e2el",
-    "p90_e2el",
-    "p99_e2el",
-    "p99.9_e2el",
-    "al",
-)
-"""The columns of InferenceX's comparison table (``compare_results.py``), in its order, and
-the AL of a SPEED-Bench cell."""
-
-
-def metric(name: str) -> Metric:
-    """The metric called ``name``; a KeyError lists the known names."""
-    try:
-        return METRICS[name]
-    except KeyError:
-        known = ", ".join(sorted(METRICS))
-        raise KeyError(f"{name!r} is not a metric the history keeps; known: {known}") from None
 
 
 def of_record(record: Record) -> Metrics:
@@ -161,7 +94,7 @@ def _of_agentx(block: Mapping[str, object]) -> Metrics:
                 found[ours] = float(value)
     latency = block.get("latency")
     if isinstance(latency, Mapping):
-        for name in (*_LATENCIES, "intvty"):
+        for name in (*LATENCIES, "intvty"):
             stats = latency.get(name)
             if not isinstance(stats, Mapping):
                 continue

@@ -10,7 +10,7 @@ import html
 from collections.abc import Sequence
 
 from pytest_infx.history.gate import Delta, Verdict
-from pytest_infx.history.metrics import METRICS, TABLE_METRICS
+from pytest_infx.tolerance import METRICS, TABLE_METRICS
 
 
 def _shown(delta: Delta) -> list[str]:

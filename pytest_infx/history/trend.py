@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from pytest_infx.history.gate import DEFAULT_TOLERANCES, Drift, Tolerance, drift, tolerances
-from pytest_infx.history.metrics import METRICS, metric
+from pytest_infx.history.gate import Drift, drift
 from pytest_infx.history.store import Stored
+from pytest_infx.tolerance import DEFAULT_TOLERANCES, METRICS, Tolerance, metric, tolerances
 
 PREFERRED = ("tput_per_gpu", "al", "output_tput_per_gpu")
 """Throughput per GPU where a point has it; a SPEED-Bench cell's AL before its output rate."""

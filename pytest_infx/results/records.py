@@ -188,7 +188,8 @@ class ConfigInfo(_Model):
 
 
 class _Result(_Model):
-    version: Positive = RECORD_VERSION
+    version: Positive = 1
+    """A file without it is version 1; the builders write ``RECORD_VERSION``."""
     id: Annotated[str, Field(min_length=1)]
     recipe: str
     fingerprint: str

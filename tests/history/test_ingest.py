@@ -68,7 +68,8 @@ def test_our_results_folder_is_read_and_an_old_record_is_skipped(
     (tmp_path / "agentic").mkdir()
     (tmp_path / "cells" / "a.json").write_text(json.dumps({**CELL, "config": config}))
     (tmp_path / "agentic" / "b.json").write_text(json.dumps({**POINT, "config": config}))
-    (tmp_path / "cells" / "old.json").write_text(json.dumps(with_fields(CELL, {"id": "old"})))
+    old = with_fields(CELL, {"id": "old", "config!": None})
+    (tmp_path / "cells" / "old.json").write_text(json.dumps(old))
     (tmp_path / "broken.json").write_text("{")
     tally = ingest(store, [tmp_path], stamp("r"))
     assert tally.outcomes["added"] == 2

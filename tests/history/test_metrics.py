@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from results.samples import cell, point
 
-from pytest_infx.history.metrics import METRICS, TABLE_METRICS, metric, of_inferencex, of_record
+from pytest_infx.history.metrics import of_inferencex, of_record
 
 
 def test_a_cell_gives_its_al_and_output_rate_per_gpu() -> None:
@@ -91,11 +91,3 @@ def test_an_agentx_aggregate_is_read_from_request_metrics() -> None:
     assert found["tput_per_gpu"] == 900.0
     assert found["median_ttft"] == 0.2 and found["p90_ttft"] == 0.5
     assert found["median_intvty"] == 40.0
-
-
-def test_every_table_column_is_a_metric_and_latency_shows_in_ms() -> None:
-    assert set(TABLE_METRICS) <= set(METRICS)
-    assert metric("median_ttft").shown(0.25) == 250.0
-    assert not metric("median_ttft").higher_is_better
-    with pytest.raises(KeyError, match="'nope' is not a metric"):
-        metric("nope")

@@ -50,4 +50,4 @@ def test_a_failed_record_is_a_failed_row_and_a_recorded_curve_says_so() -> None:
 
 def test_a_record_without_its_config_has_no_row() -> None:
     with pytest.raises(ValueError, match=r"no config identity.*before record version 2"):
-        row_of(cell())
+        row_of(cell(**{"config!": None}))

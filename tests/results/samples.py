@@ -10,9 +10,12 @@ from pytest_infx.agentic.record import PointIdentity
 from pytest_infx.results.records import CellRecord, PointRecord, ServerInfo, parse_record
 
 SERVER = {"argv": ["vllm", "serve", "m"], "port": 8000, "log": "logs/s.log"}
+CONFIG = {"model_prefix": "m", "hardware": "cpu", "framework": "vllm", "engine_version": "0.31.0",
+          "precision": "bf16", "spec_method": "ngram", "tp": 1, "ep": 1, "pp": 1, "dcp": 1,
+          "pcp": 1, "dp_attention": False}  # fmt: skip
 
 CELL: dict[str, Any] = {
-    "version": 1,
+    "version": 2,
     "kind": "speedbench",
     "id": "r[k2-thinking_off]",
     "recipe": "r",
@@ -44,10 +47,11 @@ CELL: dict[str, Any] = {
                "largest_delta": 0.01, "tolerance": 0.1, "lines": []},
     "verdict": "pass",
     "reasons": [],
+    "config": CONFIG,
 }  # fmt: skip
 
 POINT: dict[str, Any] = {
-    "version": 1,
+    "version": 2,
     "kind": "agentic",
     "id": "a[tp1-c2]",
     "recipe": "a",
@@ -76,6 +80,7 @@ POINT: dict[str, Any] = {
     "failed_request_threshold": 0.1,
     "inferencex_result": None,
     "traces_sha256": "cd",
+    "config": CONFIG,
 }  # fmt: skip
 
 

@@ -159,8 +159,9 @@ class History:
         baseline = self.settings.history.baseline
         if baseline is None or not self.on or not record.passed or record.config is None:
             return None
-        from pytest_infx.history.gate import DEFAULT_TOLERANCES, compare, merged, tolerances
+        from pytest_infx.history.gate import compare
         from pytest_infx.history.rows import row_of
+        from pytest_infx.tolerance import DEFAULT_TOLERANCES, merged, tolerances
 
         store, run = self.store()
         row = row_of(record)
