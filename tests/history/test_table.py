@@ -1,7 +1,8 @@
 from __future__ import annotations
 
-from pytest_infx.history.gate import Tolerance, compare
+from pytest_infx.history.gate import compare
 from pytest_infx.history.table import html_section, markdown, text_lines
+from pytest_infx.tolerance import Tolerance
 
 LIMITS = (Tolerance("tput_per_gpu", 0.05),)
 FAILED = compare(
