@@ -32,7 +32,6 @@ def _recipe(engine_args: dict[str, object]) -> dict[str, object]:
                 "settings": {"prompt_lookup_max": 4, "prompt_lookup_min": 2},
             },
             "draft-lengths": [2],
-            "thinking-modes": {"thinking_off": {"enable_thinking": False}},
             "concurrency": 8,
             "dataset": {"category": "coding", "num-prompts": 16},
             "output-len": 48,
@@ -55,7 +54,16 @@ def test_a_planted_slowdown_fails_on_the_baseline(
     def run(engine_args: dict[str, object], *args: str) -> pytest.RunResult:
         path.write_text(yaml.safe_dump(_recipe(engine_args)))
         return pytester.runpytest_subprocess(
-            "-m", "speedbench", "--gpu", "cpu", "--infx-db", db_url, "-rA", *args
+            "-m",
+            "speedbench",
+            "-k",
+            "thinking_off",
+            "--gpu",
+            "cpu",
+            "--infx-db",
+            db_url,
+            "-rA",
+            *args,
         )
 
     first = run({}, "--infx-branch", "main")
