@@ -10,6 +10,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from pytest_infx.history.store import Store
 
 from .conftest import Sweep
@@ -32,9 +34,11 @@ def _add(sweep: Sweep, *, delay: str, ks: tuple[int, ...] = (1,), port: int | No
 
 
 def test_the_second_run_fails_on_the_baseline_naming_point_metric_and_delta(
-    sweep: Sweep,
+    sweep: Sweep, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db = f"sqlite:///{sweep.root / 'history.db'}"
+    step_summary = sweep.root / "step-summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
     _add(sweep, delay="0.005")
     first = sweep.run("--infx-db", db, "--infx-branch", "main")
     first.assert_outcomes(passed=len(MODES))
@@ -59,6 +63,10 @@ def test_the_second_run_fails_on_the_baseline_naming_point_metric_and_delta(
     summary = (sweep.results / "baseline-summary.md").read_text()
     assert f"`{item}` against run `local-" in summary
     assert "| output_tput_per_gpu (tok/s/gpu) |" in summary
+    assert summary in step_summary.read_text()
+    report = (sweep.results / "report.html").read_text()
+    assert '<h2 id="baseline">Baseline comparison</h2>' in report
+    assert '<tr class="fail"><td>output_tput_per_gpu (tok/s/gpu)</td>' in report
     store = Store.open(db)
     try:
         rows = store.series(item)

@@ -786,3 +786,21 @@ def test_a_value_the_engine_or_the_gate_would_reject_fails_at_its_line(
     assert problem in error.problem
     assert error.location is not None and error.location.path == path
     assert error.location.line == line_of(path.read_text(), field.rsplit(".", 1)[-1] + ":")
+
+
+def test_a_tolerance_that_cannot_hurt_is_an_error_at_its_line(tmp_path: Path) -> None:
+    recipe = changed(speedbench("a-b300"), "tolerance", {"tput_per_gpu": "+5%"})
+    path = write(tmp_path / "a.yaml", recipe)
+    error = only_error(path, "tolerance")
+    assert_points_at(error, path, line_of(dump(recipe), "tolerance:"), "tolerance")
+    assert "tput_per_gpu hurts when it falls, so its tolerance is written tput_per_gpu: -5%" in (
+        str(error)
+    )
+
+
+def test_a_tolerance_is_no_part_of_the_fingerprint(tmp_path: Path) -> None:
+    plain = write(tmp_path / "a.yaml", speedbench("a-b300"))
+    before = [p.fingerprint for p in expand(load_file(plain, rules=RULES))]
+    gated = changed(speedbench("a-b300"), "tolerance", {"median_ttft": "+10%"})
+    after = [p.fingerprint for p in expand(load_file(write(plain, gated), rules=RULES))]
+    assert before == after
