@@ -158,7 +158,13 @@ def _engine(url: str) -> Engine:
     if engine.dialect.name == "sqlite":
         database = engine.url.database
         if database and database != ":memory:":
-            Path(database).parent.mkdir(parents=True, exist_ok=True)
+            try:
+                Path(database).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(
+                    f"history database {url!r}: cannot make its folder ({exc.strerror}); "
+                    "give a writable path or --infx-db off"
+                ) from None
         event.listen(engine, "connect", _sqlite_connect)
         event.listen(engine, "begin", _sqlite_begin)
     return engine

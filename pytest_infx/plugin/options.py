@@ -190,8 +190,15 @@ def _history(config: pytest.Config, env: Environment, results: Path) -> HistoryS
         raise pytest.UsageError(str(exc)) from None
     baseline = config.getoption("infx_baseline")
     branch = config.getoption("infx_branch")
+    off = url.lower() in ("off", "none")
+    if not off and re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", url) is None:
+        shown = "--infx-db" if config.getoption("infx_db") else "the history database"
+        raise pytest.UsageError(
+            f"{shown} {url!r} is not a database URL: give sqlite:///PATH, "
+            "postgresql+psycopg://user@host/db, or off"
+        )
     return HistorySettings(
-        url=None if url.lower() in ("off", "none") else url,
+        url=None if off else url,
         baseline=baseline or None,
         branch=branch or None,
         tolerances=lines,

@@ -135,3 +135,30 @@ def test_xdist_workers_store_one_sweep_as_one_run(sweep: Sweep) -> None:
     assert len(rows) == 2 * len(MODES)
     assert len({row.run_id for row in rows}) == 1
     assert {row.config["engine_version"] for row in rows} == {"0.33.0+fake"}
+
+
+def test_a_history_that_cannot_be_opened_fails_the_point_after_its_file_is_written(
+    sweep: Sweep,
+) -> None:
+    from pytest_infx.launch.ports import free_port
+
+    _add(sweep, delay="0")
+    closed = f"postgresql+psycopg://nobody@127.0.0.1:{free_port('127.0.0.1')}/none"
+    result = sweep.run("--infx-db", closed)
+    result.assert_outcomes(failed=len(MODES))
+    result.stdout.fnmatch_lines(
+        [
+            "results history: history database postgresql+psycopg://*"
+            "cannot open it*check the URL and that the server is up"
+        ]
+    )
+    assert len(list((sweep.results / "cells").glob("*.json"))) == len(MODES)
+
+
+def test_a_bad_history_url_is_a_usage_error(sweep: Sweep) -> None:
+    _add(sweep, delay="0")
+    result = sweep.run("--infx-db", "history.db")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["ERROR: --infx-db 'history.db' is not a database URL: give sqlite:///PATH, *"]
+    )

@@ -145,7 +145,7 @@ def test_the_sqlite_folder_is_made(tmp_path: Path) -> None:
     [
         ("nonsense", "give a URL such as"),
         ("mysqlx://u@h/d", "give a URL such as"),
-        ("sqlite:////proc/no/such/folder/h.db", "cannot|No such|Permission|Read-only"),
+        ("sqlite:////proc/no/such/folder/h.db", "cannot make its folder"),
     ],
 )
 def test_a_bad_url_is_a_store_error_saying_what_to_give(url: str, message: str) -> None:

@@ -130,6 +130,11 @@ class History:
         return self.settings.history.url is not None
 
     def store(self) -> tuple[Store, int]:
+        """The open store and the run's row; a store that cannot be opened fails the item
+        (its result file is already written)."""
+        __tracebackhide__ = True
+        from sqlalchemy.exc import SQLAlchemyError
+
         from pytest_infx.history.store import Store, StoreError
 
         if self._store is None or self._run is None:
@@ -138,20 +143,22 @@ class History:
             try:
                 self._store = Store.open(url)
                 self._run = self._store.add_run(run_stamp(self.run_stamp))
-            except StoreError as exc:
-                raise pytest.UsageError(str(exc)) from None
+            except (StoreError, SQLAlchemyError) as exc:
+                pytest.fail(f"results history: {exc}", pytrace=False)
         return self._store, self._run
 
-    def keep(self, record: R, point: Point, engines: EngineRegistry) -> R:
-        """The record with its config identity, written to the store when the history is on;
-        the caller writes the same record to its result file."""
-        with_config = cast(R, record.model_copy(update={"config": config_of(point, engines)}))
+    @staticmethod
+    def identified(record: R, point: Point, engines: EngineRegistry) -> R:
+        """The record with its config identity, as its file and the store keep it."""
+        return cast(R, record.model_copy(update={"config": config_of(point, engines)}))
+
+    def put(self, record: Record) -> None:
+        """Store one finished point, when the history is on."""
         if self.on:
             from pytest_infx.history.rows import row_of
 
             store, run = self.store()
-            store.put(run, row_of(with_config))
-        return with_config
+            store.put(run, row_of(record))
 
     def judge(self, record: Record, point: Point) -> Verdict | None:
         """The point against the baseline the run names; None without ``--infx-baseline``

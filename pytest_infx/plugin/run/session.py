@@ -174,13 +174,16 @@ class Run:
         return self._history
 
     def keep(self, record: R, point: Point) -> R:
-        """Write an item's result file and its row in the results history, and tell the
-        ``pytest_infx_result`` hooks (which get the file's JSON value, so a hook's change cannot
-        reach the file); every result of a run is kept here. Returns the record as written,
-        with its config identity."""
-        record = self.history.keep(record, point, self.engines)
+        """Write an item's result file, tell the ``pytest_infx_result`` hooks (which get the
+        file's JSON value, so a hook's change cannot reach the file), then write its row in
+        the results history; every result of a run is kept here, the file first, so a
+        database that is down loses nothing. Returns the record as written, with its config
+        identity."""
+        __tracebackhide__ = True
+        record = self.history.identified(record, point, self.engines)
         path = write_result(self.layout, record)
         self.config.hook.pytest_infx_result(config=self.config, path=path, record=record.as_json())
+        self.history.put(record)
         return record
 
     def gate(self, node: pytest.Item, record: Record, point: Point) -> None:
