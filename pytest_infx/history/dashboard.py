@@ -29,6 +29,7 @@ body{font-family:system-ui,sans-serif;margin:24px;color:#1a202c}
 h2{margin-top:32px;font-size:18px}h3{font-size:14px;margin:16px 0 4px}
 svg{background:#fff;border:1px solid #cbd5e0}.muted{color:#718096;font-size:13px}
 .axis{stroke:#4a5568}.grid{stroke:#e2e8f0}text{font-size:11px;fill:#2d3748}
+.legend{font-size:12px;margin:4px 0 0;display:flex;flex-wrap:wrap;max-width:640px}.legend .run{margin-right:16px;white-space:nowrap}
 """
 
 
@@ -140,13 +141,13 @@ def svg(
             f"<title>{html.escape(mark.item)} run {html.escape(mark.run)}: "
             f"{mark.x:.4g}, {mark.y:.4g}</title></circle>"
         )
-    if kind == "pareto" and len(runs) > 1:
-        for index, run in enumerate(runs):
-            parts.append(
-                f'<text x="{WIDTH - RIGHT - 4}" y="{TOP + 12 + 13 * index}" '
-                f'text-anchor="end" fill="{colour[run]}">{html.escape(run)}</text>'
-            )
     parts.append("</svg>")
+    if kind == "pareto":
+        keys = "".join(
+            f'<span class="run" style="color:{colour[run]}">&#9679; {html.escape(run)}</span>'
+            for run in runs
+        )
+        parts.append(f'<p class="legend">{keys}</p>')
     return "".join(parts)
 
 

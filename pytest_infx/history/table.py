@@ -48,9 +48,8 @@ def text_lines(verdicts: Sequence[Verdict]) -> list[str]:
         rows = [HEADER] + [_shown(delta) for delta in _ordered(verdict)]
         widths = [max(len(row[i]) for row in rows) for i in range(len(HEADER))]
         for row in rows:
-            lines.append(
-                "  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
-            )
+            cells = (cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+            lines.append(("  " + "  ".join(cells)).rstrip())
         lines += [f"  ! {drift.describe()}" for drift in verdict.drifts]
     return lines
 

@@ -22,6 +22,7 @@ def test_the_terminal_table_has_one_line_per_metric_in_inferencex_order() -> Non
     assert lines[2].split() == ["tput_per_gpu", "(tok/s/gpu)", "100", "80", "-20.0%", "5%", "FAIL"]
     assert lines[3].split() == ["median_ttft", "(ms)", "250", "300", "+20.0%", "-"]
     assert lines[4] == "k[tp1-c8]: no baseline, passes"
+    assert all(line == line.rstrip() for line in lines)
     assert not any("acceptance_rate" in line for line in lines)
 
 
