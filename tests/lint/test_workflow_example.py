@@ -76,6 +76,7 @@ def run_workflow(repo: Path, base: str, tmp: Path) -> tuple[dict[str, str], str 
     known = {
         "github.event.pull_request.base.sha": base,
         "github.event.pull_request.number": "7",
+        "secrets.INFX_DB_URL": f"sqlite:///{tmp / 'history.db'}",
     }
     environ = {
         **os.environ,
@@ -132,6 +133,8 @@ def test_the_shipped_workflow_passes_a_clean_pull_request(
         "lint: Lint the pull request against its base",
         "speedbench: Install pytest-infx with its golden gate",
         "speedbench: Golden AL drift gate on the points the pull request changed",
+        "agentic: Install pytest-infx with the PostgreSQL driver",
+        "agentic: AgentX points the pull request changed, gated on main's latest results",
     ]
     linted = ran["lint: Lint the pull request against its base"]
     assert f"PR mode: judged the change since {base} in {root}" in linted
@@ -139,6 +142,8 @@ def test_the_shipped_workflow_passes_a_clean_pull_request(
     assert "infx-lint::golden-registry PASSED" in linted
     gated = ran["speedbench: Golden AL drift gate on the points the pull request changed"]
     assert "of unchanged recipe keys deselected" in gated
+    agentic = ran["agentic: AgentX points the pull request changed, gated on main's latest results"]
+    assert "of unchanged recipe keys deselected" in agentic
 
 
 def test_the_shipped_workflow_stops_a_bad_pull_request_at_lint(
