@@ -29,7 +29,8 @@ body{font-family:system-ui,sans-serif;margin:24px;color:#1a202c}
 h2{margin-top:32px;font-size:18px}h3{font-size:14px;margin:16px 0 4px}
 svg{background:#fff;border:1px solid #cbd5e0}.muted{color:#718096;font-size:13px}
 .axis{stroke:#4a5568}.grid{stroke:#e2e8f0}text{font-size:11px;fill:#2d3748}
-.legend{font-size:12px;margin:4px 0 0;display:flex;flex-wrap:wrap;max-width:640px}.legend .run{margin-right:16px;white-space:nowrap}
+.legend{font-size:12px;margin:4px 0 0;display:flex;flex-wrap:wrap;max-width:640px}
+.legend .run{margin-right:16px;white-space:nowrap}
 """
 
 

@@ -22,6 +22,7 @@ from pytest_infx.files.textio import InputFileError, read_input
 from pytest_infx.history.metrics import of_inferencex
 from pytest_infx.history.rows import gpu_type, row_of
 from pytest_infx.history.store import PASS, PointRow, RunStamp, Store
+from pytest_infx.results.layout import Layout
 from pytest_infx.results.records import ConfigInfo, RecordError, parse_record
 
 AGENTIC_SCENARIO = "agentic-coding"
@@ -47,12 +48,20 @@ class Tally:
 
 def files(paths: Iterable[Path]) -> Iterator[Path]:
     """The JSON files under each path, in a stable order; a path that is a file is taken as
-    it is."""
+    it is. In one of our results folders only the records are read: the InferenceX aggregate
+    beside an AgentX record is the same point, and aiperf's exports are no results."""
     for path in paths:
-        if path.is_dir():
-            yield from sorted(p for p in path.rglob("*.json") if p.is_file())
-        else:
+        if not path.is_dir():
             yield path
+            continue
+        ours = Layout(path)
+        if ours.holds_results():
+            yield from sorted(p for p in ours.cells.glob("*.json") if p.is_file())
+            yield from sorted(p for p in ours.agentic.glob("*.json") if p.is_file())
+        else:
+            yield from sorted(
+                p for p in path.rglob("*.json") if p.is_file() and not p.name.startswith(".")
+            )
 
 
 def default_stamp(paths: list[Path], *, branch: str, commit: str) -> RunStamp:

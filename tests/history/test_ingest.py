@@ -70,7 +70,7 @@ def test_our_results_folder_is_read_and_an_old_record_is_skipped(
     (tmp_path / "agentic" / "b.json").write_text(json.dumps({**POINT, "config": config}))
     old = with_fields(CELL, {"id": "old", "config!": None})
     (tmp_path / "cells" / "old.json").write_text(json.dumps(old))
-    (tmp_path / "broken.json").write_text("{")
+    (tmp_path / "cells" / "broken.json").write_text("{")
     tally = ingest(store, [tmp_path], stamp("r"))
     assert tally.outcomes["added"] == 2
     reasons = "\n".join(tally.skipped)
@@ -96,8 +96,24 @@ def test_an_agentx_aggregate_is_an_agentic_row(store: Store, tmp_path: Path) -> 
     assert stored.kind == "agentic" and stored.metrics["tput_per_gpu"] == 700.0
 
 
+def test_in_our_results_folder_only_the_records_are_read(tmp_path: Path) -> None:
+    for name in (
+        "cells/a[k1-thinking_on].json",
+        "agentic/b[tp1-c2].json",
+        "agentic/inferencex/b_tp1_conc2.json",
+        "agentic/b[tp1-c2]/profile_export_aiperf.json",
+        "logs/x.json",
+    ):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("{}")
+    assert [p.relative_to(tmp_path).as_posix() for p in files([tmp_path])] == [
+        "cells/a[k1-thinking_on].json",
+        "agentic/b[tp1-c2].json",
+    ]
+
+
 def test_files_are_found_in_a_stable_order(tmp_path: Path) -> None:
-    for name in ("b/2.json", "a/1.json", "c.txt"):
+    for name in ("b/2.json", "a/1.json", "c.txt", "a/.hidden.json"):
         (tmp_path / name).parent.mkdir(exist_ok=True)
         (tmp_path / name).write_text("{}")
     assert [p.relative_to(tmp_path).as_posix() for p in files([tmp_path])] == [
