@@ -28,6 +28,14 @@ DEFAULT_PROGRESS_INTERVAL_S = 30.0
 DEFAULT_PRECISION_CHECK = "warn"
 DEFAULT_ENGINE_CHECK = "auto"
 DEFAULT_CHANGELOG_ONLY_ENTRIES = "forbid"
+HISTORY_DB_NAME = "history.db"
+
+
+def default_db_url(results: Path) -> str:
+    """The results history a run writes when no database is named: SQLite in its results
+    folder."""
+    return f"sqlite:///{results / HISTORY_DB_NAME}"
+
 
 SPEC_SEPARATOR = "//"
 """What separates the parts of an xdist spec, so no srun argument may hold it."""

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_infx.settings import DEFAULT_RESULTS_DIR, environment
+from pytest_infx.settings import DEFAULT_RESULTS_DIR, HISTORY_DB_NAME, default_db_url, environment
 from pytest_infx.usage import UsageError
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ def _add_db(parser: argparse.ArgumentParser) -> None:
         metavar="URL",
         default=None,
         help="history database (default: $INFX_DB_URL, else "
-        f"sqlite:///{DEFAULT_RESULTS_DIR}/history.db)",
+        f"sqlite:///{DEFAULT_RESULTS_DIR}/{HISTORY_DB_NAME})",
     )
 
 
@@ -81,7 +81,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def url_of(given: str | None) -> str:
-    return given or environment().db_url or f"sqlite:///{DEFAULT_RESULTS_DIR}/history.db"
+    return given or environment().db_url or default_db_url(Path(DEFAULT_RESULTS_DIR))
 
 
 def open_store(given: str | None, *, create: bool = False) -> Store:

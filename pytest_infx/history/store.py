@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from sqlalchemy import Connection, Engine, create_engine, event, select
+from sqlalchemy import Connection, Engine, create_engine, event, func, select
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 
 from pytest_infx.history.metrics import Metrics
@@ -106,10 +106,6 @@ class Stored:
     @property
     def run_label(self) -> str:
         return self.run_id if self.attempt == 1 else f"{self.run_id}#{self.attempt}"
-
-
-def default_url(results: Path) -> str:
-    return f"sqlite:///{results / 'history.db'}"
 
 
 def _config_values(config: ConfigInfo) -> dict[str, object]:
@@ -386,7 +382,7 @@ class Store:
 
     def count(self) -> int:
         with self.engine.connect() as connection:
-            return len(connection.execute(select(points.c.id)).all())
+            return int(connection.execute(select(func.count()).select_from(points)).scalar_one())
 
 
 def _joined() -> Any:

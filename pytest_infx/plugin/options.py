@@ -34,6 +34,7 @@ from pytest_infx.settings import (
     Roots,
     Settings,
     SlurmSettings,
+    default_db_url,
     environment,
 )
 
@@ -182,7 +183,7 @@ def _history(config: pytest.Config, env: Environment, results: Path) -> HistoryS
     results folder; ``off`` in any of them turns the history off."""
     from pytest_infx.tolerance import tolerances
 
-    url = _text(config, "infx_db") or env.db_url or f"sqlite:///{results / 'history.db'}"
+    url = _text(config, "infx_db") or env.db_url or default_db_url(results)
     lines = tuple(str(line) for line in config.getini("infx_baseline_tolerance"))
     try:
         tolerances(lines, source="ini infx_baseline_tolerance")
