@@ -15,6 +15,7 @@ import pytest
 from e2e.conftest import Sweep, wait_gone
 from e2e.helpers import live_pids, recipe, records, write_recipe
 from e2e.test_progress import CELL_LINE
+from pytest_infx.history.store import Store
 from pytest_infx.launch.ports import free_port
 
 from .conftest import processes_in, run_jobs, wait_until
@@ -72,6 +73,13 @@ def test_two_jobs_run_every_item_with_one_job_per_server(slurm_sweep: Sweep) -> 
     assert cells == sorted(ids)
     assert list((slurm_sweep.results / "logs").glob("*.log"))
     assert slurm_sweep.golden.joinpath("smollm2_fake_k3.yaml").exists()
+    store = Store.open(f"sqlite:///{slurm_sweep.results / 'history.db'}")
+    try:
+        stored = store.passing()
+    finally:
+        store.close()
+    assert sorted(row.item for row in stored) == sorted(ids)
+    assert len({row.run_id for row in stored}) == 1
 
 
 def test_progress_lines_come_back_from_the_jobs(slurm_sweep: Sweep) -> None:
