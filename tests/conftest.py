@@ -4,9 +4,16 @@ import signal
 from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
+import sqlalchemy.dialects.postgresql.psycopg
 from core.helpers import agentic, speedbench, write
 from history.postgres import Server, start
+
+DRIVERS = (psycopg, sqlalchemy.dialects.postgresql.psycopg)
+"""Imported before any pytester test snapshots ``sys.modules``: a driver first imported inside
+one is dropped after it, and the next import makes classes that SQLAlchemy's error mapping does
+not know (a refused connection then surfaces as psycopg's own error, not SQLAlchemy's)."""
 
 INI = """
 [pytest]

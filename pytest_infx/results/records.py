@@ -163,6 +163,8 @@ class ConfigInfo(_Model):
     it. The results history keys its rows on it, so a baseline is looked up by what was served
     and not by the recipe's name, which a rename would change."""
 
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, protected_namespaces=())
+
     model_prefix: str
     hardware: str
     framework: str

@@ -1,7 +1,8 @@
 """The baseline gate on the real CPU engine, on SQLite and on a real PostgreSQL server: a
 SPEED-Bench cell measured on ``main``, then again with a planted slowdown (``max-num-seqs: 1``,
 so the server decodes the cell's eight concurrent requests one at a time), fails on the gate
-naming the point, the metric, the baseline, the value and the delta."""
+naming the point, the metric, the baseline, the value and the delta (past the CPU recipes' own
+25 % throughput tolerance)."""
 
 from __future__ import annotations
 
@@ -73,7 +74,7 @@ def test_a_planted_slowdown_fails_on_the_baseline(
     out = slow.stdout.str()
     failure = next(line for line in out.splitlines() if line.startswith(f"{ITEM}: "))
     assert "output_tput_per_gpu" in failure
-    assert "vs baseline" in failure and "allowed 5%" in failure
+    assert "vs baseline" in failure and "allowed 25%" in failure
     assert "(baseline run local-" in failure
     store = Store.open(db_url)
     try:

@@ -123,8 +123,8 @@ def test_migrating_twice_changes_nothing(db_url: str) -> None:
     try:
         with engine.begin() as connection:
             migrate(connection)
-            version = connection.exec_driver_sql("SELECT version_num FROM alembic_version").all()
-        assert version == [(head_revision(),)]
+            found = connection.exec_driver_sql("SELECT version_num FROM alembic_version").all()
+        assert [tuple(row) for row in found] == [(head_revision(),)]
     finally:
         engine.dispose()
 
