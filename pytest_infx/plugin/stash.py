@@ -68,6 +68,9 @@ FROZEN: pytest.StashKey[bool] = pytest.StashKey()
 GC_PAUSE: pytest.StashKey[Pause] = pytest.StashKey()
 """config: the collector pause around recipe collection (made by plugin.configure, used by
 plugin.gc)."""
+HISTORY_RUN: pytest.StashKey[dict[str, object]] = pytest.StashKey()
+"""config: the run's identity in the results history, as plain values (plugin.run.history makes
+it on the controller and sends it to every worker in ``workerinput``)."""
 NOTES: pytest.StashKey[tuple[str, ...]] = pytest.StashKey()
 """config: report-header notes (plugin.declare, plugin.markers)."""
 GOLDEN_TREE: pytest.StashKey[dict[str, list[str] | None]] = pytest.StashKey()

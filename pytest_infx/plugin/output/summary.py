@@ -25,7 +25,7 @@ from pytest_infx.settings import Environment, environment
 CELL_PROPERTY = "infx_cell"
 AGENTIC_PROPERTY = "infx_agentic"
 BASELINE_PROPERTY = "infx_baseline"
-"""A point's baseline comparison (plugin.run.history's ``HISTORY_PROPERTY``)."""
+"""A point's baseline comparison, put on its item by plugin.run.session's gate."""
 
 
 def _fmt(cell: CellRecord | None) -> str:

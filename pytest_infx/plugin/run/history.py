@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Final, TypeVar, cast
 
 import pytest
 
-from pytest_infx.plugin.output.summary import BASELINE_PROPERTY
+import pytest_infx.plugin.stash as stash
 
 if TYPE_CHECKING:
     from pytest_infx.engines.registry import EngineRegistry
@@ -30,8 +30,6 @@ if TYPE_CHECKING:
 R = TypeVar("R", bound="Record")
 
 RUN_INPUT: Final = "infx_history_run"
-HISTORY_PROPERTY: Final = BASELINE_PROPERTY
-_STAMP: pytest.StashKey[dict[str, object]] = pytest.StashKey()
 
 
 def new_stamp(settings: Settings) -> dict[str, object]:
@@ -79,9 +77,9 @@ def stamp(config: pytest.Config, settings: Settings) -> dict[str, object]:
     given = workerinput.get(RUN_INPUT)
     if isinstance(given, dict):
         return given
-    if _STAMP not in config.stash:
-        config.stash[_STAMP] = new_stamp(settings)
-    return config.stash[_STAMP]
+    if stash.HISTORY_RUN not in config.stash:
+        config.stash[stash.HISTORY_RUN] = new_stamp(settings)
+    return config.stash[stash.HISTORY_RUN]
 
 
 def send_stamp(config: pytest.Config, workerinput: dict[str, object]) -> None:

@@ -190,12 +190,12 @@ class Run:
         """The baseline gate, for a point that passed its own: the comparison goes on the
         item for the end-of-run table, and a metric past its tolerance fails the point."""
         __tracebackhide__ = True
-        from pytest_infx.plugin.run.history import HISTORY_PROPERTY
+        from pytest_infx.plugin.output.summary import BASELINE_PROPERTY
 
         verdict = self.history.judge(record, point)
         if verdict is None:
             return
-        node.user_properties.append((HISTORY_PROPERTY, verdict.to_wire()))
+        node.user_properties.append((BASELINE_PROPERTY, verdict.to_wire()))
         if not verdict.passed:
             pytest.fail(verdict.message(), pytrace=False)
 
