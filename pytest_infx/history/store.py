@@ -291,6 +291,13 @@ class Store:
             )
             return int(connection.execute(select(runs.c.id).where(*where)).scalar_one())
 
+    def has_run(self, run_id: str) -> bool:
+        """Whether any attempt of run ``run_id`` is stored: a baseline that names one is a
+        run, else a branch."""
+        with self.engine.connect() as connection:
+            found = connection.execute(select(runs.c.id).where(runs.c.run_id == run_id)).first()
+        return found is not None
+
     def put(self, run: int, row: PointRow) -> str:
         """Write one point: ``added``, ``unchanged`` (the same row was there: an ingest run
         twice), ``updated``, or ``kept`` (a failed retry never replaces a passed row)."""

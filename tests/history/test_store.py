@@ -25,6 +25,12 @@ def test_a_run_is_added_once_by_its_id_and_attempt(store: Store) -> None:
     assert store.add_run(stamp("r1", attempt=2)) != first
 
 
+def test_a_stored_run_is_known_by_its_id(store: Store) -> None:
+    store.add_run(stamp("12345"))
+    assert store.has_run("12345")
+    assert not store.has_run("main")
+
+
 def test_a_point_is_added_then_unchanged_then_updated(store: Store) -> None:
     run = store.add_run(stamp("r1"))
     assert store.put(run, row()) == "added"

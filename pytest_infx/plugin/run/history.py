@@ -178,7 +178,7 @@ class History:
                 source=f"{point.path}: tolerance",
             ),
         )
-        by_branch = _is_branch(store, baseline)
+        by_branch = not store.has_run(baseline)
         earlier = store.history(
             row,
             branch=baseline if by_branch else None,
@@ -198,17 +198,6 @@ class History:
     def close(self) -> None:
         if self._store is not None:
             self._store.close()
-
-
-def _is_branch(store: Store, name: str) -> bool:
-    """A baseline names a run id when the history holds a run of that id, else a branch."""
-    from sqlalchemy import select
-
-    from pytest_infx.history.schema import runs
-
-    with store.engine.connect() as connection:
-        found = connection.execute(select(runs.c.id).where(runs.c.run_id == name)).first()
-    return found is None
 
 
 def run_stamp(values: dict[str, object]) -> RunStamp:

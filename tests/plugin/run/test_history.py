@@ -82,18 +82,3 @@ def test_a_point_config_is_inferencex_s_identity(tmp_path: Path) -> None:
         "ngram",
     )
     assert config.topology == "tp1-pp1-dcp1-pcp1-ep1-dpafalse"
-
-
-def test_a_baseline_names_a_run_when_the_history_holds_one(tmp_path: Path) -> None:
-    from history.samples import stamp
-
-    from pytest_infx.history.store import Store
-    from pytest_infx.plugin.run.history import _is_branch
-
-    store = Store.open(f"sqlite:///{tmp_path / 'h.db'}")
-    try:
-        store.add_run(stamp("12345"))
-        assert not _is_branch(store, "12345")
-        assert _is_branch(store, "main")
-    finally:
-        store.close()
