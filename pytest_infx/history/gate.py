@@ -1,12 +1,10 @@
 """The baseline gate: a point's figures against the latest passing row of the same config and
 point, each metric allowed to move by its tolerance in the direction that hurts.
 
-A tolerance is written as InferenceX's reviewers read a delta: ``tput_per_gpu: -5%`` lets
-throughput per GPU fall by 5 % at most, ``median_ttft: +10%`` lets the median TTFT rise by 10 %
-at most. A move the other way (faster, lower latency) never fails. The gate also reads the
-point's whole history on the baseline branch for a slow drift: a run of consecutive
-worsenings, each within the tolerance, that add up past it, which a comparison with the last
-run alone cannot see.
+How tolerances are written is ``pytest_infx.tolerance``'s; a move the other way (faster,
+lower latency) never fails. The gate also reads the point's whole history on the baseline
+branch for a slow drift: a run of consecutive worsenings, each within the tolerance, that add
+up past it, which a comparison with the last run alone cannot see.
 """
 
 from __future__ import annotations
