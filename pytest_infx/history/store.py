@@ -11,8 +11,8 @@ lock so that workers opening one database at once migrate it once.
 
 from __future__ import annotations
 
-import contextlib
 import json
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -167,17 +167,24 @@ def _engine(url: str) -> Engine:
     return engine
 
 
-def _first_open_lock(engine: Engine) -> contextlib.AbstractContextManager[object]:
-    """SQLite's switch of a new file to WAL needs the file to itself, and a second process
-    connecting meanwhile gets "database is locked" at once instead of waiting: the opens of one
-    SQLite file (its migrations included) take turns under a lock file beside it. PostgreSQL's
-    migrations take an advisory lock instead."""
-    database = engine.url.database
-    if engine.dialect.name != "sqlite" or not database or database == ":memory:":
-        return contextlib.nullcontext()
-    from filelock import FileLock
-
-    return FileLock(f"{database}.lock", timeout=BUSY_TIMEOUT_MS / 1000)
+def _migrated(engine: Engine, to: str) -> None:
+    """Migrate on a first connection. SQLite's switch of a new file to WAL mode needs the file
+    to itself, and a process connecting meanwhile is told "database is locked" at once rather
+    than waiting on the busy timeout: opens of a new file by several workers retry until the
+    busy timeout has passed."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    pause = 0.02
+    while True:
+        try:
+            with engine.begin() as connection:
+                migrate(connection, to=to)
+            return
+        except OperationalError as exc:
+            locked = engine.dialect.name == "sqlite" and "locked" in str(exc.orig)
+            if not locked or time.monotonic() > deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.5)
 
 
 def _sqlite_connect(dbapi_connection: Any, _record: object) -> None:
@@ -248,17 +255,10 @@ class Store:
     def open(cls, url: str, *, migrate_to: str = "head") -> Store:
         engine = _engine(url)
         try:
-            with _first_open_lock(engine), engine.begin() as connection:
-                migrate(connection, to=migrate_to)
+            _migrated(engine, migrate_to)
         except StoreError:
             engine.dispose()
             raise
-        except TimeoutError:
-            engine.dispose()
-            raise StoreError(
-                f"history database {url!r}: another process kept it locked for "
-                f"{BUSY_TIMEOUT_MS // 1000} s; try again, or give another database with --infx-db"
-            ) from None
         except OperationalError as exc:
             engine.dispose()
             reason = " ".join(str(exc.orig if exc.orig is not None else exc).split())
