@@ -21,9 +21,10 @@ from pathlib import Path
 from pytest_infx.files.textio import InputFileError, read_input
 from pytest_infx.history.metrics import of_inferencex
 from pytest_infx.history.rows import gpu_type, row_of
-from pytest_infx.history.store import PASS, PointRow, RunStamp, Store
+from pytest_infx.history.store import PointRow, RunStamp, Store
 from pytest_infx.results.layout import Layout
 from pytest_infx.results.records import ConfigInfo, RecordError, parse_record
+from pytest_infx.results.verdict import Verdict
 
 AGENTIC_SCENARIO = "agentic-coding"
 
@@ -188,7 +189,7 @@ def _inferencex_row(
         item=item,
         recipe=str(data.get("model") or ""),
         dataset="agentic-traces" if agentic else "random",
-        status=PASS,
+        status=Verdict.PASS,
         metrics=metrics,
         isl=0 if agentic else _int(data.get("isl")),
         osl=0 if agentic else _int(data.get("osl")),

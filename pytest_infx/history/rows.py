@@ -7,7 +7,8 @@ earlier) make rows here, so a point ingested later has the same key it would hav
 from __future__ import annotations
 
 from pytest_infx.history.metrics import of_record
-from pytest_infx.history.store import FAIL, PASS, PointRow
+from pytest_infx.history.store import PointRow
+from pytest_infx.results import verdict
 from pytest_infx.results.records import CellRecord, Record
 
 
@@ -31,7 +32,7 @@ def golden_of(record: Record) -> str | None:
         return None
     if record.golden.recorded:
         return "recorded"
-    return "pass" if record.golden.ok else "fail"
+    return verdict.of(record.golden.ok)
 
 
 def row_of(record: Record) -> PointRow:
@@ -56,7 +57,7 @@ def row_of(record: Record) -> PointRow:
         item=record.id,
         recipe=record.recipe,
         dataset=dataset,
-        status=PASS if record.passed else FAIL,
+        status=verdict.of(record.passed),
         metrics=of_record(record),
         golden=golden_of(record),
     )

@@ -11,7 +11,7 @@ lock so that workers opening one database at once migrate it once.
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -24,6 +24,7 @@ from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 
 from pytest_infx.history.metrics import Metrics
 from pytest_infx.history.schema import configs, points, runs
+from pytest_infx.results.verdict import Verdict
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import RowMapping
@@ -34,8 +35,6 @@ MIGRATIONS: Final = Path(__file__).parent / "migrations"
 BUSY_TIMEOUT_MS: Final = 60_000
 _PG_LOCK: Final = 0x1F_1A_F0
 """The advisory lock key the migration holds on PostgreSQL (any constant; ours alone)."""
-PASS: Final = "pass"
-FAIL: Final = "fail"
 
 
 class StoreError(RuntimeError):
@@ -59,8 +58,8 @@ class RunStamp:
 
 @dataclass(frozen=True)
 class PointRow:
-    """One point as the history keeps it; ``status`` is ``pass`` or ``fail`` (a failed point's
-    figures are kept, and never become a baseline)."""
+    """One point as the history keeps it; ``status`` is a result file's verdict word (a failed
+    point's figures are kept, and never become a baseline)."""
 
     config: ConfigInfo
     kind: str
@@ -105,6 +104,10 @@ class Stored:
     cell: str = ""
 
     @property
+    def passed(self) -> bool:
+        return self.status == Verdict.PASS
+
+    @property
     def run_label(self) -> str:
         return self.run_id if self.attempt == 1 else f"{self.run_id}#{self.attempt}"
 
@@ -134,6 +137,7 @@ _CONFIG_KEY: Final = (
     "spec_method",
     "topology",
 )
+_CONFIG_COLUMNS: Final = (*_CONFIG_KEY, "tp", "ep", "dp_attention", "gpus")
 
 
 def _engine(url: str) -> Engine:
@@ -274,22 +278,7 @@ class Store:
     def add_run(self, stamp: RunStamp) -> int:
         """The run's row id, adding the run if it is new."""
         with self.engine.begin() as connection:
-            where = (runs.c.run_id == stamp.run_id, runs.c.attempt == stamp.attempt)
-            found = connection.execute(select(runs.c.id).where(*where)).scalar()
-            if found is not None:
-                return int(found)
-            connection.execute(
-                _insert_ignoring(connection, runs).values(
-                    run_id=stamp.run_id,
-                    attempt=stamp.attempt,
-                    branch=stamp.branch,
-                    commit=stamp.commit,
-                    started=stamp.started,
-                    machine=stamp.machine,
-                    plugin_version=stamp.plugin_version,
-                )
-            )
-            return int(connection.execute(select(runs.c.id).where(*where)).scalar_one())
+            return _id_of(connection, runs, ("run_id", "attempt"), dataclasses.asdict(stamp))
 
     def has_run(self, run_id: str) -> bool:
         """Whether any attempt of run ``run_id`` is stored: a baseline that names one is a
@@ -331,9 +320,9 @@ class Store:
                     .mappings()
                     .one()
                 )
-            if _same(existing, values):
+            if all(existing[name] == value for name, value in values.items()):
                 return "unchanged"
-            if existing["status"] == PASS and row.status != PASS:
+            if existing["status"] == Verdict.PASS and row.status != Verdict.PASS:
                 return "kept"
             connection.execute(
                 points.update().where(*where).values(**values, written=datetime.now(UTC))
@@ -368,7 +357,7 @@ class Store:
                 return []
             query = _joined().where(
                 points.c.config == config,
-                points.c.status == PASS,
+                points.c.status == Verdict.PASS,
                 *(points.c[name] == value for name, value in row.key().items()),
             )
             if branch is not None:
@@ -377,8 +366,7 @@ class Store:
                 query = query.where(runs.c.run_id == run_id)
             if exclude_run is not None:
                 query = query.where(runs.c.id != exclude_run)
-            query = query.order_by(runs.c.started, runs.c.attempt, points.c.id)
-            return [_stored(found) for found in connection.execute(query).mappings()]
+            return _in_run_order(connection, query)
 
     def series(
         self, item: str, *, since: datetime | None = None, branch: str | None = None
@@ -390,8 +378,7 @@ class Store:
                 query = query.where(runs.c.started >= since)
             if branch is not None:
                 query = query.where(runs.c.branch == branch)
-            query = query.order_by(runs.c.started, runs.c.attempt, points.c.id)
-            return [_stored(found) for found in connection.execute(query).mappings()]
+            return _in_run_order(connection, query)
 
     def items(self) -> list[str]:
         with self.engine.connect() as connection:
@@ -401,11 +388,10 @@ class Store:
     def passing(self, *, since: datetime | None = None) -> list[Stored]:
         """Every passing row, oldest run first: what the dashboard draws."""
         with self.engine.connect() as connection:
-            query = _joined().where(points.c.status == PASS)
+            query = _joined().where(points.c.status == Verdict.PASS)
             if since is not None:
                 query = query.where(runs.c.started >= since)
-            query = query.order_by(runs.c.started, runs.c.attempt, points.c.id)
-            return [_stored(found) for found in connection.execute(query).mappings()]
+            return _in_run_order(connection, query)
 
     def count(self) -> int:
         with self.engine.connect() as connection:
@@ -426,17 +412,21 @@ def _joined() -> Any:
             runs.c.branch,
             runs.c.commit,
             runs.c.started,
-            *(configs.c[name] for name in (*_CONFIG_KEY, "tp", "ep", "dp_attention", "gpus")),
+            *(configs.c[name] for name in _CONFIG_COLUMNS),
         )
         .join(runs, points.c.run == runs.c.id)
         .join(configs, points.c.config == configs.c.id)
     )
 
 
+def _in_run_order(connection: Connection, query: Any) -> list[Stored]:
+    """The rows a query of ``_joined`` finds, oldest run first."""
+    ordered = query.order_by(runs.c.started, runs.c.attempt, points.c.id)
+    return [_stored(found) for found in connection.execute(ordered).mappings()]
+
+
 def _stored(found: RowMapping) -> Stored:
     metrics = found["metrics"]
-    if isinstance(metrics, str):
-        metrics = json.loads(metrics)
     started = found["started"]
     if started.tzinfo is None:
         started = started.replace(tzinfo=UTC)
@@ -449,21 +439,11 @@ def _stored(found: RowMapping) -> Stored:
         branch=found["branch"],
         commit=found["commit"],
         started=started,
-        config={name: found[name] for name in (*_CONFIG_KEY, "tp", "ep", "dp_attention", "gpus")},
+        config={name: found[name] for name in _CONFIG_COLUMNS},
         kind=found["kind"],
         conc=found["conc"],
         cell=found["cell"],
     )
-
-
-def _same(existing: RowMapping, values: Mapping[str, object]) -> bool:
-    for name, value in values.items():
-        stored = existing[name]
-        if name == "metrics" and isinstance(stored, str):
-            stored = json.loads(stored)
-        if stored != value:
-            return False
-    return True
 
 
 def _insert_ignoring(connection: Connection, table: Any) -> Any:
@@ -477,18 +457,31 @@ def _insert_ignoring(connection: Connection, table: Any) -> Any:
     return sqlite_insert(table).on_conflict_do_nothing()
 
 
-def _find_config(connection: Connection, config: ConfigInfo) -> int | None:
-    values = _config_values(config)
-    where = [configs.c[name] == values[name] for name in _CONFIG_KEY]
-    found = connection.execute(select(configs.c.id).where(*where)).scalar()
+def _find(
+    connection: Connection, table: Any, key: tuple[str, ...], values: Mapping[str, object]
+) -> int | None:
+    """The id of the row of ``table`` whose natural ``key`` columns hold ``values``."""
+    where = [table.c[name] == values[name] for name in key]
+    found = connection.execute(select(table.c.id).where(*where)).scalar()
     return None if found is None else int(found)
 
 
-def _config_id(connection: Connection, config: ConfigInfo) -> int:
-    found = _find_config(connection, config)
-    if found is not None:
-        return found
-    connection.execute(_insert_ignoring(connection, configs).values(**_config_values(config)))
-    found = _find_config(connection, config)
+def _id_of(
+    connection: Connection, table: Any, key: tuple[str, ...], values: Mapping[str, object]
+) -> int:
+    """The id of that row, adding it first when there is none (a writer that adds it
+    meanwhile wins, and its row is found)."""
+    found = _find(connection, table, key, values)
+    if found is None:
+        connection.execute(_insert_ignoring(connection, table).values(**values))
+        found = _find(connection, table, key, values)
     assert found is not None
     return found
+
+
+def _find_config(connection: Connection, config: ConfigInfo) -> int | None:
+    return _find(connection, configs, _CONFIG_KEY, _config_values(config))
+
+
+def _config_id(connection: Connection, config: ConfigInfo) -> int:
+    return _id_of(connection, configs, _CONFIG_KEY, _config_values(config))

@@ -81,7 +81,7 @@ class Trend:
                     change,
                 ]
             )
-            previous = value if row.status == "pass" else previous
+            previous = value if row.passed else previous
         widths = [max(len(r[i]) for r in table) for i in range(len(header))]
         for row_cells in table:
             cells = (c.ljust(w) for c, w in zip(row_cells, widths, strict=True))
@@ -100,7 +100,7 @@ def trend(item: str, rows: Sequence[Stored], asked: str | None) -> Trend:
         (t for t in tolerances(DEFAULT_TOLERANCES, source="default") if t.metric == name),
         Tolerance(name, DEFAULT_DRIFT_TOLERANCE),
     )
-    passing = [row.metrics[name] for row in kept if row.status == "pass"]
+    passing = [row.metrics[name] for row in kept if row.passed]
     found = drift(limit, passing[:-1], {name: passing[-1]}) if passing else None
     return Trend(item, name, kept, found)
 
@@ -121,7 +121,7 @@ def png(found: Trend, path: Path) -> Path:
     ys = [shown.shown(value) for value in found.values()]
     figure, axes = plt.subplots(figsize=(8, 4), dpi=100)
     axes.plot(xs, ys, marker="o", color="#2b6cb0", label=found.metric)
-    failed = [(x, y) for x, y, row in zip(xs, ys, found.rows, strict=True) if row.status != "pass"]
+    failed = [(x, y) for x, y, row in zip(xs, ys, found.rows, strict=True) if not row.passed]
     if failed:
         axes.scatter(*zip(*failed, strict=True), color="#c53030", zorder=3, label="failed")
     axes.set_title(found.item, fontsize=9)

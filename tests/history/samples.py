@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from pytest_infx.history.store import PASS, PointRow, RunStamp
+from pytest_infx.history.store import PointRow, RunStamp
 from pytest_infx.results.records import ConfigInfo
+from pytest_infx.results.verdict import Verdict
 
 START = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 CONFIG = ConfigInfo(
@@ -41,7 +42,7 @@ def row(tput: float = 100.0, **fields: object) -> PointRow:
         item="smollm2-cpu[tp1-c4]",
         recipe="smollm2-cpu",
         dataset="builtin-traces",
-        status=PASS,
+        status=Verdict.PASS,
         metrics={"tput_per_gpu": tput, "median_ttft": 0.5, "median_intvty": 20.0},
     )
     return replace(base, **fields)  # type: ignore[arg-type]

@@ -11,7 +11,8 @@ import pytest
 from history.debian import ensure
 from history.samples import row, stamp
 from pytest_infx.history.dashboard import Mark, frontier, page
-from pytest_infx.history.store import FAIL, Store
+from pytest_infx.history.store import Store
+from pytest_infx.results.verdict import Verdict
 
 CHROMIUM = "/usr/bin/chromium"
 CONCURRENCIES = (1, 4, 16, 64)
@@ -26,7 +27,9 @@ def _history(tmp_path: Path) -> Store:
         for conc in CONCURRENCIES:
             metrics = {"tput_per_gpu": 100.0 * conc**0.5 * factor, "median_intvty": 80.0 / conc}
             store.put(run, row(conc=conc, item=f"k[tp1-c{conc}]", metrics=metrics))
-        store.put(run, row(conc=2, item="k[tp1-c2]", status=FAIL, metrics={"tput_per_gpu": 0.0}))
+        store.put(
+            run, row(conc=2, item="k[tp1-c2]", status=Verdict.FAIL, metrics={"tput_per_gpu": 0.0})
+        )
         store.put(
             run,
             row(

@@ -9,7 +9,8 @@ from sqlalchemy import create_engine, inspect
 
 from history.samples import CONFIG, row, stamp
 from pytest_infx.history.schema import METADATA
-from pytest_infx.history.store import FAIL, Store, StoreError, head_revision, migrate
+from pytest_infx.history.store import Store, StoreError, head_revision, migrate
+from pytest_infx.results.verdict import Verdict
 
 
 @pytest.fixture
@@ -43,7 +44,7 @@ def test_a_point_is_added_then_unchanged_then_updated(store: Store) -> None:
 def test_a_failed_retry_never_replaces_a_passed_point(store: Store) -> None:
     run = store.add_run(stamp("r1"))
     store.put(run, row())
-    assert store.put(run, row(0.0, status=FAIL)) == "kept"
+    assert store.put(run, row(0.0, status=Verdict.FAIL)) == "kept"
     assert store.series(row().item)[0].status == "pass"
 
 
@@ -61,7 +62,7 @@ def test_the_baseline_is_the_latest_passing_row_of_the_branch(store: Store) -> N
     for run_id, day, tput, branch, status in (
         ("old", 0, 90.0, "main", "pass"),
         ("latest", 2, 100.0, "main", "pass"),
-        ("broken", 3, 1.0, "main", FAIL),
+        ("broken", 3, 1.0, "main", Verdict.FAIL),
         ("feature", 4, 50.0, "feature", "pass"),
     ):
         run = store.add_run(stamp(run_id, day=day, branch=branch))

@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 
 from history.samples import row, stamp
-from pytest_infx.history.store import FAIL, Store
+from pytest_infx.history.store import Store
 from pytest_infx.history.trend import chosen_metric, png, since, trend
+from pytest_infx.results.verdict import Verdict
 
 NOW = datetime(2026, 12, 5, 12, 0, tzinfo=UTC)
 
@@ -16,7 +17,7 @@ def _stored(tmp_path: Path, values: list[float], *, failed: int | None = None) -
     store = Store.open(f"sqlite:///{tmp_path / 'h.db'}")
     for day, value in enumerate(values):
         run = store.add_run(stamp(f"r{day}", day=day))
-        store.put(run, row(value, status=FAIL if day == failed else "pass"))
+        store.put(run, row(value, status=Verdict.FAIL if day == failed else "pass"))
     return store
 
 
