@@ -22,6 +22,13 @@ suffixes) and ``cpu``. A recipe or ``--gpu`` naming another is a typo that would
 select nothing, silently; new hardware is added here."""
 
 
+def gpu_type(runner: str) -> str:
+    """The GPU type of a runner name, as InferenceX groups them: ``cluster:b300-nv`` and
+    ``b300-nv_2`` are both ``b300``; a config found on two machines of one type is one config."""
+    name = runner.removeprefix("cluster:")
+    return name.split("-", 1)[0].split("_", 1)[0]
+
+
 def unknown_runner(name: str) -> str | None:
     """Why ``name`` is no runner type (with the close ones), or ``None`` when it is one."""
     if name in RUNNERS:

@@ -19,8 +19,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from pytest_infx.files.textio import InputFileError, read_input
+from pytest_infx.hardware import gpu_type
 from pytest_infx.history.metrics import of_inferencex
-from pytest_infx.history.rows import gpu_type, row_of
+from pytest_infx.history.rows import row_of
 from pytest_infx.history.store import PointRow, RunStamp, Store
 from pytest_infx.results.layout import Layout
 from pytest_infx.results.records import ConfigInfo, RecordError, parse_record

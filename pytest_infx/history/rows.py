@@ -12,13 +12,6 @@ from pytest_infx.results import verdict
 from pytest_infx.results.records import CellRecord, Record
 
 
-def gpu_type(runner: str) -> str:
-    """The GPU type of a runner name, as InferenceX groups them: ``cluster:b300-nv`` and
-    ``b300-nv_2`` are both ``b300``; a config found on two machines of one type is one config."""
-    name = runner.removeprefix("cluster:")
-    return name.split("-", 1)[0].split("_", 1)[0]
-
-
 def cell_of(record: Record) -> str:
     """The part of a point's identity no InferenceX column holds: a SPEED-Bench cell's draft
     length and thinking mode, an AgentX point's variant."""

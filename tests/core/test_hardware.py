@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_infx.hardware import RUNNERS, runner_from_gpu_name, unknown_runner
+from pytest_infx.hardware import RUNNERS, gpu_type, runner_from_gpu_name, unknown_runner
 
 
 @pytest.mark.parametrize(
@@ -26,3 +26,17 @@ def test_every_runner_is_known_and_a_typo_names_the_close_ones() -> None:
     assert problem is not None
     assert problem.startswith("no runner type 'b30'; did you mean b300")
     assert "runners: cpu, h100" in problem
+
+
+@pytest.mark.parametrize(
+    ("runner", "gpu"),
+    [
+        ("b300", "b300"),
+        ("cluster:b300-nv", "b300"),
+        ("b200-dgxc_1", "b200"),
+        ("h200_3", "h200"),
+        ("cpu", "cpu"),
+    ],
+)
+def test_a_runner_name_gives_its_gpu_type(runner: str, gpu: str) -> None:
+    assert gpu_type(runner) == gpu

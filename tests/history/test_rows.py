@@ -4,21 +4,7 @@ import pytest
 from results.samples import cell, point
 
 from history.samples import CONFIG
-from pytest_infx.history.rows import cell_of, golden_of, gpu_type, row_of
-
-
-@pytest.mark.parametrize(
-    ("runner", "gpu"),
-    [
-        ("b300", "b300"),
-        ("cluster:b300-nv", "b300"),
-        ("b200-dgxc_1", "b200"),
-        ("h200_3", "h200"),
-        ("cpu", "cpu"),
-    ],
-)
-def test_a_runner_name_gives_its_gpu_type(runner: str, gpu: str) -> None:
-    assert gpu_type(runner) == gpu
+from pytest_infx.history.rows import cell_of, golden_of, row_of
 
 
 def test_a_cell_row_keys_on_its_draft_length_and_thinking_mode() -> None:

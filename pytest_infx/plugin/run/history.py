@@ -93,7 +93,7 @@ def send_stamp(config: pytest.Config, workerinput: dict[str, object]) -> None:
 def config_of(point: Point, engines: EngineRegistry) -> ConfigInfo:
     """InferenceX's config identity of a point, as its result names carry it."""
     from pytest_infx.agentic.shape import shape_of
-    from pytest_infx.history.rows import gpu_type
+    from pytest_infx.hardware import gpu_type
     from pytest_infx.results.records import ConfigInfo
 
     shape = shape_of(point, engines=engines)
