@@ -226,7 +226,9 @@ def _serve(args: argparse.Namespace) -> int:
 def _trend(args: argparse.Namespace) -> int:
     from datetime import datetime
 
-    from pytest_infx.history.trend import png, trend
+    from pytest_infx.files.atomic import atomic_write_bytes
+    from pytest_infx.history.trend import trend
+    from pytest_infx.report import plots
 
     moment = _since(args.since)
     store = open_store(args.db)
@@ -253,13 +255,10 @@ def _trend(args: argparse.Namespace) -> int:
     for line in found.lines():
         print(line)
     target = args.png or Path(re.sub(r"[^A-Za-z0-9._-]+", "_", args.key).strip("_") + ".png")
-    try:
-        png(found, target)
-    except ImportError:
-        print(
-            "no picture: matplotlib is not installed (pip install 'pytest-infx[plots]')",
-            file=sys.stderr,
-        )
+    missing = plots.missing_reason()
+    if missing is not None:
+        print(f"no picture: {missing}", file=sys.stderr)
         return 0
+    atomic_write_bytes(target, plots.trend_png(found))
     print(f"wrote {target}")
     return 0

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from pytest_infx.history.store import Stored
-from pytest_infx.history.trend import chosen_metric
+from pytest_infx.history.trend import trend
 from pytest_infx.tolerance import METRICS
 
 WIDTH, HEIGHT = 640, 360
@@ -190,19 +190,17 @@ def _trends(rows: Sequence[Stored]) -> list[str]:
         items[row.item].append(row)
     parts: list[str] = []
     for item in sorted(items):
-        members = items[item]
-        name = chosen_metric(members, None)
-        shown = METRICS[name]
+        found = trend(item, items[item], None)
         marks = [
-            Mark(float(index), shown.shown(r.metrics[name]), r.run_label, item)
-            for index, r in enumerate(m for m in members if name in m.metrics)
+            Mark(float(index), value, row.run_label, item)
+            for index, (row, value) in enumerate(zip(found.rows, found.shown(), strict=True))
         ]
         parts.append(f"<h3>{html.escape(item)}</h3>")
         parts.append(
             svg(
                 marks,
                 x_label="runs, oldest first",
-                y_label=f"{name} ({shown.unit})" if shown.unit else name,
+                y_label=found.label,
                 kind="trend",
                 key=item,
                 height=TREND_HEIGHT,

@@ -7,7 +7,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 from pytest_infx.history.gate import Drift, drift
 from pytest_infx.history.store import Stored
@@ -60,6 +59,16 @@ class Trend:
     def values(self) -> list[float]:
         return [row.metrics[self.metric] for row in self.rows]
 
+    def shown(self) -> list[float]:
+        """The values in the metric's display unit (ms for a latency)."""
+        scale = METRICS[self.metric].shown
+        return [scale(value) for value in self.values()]
+
+    @property
+    def label(self) -> str:
+        unit = METRICS[self.metric].unit
+        return f"{self.metric} ({unit})" if unit else self.metric
+
     def lines(self) -> list[str]:
         shown = METRICS[self.metric]
         unit = f" ({shown.unit})" if shown.unit else ""
@@ -103,40 +112,3 @@ def trend(item: str, rows: Sequence[Stored], asked: str | None) -> Trend:
     passing = [row.metrics[name] for row in kept if row.passed]
     found = drift(limit, passing[:-1], {name: passing[-1]}) if passing else None
     return Trend(item, name, kept, found)
-
-
-def png(found: Trend, path: Path) -> Path:
-    """The metric over runs, failed runs marked; written atomically."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from io import BytesIO
-
-    import matplotlib.pyplot as plt
-
-    from pytest_infx.files.atomic import atomic_write_bytes
-
-    shown = METRICS[found.metric]
-    xs = list(range(len(found.rows)))
-    ys = [shown.shown(value) for value in found.values()]
-    figure, axes = plt.subplots(figsize=(8, 4), dpi=100)
-    axes.plot(xs, ys, marker="o", color="#2b6cb0", label=found.metric)
-    failed = [(x, y) for x, y, row in zip(xs, ys, found.rows, strict=True) if not row.passed]
-    if failed:
-        axes.scatter(*zip(*failed, strict=True), color="#c53030", zorder=3, label="failed")
-    axes.set_title(found.item, fontsize=9)
-    axes.set_ylabel(f"{found.metric} ({shown.unit})" if shown.unit else found.metric)
-    axes.set_xticks(xs)
-    axes.set_xticklabels(
-        [row.started.astimezone(UTC).strftime("%m-%d %H:%M") for row in found.rows], fontsize=7
-    )
-    axes.set_xlabel("run (UTC start)")
-    axes.grid(alpha=0.3)
-    axes.legend(fontsize=8)
-    figure.autofmt_xdate()
-    figure.tight_layout()
-    buffer = BytesIO()
-    figure.savefig(buffer, format="png")
-    plt.close(figure)
-    atomic_write_bytes(path, buffer.getvalue())
-    return path

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+    from pytest_infx.history.trend import Trend
+
 INSTALL_HINT: Final = "pip install 'pytest-infx[plots]'"
 MODE_COLORS: Final = {"thinking_off": "#1f77b4", "thinking_on": "#ff7f0e"}
 TP_COLORS: Final = ("#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf")
@@ -253,3 +255,28 @@ def agentic_png(recipe: AgenticRecipe) -> bytes:
 
 def _finite(value: float | None) -> bool:
     return value is not None and math.isfinite(value)
+
+
+def trend_png(found: Trend) -> bytes:
+    """One point's metric over runs (``infx trend``), a run that failed marked in red."""
+    from datetime import UTC
+
+    figure, ax = _figure()
+    xs = list(range(len(found.rows)))
+    ys = found.shown()
+    ax.plot(xs, ys, marker="o", color=TP_COLORS[0], label=found.metric)
+    failed = [(x, y) for x, y, row in zip(xs, ys, found.rows, strict=True) if not row.passed]
+    if failed:
+        ax.scatter(*zip(*failed, strict=True), color=FAIL_COLOR, zorder=3, label="failed")
+    ax.set_title(found.item, fontsize=9)
+    ax.set_ylabel(found.label)
+    ax.set_xticks(xs)
+    ax.set_xticklabels(
+        [row.started.astimezone(UTC).strftime("%m-%d %H:%M") for row in found.rows],
+        fontsize=7,
+        rotation=30,
+    )
+    ax.set_xlabel("run (UTC start)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return _png(figure)

@@ -7,7 +7,8 @@ import pytest
 
 from history.samples import row, stamp
 from pytest_infx.history.store import Store
-from pytest_infx.history.trend import chosen_metric, png, since, trend
+from pytest_infx.history.trend import chosen_metric, since, trend
+from pytest_infx.report.plots import trend_png
 from pytest_infx.results.verdict import Verdict
 
 NOW = datetime(2026, 12, 5, 12, 0, tzinfo=UTC)
@@ -84,5 +85,5 @@ def test_the_picture_is_a_png(tmp_path: Path) -> None:
     store = _stored(tmp_path, [100.0, 90.0, 95.0], failed=1)
     found = trend(row().item, store.series(row().item), None)
     store.close()
-    path = png(found, tmp_path / "t.png")
-    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    picture = trend_png(found)
+    assert picture[:8] == b"\x89PNG\r\n\x1a\n"
