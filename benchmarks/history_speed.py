@@ -16,8 +16,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from pytest_infx.history.ingest import default_stamp, ingest
-from pytest_infx.history.store import PASS, PointRow, RunStamp, Store
+from pytest_infx.history.store import PointRow, RunStamp, Store
 from pytest_infx.results.records import ConfigInfo
+from pytest_infx.results.verdict import Verdict
 
 CONFIG = ConfigInfo(
     model_prefix="dsr1",
@@ -36,7 +37,7 @@ ROW = PointRow(
     item="dsr1[tp8-c1]",
     recipe="dsr1",
     dataset="hub-traces",
-    status=PASS,
+    status=Verdict.PASS,
     metrics={"tput_per_gpu": 1000.0, "median_ttft": 0.3, "median_intvty": 40.0},
 )
 
@@ -126,7 +127,7 @@ def main() -> int:
     bmk.write_text(json.dumps(rows))
     for attempt in ("first", "again"):
         started = time.perf_counter()
-        tally = ingest(store, [bmk], default_stamp([bmk], branch="main", commit=""))
+        tally = ingest(store, [bmk], default_stamp([bmk], [bmk], branch="main", commit=""))
         print(
             f"ingest agg_bmk.json, {len(rows)} rows, {attempt}: "
             f"{time.perf_counter() - started:.2f} s ({tally.lines()[0]})"

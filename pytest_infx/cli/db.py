@@ -17,6 +17,8 @@ from pytest_infx.settings import DEFAULT_RESULTS_DIR, HISTORY_DB_NAME, default_d
 from pytest_infx.usage import UsageError
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from pytest_infx.history.store import Store
 
 DEFAULT_PORT = 8765
@@ -113,28 +115,19 @@ def open_store(given: str | None, *, create: bool = False) -> Store:
 
 
 def _ingest(args: argparse.Namespace) -> int:
-    from pytest_infx.history.ingest import default_stamp, ingest
-    from pytest_infx.history.store import RunStamp
+    from dataclasses import replace
+
+    from pytest_infx.history.ingest import default_stamp, files, ingest
 
     missing = [str(path) for path in args.paths if not path.exists()]
     if missing:
         raise UsageError(f"no such file or folder: {', '.join(missing)}")
-    stamp = default_stamp(list(args.paths), branch=args.branch, commit=args.commit)
+    found = list(files(args.paths))
+    stamp = default_stamp(args.paths, found, branch=args.branch, commit=args.commit)
     if args.run_id:
-        stamp = RunStamp(
-            run_id=args.run_id,
-            attempt=args.attempt,
-            branch=args.branch,
-            commit=args.commit,
-            started=stamp.started,
-            machine="ingest",
-            plugin_version="ingest",
-        )
-    store = open_store(args.db, create=True)
-    try:
-        tally = ingest(store, list(args.paths), stamp)
-    finally:
-        store.close()
+        stamp = replace(stamp, run_id=args.run_id, attempt=args.attempt)
+    with open_store(args.db, create=True) as store:
+        tally = ingest(store, found, stamp)
     print(f"run {stamp.run_id} (attempt {stamp.attempt}, branch {stamp.branch}):")
     for line in tally.lines():
         print(line)
@@ -142,16 +135,13 @@ def _ingest(args: argparse.Namespace) -> int:
 
 
 def _items(args: argparse.Namespace) -> int:
-    store = open_store(args.db)
-    try:
+    with open_store(args.db) as store:
         for item in store.items():
             print(item)
-    finally:
-        store.close()
     return 0
 
 
-def _since(text: str | None) -> object:
+def _since(text: str | None) -> datetime | None:
     from pytest_infx.history.trend import since
 
     if text is None:
@@ -163,16 +153,11 @@ def _since(text: str | None) -> object:
 
 
 def _page(args: argparse.Namespace) -> str:
-    from datetime import datetime
-
     from pytest_infx.history.dashboard import page
 
     moment = _since(args.since)
-    store = open_store(args.db)
-    try:
-        rows = store.passing(since=moment if isinstance(moment, datetime) else None)
-    finally:
-        store.close()
+    with open_store(args.db) as store:
+        rows = store.passing(since=moment)
     return page(rows, source=_shown_url(url_of(args.db)))
 
 
@@ -224,22 +209,12 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _trend(args: argparse.Namespace) -> int:
-    from datetime import datetime
-
     from pytest_infx.files.atomic import atomic_write_bytes
     from pytest_infx.history.trend import trend
     from pytest_infx.report import plots
 
-    moment = _since(args.since)
-    store = open_store(args.db)
-    try:
-        rows = store.series(
-            args.key,
-            since=moment if isinstance(moment, datetime) else None,
-            branch=args.branch,
-        )
-    finally:
-        store.close()
+    with open_store(args.db) as store:
+        rows = store.series(args.key, since=_since(args.since), branch=args.branch)
     if not rows:
         raise UsageError(
             f"no stored point {args.key!r}"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -66,12 +66,15 @@ def files(paths: Iterable[Path]) -> Iterator[Path]:
             )
 
 
-def default_stamp(paths: list[Path], *, branch: str, commit: str) -> RunStamp:
+def default_stamp(
+    paths: Sequence[Path], found: Sequence[Path], *, branch: str, commit: str
+) -> RunStamp:
     """The run an ingest files its rows under when none is named: one id per set of paths
-    (so running it again finds the same run), dated by the newest file."""
+    given (so running it again finds the same run), dated by the newest of the files ``found``
+    in them."""
     resolved = sorted(str(path.resolve()) for path in paths)
     digest = hashlib.sha256("\n".join(resolved).encode()).hexdigest()[:12]
-    newest = max((p.stat().st_mtime for p in files(paths) if p.exists()), default=0.0)
+    newest = max((p.stat().st_mtime for p in found if p.exists()), default=0.0)
     return RunStamp(
         run_id=f"ingest-{digest}",
         attempt=1,
@@ -83,10 +86,11 @@ def default_stamp(paths: list[Path], *, branch: str, commit: str) -> RunStamp:
     )
 
 
-def ingest(store: Store, paths: list[Path], stamp: RunStamp) -> Tally:
+def ingest(store: Store, found: Iterable[Path], stamp: RunStamp) -> Tally:
+    """Store the rows of the result files ``found`` (see :func:`files`) under ``stamp``."""
     tally = Tally()
     run = store.add_run(stamp)
-    for path in files(paths):
+    for path in found:
         try:
             data = json.loads(read_input(path))
         except (OSError, InputFileError, ValueError) as exc:

@@ -275,6 +275,12 @@ class Store:
     def close(self) -> None:
         self.engine.dispose()
 
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
     def add_run(self, stamp: RunStamp) -> int:
         """The run's row id, adding the run if it is new."""
         with self.engine.begin() as connection:

@@ -26,10 +26,10 @@ def test_a_results_bmk_file_is_stored_once_and_again_adds_nothing(
     rows = [agg(conc, 1000.0 + conc) for conc in (4, 8, 16, 32, 64)]
     rows.append(agg(64, 500.0, isl=8192, osl=1024))
     path = results_bmk(tmp_path, rows)
-    run = default_stamp([path], branch="main", commit="abc")
+    run = default_stamp([path], [path], branch="main", commit="abc")
     first = ingest(store, [path], run)
     assert first.outcomes["added"] == 6 and not first.skipped
-    again = ingest(store, [path], default_stamp([path], branch="main", commit="abc"))
+    again = ingest(store, [path], default_stamp([path], [path], branch="main", commit="abc"))
     assert again.outcomes["added"] == 0 and again.outcomes["unchanged"] == 6
     assert again.lines()[0] == "0 added, 6 unchanged, 0 updated, 0 kept, 0 skipped"
     assert store.count() == 6
@@ -71,7 +71,7 @@ def test_our_results_folder_is_read_and_an_old_record_is_skipped(
     old = with_fields(CELL, {"id": "old", "config!": None})
     (tmp_path / "cells" / "old.json").write_text(json.dumps(old))
     (tmp_path / "cells" / "broken.json").write_text("{")
-    tally = ingest(store, [tmp_path], stamp("r"))
+    tally = ingest(store, files([tmp_path]), stamp("r"))
     assert tally.outcomes["added"] == 2
     reasons = "\n".join(tally.skipped)
     assert "old: the record has no config identity" in reasons

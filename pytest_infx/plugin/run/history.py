@@ -9,6 +9,7 @@ processes, and a point committed is kept even if the run is killed the next mome
 
 from __future__ import annotations
 
+import functools
 import socket
 import uuid
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from pytest_infx.recipes.points import Point
     from pytest_infx.results.records import ConfigInfo, Record
     from pytest_infx.settings import Settings
+    from pytest_infx.tolerance import Tolerance
 
 R = TypeVar("R", bound="Record")
 
@@ -166,19 +168,18 @@ class History:
             return None
         from pytest_infx.history.gate import compare
         from pytest_infx.history.rows import row_of
-        from pytest_infx.tolerance import DEFAULT_TOLERANCES, merged, tolerances
+        from pytest_infx.tolerance import merged, tolerances
 
         store, run = self.store()
         row = row_of(record)
         limits = merged(
-            tolerances(DEFAULT_TOLERANCES, source="the default tolerances"),
-            tolerances(self.settings.history.tolerances, source="ini infx_baseline_tolerance"),
+            self._run_limits,
             tolerances(
                 (f"{k}: {v}" for k, v in point.recipe.tolerance.items()),
                 source=f"{point.path}: tolerance",
             ),
         )
-        by_branch = not store.has_run(baseline)
+        by_branch = self._baseline_is_branch
         earlier = store.history(
             row,
             branch=baseline if by_branch else None,
@@ -194,6 +195,25 @@ class History:
             baseline_run=latest.run_label if latest else None,
             history=[found.metrics for found in earlier],
         )
+
+    @functools.cached_property
+    def _run_limits(self) -> tuple[Tolerance, ...]:
+        """The defaults under the ini's tolerances: the same for every point of the run."""
+        from pytest_infx.tolerance import DEFAULT_TOLERANCES, merged, tolerances
+
+        return merged(
+            tolerances(DEFAULT_TOLERANCES, source="the default tolerances"),
+            tolerances(self.settings.history.tolerances, source="ini infx_baseline_tolerance"),
+        )
+
+    @functools.cached_property
+    def _baseline_is_branch(self) -> bool:
+        """``--infx-baseline`` names a run when the history holds a run of that id, else a
+        branch; asked once a run."""
+        baseline = self.settings.history.baseline
+        assert baseline is not None
+        store, _ = self.store()
+        return not store.has_run(baseline)
 
     def close(self) -> None:
         if self._store is not None:
