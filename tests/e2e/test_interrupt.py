@@ -46,6 +46,9 @@ def test_sigint_mid_sweep_leaves_no_stand_in_alive(sweep: Sweep, workers: tuple[
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode == pytest.ExitCode.INTERRUPTED, out.decode(errors="replace")
+    text = out.decode(errors="replace")
+    # a second KeyboardInterrupt from execnet's teardown can end Python by the signal itself
+    assert proc.returncode in (pytest.ExitCode.INTERRUPTED, -signal.SIGINT), text
+    assert "KeyboardInterrupt" in text, text
     assert records(sweep.record)
     assert wait_gone(sweep.record, timeout=5.0) == []
