@@ -15,13 +15,14 @@ pass and the readiness probes, so the plugin has one HTTP stack.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import re
 import selectors
 import ssl
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Any, Literal, TypeVar, cast
 from urllib.parse import urlsplit
 
 MAX_HEAD_BYTES = 65536
@@ -31,6 +32,7 @@ _FIELD_VALUE = rb"[^\x00\s]+(?:[ \t]+[^\x00\s]+)*"
 _FIELD_LINE = re.compile(rb"([-!#$%&'*+.^_`|~0-9a-zA-Z]+):[ \t]*(" + _FIELD_VALUE + rb")?[ \t]*")
 _STATUS_LINE = re.compile(rb"HTTP/([0-9]\.[0-9]) ([0-9]{3})(?: (?:[ \t]|[^\x00\s])*)?")
 _DIGITS = re.compile(rb"[0-9]{1,20}")
+T = TypeVar("T")
 
 
 class HTTPError(Exception):
@@ -336,6 +338,46 @@ def stamping_loop() -> tuple[asyncio.AbstractEventLoop, Callable[[], float]]:
     return asyncio.SelectorEventLoop(selector), selector.clock
 
 
+EventLoop = Literal["auto", "stamping", "asyncio", "uvloop"]
+
+
+def run_stamped(
+    main: Callable[[Callable[[], float]], Coroutine[Any, Any, T]], *, loop: EventLoop = "auto"
+) -> T:
+    """Run ``main(clock)`` on a fresh event loop, for callers without one (pytest items); not
+    for use inside a running loop. ``clock`` is what the loop stamps reads with.
+
+    `stamping` (asyncio on `StampingSelector`) stamps each read with the time its poll
+    returned, so draining a burst of streams does not delay the later streams' stamps; `uvloop`
+    has the cheapest reads (it halved the TTFT bias p99 of `stamping` at 256 streams) but
+    stamps inside each callback; `auto` takes uvloop when it is installed, else `stamping`.
+    `asyncio` is the plain default loop.
+    """
+    if loop == "auto":
+        loop = "uvloop" if _uvloop_factory() is not None else "stamping"
+    if loop == "uvloop":
+        factory = _uvloop_factory()
+        if factory is None:
+            raise RuntimeError("loop='uvloop' but the uvloop package is not installed")
+        with asyncio.Runner(loop_factory=factory) as runner:
+            return runner.run(main(time.perf_counter))
+    if loop == "stamping":
+        event_loop, clock = stamping_loop()
+        with asyncio.Runner(loop_factory=lambda: event_loop) as runner:
+            return runner.run(main(clock))
+    return asyncio.run(main(time.perf_counter))
+
+
+def _uvloop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop is optional, so it is looked up at run time rather than imported statically."""
+    try:
+        uvloop = importlib.import_module("uvloop")
+    except ImportError:
+        return None
+    factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
+    return factory
+
+
 class Connection:
     """One keep-alive connection, reopened on demand after a failure or a server close."""
 
@@ -476,3 +518,18 @@ async def fetch(
     if response.error is not None:
         raise response.error
     return response
+
+
+def stamped_lines(
+    chunks: Sequence[bytes], stamps: Sequence[float]
+) -> Iterator[tuple[bytes, float]]:
+    """A streamed body's complete lines (server-sent events), each with the arrival time of the
+    read that ended it."""
+    rest = b""
+    for chunk, stamp in zip(chunks, stamps, strict=True):
+        parts = (rest + chunk).split(b"\n") if rest else chunk.split(b"\n")
+        rest = parts.pop()
+        for part in parts:
+            yield (part[:-1] if part.endswith(b"\r") else part), stamp
+    if rest:
+        yield rest, stamps[-1]

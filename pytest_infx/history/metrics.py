@@ -17,10 +17,12 @@ Metrics = dict[str, float]
 
 def of_record(record: Record) -> Metrics:
     """The figures of one of our result records; a figure the record lacks is left out."""
-    from pytest_infx.results.records import CellRecord
+    from pytest_infx.results.records import CellRecord, FixedRecord
 
     if isinstance(record, CellRecord):
         return _of_cell(record)
+    if isinstance(record, FixedRecord):
+        return {name: value for name, value in record.figures.items() if name in METRICS}
     return _of_point(record)
 
 

@@ -9,7 +9,11 @@ from __future__ import annotations
 from pytest_infx.history.metrics import of_record
 from pytest_infx.history.store import PointRow
 from pytest_infx.results import verdict
-from pytest_infx.results.records import CellRecord, Record
+from pytest_infx.results.records import CellRecord, FixedRecord, Record
+
+FIXED_SEQ_LEN_BENCHMARK = "fixed-seq-len"
+"""InferenceX's benchmark type of a fixed-seq-len row, which our rows share so that a
+baseline ingested from its files and one of ours are found alike."""
 
 
 def cell_of(record: Record) -> str:
@@ -36,15 +40,22 @@ def row_of(record: Record) -> PointRow:
             f"{record.id}: the record has no config identity (written by a pytest-infx before "
             "record version 2); run the point again to store it"
         )
+    isl = osl = 0
+    kind: str = record.kind
     if isinstance(record, CellRecord):
         dataset = record.dataset.name
         conc = record.point.concurrency
+    elif isinstance(record, FixedRecord):
+        dataset = record.prompts.dataset
+        conc = record.point.concurrency
+        isl, osl = record.point.isl, record.point.osl
+        kind = FIXED_SEQ_LEN_BENCHMARK
     else:
         dataset = "builtin-traces" if record.traces_sha256 else "hub-traces"
         conc = record.concurrency
     return PointRow(
         config=record.config,
-        kind=record.kind,
+        kind=kind,
         conc=conc,
         cell=cell_of(record),
         item=record.id,
@@ -53,4 +64,6 @@ def row_of(record: Record) -> PointRow:
         status=verdict.of(record.passed),
         metrics=of_record(record),
         golden=golden_of(record),
+        isl=isl,
+        osl=osl,
     )

@@ -19,6 +19,7 @@ from pytest_infx.golden.lookup import golden_al
 from pytest_infx.golden.store import GoldenStore
 from pytest_infx.launch.spec import server_name
 from pytest_infx.recipes.points import Cell, Point
+from pytest_infx.recipes.schema import FixedSeqLen
 from pytest_infx.secrets import shown_argv, shown_value
 
 
@@ -107,6 +108,22 @@ def client_settings(point: Point) -> dict[str, Any]:
             "sampling": bench.sampling.model_dump(exclude_none=True),
             "chat_template_kwargs": bench.thinking_modes[block.thinking],
             "dataset": bench.dataset.model_dump(by_alias=True, exclude_none=True),
+        }
+    if isinstance(block, FixedSeqLen):
+        conc = point.concurrency
+        return {
+            "endpoint": "/v1/completions",
+            "stream": True,
+            "dataset": "random",
+            "input_len": point.isl,
+            "output_len": point.osl,
+            "random_range_ratio": block.random_range_ratio,
+            "num_prompts": block.prompts_per_concurrency * conc,
+            "max_concurrency": conc,
+            "request_rate": "inf",
+            "ignore_eos": True,
+            "num_warmups": block.warmups_per_concurrency * conc,
+            "seed": block.seed,
         }
     return {
         "client": "aiperf",

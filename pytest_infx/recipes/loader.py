@@ -57,12 +57,14 @@ def recipe_files(root: Path) -> list[Path]:
 
 
 COORDINATE_HINTS = {
-    "kind": "write speedbench or agentic",
+    "kind": "write speedbench, agentic or fixed_seq_len",
     "tp": "write a positive integer or a list of them, e.g. 'tp: [4, 8]'",
     "concurrency": "write a positive integer or a list of them, e.g. 'concurrency: [32, 64]'",
     "draft-length": "write a positive integer or a list of them, e.g. 'draft-length: [7, 8]'",
     "thinking": "write thinking_on or thinking_off",
     "variant": "write the name of an agentic.points variant, e.g. 'variant: hicache'",
+    "isl": "write a positive integer or a list of them, e.g. 'isl: [1024, 8192]'",
+    "osl": "write a positive integer or a list of them, e.g. 'osl: [1024]'",
 }
 
 
@@ -71,7 +73,7 @@ def valid_coordinate(name: str, value: Any) -> bool:
     if name == "thinking":
         return value in ("thinking_on", "thinking_off", "on", "off") or isinstance(value, bool)
     if name == "kind":
-        return value in ("speedbench", "agentic")
+        return value in ("speedbench", "agentic", "fixed_seq_len")
     if name == "variant":
         return isinstance(value, str) and bool(value)
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1

@@ -22,10 +22,10 @@ from pytest_infx.recipes.errors import RecipeError, RecipeErrors
 from pytest_infx.recipes.extends import deep_merge
 from pytest_infx.recipes.loader import Override, RecipeSource
 from pytest_infx.recipes.owned import EngineRules
-from pytest_infx.recipes.schema import Agentic, Recipe, Speedbench, ThinkingMode
+from pytest_infx.recipes.schema import Agentic, FixedSeqLen, Recipe, Speedbench, ThinkingMode
 from pytest_infx.recipes.validation import validation_errors
 
-Kind = Literal["speedbench", "agentic"]
+Kind = Literal["speedbench", "agentic", "fixed_seq_len"]
 FINGERPRINT_VERSION = 2
 
 
@@ -56,13 +56,15 @@ class Point:
     line: int = field(compare=False)
     fingerprint: str = ""
     variant: str | None = None
+    isl: int | None = None
+    osl: int | None = None
 
     @property
     def id(self) -> str:
         return f"{self.recipe_key}[{self.name}]"
 
     @property
-    def block(self) -> Cell | Agentic:
+    def block(self) -> Cell | Agentic | FixedSeqLen:
         """The settings of the point's kind: a SPEED-Bench cell, or the AgentX block (even
         where the recipe has a ``speedbench`` block too). Expansion has checked that it exists;
         a point whose recipe was replaced since may lack it."""
@@ -83,6 +85,12 @@ class Point:
         block = self.block
         return block if isinstance(block, Agentic) else None
 
+    @property
+    def fixed_seq_len(self) -> FixedSeqLen | None:
+        """The fixed-seq-len settings of a fixed-seq-len point; None for the other kinds."""
+        block = self.block
+        return block if isinstance(block, FixedSeqLen) else None
+
     def coordinates(self) -> dict[str, object]:
         coords: dict[str, object] = {
             "kind": self.kind,
@@ -95,14 +103,20 @@ class Point:
             coords["thinking"] = self.thinking
         if self.variant is not None:
             coords["variant"] = self.variant
+        if self.isl is not None:
+            coords["isl"] = self.isl
+        if self.osl is not None:
+            coords["osl"] = self.osl
         return coords
 
 
 def _block_of(
     recipe: Recipe, kind: Kind, draft_length: int | None, thinking: ThinkingMode | None
-) -> Cell | Agentic | None:
+) -> Cell | Agentic | FixedSeqLen | None:
     if kind == "agentic":
         return recipe.agentic
+    if kind == "fixed_seq_len":
+        return recipe.fixed_seq_len
     bench = recipe.speedbench
     if bench is None or draft_length is None or thinking is None:
         return None
@@ -199,7 +213,9 @@ def _material(
     """What affects a point's result: not gating settings, and not the other points (an agentic
     server is sized for its own point's concurrency, which the coordinates carry)."""
     material = {
-        k: v for k, v in dumped.items() if k not in ("speedbench", "agentic", "docs", "tolerance")
+        k: v
+        for k, v in dumped.items()
+        if k not in ("speedbench", "agentic", "fixed-seq-len", "docs", "tolerance")
     }
     if kind == "speedbench":
         bench = dict(dumped["speedbench"])
@@ -208,11 +224,16 @@ def _material(
             bench.pop(name)
         bench["chat-template-kwargs"] = modes[thinking] if thinking else None
         material["speedbench"] = bench
-    else:
+    elif kind == "agentic":
         bench = dict(dumped["agentic"])
         bench.pop("points")
         bench.pop("failed-request-threshold")
         material["agentic"] = bench
+    else:
+        bench = dict(dumped["fixed-seq-len"])
+        bench.pop("points")
+        bench.pop("request-timeout")
+        material["fixed-seq-len"] = bench
     material["tp"] = tp
     return material
 
@@ -234,11 +255,15 @@ def _point(
     concurrency: int,
     cell: tuple[int, ThinkingMode] | None,
     variant: str | None = None,
+    lengths: tuple[int, int] | None = None,
 ) -> Point:
-    """One point; ``cell`` (draft length, thinking mode) makes it a SPEED-Bench cell, its
-    absence an AgentX point."""
-    kind: Kind = "agentic" if cell is None else "speedbench"
+    """One point; ``cell`` (draft length, thinking mode) makes it a SPEED-Bench cell,
+    ``lengths`` (input, output) a fixed-seq-len point, neither an AgentX point."""
+    kind: Kind = (
+        "speedbench" if cell is not None else "fixed_seq_len" if lengths is not None else "agentic"
+    )
     draft_length, thinking = (None, None) if cell is None else cell
+    isl, osl = (None, None) if lengths is None else lengths
     coords: dict[str, object] = {"tp": tp, "concurrency": concurrency}
     if draft_length is not None:
         coords["draft-length"] = draft_length
@@ -246,6 +271,8 @@ def _point(
         coords["thinking"] = thinking
     if variant is not None:
         coords["variant"] = variant
+    if lengths is not None:
+        coords["isl"], coords["osl"] = lengths
     matched = eff.matching({**coords, "kind": kind})
     recipe = eff.for_overrides(matched)[0]
     block = _block_of(recipe, kind, draft_length, thinking)
@@ -270,6 +297,8 @@ def _point(
         line=source.location.line,
         fingerprint=_fingerprint(kind, coords, eff.material(matched, kind, tp, thinking, variant)),
         variant=variant,
+        isl=isl,
+        osl=osl,
     )
 
 
@@ -310,6 +339,18 @@ def expand(source: RecipeSource, rules: EngineRules | None = None) -> list[Point
             name = f"tp{tp}-c{conc}-{arm}" if arm else f"tp{tp}-c{conc}"
             variant = arm or None
             points.append(_point(source, eff, name, tp, conc, None, variant))
+    if recipe.fixed_seq_len is not None:
+        sweep = sorted(
+            {
+                (p.tp, p.isl, p.osl, c, p.variant or "")
+                for p in recipe.fixed_seq_len.points
+                for c in p.concurrency
+            }
+        )
+        for tp, isl, osl, conc, arm in sweep:
+            name = f"tp{tp}-isl{isl}-osl{osl}-c{conc}" + (f"-{arm}" if arm else "")
+            lengths = (isl, osl)
+            points.append(_point(source, eff, name, tp, conc, None, arm or None, lengths))
     dead = [o for o in source.overrides if o.index not in eff.used]
     if dead:
         coordinates = [p.coordinates() for p in points]

@@ -296,6 +296,31 @@ class Agentic(Strict):
     failed_request_threshold: float = Field(default=0.10, ge=0, le=1)
 
 
+class FixedSeqLenPoints(Strict):
+    """One arm of a fixed-seq-len search space: a TP, one input/output length pair and its
+    concurrencies; ``variant`` names an arm as in AgentX blocks."""
+
+    tp: int = Field(ge=1, le=MAX_TP)
+    isl: int = Field(ge=1)
+    osl: int = Field(ge=1)
+    concurrency: list[Concurrency] = Field(min_length=1)
+    variant: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9.-]*$")
+
+
+class FixedSeqLen(Strict):
+    """InferenceX's fixed-sequence-length benchmark: ``benchmark_serving.py``'s random dataset
+    with its workflow's settings (``random-range-ratio`` 0.8, ten prompts and two warm-up
+    requests per unit of concurrency, seed 0, ``ignore_eos``)."""
+
+    points: list[FixedSeqLenPoints] = Field(min_length=1)
+    speculative: AgenticSpeculative | None = None
+    random_range_ratio: float = Field(default=0.8, ge=0, le=1)
+    prompts_per_concurrency: int = Field(default=10, ge=1)
+    warmups_per_concurrency: int = Field(default=2, ge=0)
+    seed: int = 0
+    request_timeout: float = Field(default=3600.0, gt=0)
+
+
 class Recipe(Strict):
     """One benchmark configuration: one recipe key, one or both benchmark kinds."""
 
@@ -306,6 +331,7 @@ class Recipe(Strict):
     tp: int = Field(default=1, ge=1, le=MAX_TP)
     speedbench: Speedbench | None = None
     agentic: Agentic | None = None
+    fixed_seq_len: FixedSeqLen | None = None
     docs: str | None = None
     """Prose for the reader: where and why the recipe departs from the script it mirrors. It
     changes no result, so it is not part of any fingerprint."""
@@ -324,9 +350,20 @@ class Recipe(Strict):
 
     @model_validator(mode="after")
     def _has_benchmark(self) -> Recipe:
-        if self.speedbench is None and self.agentic is None:
-            raise ValueError("a recipe needs a 'speedbench' block, an 'agentic' block, or both")
+        if self.speedbench is None and self.agentic is None and self.fixed_seq_len is None:
+            raise ValueError(
+                "a recipe needs a 'speedbench', an 'agentic' or a 'fixed-seq-len' block"
+            )
         return self
 
 
-POINT_FIELDS = ("kind", "tp", "concurrency", "draft-length", "thinking", "variant")
+POINT_FIELDS = (
+    "kind",
+    "tp",
+    "concurrency",
+    "draft-length",
+    "thinking",
+    "variant",
+    "isl",
+    "osl",
+)

@@ -34,6 +34,7 @@ RECORD_VERSION: Final = 2
 """2 added ``config``, the configuration identity the results history keys its rows on."""
 SPEEDBENCH: Final = "speedbench"
 AGENTIC: Final = "agentic"
+FIXED_SEQ_LEN: Final = "fixed_seq_len"
 
 
 class RecordError(ValueError):
@@ -342,7 +343,60 @@ class PointRecord(_Result):
         return self.traces_sha256
 
 
-Record = CellRecord | PointRecord
+class FixedPoint(_Model):
+    tp: Positive
+    concurrency: Positive
+    isl: Positive
+    osl: Positive
+    variant: str | None = None
+
+
+class FixedRequests(_Model):
+    """The measured requests (warm-ups apart): ``short`` ended before their output length,
+    which ``ignore_eos`` should never allow, and ``empty`` carried no text."""
+
+    sent: Count
+    completed: Count
+    failed: Count
+    empty: Count
+    short: Count
+    warmups: Count
+
+
+class FixedPrompts(_Model):
+    dataset: Literal["random"] = "random"
+    sha256: str
+    seed: int
+    random_range_ratio: float
+    mean_input_len: float
+    mean_output_len: float
+
+
+class FixedRecord(_Result):
+    """A fixed-seq-len point: its identity, prompts, requests, and the figures of InferenceX's
+    processed file (its names and units: tokens/s per GPU, seconds), beside the paths of the
+    raw and processed files in InferenceX's shapes."""
+
+    kind: Literal["fixed_seq_len"] = FIXED_SEQ_LEN
+    model: str
+    engine: EngineInfo
+    gpu: str
+    point: FixedPoint
+    prompts: FixedPrompts
+    requests: FixedRequests
+    duration_s: float
+    figures: dict[str, float]
+    errors: list[str]
+    raw_result: str
+    inferencex_result: str
+
+    @property
+    def data_sha256(self) -> str | None:
+        """The digest of the prompts the point sent."""
+        return self.prompts.sha256
+
+
+Record = CellRecord | PointRecord | FixedRecord
 _RECORD: TypeAdapter[Record] = TypeAdapter(Annotated[Record, Field(discriminator="kind")])
 
 

@@ -21,6 +21,9 @@ class Reuse:
         record = self.record
         if record.kind == "speedbench":
             return "passed" if record.al is None else f"AL {record.al:.2f}"
+        if record.kind == "fixed_seq_len":
+            per_gpu = record.figures.get("output_tput_per_gpu", 0.0)
+            return f"{per_gpu:.1f} output tok/s/GPU"
         return f"{record.throughput.output_tokens_per_s_per_gpu:.1f} output tok/s/GPU"
 
     def reason(self, base: Path) -> str:

@@ -11,7 +11,6 @@ off).
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
 import ssl
 import time
@@ -25,9 +24,11 @@ from pytest_infx.gcpause import paused
 from pytest_infx.http1 import (
     Connection,
     Endpoint,
+    EventLoop,
     HTTPError,
     Response,
-    stamping_loop,
+    run_stamped,
+    stamped_lines,
 )
 from pytest_infx.speedbench.dataset import Prompt
 
@@ -215,43 +216,11 @@ async def run_pass(
     )
 
 
-EventLoop = Literal["auto", "stamping", "asyncio", "uvloop"]
-
-
 def run_pass_sync(
     config: ClientConfig, prompts: Sequence[Prompt], *, loop: EventLoop = "auto"
 ) -> PassResult:
-    """For callers without an event loop (pytest items); not for use inside a running loop.
-
-    `stamping` (asyncio on `http1.StampingSelector`) stamps each read with the time its poll
-    returned, so draining a burst of streams does not delay the later streams' stamps; `uvloop`
-    has the cheapest reads (it halved the TTFT bias p99 of `stamping` at 256 streams) but
-    stamps inside each callback; `auto` takes uvloop when it is installed, else `stamping`.
-    `asyncio` is the plain default loop.
-    """
-    if loop == "auto":
-        loop = "uvloop" if _uvloop_factory() is not None else "stamping"
-    if loop == "uvloop":
-        factory = _uvloop_factory()
-        if factory is None:
-            raise RuntimeError("loop='uvloop' but the uvloop package is not installed")
-        with asyncio.Runner(loop_factory=factory) as runner:
-            return runner.run(run_pass(config, prompts))
-    if loop == "stamping":
-        event_loop, clock = stamping_loop()
-        with asyncio.Runner(loop_factory=lambda: event_loop) as runner:
-            return runner.run(run_pass(config, prompts, clock=clock))
-    return asyncio.run(run_pass(config, prompts))
-
-
-def _uvloop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
-    """uvloop is optional, so it is looked up at run time rather than imported statically."""
-    try:
-        uvloop = importlib.import_module("uvloop")
-    except ImportError:
-        return None
-    factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
-    return factory
+    """For callers without an event loop (pytest items); ``loop`` as in ``http1.run_stamped``."""
+    return run_stamped(lambda clock: run_pass(config, prompts, clock=clock), loop=loop)
 
 
 async def _http1_request(
@@ -309,7 +278,7 @@ def _parse_stream(
     when: list[float] = []
     flagged: set[int] = set()
     event: bytes | None = None
-    for line, stamp in _lines(chunks, stamps):
+    for line, stamp in stamped_lines(chunks, stamps):
         if line.startswith(b"data:"):
             payload = line[5:].strip()
             if payload == b"[DONE]":
@@ -345,18 +314,6 @@ def _parse_stream(
         sent_at=sent,
         frames=state.frames,
     )
-
-
-def _lines(chunks: Sequence[bytes], stamps: Sequence[float]) -> Iterator[tuple[bytes, float]]:
-    """Complete lines, each with the arrival time of the chunk that ended it."""
-    rest = b""
-    for chunk, stamp in zip(chunks, stamps, strict=True):
-        parts = (rest + chunk).split(b"\n") if rest else chunk.split(b"\n")
-        rest = parts.pop()
-        for part in parts:
-            yield (part[:-1] if part.endswith(b"\r") else part), stamp
-    if rest:
-        yield rest, stamps[-1]
 
 
 def _decode_all(payloads: list[bytes], state: _StreamState) -> list[Any]:

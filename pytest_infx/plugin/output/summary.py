@@ -24,6 +24,8 @@ from pytest_infx.settings import Environment, environment
 
 CELL_PROPERTY = "infx_cell"
 AGENTIC_PROPERTY = "infx_agentic"
+FIXED_PROPERTY = "infx_fixed_seq_len"
+RECORD_PROPERTIES = (CELL_PROPERTY, AGENTIC_PROPERTY, FIXED_PROPERTY)
 BASELINE_PROPERTY = "infx_baseline"
 """A point's baseline comparison, put on its item by plugin.run.session's gate."""
 
@@ -98,7 +100,11 @@ def records_from(properties: Iterable[tuple[str, object]]) -> list[Record]:
     """The records a report carries; a property that is not one (another plugin's, of the same
     name) is left out of the tables rather than failing the run's end. The record models load
     only for a report that carries one: a lint item's never does."""
-    carried = [value for key, value in properties if key in (CELL_PROPERTY, AGENTIC_PROPERTY)]
+    carried = [
+        value
+        for key, value in properties
+        if key in (CELL_PROPERTY, AGENTIC_PROPERTY, FIXED_PROPERTY)
+    ]
     if not carried:
         return []
     from pytest_infx.results.records import RecordError, parse_record
@@ -164,6 +170,12 @@ class SummaryPlugin:
 
             terminalreporter.write_sep("=", "infx agentic")
             for line in render_tables(self.summary.agentic).splitlines():
+                terminalreporter.write_line(line)
+        if self.summary.fixed:
+            from pytest_infx.fixedseq.table import text_table
+
+            terminalreporter.write_sep("=", "infx fixed-seq-len")
+            for line in text_table(self.summary.fixed):
                 terminalreporter.write_line(line)
         if self.verdicts:
             from pytest_infx.history.table import text_lines

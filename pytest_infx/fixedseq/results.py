@@ -1,0 +1,186 @@
+"""A fixed-seq-len point's two result files in InferenceX's shapes: the raw file
+``benchmark_serving.py --save-result`` writes, and the processed ``agg_<name>.json``
+``utils/process_result.py`` makes of it, which InferenceX's comparison, database and charts
+read.
+
+The raw figures are computed as ``benchmark_serving.py`` computes them: a failed request counts
+zero output tokens; TPOT is ``(latency - TTFT) / (output tokens - 1)`` over requests with more
+than one output token; percentiles are NumPy's linear ones, in milliseconds; the standard
+deviation is the population one. The processed file divides throughput by the point's GPU
+count, turns every ``*_ms`` figure into seconds without the suffix and adds interactivity,
+``1 / TPOT``, for each TPOT figure.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from pytest_infx.fixedseq.client import Outcome
+from pytest_infx.fixedseq.prompts import RandomRequest
+
+PERCENTILE_METRICS = ("ttft", "tpot", "itl", "e2el")
+PERCENTILES = (90.0, 99.0, 99.9)
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What ``benchmark_serving.py`` writes about the run beside its figures."""
+
+    model_id: str
+    tokenizer_id: str
+    num_prompts: int
+    max_concurrency: int
+    backend: str
+
+
+def _percentile(values: Sequence[float], p: float) -> float:
+    """NumPy's default (linear) percentile, without NumPy on this path."""
+    ordered = sorted(values)
+    if not ordered:
+        return 0.0
+    rank = (len(ordered) - 1) * p / 100.0
+    low = int(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def _word(p: float) -> str:
+    return str(int(p)) if int(p) == p else str(p)
+
+
+def _stats(name: str, values: Sequence[float]) -> dict[str, float]:
+    """Milliseconds; an empty list counts as one zero, as ``np.mean(x or 0)`` does."""
+    ms = [v * 1000.0 for v in values] or [0.0]
+    found = {
+        f"mean_{name}_ms": statistics.fmean(ms),
+        f"median_{name}_ms": _percentile(ms, 50.0),
+        f"std_{name}_ms": statistics.pstdev(ms),
+    }
+    for p in PERCENTILES:
+        found[f"p{_word(p)}_{name}_ms"] = _percentile(ms, p)
+    return found
+
+
+def raw_result(
+    info: RunInfo, requests: Sequence[RandomRequest], outcome: Outcome
+) -> dict[str, object]:
+    """The raw result file's content."""
+    outputs = outcome.outputs
+    lens: list[int] = []
+    ttfts: list[float] = []
+    tpots: list[float] = []
+    itls: list[float] = []
+    e2els: list[float] = []
+    total_input = 0
+    completed = 0
+    for request, output in zip(requests, outputs, strict=True):
+        if not output.success:
+            lens.append(0)
+            continue
+        tokens = output.output_tokens or 0
+        lens.append(tokens)
+        total_input += request.prompt_len
+        if tokens > 1:
+            tpots.append((output.latency_s - output.ttft_s) / (tokens - 1))
+        itls.extend(output.itl_s)
+        ttfts.append(output.ttft_s)
+        e2els.append(output.latency_s)
+        completed += 1
+    duration = outcome.duration_s
+    total_output = sum(lens)
+    result: dict[str, object] = {
+        "date": datetime.fromtimestamp(outcome.started, UTC).strftime("%Y%m%d-%H%M%S"),
+        "backend": info.backend,
+        "model_id": info.model_id,
+        "tokenizer_id": info.tokenizer_id,
+        "num_prompts": info.num_prompts,
+        "request_rate": "inf",
+        "burstiness": 1.0,
+        "max_concurrency": info.max_concurrency,
+        "duration": duration,
+        "completed": completed,
+        "total_input_tokens": total_input,
+        "total_output_tokens": total_output,
+        "request_throughput": completed / duration,
+        "output_throughput": total_output / duration,
+        "total_token_throughput": (total_input + total_output) / duration,
+        "input_lens": [r.prompt_len for r in requests],
+        "output_lens": lens,
+        "ttfts": [o.ttft_s for o in outputs],
+        "itls": [list(o.itl_s) for o in outputs],
+        "generated_texts": [o.generated_text for o in outputs],
+        "errors": [o.error for o in outputs],
+    }
+    for name, values in (("ttft", ttfts), ("tpot", tpots), ("itl", itls), ("e2el", e2els)):
+        result.update(_stats(name, values))
+    return result
+
+
+@dataclass(frozen=True)
+class Identity:
+    """The point as InferenceX's workflow describes it to ``process_result.py``."""
+
+    hw: str
+    image: str
+    model: str
+    model_prefix: str
+    framework: str
+    precision: str
+    spec_decoding: str
+    isl: int
+    osl: int
+    tp: int
+    ep: int
+    dp_attention: bool
+    conc: int
+    gpus: int
+    pp: int = 1
+    dcp: int = 1
+    pcp: int = 1
+
+
+def processed(identity: Identity, raw: Mapping[str, object]) -> dict[str, object]:
+    """The processed file's content."""
+    gpus = identity.gpus
+    total = _number(raw, "total_token_throughput")
+    output = _number(raw, "output_throughput")
+    agg: dict[str, object] = {
+        "hw": identity.hw,
+        "conc": identity.conc,
+        "image": identity.image,
+        "model": identity.model,
+        "infmax_model_prefix": identity.model_prefix,
+        "framework": identity.framework,
+        "precision": identity.precision,
+        "spec_decoding": identity.spec_decoding,
+        "disagg": False,
+        "isl": identity.isl,
+        "osl": identity.osl,
+        "tp": identity.tp,
+        "ep": identity.ep,
+        "pp": identity.pp,
+        "dcp_size": identity.dcp,
+        "pcp_size": identity.pcp,
+        "dp_attention": "true" if identity.dp_attention else "false",
+        "is_multinode": False,
+        "tput_per_gpu": total / gpus,
+        "output_tput_per_gpu": output / gpus,
+        "input_tput_per_gpu": (total - output) / gpus,
+    }
+    for key, value in raw.items():
+        if key.endswith("_ms") and isinstance(value, int | float):
+            name = key.removesuffix("_ms")
+            agg[name] = value / 1000.0
+            if name.endswith("_tpot"):
+                agg[name.removesuffix("tpot") + "intvty"] = 1000.0 / value if value else 0.0
+    return agg
+
+
+def _number(raw: Mapping[str, object], key: str) -> float:
+    value = raw.get(key)
+    if not isinstance(value, int | float):
+        raise ValueError(f"the raw result has no number {key!r}")
+    return float(value)
