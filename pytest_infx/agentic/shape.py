@@ -6,7 +6,8 @@ InferenceX's workflow names a single-node AgentX result
 _spec-<SPEC>_conc<CONC>_<runner>[_recipe-<fingerprint>].json`` (``benchmark-tmpl.yml``), with
 ``exp-name = <model prefix>_tp<TP>_conc<CONC>_kvnone[_spec-<SPEC>]``
 (``generate_sweep_configs.py``). Its aggregation and dashboards find a point by that name, so
-ours carries the same one.
+ours carries the same one. A fixed-seq-len point's name has the same shape, its exp-name being
+``<model prefix>_<ISL><OSL>`` with lengths in thousands of tokens where they are whole (``1k8k``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ class PointShape:
     dp_attention: bool = False
     spec_decoding: str = "none"
     fingerprint: str = ""
+    isl: int | None = None
+    osl: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("tp", "conc", "pp", "dcp", "pcp", "ep"):
@@ -48,6 +51,8 @@ class PointShape:
 
     @property
     def exp_name(self) -> str:
+        if self.isl is not None and self.osl is not None:
+            return f"{self.model_prefix}_{_length(self.isl)}{_length(self.osl)}"
         spec = f"_spec-{self.spec_decoding}" if self.spec_decoding != "none" else ""
         return f"{self.model_prefix}_tp{self.tp}_conc{self.conc}_kvnone{spec}"
 
@@ -63,6 +68,10 @@ class PointShape:
         if self.fingerprint:
             name += f"_recipe-{self.fingerprint[:16]}"
         return name
+
+
+def _length(tokens: int) -> str:
+    return f"{tokens // 1024}k" if tokens % 1024 == 0 else str(tokens)
 
 
 def shape_of(
@@ -93,4 +102,6 @@ def shape_of(
         dp_attention=adapter.dp_attention(point),
         spec_decoding=spec.method if spec is not None else "none",
         fingerprint=point.fingerprint,
+        isl=point.isl,
+        osl=point.osl,
     )

@@ -23,7 +23,8 @@ from pytest_infx.files.atomic import atomic_write_bytes
 from pytest_infx.files.textio import read_input
 
 T = TypeVar("T")
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parent.parent
+"""The whole pytest_infx package: a stored value is as old as any of its modules."""
 
 
 def files_under(root: Path, suffixes: tuple[str, ...] = (".py",)) -> list[str]:

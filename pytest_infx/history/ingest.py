@@ -60,6 +60,7 @@ def files(paths: Iterable[Path]) -> Iterator[Path]:
         if ours.holds_results():
             yield from sorted(p for p in ours.cells.glob("*.json") if p.is_file())
             yield from sorted(p for p in ours.agentic.glob("*.json") if p.is_file())
+            yield from sorted(p for p in ours.fixed_seq_len.glob("*.json") if p.is_file())
         else:
             yield from sorted(
                 p for p in path.rglob("*.json") if p.is_file() and not p.name.startswith(".")

@@ -1,10 +1,10 @@
 """The markers pytest-infx registers, and what happens when a host already has one of them.
 
-``lint``, ``speedbench`` and ``agentic`` are the README's selection words, so they stay. A
-repository that declares one of them itself (in its ini file or a conftest) keeps its own
-declaration; selecting the marker then selects both its tests and pytest-infx's items, which the
-header says. ``infx_lint`` marks the lint rules alone, so ``-m infx_lint`` runs them without a
-host's own lint-marked tests.
+``lint``, ``speedbench``, ``agentic`` and ``fixed_seq_len`` are the README's selection words,
+so they stay. A repository that declares one of them itself (in its ini file or a conftest)
+keeps its own declaration; selecting the marker then selects both its tests and pytest-infx's
+items, which the header says. ``infx_lint`` marks the lint rules alone, so ``-m infx_lint``
+runs them without a host's own lint-marked tests.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import pytest
 MARKERS = {
     "speedbench": "SPEED-Bench acceptance-length cell (one draft length x thinking mode)",
     "agentic": "AgentX throughput/latency point (one TP x concurrency)",
+    "fixed_seq_len": "fixed-seq-len throughput/latency point (one TP x ISL/OSL x concurrency)",
     "lint": "repository rule (changelog, comments, recipes, golden registry)",
     "infx_lint": "pytest-infx's own lint rules alone (they also carry lint)",
 }
@@ -21,6 +22,7 @@ OWN_LINT = "infx_lint"
 _WHAT = {
     "speedbench": "the SPEED-Bench recipe cells",
     "agentic": "the AgentX recipe points",
+    "fixed_seq_len": "the fixed-seq-len recipe points",
     "lint": f"pytest-infx's lint rules (-m {OWN_LINT}: the rules alone)",
     "infx_lint": "pytest-infx's lint rules",
 }

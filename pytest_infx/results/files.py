@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 def result_path(layout: Layout, record: Record) -> Path:
     if record.kind == AGENTIC:
         return layout.point(record.id)
+    if record.kind == "fixed_seq_len":
+        return layout.fixed_point(record.id)
     return layout.cell(record.id)
 
 

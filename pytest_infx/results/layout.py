@@ -15,6 +15,7 @@ RESULT_SUFFIX: Final = ".json"
 MATRIX_SUFFIX: Final = ".al.yaml"
 CELLS: Final = "cells"
 AGENTIC: Final = "agentic"
+FIXED_SEQ_LEN: Final = "fixed-seq-len"
 INFERENCEX: Final = "inferencex"
 LOGS: Final = "logs"
 PLOTS: Final = "plots"
@@ -67,6 +68,23 @@ class Layout:
         return self.agentic / INFERENCEX / f"{result_filename}{RESULT_SUFFIX}"
 
     @property
+    def fixed_seq_len(self) -> Path:
+        return self.root / FIXED_SEQ_LEN
+
+    def fixed_point(self, item_id: str) -> Path:
+        """A fixed-seq-len point's result file."""
+        return self.fixed_seq_len / f"{item_id}{RESULT_SUFFIX}"
+
+    def fixed_raw(self, result_filename: str) -> Path:
+        """A fixed-seq-len point's raw result, as ``benchmark_serving.py --save-result`` names
+        it (InferenceX's ``RESULT_FILENAME``)."""
+        return self.fixed_seq_len / INFERENCEX / f"{result_filename}{RESULT_SUFFIX}"
+
+    def fixed_processed(self, result_filename: str) -> Path:
+        """The processed result, as ``process_result.py`` names it."""
+        return self.fixed_seq_len / INFERENCEX / f"agg_{result_filename}{RESULT_SUFFIX}"
+
+    @property
     def logs(self) -> Path:
         """The server logs, one file per server start."""
         return self.root / LOGS
@@ -116,4 +134,4 @@ class Layout:
             return str(path)
 
     def holds_results(self) -> bool:
-        return self.cells.is_dir() or self.agentic.is_dir()
+        return self.cells.is_dir() or self.agentic.is_dir() or self.fixed_seq_len.is_dir()

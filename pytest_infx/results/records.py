@@ -392,8 +392,10 @@ class FixedRecord(_Result):
 
     @property
     def data_sha256(self) -> str | None:
-        """The digest of the prompts the point sent."""
-        return self.prompts.sha256
+        """None: the prompts follow from the lengths and the seed, which the fingerprint covers,
+        and from the tokenizer, which resume does not load; ``prompts.sha256`` is for the
+        reader comparing two clients."""
+        return None
 
 
 Record = CellRecord | PointRecord | FixedRecord

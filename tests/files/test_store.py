@@ -142,3 +142,13 @@ def test_a_warm_lint_run_fails_where_a_cold_one_does_after_an_edit_keeping_size_
     warm.assert_outcomes(failed=1, deselected=20)
     cold = pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
     cold.assert_outcomes(failed=1, deselected=20)
+
+
+def test_the_code_signature_covers_every_module_of_the_package() -> None:
+    """A recipe model pickled by an older schema must not outlive the schema's module, which
+    lies outside ``files/``."""
+    covered = {
+        Path(p).relative_to(store_mod._PACKAGE).as_posix()
+        for p in store_mod.files_under(store_mod._PACKAGE)
+    }
+    assert {"recipes/schema.py", "files/store.py", "plugin/__init__.py"} <= covered

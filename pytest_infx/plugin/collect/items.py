@@ -20,3 +20,9 @@ def speedbench_cell(infx_speedbench: Runnable) -> None:
 def agentic_point(infx_agentic: Runnable) -> None:
     """One AgentX point: replay agentic traces through aiperf and gate on request errors."""
     infx_agentic.run()
+
+
+def fixed_seq_len_point(infx_fixed_seq_len: Runnable) -> None:
+    """One fixed-seq-len point: random prompts at a set input and output length, measured and
+    written as InferenceX's benchmark_serving.py and process_result.py do."""
+    infx_fixed_seq_len.run()

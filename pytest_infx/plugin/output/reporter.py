@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from pytest_infx.results.sweep import Outcome
 
 REUSED_PROPERTY = "infx_reused"
-RECIPE_MARKERS = ("speedbench", "agentic")
+RECIPE_MARKERS = ("speedbench", "agentic", "fixed_seq_len")
 RECIPE_SUFFIXES = (".yaml", ".yml")
 REASON_CHARS = 2000
 XDIST_HEADER = re.compile(r"\[gw\d+\] \S+ -- Python ")

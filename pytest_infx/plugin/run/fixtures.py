@@ -99,3 +99,11 @@ def infx_speedbench(request: pytest.FixtureRequest) -> Runnable:
 def infx_agentic(infx_point: Point, infx_run: Run, request: pytest.FixtureRequest) -> Runnable:
     """The AgentX point; a fixture of its own so that its items ask for no golden snapshot."""
     return runnable(KINDS["agentic"], infx_point, infx_run, request)
+
+
+@pytest.fixture
+def infx_fixed_seq_len(
+    infx_point: Point, infx_run: Run, request: pytest.FixtureRequest
+) -> Runnable:
+    """The fixed-seq-len point; like the AgentX one, it asks for no golden snapshot."""
+    return runnable(KINDS["fixed_seq_len"], infx_point, infx_run, request)

@@ -13,9 +13,10 @@ from types import MappingProxyType
 
 from pytest_infx.plugin.run.kinds.agentic import AGENTIC
 from pytest_infx.plugin.run.kinds.base import Kind, Runnable
+from pytest_infx.plugin.run.kinds.fixed import FIXED_SEQ_LEN
 from pytest_infx.plugin.run.kinds.speedbench import SPEEDBENCH
 
-_ALL: tuple[Kind, ...] = (SPEEDBENCH, AGENTIC)
+_ALL: tuple[Kind, ...] = (SPEEDBENCH, AGENTIC, FIXED_SEQ_LEN)
 KINDS: Mapping[str, Kind] = MappingProxyType({kind.name: kind for kind in _ALL})
 """Every kind of recipe point by its name, which is the ``kind`` of its points."""
 

@@ -1,0 +1,275 @@
+"""The pytest side of a fixed-seq-len point: make the random prompts, measure them against the
+point's server, write the raw and processed files in InferenceX's shapes and our record, gate
+it, and stand in for it with its stored result when ``--infx-resume`` reuses it.
+
+The files are written before the checks run, so a point that fails them still leaves its
+numbers and its errors for the reviewer. What a point needs to run (the tokenizer, NumPy) is
+imported inside the functions that run it, so collection stays light.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+import pytest_infx.plugin.collect.items as items
+from pytest_infx.plugin.output.summary import FIXED_PROPERTY
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from pytest_infx.agentic.shape import PointShape
+    from pytest_infx.fixedseq.checks import Checked
+    from pytest_infx.fixedseq.prompts import RandomPrompts
+    from pytest_infx.launch import ServerHandle
+    from pytest_infx.plugin.run.kinds.base import Runnable
+    from pytest_infx.plugin.run.session import Run
+    from pytest_infx.prepare.preflight import Datasets
+    from pytest_infx.recipes.points import Point
+    from pytest_infx.recipes.schema import FixedSeqLen
+    from pytest_infx.results.layout import Layout
+    from pytest_infx.results.records import FixedRecord, Record
+    from pytest_infx.results.reuse import Reuse
+
+
+@dataclass
+class FixedPoint:
+    point: Point
+    block: FixedSeqLen
+    server: ServerHandle
+    run_ctx: Run
+    request: pytest.FixtureRequest
+
+    def prompts(self) -> RandomPrompts:
+        from pytest_infx.fixedseq.prompts import HubTokenizer, TokenizerError, random_prompts
+
+        point, block = self.point, self.block
+        assert point.isl is not None and point.osl is not None
+        try:
+            tokenizer = HubTokenizer.load(Path(self.run_ctx.model_dir(point)))
+        except TokenizerError as exc:
+            pytest.fail(f"{point.id}: {exc}", pytrace=False)
+        return random_prompts(
+            tokenizer,
+            input_len=point.isl,
+            output_len=point.osl,
+            num_prompts=block.prompts_per_concurrency * point.concurrency,
+            range_ratio=block.random_range_ratio,
+            seed=block.seed,
+        )
+
+    def shape(self) -> PointShape:
+        from pytest_infx.agentic.shape import shape_of
+
+        return shape_of(self.point, engines=self.run_ctx.engines)
+
+    def run(self) -> None:
+        __tracebackhide__ = True
+        from pytest_infx.files.atomic import atomic_write_json
+        from pytest_infx.fixedseq.checks import check
+        from pytest_infx.fixedseq.client import ClientConfig, run_requests_sync
+        from pytest_infx.fixedseq.results import Identity, RunInfo, processed, raw_result
+
+        point, block, run = self.point, self.block, self.run_ctx
+        recipe = point.recipe
+        prompts = self.prompts()
+        requests = prompts.requests
+        config = ClientConfig(
+            base_url=self.server.base_url,
+            model=recipe.model.served_name,
+            concurrency=point.concurrency,
+            warmups=block.warmups_per_concurrency * point.concurrency,
+            total_timeout_s=block.request_timeout,
+        )
+        tracker = run.progress
+        with run.measuring(self.server), tracker.doing("cell", point.id, total=len(requests)):
+            outcome = run_requests_sync(config, requests)
+        shape = self.shape()
+        info = RunInfo(
+            model_id=recipe.model.hub_id,
+            tokenizer_id=recipe.model.hub_id,
+            num_prompts=len(requests),
+            max_concurrency=point.concurrency,
+            backend=shape.framework,
+        )
+        raw = raw_result(info, requests, outcome)
+        identity = Identity(
+            hw=shape.runner,
+            image=recipe.engine.image or "",
+            model=recipe.model.hub_id,
+            model_prefix=shape.model_prefix,
+            framework=shape.framework,
+            precision=shape.precision,
+            spec_decoding=shape.spec_decoding,
+            isl=point.isl or 0,
+            osl=point.osl or 0,
+            tp=shape.tp,
+            ep=shape.ep,
+            dp_attention=shape.dp_attention,
+            conc=shape.conc,
+            gpus=shape.num_gpus,
+            pp=shape.pp,
+            dcp=shape.dcp,
+            pcp=shape.pcp,
+        )
+        agg = processed(identity, raw)
+        layout = run.layout
+        raw_path = layout.fixed_raw(shape.result_filename)
+        agg_path = layout.fixed_processed(shape.result_filename)
+        atomic_write_json(raw_path, raw)
+        atomic_write_json(agg_path, agg)
+        checked = check(requests, outcome.outputs)
+        record = self.record(prompts, outcome.duration_s, checked, agg, raw_path, agg_path)
+        record = run.keep(record, point)
+        attach(self.request.node, record)
+        if not checked.passed:
+            pytest.fail(f"{point.id}: " + "; ".join(checked.problems), pytrace=False)
+        run.gate(self.request.node, record, point)
+
+    def record(
+        self,
+        prompts: RandomPrompts,
+        duration_s: float,
+        checked: Checked,
+        agg: dict[str, object],
+        raw_path: Path,
+        agg_path: Path,
+    ) -> FixedRecord:
+        from pytest_infx.results import verdict
+        from pytest_infx.results.records import (
+            EngineInfo,
+            FixedPrompts,
+            FixedRecord,
+            FixedRequests,
+            ServerInfo,
+        )
+        from pytest_infx.results.records import FixedPoint as Coordinates
+
+        point, block = self.point, self.block
+        assert point.isl is not None and point.osl is not None
+        engine = point.recipe.engine
+        requests = prompts.requests
+        layout = self.run_ctx.layout
+        return FixedRecord(
+            version=2,
+            id=point.id,
+            recipe=point.recipe_key,
+            fingerprint=point.fingerprint,
+            server=ServerInfo.of(self.server),
+            verdict=verdict.of(checked.passed).value,
+            reasons=list(checked.problems),
+            model=point.recipe.model.hub_id,
+            engine=EngineInfo(
+                name=engine.name,
+                version=engine.version,
+                image=engine.image,
+                embedded=engine.embedded,
+                command=list(engine.command) if engine.command else None,
+            ),
+            gpu=point.runner,
+            point=Coordinates(
+                tp=point.tp,
+                concurrency=point.concurrency,
+                isl=point.isl,
+                osl=point.osl,
+                variant=point.variant,
+            ),
+            prompts=FixedPrompts(
+                sha256=prompts.sha256,
+                seed=block.seed,
+                random_range_ratio=block.random_range_ratio,
+                mean_input_len=sum(r.prompt_len for r in requests) / max(1, len(requests)),
+                mean_output_len=sum(r.output_len for r in requests) / max(1, len(requests)),
+            ),
+            requests=FixedRequests(
+                sent=checked.sent,
+                completed=checked.completed,
+                failed=checked.failed,
+                empty=checked.empty,
+                short=checked.short,
+                warmups=block.warmups_per_concurrency * point.concurrency,
+            ),
+            duration_s=duration_s,
+            figures=figures(agg),
+            errors=list(checked.errors),
+            raw_result=layout.relative(raw_path),
+            inferencex_result=layout.relative(agg_path),
+        )
+
+
+def figures(agg: dict[str, object]) -> dict[str, float]:
+    """The processed file's figures the history and the gate know by name."""
+    from pytest_infx.tolerance import METRICS
+
+    return {
+        name: float(value)
+        for name, value in agg.items()
+        if name in METRICS and isinstance(value, int | float) and not isinstance(value, bool)
+    }
+
+
+@dataclass
+class ReusedPoint:
+    reuse: Reuse
+    request: pytest.FixtureRequest
+
+    def run(self) -> None:
+        attach(self.request.node, self.reuse.record)
+
+
+def attach(node: pytest.Item, record: Record) -> None:
+    """The junit properties and the point the end-of-run table is built from."""
+    from pytest_infx.results.records import FixedRecord
+
+    assert isinstance(record, FixedRecord)
+    node.user_properties.append(("completed", record.requests.completed))
+    node.user_properties.append(("failed", record.requests.failed))
+    for name in ("tput_per_gpu", "output_tput_per_gpu", "median_ttft", "median_tpot"):
+        if name in record.figures:
+            node.user_properties.append((name, record.figures[name]))
+    node.user_properties.append((FIXED_PROPERTY, record.as_json()))
+
+
+def block_of(point: Point) -> FixedSeqLen:
+    block = point.fixed_seq_len
+    if block is None:
+        raise TypeError(f"{point.id} is not a fixed-seq-len point")
+    return block
+
+
+class FixedSeqLenKind:
+    """A fixed-seq-len point: throughput and latency of one TP, ISL/OSL and concurrency."""
+
+    name = "fixed_seq_len"
+
+    @property
+    def function(self) -> Callable[..., None]:
+        return items.fixed_seq_len_point
+
+    def fresh(
+        self, point: Point, server: ServerHandle, run: Run, request: pytest.FixtureRequest
+    ) -> Runnable:
+        return FixedPoint(point, block_of(point), server, run, request)
+
+    def reused(
+        self, point: Point, reuse: Reuse, run: Run, request: pytest.FixtureRequest
+    ) -> Runnable:
+        return ReusedPoint(reuse, request)
+
+    def attach(self, node: pytest.Item, point: Point, record: Record) -> None:
+        attach(node, record)
+
+    def result_path(self, layout: Layout, point: Point) -> Path:
+        return layout.fixed_point(point.id)
+
+    def data_sha256(self, point: Point, datasets: Datasets) -> str | None:
+        """The prompts follow from the tokenizer, the lengths and the seed, which the
+        fingerprint covers but for the tokenizer's files: a stored result is judged by its
+        fingerprint alone."""
+        return None
+
+
+FIXED_SEQ_LEN = FixedSeqLenKind()
