@@ -7,7 +7,8 @@ _spec-<SPEC>_conc<CONC>_<runner>[_recipe-<fingerprint>].json`` (``benchmark-tmpl
 ``exp-name = <model prefix>_tp<TP>_conc<CONC>_kvnone[_spec-<SPEC>]``
 (``generate_sweep_configs.py``). Its aggregation and dashboards find a point by that name, so
 ours carries the same one. A fixed-seq-len point's name has the same shape, its exp-name being
-``<model prefix>_<ISL><OSL>`` with lengths in thousands of tokens where they are whole (``1k8k``).
+``<model prefix>_<ISL><OSL>`` with lengths in thousands of tokens where both are whole (``1k8k``),
+else ``<ISL>-<OSL>``.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ class PointShape:
     @property
     def exp_name(self) -> str:
         if self.isl is not None and self.osl is not None:
-            return f"{self.model_prefix}_{_length(self.isl)}{_length(self.osl)}"
+            return f"{self.model_prefix}_{_lengths(self.isl, self.osl)}"
         spec = f"_spec-{self.spec_decoding}" if self.spec_decoding != "none" else ""
         return f"{self.model_prefix}_tp{self.tp}_conc{self.conc}_kvnone{spec}"
 
@@ -70,8 +71,11 @@ class PointShape:
         return name
 
 
-def _length(tokens: int) -> str:
-    return f"{tokens // 1024}k" if tokens % 1024 == 0 else str(tokens)
+def _lengths(isl: int, osl: int) -> str:
+    """``1k8k`` for whole thousands of tokens (1024 each), else ``256-32``."""
+    if isl % 1024 == 0 and osl % 1024 == 0:
+        return f"{isl // 1024}k{osl // 1024}k"
+    return f"{isl}-{osl}"
 
 
 def shape_of(

@@ -8,7 +8,7 @@ zero output tokens; TPOT is ``(latency - TTFT) / (output tokens - 1)`` over requ
 than one output token; percentiles are NumPy's linear ones, in milliseconds; the standard
 deviation is the population one. The processed file divides throughput by the point's GPU
 count, turns every ``*_ms`` figure into seconds without the suffix and adds interactivity,
-``1 / TPOT``, for each TPOT figure.
+``1 / TPOT``, for each TPOT figure but the standard deviation.
 """
 
 from __future__ import annotations
@@ -174,7 +174,7 @@ def processed(identity: Identity, raw: Mapping[str, object]) -> dict[str, object
         if key.endswith("_ms") and isinstance(value, int | float):
             name = key.removesuffix("_ms")
             agg[name] = value / 1000.0
-            if name.endswith("_tpot"):
+            if name.endswith("_tpot") and not name.startswith("std_"):
                 agg[name.removesuffix("tpot") + "intvty"] = 1000.0 / value if value else 0.0
     return agg
 

