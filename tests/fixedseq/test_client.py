@@ -144,7 +144,7 @@ def _requests(*prompts: str, out: int = 4) -> list[RandomRequest]:
 def test_warm_ups_go_first_and_the_measured_requests_keep_their_order(server: Server) -> None:
     config = ClientConfig(server.url, "m", concurrency=2, warmups=3)
     outcome = run_requests_sync(config, _requests("a", "b", "c", "d", "e"))
-    prompts = [b["prompt"] for b in server.bodies]
+    prompts = [str(b["prompt"]) for b in server.bodies]
     assert prompts[:3] == ["a", "a", "a"]
     assert sorted(prompts[3:]) == ["a", "b", "c", "d", "e"]
     assert len(outcome.outputs) == 5

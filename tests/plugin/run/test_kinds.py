@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
@@ -65,7 +66,11 @@ def _stored(point: Point, datasets: Datasets) -> Record:
     return samples.cell(**identity, dataset__sha256=sha256)
 
 
-SAMPLES = {"speedbench": samples.cell, "agentic": samples.point, "fixed_seq_len": samples.fixed}
+SAMPLES: dict[str, Callable[..., Record]] = {
+    "speedbench": samples.cell,
+    "agentic": samples.point,
+    "fixed_seq_len": samples.fixed,
+}
 
 
 def test_the_registry_holds_one_kind_per_kind_of_point(tmp_path: Path) -> None:
