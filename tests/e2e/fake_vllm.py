@@ -5,7 +5,7 @@ A real engine cannot be told to die at start, never become ready, drop the think
 nothing, fail some requests or reset its counters in the middle of a pass; this program can, and
 otherwise speaks the vLLM 0.33 surface the plugin relies on: connections are refused until it is
 ready, `/health`, `/v1/models`, `/tokenize` + `/detokenize` of a ChatML prompt, streamed
-`/v1/chat/completions` in vLLM's SSE shape, and Prometheus `/metrics`.
+`/v1/chat/completions` and `/v1/completions` in vLLM's SSE shapes, and Prometheus `/metrics`.
 
 Acceptance is deterministic: step i of every request accepts `min(pattern[i % len], k)` draft
 tokens (`--accept`, default 3,0) and every request runs whole cycles of the pattern, so the AL of
@@ -25,6 +25,7 @@ variable INFX_FAKE_VLLM_FAULTS):
     fail-requests=N   the first N chat requests get HTTP 500
     reset-counters[=N] counters start at a warm-up offset and drop to 0 at chat request N (2)
     crash-after=N     the process exits when chat request N+1 arrives
+    ignore-eos-off    completions stop at half their max_tokens although ignore_eos is sent
 
 The speculative counters are named ``vllm:spec_decode_*`` unless INFX_FAKE_SPEC_PREFIX gives
 another prefix (an engine from another package that reads its own counters).
@@ -55,6 +56,7 @@ FAULT_NAMES = frozenset(
         "fail-requests",
         "reset-counters",
         "crash-after",
+        "ignore-eos-off",
     }
 )
 DEFAULT_PATTERN: tuple[int, ...] = (3, 0)
@@ -313,6 +315,7 @@ def make_handler(engine: Engine) -> type[BaseHTTPRequestHandler]:
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # uvicorn sets TCP_NODELAY: each frame leaves at once
 
         def log_message(self, format: str, *args: Any) -> None:
             say("INFO " + format % args)
@@ -382,6 +385,8 @@ def make_handler(engine: Engine) -> type[BaseHTTPRequestHandler]:
                 self._json(200, {"prompt": "".join(chr(int(t)) for t in tokens)})
             elif self.path == "/v1/chat/completions":
                 self._chat(body)
+            elif self.path == "/v1/completions":
+                self._completion(body)
             else:
                 self._error(404, "NotFoundError", f"no route POST {self.path}")
 
@@ -483,6 +488,57 @@ def make_handler(engine: Engine) -> type[BaseHTTPRequestHandler]:
                 frame([], **extra)
             self._chunk(b"data: [DONE]\n\n")
             self._chunk(b"")
+
+        def _completion(self, body: Mapping[str, Any]) -> None:
+            """vLLM's streamed text completion: one frame a decode step whose last token
+            carries the finish reason, then the usage frame and ``[DONE]``."""
+            n = engine.admit()
+            prompt = str(body.get("prompt", ""))
+            ok = False
+            try:
+                failing = options.fault_n("fail-requests", 0) or 0
+                if n <= failing:
+                    self._error(500, "InternalServerError", f"stand-in failure of request {n}")
+                    return
+                max_tokens = int(body.get("max_tokens") or 16)
+                stops = options.fault("ignore-eos-off") or not body.get("ignore_eos")
+                produced = max(1, max_tokens // 2) if stops else max_tokens
+                rid, created = f"cmpl-fake-{n}", int(time.time())
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream; charset=utf-8")
+                self.send_header("transfer-encoding", "chunked")
+                self.end_headers()
+
+                def frame(choices: list[Any], **extra: Any) -> None:
+                    obj = {
+                        "id": rid,
+                        "object": "text_completion",
+                        "created": created,
+                        "model": options.served_name,
+                        "choices": choices,
+                        **extra,
+                    }
+                    self._chunk(b"data: " + json.dumps(obj).encode() + b"\n\n")
+
+                for i in range(produced):
+                    if options.step_delay_s:
+                        time.sleep(options.step_delay_s)
+                    last = i == produced - 1
+                    finish = ("stop" if stops else "length") if last else None
+                    choice = {"index": 0, "text": f" w{i}", "logprobs": None}
+                    frame([{**choice, "finish_reason": finish, "stop_reason": None}])
+                if (body.get("stream_options") or {}).get("include_usage"):
+                    usage = {
+                        "prompt_tokens": len(prompt),
+                        "total_tokens": len(prompt) + produced,
+                        "completion_tokens": produced,
+                    }
+                    frame([], usage=usage)
+                self._chunk(b"data: [DONE]\n\n")
+                self._chunk(b"")
+                ok = True
+            finally:
+                engine.done(len(prompt), ok=ok)
 
         def _chunk(self, data: bytes) -> None:
             self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")

@@ -1,7 +1,8 @@
 """The repository's own CPU recipes, run as the README's main job runs them, in a folder of the
 test's own: every cell against the real embedded engine, every AgentX point with the real aiperf,
-every fixed-seq-len point with every request answered, every AL within its golden curve. The test command runs this instead of collecting ``recipes/``
-itself, so that it writes nothing into the checkout."""
+every fixed-seq-len point with every request answered, every AL within its golden curve. The
+test command runs this instead of collecting ``recipes/`` itself, so that it writes nothing into
+the checkout."""
 
 from __future__ import annotations
 

@@ -1,0 +1,115 @@
+"""The fixed-seq-len kind as its users run it, against the vLLM stand-in: the items and their
+marker, the files InferenceX reads, the end-of-run table, the checks that fail a point, resume
+and the baseline gate. The real engine runs the same kind in tests/e2e/test_main_job.py."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from pytest_infx.launch.ports import free_port
+
+from .conftest import TOKENIZER, Sweep
+from .helpers import recipe, write_recipe
+
+KEY = "fake-fixed"
+IDS = [f"{KEY}[tp1-isl64-osl8-c1]", f"{KEY}[tp1-isl64-osl8-c2]", f"{KEY}[tp1-isl128-osl4-c2]"]
+
+
+def _add(sweep: Sweep, *extra: str, faults: tuple[str, ...] = (), **block: Any) -> None:
+    data = recipe(KEY, record=sweep.record, extra=extra, faults=faults, port=free_port("127.0.0.1"))
+    del data["speedbench"]
+    data["model"]["path"] = str(TOKENIZER)
+    data["fixed-seq-len"] = {
+        "points": [
+            {"tp": 1, "isl": 64, "osl": 8, "concurrency": [1, 2]},
+            {"tp": 1, "isl": 128, "osl": 4, "concurrency": [2]},
+        ],
+        **block,
+    }
+    data["tolerance"] = {"output_tput_per_gpu": "-20%"}
+    write_recipe(sweep.recipes, data)
+
+
+def _record(sweep: Sweep, item_id: str) -> dict[str, Any]:
+    path = sweep.results / "fixed-seq-len" / f"{item_id}.json"
+    return dict(json.loads(path.read_text()))
+
+
+def test_the_marker_selects_one_item_per_tp_lengths_and_concurrency(sweep: Sweep) -> None:
+    _add(sweep)
+    sweep.add("fake-speedbench")
+    result = sweep.pytester.runpytest("--gpu", "cpu", "-m", "fixed_seq_len", "--collect-only", "-q")
+    listed = [line.split("::", 1)[1] for line in result.outlines if "::" in line]
+    assert sorted(listed) == sorted(IDS)
+
+
+def test_a_sweep_writes_inferencex_s_files_and_one_server_serves_every_point(
+    sweep: Sweep,
+) -> None:
+    _add(sweep, "--step-delay", "0.001")
+    result = sweep.run("-m", "fixed_seq_len")
+    result.assert_outcomes(passed=3)
+    assert len(sweep.record.read_text().splitlines()) == 1, "the points share their server"
+    result.stdout.fnmatch_lines(["*infx fixed-seq-len*", f"{IDS[1]}*20/20*"])
+    point = _record(sweep, IDS[1])
+    assert point["verdict"] == "pass"
+    assert point["requests"] == {
+        "sent": 20, "completed": 20, "failed": 0, "empty": 0, "short": 0, "warmups": 4
+    }  # fmt: skip
+    raw = json.loads((sweep.results / point["raw_result"]).read_text())
+    agg = json.loads((sweep.results / point["inferencex_result"]).read_text())
+    assert point["inferencex_result"].split("/")[-1] == "agg_" + point["raw_result"].split("/")[-1]
+    assert raw["num_prompts"] == 20 and raw["max_concurrency"] == 2 and raw["completed"] == 20
+    assert all(51 <= n <= 64 for n in raw["input_lens"]) and set(raw["output_lens"]) <= {6, 7, 8}
+    assert agg["output_tput_per_gpu"] == pytest.approx(raw["output_throughput"])
+    assert point["figures"]["median_tpot"] == agg["median_tpot"] > 0
+    assert (agg["isl"], agg["osl"], agg["conc"], agg["hw"]) == (64, 8, 2, "cpu")
+
+
+def test_an_engine_that_stops_early_fails_the_point_and_keeps_its_numbers(sweep: Sweep) -> None:
+    _add(sweep, faults=("ignore-eos-off",))
+    result = sweep.run("-m", "fixed_seq_len", "-k", "c1")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*requests ended before their output length although ignore_eos*"])
+    point = _record(sweep, IDS[0])
+    assert point["verdict"] == "fail" and point["requests"]["short"] == 10
+    assert (sweep.results / point["inferencex_result"]).is_file()
+
+
+def test_failed_requests_fail_the_point_by_name(sweep: Sweep) -> None:
+    _add(sweep, faults=("fail-requests=3",), **{"warmups-per-concurrency": 0})
+    result = sweep.run("-m", "fixed_seq_len", "-k", "c1")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*3 of 10 requests failed: HTTP 500*stand-in failure*"])
+
+
+def test_resume_reuses_a_passed_point_and_measures_the_rest(sweep: Sweep) -> None:
+    _add(sweep)
+    sweep.run("-m", "fixed_seq_len", "-k", "c1").assert_outcomes(passed=1)
+    again = sweep.run("-m", "fixed_seq_len", "--infx-resume")
+    outcomes = again.parseoutcomes()
+    assert (outcomes["passed"], outcomes["reused"]) == (2, 1)
+    again.stdout.fnmatch_lines(
+        ["*-c1?: reused from fixed-seq-len/*-c1?.json: * output tok/s/GPU", "1 cell reused, 2 run*"]
+    )
+    assert len(sweep.record.read_text().splitlines()) == 2
+
+
+def test_a_slower_run_fails_the_baseline_gate_beyond_the_recipe_s_tolerance(
+    sweep: Sweep,
+) -> None:
+    _add(sweep, "--step-delay", "0.002")
+    first = sweep.run("-m", "fixed_seq_len", "-k", "c1", "--infx-branch", "main")
+    first.assert_outcomes(passed=1)
+    _add(sweep, "--step-delay", "0.05")
+    second = sweep.run("-m", "fixed_seq_len", "-k", "c1", "--infx-baseline", "main")
+    second.assert_outcomes(failed=1)
+    second.stdout.fnmatch_lines(
+        ["*: output_tput_per_gpu * vs baseline * (-*%, allowed 20%) beyond its tolerance*"]
+    )
+    second.stdout.fnmatch_lines(
+        ["*infx baseline*", "fake-fixed*c1*", "*output_tput_per_gpu (tok/s/gpu) * 20% *FAIL"]
+    )
