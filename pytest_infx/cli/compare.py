@@ -1,10 +1,15 @@
-"""``infx compare-configs``: the AgentX points of a recipe tree against a checkout's master configs.
+"""``infx compare-configs``: the AgentX and fixed-seq-len points of a recipe tree against a
+checkout's master configs.
 
 A team that keeps recipes beside InferenceX's ``configs/*-master.yaml`` must keep the two in step:
 a concurrency added to a search space and not to the recipe is a point nobody measures. Points
-are compared as (TP, concurrency, variant), where the variant of a search-space entry is named
-from what serves that TP differently (expert parallel size, DP attention, decode context
-parallel, the KV offload backend), the way recipes name their ``agentic.points`` variants.
+are compared as (TP, concurrency, variant), and fixed-seq-len points also by their input and
+output lengths, where the variant of a search-space entry is named from what serves that TP
+differently (expert parallel size, DP attention, decode context parallel, the KV offload
+backend), the way recipes name their ``agentic.points`` variants. A fixed-seq-len search space
+gives its concurrencies as ``conc-list`` or as a ``conc-start``/``conc-end`` range, which
+InferenceX's ``generate_sweep_configs.py`` expands by doubling from the start and ends with
+``conc-end``.
 """
 
 from __future__ import annotations
@@ -26,23 +31,34 @@ from pytest_infx.settings import DEFAULT_RECIPES_DIR
 
 T = TypeVar("T")
 
-SCENARIO = "agentic-coding"
+SCENARIOS = {"agentic-coding": "agentic", "fixed-seq-len": "fixed_seq_len"}
+"""InferenceX's scenario names and the kinds of the recipe points that stand for them."""
+CONC_STEP = 2
 _RUNNER = re.compile(r"(?:^|[:-])([a-z]+[0-9]+[a-z]*)(?:-|$)")
 
 
 @dataclass(frozen=True, order=True)
 class ConfigPoint:
-    """One AgentX point: the key, TP, concurrency and variant (``""`` for none)."""
+    """One point: the key, TP, concurrency and variant (``""`` for none); a fixed-seq-len
+    point's input and output lengths (0 for an AgentX point)."""
 
     key: str
     tp: int
     concurrency: int
     variant: str
+    isl: int = 0
+    osl: int = 0
 
     @property
     def name(self) -> str:
         suffix = f"-{self.variant}" if self.variant else ""
+        if self.isl:
+            return f"tp{self.tp}-isl{self.isl}-osl{self.osl}-c{self.concurrency}{suffix}"
         return f"tp{self.tp}-c{self.concurrency}{suffix}"
+
+    @property
+    def coordinates(self) -> tuple[int, int, str, int, int]:
+        return (self.tp, self.concurrency, self.variant, self.isl, self.osl)
 
 
 def variant_of(entry: Mapping[str, Any]) -> str:
@@ -88,9 +104,9 @@ def frameworks() -> tuple[str, ...]:
 def master_points(
     path: Path, masters: str = DEFAULT_MASTERS, served: Iterable[str] | None = None
 ) -> MasterSide:
-    """The single-node AgentX points of the master configs named ``masters`` (a glob) under
-    ``path`` (a checkout root or its configs folder), by key, of the ``served`` frameworks
-    (default: :func:`frameworks`)."""
+    """The single-node AgentX and fixed-seq-len points of the master configs named ``masters``
+    (a glob) under ``path`` (a checkout root or its configs folder), by key, of the ``served``
+    frameworks (default: :func:`frameworks`)."""
     wanted = frozenset(frameworks() if served is None else served)
 
     pattern = f"configs/{masters}" if (path / "configs").is_dir() else masters
@@ -106,31 +122,60 @@ def master_points(
         if scenarios is None:
             continue
         scenarios = _field(config, "scenarios", LinedDict, f"{key}.scenarios", "a mapping")
-        groups = scenarios.get(SCENARIO)
-        if not groups:
+        named = {
+            name: _field(scenarios, name, LinedList, f"{key}.scenarios.{name}", "a list")
+            for name in SCENARIOS
+            if scenarios.get(name)
+        }
+        if not named:
             continue
-        groups = _field(scenarios, SCENARIO, LinedList, f"{key}.scenarios.{SCENARIO}", "a list")
         if config.get("framework") not in wanted or config.get("multinode"):
             skipped += 1
             continue
         found: list[ConfigPoint] = []
-        for group in _items(groups, LinedDict, f"{key}.scenarios.{SCENARIO}", "a mapping"):
-            space: list[Any] = _field(
-                group, "search-space", list, f"{key} search-space", "a list", []
-            )
-            for entry in _items(space, LinedDict, f"{key} search-space", "a mapping"):
-                variant = variant_of(entry)
-                tp = _field(entry, "tp", int, f"{key} tp", "a whole number")
-                concs: list[Any] = _field(
-                    entry, "conc-list", list, f"{key} conc-list", "a list", []
-                )
-                found.extend(
-                    ConfigPoint(key, tp, c, variant)
-                    for c in _items(concs, int, f"{key} conc-list", "a whole number")
-                )
+        for scenario, groups in named.items():
+            where = f"{key}.scenarios.{scenario}"
+            for group in _items(groups, LinedDict, where, "a mapping"):
+                found.extend(_group_points(key, group, fixed=scenario == "fixed-seq-len"))
         points[key] = found
         runners[key] = _runner(str(config.get("runner", "")))
     return MasterSide(points, runners, skipped)
+
+
+def _group_points(key: str, group: LinedDict, *, fixed: bool) -> Iterator[ConfigPoint]:
+    lengths = (
+        (
+            _field(group, "isl", int, f"{key} isl", "a whole number"),
+            _field(group, "osl", int, f"{key} osl", "a whole number"),
+        )
+        if fixed
+        else (0, 0)
+    )
+    space: list[Any] = _field(group, "search-space", list, f"{key} search-space", "a list", [])
+    for entry in _items(space, LinedDict, f"{key} search-space", "a mapping"):
+        variant = variant_of(entry)
+        tp = _field(entry, "tp", int, f"{key} tp", "a whole number")
+        for conc in _concurrencies(key, entry):
+            yield ConfigPoint(key, tp, conc, variant, *lengths)
+
+
+def _concurrencies(key: str, entry: LinedDict) -> list[int]:
+    """A search-space entry's concurrencies: its ``conc-list``, or its ``conc-start`` doubled
+    while below ``conc-end``, then ``conc-end``."""
+    if "conc-list" in entry or "conc-start" not in entry:
+        listed: list[Any] = _field(entry, "conc-list", list, f"{key} conc-list", "a list", [])
+        return list(_items(listed, int, f"{key} conc-list", "a whole number"))
+    start = _field(entry, "conc-start", int, f"{key} conc-start", "a whole number")
+    end = _field(entry, "conc-end", int, f"{key} conc-end", "a whole number")
+    if start < 1 or end < start:
+        where = entry.where("conc-end")
+        raise _malformed(where.path, where.line or 1, f"{key} conc-end", f"at least {start}")
+    found: list[int] = []
+    conc = start
+    while conc < end:
+        found.append(conc)
+        conc *= CONC_STEP
+    return [*found, end]
 
 
 def _configs(files: Iterable[Path]) -> Iterator[tuple[str, LinedDict]]:
@@ -188,13 +233,22 @@ def _items(values: list[Any], kind: type[T], what: str, expected: str) -> Iterat
 
 
 def recipe_points(points: Iterable[Point]) -> dict[str, list[ConfigPoint]]:
-    """The AgentX points of a recipe tree, by key, in the same terms as the master configs."""
+    """The AgentX and fixed-seq-len points of a recipe tree, by key, in the same terms as the
+    master configs."""
     found: dict[str, list[ConfigPoint]] = {}
+    kinds = set(SCENARIOS.values())
     for point in points:
-        if point.kind != "agentic":
+        if point.kind not in kinds:
             continue
         found.setdefault(point.recipe_key, []).append(
-            ConfigPoint(point.recipe_key, point.tp, point.concurrency, point.variant or "")
+            ConfigPoint(
+                point.recipe_key,
+                point.tp,
+                point.concurrency,
+                point.variant or "",
+                point.isl or 0,
+                point.osl or 0,
+            )
         )
     return found
 
@@ -237,8 +291,8 @@ def compare(
     differences: list[KeyDifference] = []
     total = 0
     for key in sorted(masters.points):
-        theirs = {(p.tp, p.concurrency, p.variant): p for p in masters.points[key]}
-        ours = {(p.tp, p.concurrency, p.variant): p for p in recipes.get(key, ())}
+        theirs = {p.coordinates: p for p in masters.points[key]}
+        ours = {p.coordinates: p for p in recipes.get(key, ())}
         total += len(theirs.keys() & ours.keys())
         runner = None
         if key in runners and runners[key] != masters.runners.get(key):
@@ -256,7 +310,8 @@ def compare(
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "compare-configs",
-        help="AgentX points that a recipe tree and a checkout's master configs do not share",
+        help="AgentX and fixed-seq-len points that a recipe tree and a checkout's master "
+        "configs do not share",
     )
     parser.add_argument("path", type=Path, help="checkout root, or its configs folder")
     parser.add_argument("--recipes", default=DEFAULT_RECIPES_DIR, type=Path, help="recipe folder")
@@ -283,7 +338,7 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(difference.render()))
     print(
         f"{len(result.compared)} keys of {args.masters}"
-        f" (single-node {'/'.join(frameworks())} {SCENARIO}),"
+        f" (single-node {'/'.join(frameworks())} {' and '.join(SCENARIOS)}),"
         f" {result.points} points on both sides, {len(result.differences)} keys differ"
     )
     if result.local_keys:
@@ -291,7 +346,5 @@ def run(args: argparse.Namespace) -> int:
             f"recipe keys with no master-config key (not compared): {', '.join(result.local_keys)}"
         )
     if result.skipped:
-        print(
-            f"{result.skipped} {SCENARIO} master keys of other frameworks or multinode not compared"
-        )
+        print(f"{result.skipped} master keys of other frameworks or multinode not compared")
     return 1 if result.differences else 0

@@ -178,3 +178,89 @@ def test_a_malformed_master_config_is_an_error_at_its_line_not_a_traceback(
         f"infx compare-configs: {tmp_path}/infx/configs/nvidia-master.yaml:{line}"
     )
     assert problem in out
+
+
+FIXED_MASTER = """\
+dsr1-fp8-h200-sglang:
+  framework: sglang
+  runner: h200
+  scenarios:
+    fixed-seq-len:
+    - isl: 1024
+      osl: 1024
+      search-space:
+      - {tp: 8, ep: 1, conc-start: 4, conc-end: 48}
+    - isl: 8192
+      osl: 1024
+      search-space:
+      - {tp: 8, ep: 8, dp-attn: true, conc-list: [64]}
+"""
+
+
+def _fixed_recipe(tmp_path: Path, points: list[dict[str, object]]) -> Path:
+    data: dict[str, object] = {
+        "key": "dsr1-fp8-h200-sglang",
+        "model": {"hub-id": "deepseek-ai/DeepSeek-R1-0528", "served-name": "dsr1",
+                  "prefix": "dsr1", "precision": "fp8"},
+        "runner": "h200",
+        "engine": {"name": "sglang", "image": f"lmsysorg/sglang:v0.5.16-cu130@sha256:{'7b' * 32}"},
+        "fixed-seq-len": {"points": points},
+    }  # fmt: skip
+    write(tmp_path / "recipes" / "d.yaml", yaml.safe_dump(data, sort_keys=False))
+    return tmp_path / "recipes"
+
+
+def test_a_fixed_seq_len_range_doubles_from_its_start_and_ends_at_its_end(tmp_path: Path) -> None:
+    write(tmp_path / "infx" / "configs" / "nvidia-master.yaml", FIXED_MASTER)
+    side = master_points(tmp_path / "infx")
+    assert [p.name for p in side.points["dsr1-fp8-h200-sglang"]] == [
+        "tp8-isl1024-osl1024-c4",
+        "tp8-isl1024-osl1024-c8",
+        "tp8-isl1024-osl1024-c16",
+        "tp8-isl1024-osl1024-c32",
+        "tp8-isl1024-osl1024-c48",
+        "tp8-isl8192-osl1024-c64-ep8-dpa",
+    ]
+
+
+def test_fixed_seq_len_points_are_compared_with_their_lengths(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(tmp_path / "infx" / "configs" / "nvidia-master.yaml", FIXED_MASTER)
+    same: list[dict[str, object]] = [
+        {"tp": 8, "isl": 1024, "osl": 1024, "concurrency": [4, 8, 16, 32, 48]},
+        {"tp": 8, "isl": 8192, "osl": 1024, "concurrency": [64], "variant": "ep8-dpa"},
+    ]
+    status = main(
+        ["compare-configs", str(tmp_path / "infx"), "--recipes", str(_fixed_recipe(tmp_path, same))]
+    )
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "6 points on both sides, 0 keys differ" in out and "fixed-seq-len" in out
+    swapped: list[dict[str, object]] = [
+        {"tp": 8, "isl": 1024, "osl": 8192, "concurrency": [4, 8, 16, 32, 48]},
+        {"tp": 8, "isl": 8192, "osl": 1024, "concurrency": [64], "variant": "ep8-dpa"},
+    ]
+    status = main(
+        [
+            "compare-configs",
+            str(tmp_path / "infx"),
+            "--recipes",
+            str(_fixed_recipe(tmp_path, swapped)),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert status == 1
+    assert "only in the master configs: tp8-isl1024-osl1024-c4, " in out
+    assert "only in the recipes: tp8-isl1024-osl8192-c4, " in out
+
+
+def test_a_range_that_ends_below_its_start_is_an_error_at_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = FIXED_MASTER.replace("conc-start: 4, conc-end: 48", "conc-start: 64, conc-end: 4")
+    write(tmp_path / "infx" / "configs" / "nvidia-master.yaml", body)
+    status = main(["compare-configs", str(tmp_path / "infx"), "--recipes", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert status == 2
+    assert "nvidia-master.yaml:9" in out and "conc-end must be at least 64" in out
