@@ -156,13 +156,19 @@ def _al_section(recipe: AlRecipe, png: bytes | None, base: Path) -> str:
     return "\n".join(parts)
 
 
-def _agentic_section(recipe: AgenticRecipe, png: bytes | None, base: Path) -> str:
+def _agentic_section(
+    recipe: AgenticRecipe, png: bytes | None, base: Path, *, title: str = "AgentX"
+) -> str:
+    """An AgentX recipe's points, or (``title`` fixed-seq-len) a fixed-seq-len recipe's, with
+    their ISL/OSL."""
     rows = []
+    lengths = any(p.lengths for p in recipe.points)
     for tp, points in recipe.by_tp().items():
         for p in points:
             valid = "" if p.submission_valid is not False else " (not valid for submission)"
+            shape = f"<td>{_e(p.lengths)}</td>" if lengths else ""
             rows.append(
-                f'<tr class="{_e(p.verdict)}"><td>{tp}</td><td>{p.concurrency}</td>'
+                f'<tr class="{_e(p.verdict)}"><td>{tp}</td>{shape}<td>{p.concurrency}</td>'
                 f'<td class="num">{_fmt(p.throughput_per_gpu, 1)}</td>'
                 f'<td class="num">{_fmt(p.interactivity, 1)}</td>'
                 f'<td class="num">{_fmt(p.ttft_p50_ms, 1)}</td>'
@@ -175,9 +181,11 @@ def _agentic_section(recipe: AgenticRecipe, png: bytes | None, base: Path) -> st
     return "\n".join(
         [
             f'<h2 id="{_e(recipe.key)}">{_e(recipe.key)}</h2>',
-            f"<p>AgentX, {len(recipe.points)} points.</p>",
+            f"<p>{_e(title)}, {len(recipe.points)} points.</p>",
             _image(png, f"throughput against interactivity of {recipe.key}"),
-            "<table><tr><th>TP</th><th>concurrency</th><th>tok/s/GPU</th><th>tok/s/user</th>"
+            "<table><tr><th>TP</th>"
+            + ("<th>ISL/OSL</th>" if lengths else "")
+            + "<th>concurrency</th><th>tok/s/GPU</th><th>tok/s/user</th>"
             "<th>TTFT p50 ms</th><th>failed requests</th><th>verdict</th><th>measured</th>"
             "<th>point</th><th>server log</th></tr>" + "".join(rows) + "</table>",
         ]
@@ -222,23 +230,27 @@ def render(
     agentic_pngs: dict[str, bytes],
     plots_missing: str | None,
     baseline: Sequence[Comparison] = (),
+    fixed_pngs: dict[str, bytes] | None = None,
 ) -> str:
     """The whole page; ``base`` is the folder the page is written to (links are relative)."""
     cells = [c for r in sweep.al for c in r.cells]
     points = [p for r in sweep.agentic for p in r.points]
+    fixed = [p for r in sweep.fixed for p in r.points]
     bad_cells = sum(1 for c in cells if c.status is not Status.PASS)
     bad_points = sum(1 for p in points if p.verdict is not Verdict.PASS)
     missing = sweep.without_file()
-    reused = sum(1 for c in cells if c.reused) + sum(1 for p in points if p.reused)
+    reused = sum(1 for c in cells if c.reused) + sum(1 for p in (*points, *fixed) if p.reused)
     earlier = f", {reused} reused from an earlier run (--infx-resume)" if reused else ""
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    keys = [r.key for r in sweep.al] + [r.key for r in sweep.agentic]
+    keys = [r.key for r in sweep.al] + [r.key for r in (*sweep.agentic, *sweep.fixed)]
     toc = [f'<a href="#{_e(key)}">{_e(key)}</a>' for key in keys]
     body = [
         "<h1>pytest-infx sweep report</h1>",
         f'<p class="muted">{_e(stamp)}; results folder <code>{_e(sweep.results)}</code></p>',
         f"<p>{len(cells)} SPEED-Bench cells ({bad_cells} failed or out of tolerance), "
         f"{len(points)} AgentX points ({bad_points} failed), "
+        f"{len(fixed)} fixed-seq-len points "
+        f"({sum(1 for p in fixed if p.verdict is not Verdict.PASS)} failed), "
         f"{len(missing)} items without a result file{earlier}.</p>",
     ]
     if toc:
@@ -248,6 +260,10 @@ def render(
     body += [f'<p class="note">{_e(problem)}</p>' for problem in sweep.problems]
     body += [_al_section(r, al_pngs.get(r.key), base) for r in sweep.al]
     body += [_agentic_section(r, agentic_pngs.get(r.key), base) for r in sweep.agentic]
+    body += [
+        _agentic_section(r, (fixed_pngs or {}).get(r.key), base, title="fixed-seq-len")
+        for r in sweep.fixed
+    ]
     if baseline:
         from pytest_infx.history.table import html_section
 
@@ -268,6 +284,7 @@ def write_report(sweep: Sweep, *, baseline: Sequence[Comparison] = ()) -> Report
     plots_missing = plots.missing_reason()
     al_pngs: dict[str, bytes] = {}
     agentic_pngs: dict[str, bytes] = {}
+    fixed_pngs: dict[str, bytes] = {}
     written: list[Path] = []
     if plots_missing is None:
         for recipe in sweep.al:
@@ -278,6 +295,10 @@ def write_report(sweep: Sweep, *, baseline: Sequence[Comparison] = ()) -> Report
             agentic_pngs[agentic.key] = plots.agentic_png(agentic)
             written.append(layout.plot(agentic.key, "agentic"))
             atomic_write_bytes(written[-1], agentic_pngs[agentic.key])
+        for fixed in sweep.fixed:
+            fixed_pngs[fixed.key] = plots.agentic_png(fixed)
+            written.append(layout.plot(fixed.key, "fixed-seq-len"))
+            atomic_write_bytes(written[-1], fixed_pngs[fixed.key])
     page = layout.report
     text = render(
         sweep,
@@ -286,6 +307,7 @@ def write_report(sweep: Sweep, *, baseline: Sequence[Comparison] = ()) -> Report
         agentic_pngs=agentic_pngs,
         plots_missing=plots_missing,
         baseline=baseline,
+        fixed_pngs=fixed_pngs,
     )
     atomic_write_text(page, text)
     return ReportFiles(page, tuple(written), plots_missing)

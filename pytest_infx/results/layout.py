@@ -24,7 +24,7 @@ DRIFT: Final = "drift-summary.md"
 BASELINE: Final = "baseline-summary.md"
 PROGRESS_PREFIX: Final = ".progress-"
 
-PlotKind = Literal["al", "agentic"]
+PlotKind = Literal["al", "agentic", "fixed-seq-len"]
 
 
 @dataclass(frozen=True)

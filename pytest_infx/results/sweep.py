@@ -20,7 +20,14 @@ from pytest_infx.golden.io import GoldenFileError
 from pytest_infx.golden.store import GoldenNotFoundError, GoldenStore
 from pytest_infx.results import verdict as vocabulary
 from pytest_infx.results.layout import Layout
-from pytest_infx.results.records import CellRecord, PointRecord, Record, RecordError, read_record
+from pytest_infx.results.records import (
+    CellRecord,
+    FixedRecord,
+    PointRecord,
+    Record,
+    RecordError,
+    read_record,
+)
 from pytest_infx.results.verdict import Status, Verdict
 
 LOG_TAIL_BYTES = 4096
@@ -100,6 +107,8 @@ class AgenticPoint:
     log: Path | None
     ran: bool | None = None
     reused: str | None = None
+    lengths: str | None = None
+    """A fixed-seq-len point's ``ISL/OSL``; None for an AgentX point."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -114,12 +123,16 @@ class AgenticRecipe:
         return groups
 
     def arms(self) -> dict[str, list[AgenticPoint]]:
-        """Points by TP and variant (``TP8``, ``TP8 ep8-dpa-hicache``): the arms of one TP are
-        different servers, so a throughput curve runs through one arm's concurrencies only."""
+        """Points by TP, lengths and variant (``TP8``, ``TP8 ep8-dpa-hicache``, ``TP4
+        1024/8192``): the arms of one TP are different servers or loads, so a throughput curve
+        runs through one arm's concurrencies only."""
         groups: dict[str, list[AgenticPoint]] = {}
-        for point in sorted(self.points, key=lambda p: (-p.tp, _variant(p.id), p.concurrency)):
-            variant = _variant(point.id)
-            groups.setdefault(f"TP{point.tp} {variant}".rstrip(), []).append(point)
+        order = sorted(
+            self.points, key=lambda p: (-p.tp, p.lengths or "", _variant(p.id), p.concurrency)
+        )
+        for point in order:
+            name = " ".join(n for n in (f"TP{point.tp}", point.lengths, _variant(point.id)) if n)
+            groups.setdefault(name, []).append(point)
         return groups
 
 
@@ -159,11 +172,13 @@ class Sweep:
     logs: tuple[ServerLog, ...]
     outcomes: tuple[Outcome, ...] = ()
     problems: tuple[str, ...] = field(default=())
+    fixed: tuple[AgenticRecipe, ...] = ()
+    """The fixed-seq-len points, by recipe, in the AgentX points' terms."""
 
     def without_file(self) -> list[Outcome]:
         """Items pytest ran that left no result file (a server that never started, say)."""
         written = {c.id for r in self.al for c in r.cells} | {
-            p.id for r in self.agentic for p in r.points
+            p.id for r in (*self.agentic, *self.fixed) for p in r.points
         }
         return [o for o in self.outcomes if o.id not in written]
 
@@ -246,6 +261,31 @@ def _agentic_point(
         log=_log_of(record, layout),
         ran=session.ran(record.id),
         reused=session.reused.get(record.id),
+    )
+
+
+def _fixed_point(
+    path: Path, record: FixedRecord, layout: Layout, session: _Session
+) -> AgenticPoint:
+    figures = record.figures
+    ttft = figures.get("median_ttft")
+    return AgenticPoint(
+        id=record.id,
+        tp=record.point.tp,
+        concurrency=record.point.concurrency,
+        throughput_per_gpu=_finite(figures.get("output_tput_per_gpu")),
+        interactivity=_finite(figures.get("median_intvty")),
+        ttft_p50_ms=None if ttft is None else _finite(ttft * 1000.0),
+        failed=record.requests.failed,
+        total=record.requests.sent,
+        verdict=_verdict(record),
+        reasons=tuple(record.reasons),
+        submission_valid=None,
+        file=path,
+        log=_log_of(record, layout),
+        ran=session.ran(record.id),
+        reused=session.reused.get(record.id),
+        lengths=f"{record.point.isl}/{record.point.osl}",
     )
 
 
@@ -349,6 +389,13 @@ def read_sweep(
             agentic_rows.setdefault(point.recipe, []).append(
                 _agentic_point(path, point, layout, session)
             )
+    fixed_rows: dict[str, list[AgenticPoint]] = {}
+    for path in _json_files(layout.fixed_seq_len):
+        found = _load(path, problems)
+        if isinstance(found, FixedRecord) and (wanted is None or found.recipe in wanted):
+            fixed_rows.setdefault(found.recipe, []).append(
+                _fixed_point(path, found, layout, session)
+            )
     store = GoldenStore(golden_root)
     return Sweep(
         results=results,
@@ -363,4 +410,8 @@ def read_sweep(
         logs=server_logs(layout),
         outcomes=outcomes,
         problems=tuple(problems),
+        fixed=tuple(
+            AgenticRecipe(key=key, points=tuple(points))
+            for key, points in sorted(fixed_rows.items())
+        ),
     )

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import base64
 import html
+import json
 import struct
 import subprocess
 import sys
@@ -328,3 +329,29 @@ def test_the_al_band_is_what_each_cell_was_allowed(folder: Folder) -> None:
     )
     assert halves == expected
     assert max(halves) > recipe.tolerance
+
+
+def test_fixed_seq_len_points_have_their_section_and_pareto_picture(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    folder = results / "fixed-seq-len"
+    folder.mkdir(parents=True)
+    for conc, out, intvty in ((1, 18.0, 22.0), (4, 41.0, 12.0)):
+        record = samples.fixed(
+            id=f"x[tp1-isl256-osl32-c{conc}]",
+            point__concurrency=conc,
+            figures={"output_tput_per_gpu": out, "median_intvty": intvty, "median_ttft": 0.3},
+            verdict="pass" if conc == 1 else "fail",
+            reasons=[] if conc == 1 else ["1 requests returned no output tokens"],
+        )
+        (folder / f"{record.id}.json").write_text(json.dumps(record.as_json()))
+    sweep = read_sweep(results, tmp_path / "golden")
+    (recipe,) = sweep.fixed
+    assert list(recipe.arms()) == ["TP1 256/32"]
+    files = report_html.write_report(sweep)
+    picture = results / "plots" / "x.fixed-seq-len.png"
+    assert files.pictures == (picture,)
+    page = files.html.read_text()
+    assert "2 fixed-seq-len points (1 failed)" in page
+    assert "<th>ISL/OSL</th>" in page and "<td>256/32</td>" in page
+    assert "1 requests returned no output tokens" in page
+    assert base64.b64encode(picture.read_bytes()).decode() in page
