@@ -383,7 +383,9 @@ def make_plan(
 ) -> ServerPlan:
     """The plan fields every adapter fills the same way; the adapter owns argv and env."""
     recipe = point.recipe
-    suffix = f"k{k}" if point.kind == "speedbench" else f"tp{point.tp}-c{point.concurrency}"
+    suffix = {"speedbench": f"k{k}", "fixed_seq_len": f"tp{point.tp}"}.get(
+        point.kind, f"tp{point.tp}-c{point.concurrency}"
+    )
     return ServerPlan(
         engine=engine,
         argv=tuple(argv),

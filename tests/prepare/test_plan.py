@@ -151,6 +151,34 @@ def test_agentic_points_launched_alike_share_one_server_and_the_plan_says_so(
     }
 
 
+def test_fixed_seq_len_points_of_one_tp_share_a_server_and_show_benchmark_serving_s_settings(
+    recipes: Path, pytester: pytest.Pytester
+) -> None:
+    recipe = agentic("f-b200-sglang", points={})
+    del recipe["agentic"]
+    recipe["fixed-seq-len"] = {
+        "points": [
+            {"tp": 4, "isl": 1024, "osl": 1024, "concurrency": [4, 64]},
+            {"tp": 4, "isl": 8192, "osl": 1024, "concurrency": [16]},
+            {"tp": 8, "isl": 1024, "osl": 1024, "concurrency": [4]},
+        ]
+    }
+    write(recipes / "f.yaml", recipe)
+    result = pytester.runpytest("--collect-only", "--infx-plan", "--gpu", "b200")
+    blocks = plan_blocks(result)
+    client = json.loads(blocks["f-b200-sglang[tp4-isl8192-osl1024-c16]"]["client"])
+    assert client == {
+        "endpoint": "/v1/completions", "stream": True, "dataset": "random", "input_len": 8192,
+        "output_len": 1024, "random_range_ratio": 0.8, "num_prompts": 160,
+        "max_concurrency": 16, "request_rate": "inf", "ignore_eos": True, "num_warmups": 32,
+        "seed": 0,
+    }  # fmt: skip
+    for block in blocks.values():
+        argv = shlex.split(block["argv"])
+        assert "--max-running-requests" not in argv and "--cuda-graph-max-bs-decode" not in argv
+    assert "servers: 2 for 4 point(s)" in result.outlines
+
+
 @pytest.mark.parametrize("name", ["tensor_parallel_size", "served_model_name", "tp"])
 def test_the_argv_builder_refuses_owned_flags_under_any_spelling(name: str) -> None:
     from pytest_infx.engines.base import PlanError, flags

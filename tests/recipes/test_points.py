@@ -404,3 +404,54 @@ def test_a_point_whose_recipe_was_replaced_without_its_block_says_so(tmp_path: P
         ValueError, match=r"a-b300\[k1-thinking_off\]: its recipe has no speedbench"
     ):
         assert emptied.cell is None
+
+
+def _fixed(key: str = "a-fixed") -> Recipe:
+    recipe = agentic(key, points={})
+    del recipe["agentic"]
+    recipe["fixed-seq-len"] = {
+        "points": [
+            {"tp": 8, "isl": 1024, "osl": 1024, "concurrency": [64, 4]},
+            {"tp": 8, "isl": 8192, "osl": 1024, "concurrency": [4]},
+            {"tp": 4, "isl": 1024, "osl": 1024, "concurrency": [4], "variant": "ep4-dpa"},
+        ]
+    }
+    return recipe
+
+
+def test_fixed_seq_len_points_are_tp_by_lengths_by_concurrency(tmp_path: Path) -> None:
+    points = points_of(tmp_path, _fixed())
+    assert [p.name for p in points] == [
+        "tp4-isl1024-osl1024-c4-ep4-dpa",
+        "tp8-isl1024-osl1024-c4",
+        "tp8-isl1024-osl1024-c64",
+        "tp8-isl8192-osl1024-c4",
+    ]
+    assert all(p.kind == "fixed_seq_len" and p.fixed_seq_len is not None for p in points)
+    assert (points[3].isl, points[3].osl, points[0].variant) == (8192, 1024, "ep4-dpa")
+    assert points[3].coordinates() == {
+        "kind": "fixed_seq_len", "tp": 8, "concurrency": 4, "isl": 8192, "osl": 1024
+    }  # fmt: skip
+    assert len({p.fingerprint for p in points}) == 4
+
+
+def test_an_override_on_the_lengths_changes_only_those_points(tmp_path: Path) -> None:
+    recipe = _fixed()
+    recipe["overrides"] = [
+        {"when": {"isl": 8192}, "engine": {"args": {"max-model-len": 10240}}},
+        {"when": {"kind": "fixed_seq_len", "osl": [1024]}, "fixed-seq-len": {"seed": 7}},
+    ]
+    found = {p.name: p for p in points_of(tmp_path, recipe)}
+    assert found["tp8-isl8192-osl1024-c4"].recipe.engine.args["max-model-len"] == 10240
+    assert "max-model-len" not in found["tp8-isl1024-osl1024-c4"].recipe.engine.args
+    assert {p.fixed_seq_len.seed for p in found.values() if p.fixed_seq_len} == {7}
+
+
+def test_a_fixed_seq_len_timeout_is_no_part_of_the_fingerprint(tmp_path: Path) -> None:
+    before = hashes(tmp_path, _fixed())
+    waited = _fixed()
+    waited["fixed-seq-len"]["request-timeout"] = 60.0
+    assert hashes(tmp_path, waited) == before
+    seeded = _fixed()
+    seeded["fixed-seq-len"]["seed"] = 1
+    assert set(hashes(tmp_path, seeded).values()).isdisjoint(before.values())
