@@ -204,7 +204,13 @@ def parse_stream(sent: float, chunks: Sequence[bytes], stamps: Sequence[float]) 
     )
 
 
-def run_requests_sync(config: ClientConfig, requests: Sequence[RandomRequest]) -> Outcome:
+def run_requests_sync(
+    config: ClientConfig,
+    requests: Sequence[RandomRequest],
+    *,
+    on_done: Callable[[Output], None] | None = None,
+) -> Outcome:
     """For the pytest item, which has no event loop: the loop stamps reads as ``speedbench``'s
-    client does (uvloop where it is installed)."""
-    return run_stamped(lambda clock: run_requests(config, requests, clock=clock))
+    client does (uvloop where it is installed). ``on_done`` sees each measured request as it
+    ends, inside the event loop, so it must only touch memory."""
+    return run_stamped(lambda clock: run_requests(config, requests, clock=clock, on_done=on_done))

@@ -75,3 +75,14 @@ def test_a_server_that_is_not_there_fails_every_request_by_name() -> None:
     outcome = run_requests_sync(config, _requests("a", "b"))
     assert [o.success for o in outcome.outputs] == [False, False]
     assert all("127.0.0.1:9" in o.error for o in outcome.outputs)
+
+
+def test_each_measured_request_is_reported_as_it_ends_and_warm_ups_are_not(
+    server: Server,
+) -> None:
+    seen: list[int | None] = []
+    config = ClientConfig(server.url, "m", concurrency=2, warmups=2)
+    run_requests_sync(
+        config, _requests("a", "b", "c", out=3), on_done=lambda o: seen.append(o.output_tokens)
+    )
+    assert seen == [3, 3, 3]

@@ -86,7 +86,11 @@ class FixedPoint:
         )
         tracker = run.progress
         with run.measuring(self.server), tracker.doing("cell", point.id, total=len(requests)):
-            outcome = run_requests_sync(config, requests)
+            outcome = run_requests_sync(
+                config,
+                requests,
+                on_done=lambda o: tracker.request_done(o.output_tokens, ok=o.success),
+            )
         shape = self.shape()
         info = RunInfo(
             model_id=recipe.model.hub_id,
