@@ -69,6 +69,14 @@ def _coordinates(recipe: Recipe) -> list[tuple[dict[str, object], Cell | None]]:
             if arm:
                 where["variant"] = arm
             coords.append((where, None))
+    if recipe.fixed_seq_len is not None:
+        for p in recipe.fixed_seq_len.points:
+            for c in p.concurrency:
+                fixed: dict[str, object] = {"kind": "fixed_seq_len", "tp": p.tp, "concurrency": c}
+                fixed.update({"isl": p.isl, "osl": p.osl})
+                if p.variant:
+                    fixed["variant"] = p.variant
+                coords.append((fixed, None))
     return coords
 
 
@@ -330,8 +338,8 @@ def check_attention_tp(ctx: LintContext) -> list[Finding]:
 
 @rule(
     "recipes-agentic-golden",
-    "An agentic point with speculative decoding names a committed golden curve that covers its"
-    " draft length.",
+    "An agentic or fixed-seq-len point with speculative decoding names a committed golden curve"
+    " that covers its draft length.",
     skip_reason=_no_recipes,
 )
 def check_agentic_golden(ctx: LintContext) -> list[Finding]:

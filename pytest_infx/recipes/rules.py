@@ -21,7 +21,7 @@ from pytest_infx.recipes.errors import Location
 from pytest_infx.recipes.extends import deep_merge
 from pytest_infx.recipes.loader import Override, RecipeSource
 from pytest_infx.recipes.points import Point, matches
-from pytest_infx.recipes.schema import Recipe, Speculative
+from pytest_infx.recipes.schema import AgenticSpeculative, Recipe, Speculative
 from pytest_infx.recipes.source import LinedDict, LinedList
 
 CPU_RUNNER: Final = "cpu"
@@ -259,13 +259,25 @@ def check_point(point: Point, *, raw: LinedDict | None = None) -> list[Problem]:
     return report.found
 
 
+def _forced(recipe: Recipe) -> list[tuple[str, AgenticSpeculative]]:
+    """The speculative blocks of a recipe's throughput kinds (AgentX, fixed-seq-len), by the
+    block they are in: each forces its golden curve's AL on its servers."""
+    found: list[tuple[str, AgenticSpeculative]] = []
+    for name, block in (("agentic", recipe.agentic), ("fixed-seq-len", recipe.fixed_seq_len)):
+        if block is not None and block.speculative is not None:
+            found.append((name, block.speculative))
+    return found
+
+
+def _run_of(block: str) -> str:
+    return f"an {block} run" if block[0] in "aeiou" else f"a {block} run"
+
+
 def _agentic_draft(report: _Reporter, recipe: Recipe) -> None:
-    spec = recipe.agentic.speculative if recipe.agentic else None
-    if spec is None:
-        return
-    problem = draft_length_problem(spec, spec.draft_length)
-    if problem is not None:
-        report.add("draft-length", ("agentic", "speculative", "draft-length"), *problem)
+    for name, spec in _forced(recipe):
+        problem = draft_length_problem(spec, spec.draft_length)
+        if problem is not None:
+            report.add("draft-length", (name, "speculative", "draft-length"), *problem)
 
 
 def _image(report: _Reporter, recipe: Recipe) -> None:
@@ -300,6 +312,11 @@ def _attention_tp(report: _Reporter, recipe: Recipe, attention_tp: AttentionTp) 
         uses.extend(
             (p.tp, ("agentic", "points", i, "tp")) for i, p in enumerate(recipe.agentic.points)
         )
+    if recipe.fixed_seq_len is not None:
+        uses.extend(
+            (p.tp, ("fixed-seq-len", "points", i, "tp"))
+            for i, p in enumerate(recipe.fixed_seq_len.points)
+        )
     sharded = [(tp, attention_tp(recipe, tp), fields) for tp, fields in uses]
     sharded = [(tp, a, fields) for tp, a, fields in sharded if a is not None and a > 1]
     if not sharded:
@@ -331,15 +348,19 @@ def _attention_tp(report: _Reporter, recipe: Recipe, attention_tp: AttentionTp) 
 
 
 def _agentic_golden(report: _Reporter, recipe: Recipe, golden: GoldenLookup) -> None:
-    spec = recipe.agentic.speculative if recipe.agentic else None
-    if spec is None:
-        return
+    for name, spec in _forced(recipe):
+        _forced_golden(report, name, spec, golden)
+
+
+def _forced_golden(
+    report: _Reporter, name: str, spec: AgenticSpeculative, golden: GoldenLookup
+) -> None:
     cells = golden(spec.golden)
     if cells is None:
         report.add(
             "agentic-golden",
-            ("agentic", "speculative", "golden"),
-            f"golden curve {spec.golden!r} does not exist; an agentic run with speculative"
+            (name, "speculative", "golden"),
+            f"golden curve {spec.golden!r} does not exist; {_run_of(name)} with speculative"
             " decoding forces the golden AL and cannot launch without it",
             f"commit golden/{spec.golden}.yaml (pytest -m speedbench --snapshot-update records"
             " it) or name an existing curve",
@@ -350,7 +371,7 @@ def _agentic_golden(report: _Reporter, recipe: Recipe, golden: GoldenLookup) -> 
         known = ", ".join(str(k) for k in sorted(have)) or "none"
         report.add(
             "agentic-golden",
-            ("agentic", "speculative", "draft-length"),
+            (name, "speculative", "draft-length"),
             f"golden curve {spec.golden!r} has no {spec.thinking} AL for draft length"
             f" {spec.draft_length} (it has: {known})",
             "pick a draft length the curve covers, or measure that cell first",

@@ -246,6 +246,26 @@ def test_agentic_golden_missing(rules_repo: MakeRulesRepo) -> None:
     ]
 
 
+def test_a_fixed_seq_len_block_with_speculative_decoding_needs_its_golden_curve_too(
+    rules_repo: MakeRulesRepo,
+) -> None:
+    fixed = (
+        SGLANG_AGENTIC.replace(
+            "agentic:\n  points:\n", "agentic: null\nfixed-seq-len:\n  points:\n"
+        )
+        .replace("    - tp: 4\n", "    - tp: 4\n      isl: 1024\n      osl: 1024\n")
+        .replace("    - tp: 2\n", "    - tp: 2\n      isl: 1024\n      osl: 1024\n")
+    )
+    bad = fixed.replace("golden: mimov2.6flash_dflash", "golden: mimov2.6flash_mtp")
+    assert rendered(rules_repo, "recipes-agentic-golden", {SGLANG: bad}) == [
+        f"{SGLANG}:{line_of(bad, 'golden:')}: fixed-seq-len.speculative.golden: golden curve"
+        " 'mimov2.6flash_mtp' does not exist; a fixed-seq-len run with speculative decoding forces"
+        " the golden AL and cannot launch without it; commit golden/mimov2.6flash_mtp.yaml"
+        " (pytest -m speedbench --snapshot-update records it) or name an existing curve"
+    ]
+    assert rendered(rules_repo, "recipes-agentic-golden", {SGLANG: fixed}) == []
+
+
 @pytest.mark.parametrize(
     ("change", "expected"),
     [

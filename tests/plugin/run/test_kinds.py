@@ -20,8 +20,7 @@ from pytest_infx.plugin.output.summary import (
     records_from,
 )
 from pytest_infx.plugin.run.fixtures import runnable
-from pytest_infx.plugin.run.kinds import KINDS
-from pytest_infx.plugin.run.kinds import fixed
+from pytest_infx.plugin.run.kinds import KINDS, fixed
 from pytest_infx.plugin.run.kinds.agentic import AgenticKind, ReusedPoint
 from pytest_infx.plugin.run.kinds.speedbench import ReusedCell, SpeedbenchKind
 from pytest_infx.plugin.stash import REF, REUSE
