@@ -5,12 +5,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from results.samples import CELL, POINT, with_fields
+from results.samples import CELL, FIXED, POINT, with_fields
 
 from history.inferencex_files import agg, results_bmk
 from history.samples import CONFIG, stamp
 from pytest_infx.history.ingest import default_stamp, files, ingest
+from pytest_infx.history.rows import row_of
 from pytest_infx.history.store import Store
+from pytest_infx.results.records import parse_record
 
 
 @pytest.fixture
@@ -77,6 +79,33 @@ def test_our_results_folder_is_read_and_an_old_record_is_skipped(
     assert "old: the record has no config identity" in reasons
     assert "broken.json: not a JSON file we can read" in reasons
     assert sorted(store.items()) == ["a[tp1-c2]", "r[k2-thinking_off]"]
+
+
+def test_a_fixed_seq_len_record_and_inferencex_s_processed_file_share_one_key(
+    store: Store, tmp_path: Path
+) -> None:
+    """Ours and InferenceX's rows of the same config and point land on one natural key, so
+    one is the other's baseline."""
+    config = CONFIG.model_dump()
+    (tmp_path / "fixed-seq-len" / "inferencex").mkdir(parents=True)
+    ours = {**FIXED, "config": config}
+    (tmp_path / "fixed-seq-len" / "x.json").write_text(json.dumps(ours))
+    (tmp_path / "fixed-seq-len" / "inferencex" / "agg_x.json").write_text("{}")
+    tally = ingest(store, files([tmp_path]), stamp("ours"))
+    assert tally.outcomes["added"] == 1 and not tally.skipped
+    [stored] = store.passing()
+    assert stored.kind == "fixed-seq-len" and stored.conc == 4
+    assert stored.metrics["median_intvty"] == 12.5
+    theirs = tmp_path / "theirs.json"
+    processed = agg(4, 900.0, isl=256, osl=32)
+    processed.update({"hw": config["hardware"], "framework": config["framework"],
+                      "precision": config["precision"], "spec_decoding": config["spec_method"],
+                      "infmax_model_prefix": config["model_prefix"],
+                      "image": f"x:{config['engine_version']}", "tp": 1, "ep": 1})  # fmt: skip
+    theirs.write_text(json.dumps(processed))
+    assert ingest(store, [theirs], stamp("theirs")).outcomes["added"] == 1
+    found = store.history(row_of(parse_record(ours)))
+    assert [s.item for s in found] == [FIXED["id"], "theirs"]
 
 
 def test_an_agentx_aggregate_is_an_agentic_row(store: Store, tmp_path: Path) -> None:
