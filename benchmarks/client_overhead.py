@@ -57,6 +57,7 @@ class InstantServer(asyncio.Protocol):
     frames = 16
     ttft_s = 0.0
     itl_s = 0.0
+    route = b"POST /v1/chat/completions"
     head = (
         b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\n"
         b"transfer-encoding: chunked\r\n\r\n"
@@ -101,7 +102,7 @@ class InstantServer(asyncio.Protocol):
             if len(self.buf) < end + 4 + size:
                 return
             self.buf = self.buf[end + 4 + size :]
-            if not head.startswith(b"POST /v1/chat/completions"):
+            if not head.startswith(self.route):
                 body = b"" if head.startswith(b"GET /metrics") else b"{}"
                 self.transport.write(
                     b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\n"
@@ -128,12 +129,12 @@ class InstantServer(asyncio.Protocol):
             self.loop.call_later(self.itl_s, self.paced, sent + 1)
 
 
-def serve() -> None:
+def serve(protocol: type[InstantServer] = InstantServer) -> None:
     """Child process: print the port, then serve until the parent closes stdin or kills us."""
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
-        server = await loop.create_server(InstantServer, "127.0.0.1", 0, backlog=4096)
+        server = await loop.create_server(protocol, "127.0.0.1", 0, backlog=4096)
         port = server.sockets[0].getsockname()[1]
         print(port, flush=True)
         await asyncio.Event().wait()
