@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from pytest_infx.launch.gpus import Vendor as Vendor
+
 RUNNERS = (
     "cpu",
     "h100",
@@ -20,6 +22,14 @@ RUNNERS = (
 """The runner types: InferenceX's (its ``configs/runners.yaml`` labels without their site
 suffixes) and ``cpu``. A recipe or ``--gpu`` naming another is a typo that would otherwise
 select nothing, silently; new hardware is added here."""
+
+
+AMD_RUNNERS = ("mi300x", "mi325x", "mi355x")
+
+
+def gpu_vendor(runner: str) -> Vendor:
+    """Whose GPUs a runner type has; ``cpu`` leases none, so its answer is never used."""
+    return "amd" if gpu_type(runner) in AMD_RUNNERS else "nvidia"
 
 
 def gpu_type(runner: str) -> str:
@@ -44,14 +54,15 @@ _RUNNER = re.compile(r"\b([a-z]{1,2}\d{2,4}[a-z]?)\b")
 
 
 def runner_from_gpu_name(name: str) -> str | None:
-    """``NVIDIA B300 SXM6 AC`` -> ``b300``; ``NVIDIA H200`` -> ``h200``."""
+    """``NVIDIA B300 SXM6 AC`` -> ``b300``; ``NVIDIA H200`` -> ``h200``; ``AMD Instinct
+    MI300X`` -> ``mi300x``."""
     lowered = name.lower().replace("nvidia", " ")
     match = _RUNNER.search(lowered)
     return match.group(1) if match else None
 
 
 def default_runner() -> str:
-    """``cpu`` when no NVIDIA GPU is visible, else the first GPU's type."""
+    """``cpu`` when no NVIDIA or AMD GPU is visible, else the first GPU's type."""
     from pytest_infx.launch.gpus import detect_gpus
 
     gpus = detect_gpus()

@@ -87,7 +87,7 @@ class LintSettings:
 
 
 _GITHUB_PREFIX = "GITHUB_"
-_SLURM_NAMES = ("CUDA_VISIBLE_DEVICES",)
+_SLURM_NAMES = ("CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
 _SLURM_PREFIX = "SLURM"
 
 
@@ -123,7 +123,8 @@ class Environment:
     github: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     """GitHub Actions' ``GITHUB_*`` variables (run link, pull request, event)."""
     slurm: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-    """The Slurm job's ``SLURM*`` variables and ``CUDA_VISIBLE_DEVICES``."""
+    """The Slurm job's ``SLURM*`` variables, ``CUDA_VISIBLE_DEVICES`` and (AMD nodes)
+    ``ROCR_VISIBLE_DEVICES``."""
 
     @property
     def in_slurm_job(self) -> bool:

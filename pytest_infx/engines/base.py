@@ -24,6 +24,7 @@ from pytest_infx.engines.spec import (
     SpecCounters,
     SyntheticSetting,
 )
+from pytest_infx.hardware import Vendor, gpu_vendor
 from pytest_infx.recipes.owned import OwnedFlags, canonical, owner
 from pytest_infx.recipes.points import Cell, Point
 from pytest_infx.recipes.schema import EMBEDDED_PREFIX, Recipe, Speculative
@@ -93,6 +94,8 @@ class ServerPlan:
     argument parser reads the rest."""
     image_unpinned: str | None = None
     """The recipe's reason for running ``image`` by its tag (``engine.image-unpinned``)."""
+    gpu_vendor: Vendor = "nvidia"
+    """Whose GPUs the runner has (AMD for the MI runners), for the variables of the lease."""
 
     def with_key(self) -> ServerPlan:
         material = json.dumps(
@@ -393,6 +396,7 @@ def make_plan(
         preferred_port=recipe.engine.port,
         health_path="/health",
         gpus=0 if recipe.runner == "cpu" else point.tp,
+        gpu_vendor=gpu_vendor(recipe.runner),
         image=recipe.engine.image,
         image_unpinned=recipe.engine.image_unpinned,
         ready_timeout_s=recipe.engine.ready_timeout,

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import shutil
@@ -9,6 +10,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+from typing import Literal
 
 from filelock import lock_descriptor
 
@@ -19,11 +21,32 @@ class GpuLeaseTimeout(TimeoutError):
     """No contiguous set of free GPUs became available before the deadline."""
 
 
+Vendor = Literal["nvidia", "amd"]
+
+
 @dataclass(frozen=True)
 class GpuInfo:
     index: int
     name: str
     memory_mib: int
+    vendor: Vendor = "nvidia"
+
+
+def visible_devices(vendor: Vendor, ids: tuple[int, ...]) -> dict[str, str]:
+    """The variables that give a server the GPUs ``ids`` (the node's indices).
+
+    NVIDIA: ``CUDA_VISIBLE_DEVICES``. ROCm filters in two steps: ``ROCR_VISIBLE_DEVICES``
+    picks the node's devices, and ``HIP_VISIBLE_DEVICES`` indexes the devices that filter
+    leaves (0 to n-1), which InferenceX's AMD scripts mirror by copying the one into the other
+    where the job sees exactly its own GPUs. Both are set, so a variable inherited from the
+    job (Slurm's gres sets ``ROCR_VISIBLE_DEVICES``) cannot widen or shift the lease.
+    """
+    if vendor == "amd":
+        return {
+            "ROCR_VISIBLE_DEVICES": ",".join(str(i) for i in ids),
+            "HIP_VISIBLE_DEVICES": ",".join(str(i) for i in range(len(ids))),
+        }
+    return {"CUDA_VISIBLE_DEVICES": ",".join(str(i) for i in ids)}
 
 
 def _parse_mib(text: str) -> int:
@@ -32,17 +55,22 @@ def _parse_mib(text: str) -> int:
 
 
 def detect_gpus(
-    *, override: int | None = None, nvidia_smi: str = "nvidia-smi"
+    *, override: int | None = None, nvidia_smi: str = "nvidia-smi", amd_smi: str = "amd-smi"
 ) -> tuple[GpuInfo, ...]:
-    """The visible NVIDIA GPUs; `override` (a count from an option) replaces detection.
+    """The visible GPUs: NVIDIA's from nvidia-smi, else AMD's from amd-smi; `override` (a
+    count from an option) replaces detection.
 
-    A missing nvidia-smi means no GPUs. One that fails is logged and also means none, so a
-    broken driver shows up as "no GPU" in the plan instead of as a crash at collection.
+    A missing tool means no GPUs of its vendor. One that fails is logged and also means none,
+    so a broken driver shows up as "no GPU" in the plan instead of as a crash at collection.
     """
     if override is not None:
         if override < 0:
             raise ValueError(f"GPU count override must be 0 or more, got {override}")
         return tuple(GpuInfo(index=i, name="override", memory_mib=0) for i in range(override))
+    return _nvidia_gpus(nvidia_smi) or _amd_gpus(amd_smi)
+
+
+def _nvidia_gpus(nvidia_smi: str) -> tuple[GpuInfo, ...]:
     exe = shutil.which(nvidia_smi)
     if exe is None:
         return ()
@@ -63,6 +91,63 @@ def detect_gpus(
         if len(cols) >= 3 and cols[0].isdigit():
             gpus.append(GpuInfo(index=int(cols[0]), name=cols[1], memory_mib=_parse_mib(cols[2])))
     return tuple(gpus)
+
+
+def _amd_gpus(amd_smi: str) -> tuple[GpuInfo, ...]:
+    """``amd-smi list --json`` for the indices, ``amd-smi static --asic --vram --json`` for the
+    market names and memory; newer amd-smi releases wrap the rows in ``gpu_data``."""
+    exe = shutil.which(amd_smi)
+    if exe is None:
+        return ()
+    indices = [row["gpu"] for row in _amd_json([exe, "list", "--json"]) if _index(row)]
+    if not indices:
+        return ()
+    static = {
+        row["gpu"]: row
+        for row in _amd_json([exe, "static", "--asic", "--vram", "--json"])
+        if _index(row)
+    }
+    found = []
+    for index in indices:
+        assert isinstance(index, int)
+        row = static.get(index, {})
+        asic = _mapping(row.get("asic"))
+        size = _mapping(_mapping(row.get("vram")).get("size"))
+        value = size.get("value")
+        name = str(asic.get("market_name") or "AMD GPU")
+        memory = value if isinstance(value, int) else 0
+        found.append(GpuInfo(index=index, name=name, memory_mib=memory, vendor="amd"))
+    return tuple(found)
+
+
+def _index(row: dict[str, object]) -> bool:
+    index = row.get("gpu")
+    return isinstance(index, int) and not isinstance(index, bool)
+
+
+def _mapping(value: object) -> dict[str, object]:
+    return value if isinstance(value, dict) else {}
+
+
+def _amd_json(argv: list[str]) -> list[dict[str, object]]:
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        log.warning("amd-smi could not run (%s); assuming no AMD GPUs", exc)
+        return []
+    if out.returncode != 0:
+        log.warning(
+            "%s exited with %d (%s)", " ".join(argv[1:]), out.returncode, out.stderr.strip()
+        )
+        return []
+    try:
+        data = json.loads(out.stdout)
+    except ValueError:
+        log.warning("%s printed no JSON; assuming no AMD GPUs", " ".join(argv[1:]))
+        return []
+    if isinstance(data, dict):
+        data = data.get("gpu_data", [])
+    return [row for row in data if isinstance(row, dict)] if isinstance(data, list) else []
 
 
 @dataclass

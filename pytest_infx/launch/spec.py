@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from pytest_infx.images import pinned
+from pytest_infx.launch.gpus import Vendor, visible_devices
 
 PORT_TOKEN = "{port}"
 
@@ -73,6 +74,8 @@ class ServerSpec:
     ready_timeout_s: float = 600.0
     gpus: int = 0
     runtime: Runtime = field(default_factory=LocalRuntime)
+    gpu_vendor: Vendor = "nvidia"
+    """Whose GPUs the server runs on, which names the variables that give it its lease."""
 
     @property
     def name(self) -> str:
@@ -120,11 +123,14 @@ class ServerSpec:
         runtime = self.runtime
         if isinstance(runtime, LocalRuntime):
             if self.gpus:
-                env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in gpu_ids)
+                env.update(visible_devices(self.gpu_vendor, gpu_ids))
             return inner, env
         argv: list[str] = ["docker", "run", "--rm", "--init", "--name", container_name]
         argv += ["--network", "host", "--ipc", "host"]
-        if self.gpus:
+        if self.gpus and self.gpu_vendor == "amd":
+            argv += ["--device", "/dev/kfd", "--device", "/dev/dri", "--group-add", "video"]
+            env.update(visible_devices(self.gpu_vendor, gpu_ids))
+        elif self.gpus:
             argv += ["--gpus", '"device=' + ",".join(str(i) for i in gpu_ids) + '"']
         for src, dst in runtime.mounts:
             argv += ["-v", f"{src}:{dst}"]

@@ -101,4 +101,5 @@ def to_spec(
         ready_timeout_s=plan.ready_timeout_s,
         gpus=plan.gpus,
         runtime=runtime,
+        gpu_vendor=plan.gpu_vendor,
     )

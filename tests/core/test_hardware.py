@@ -2,7 +2,13 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_infx.hardware import RUNNERS, gpu_type, runner_from_gpu_name, unknown_runner
+from pytest_infx.hardware import (
+    RUNNERS,
+    gpu_type,
+    gpu_vendor,
+    runner_from_gpu_name,
+    unknown_runner,
+)
 
 
 @pytest.mark.parametrize(
@@ -13,6 +19,7 @@ from pytest_infx.hardware import RUNNERS, gpu_type, runner_from_gpu_name, unknow
         ("NVIDIA H100 80GB HBM3", "h100"),
         ("NVIDIA GB200", "gb200"),
         ("AMD Instinct MI355X", "mi355x"),
+        ("AMD Instinct MI300X", "mi300x"),
         ("Some Accelerator", None),
     ],
 )
@@ -40,3 +47,8 @@ def test_every_runner_is_known_and_a_typo_names_the_close_ones() -> None:
 )
 def test_a_runner_name_gives_its_gpu_type(runner: str, gpu: str) -> None:
     assert gpu_type(runner) == gpu
+
+
+def test_the_mi_runners_have_amd_gpus_and_the_others_nvidia() -> None:
+    assert [gpu_vendor(r) for r in ("mi300x", "cluster:mi355x-amds", "mi325x-tw_1")] == ["amd"] * 3
+    assert {gpu_vendor(r) for r in RUNNERS if not r.startswith("mi")} == {"nvidia"}

@@ -132,3 +132,90 @@ def test_missing_or_failing_nvidia_smi_means_no_gpus(
     fake.write_text("#!/bin/sh\necho 'NVIDIA-SMI has failed' >&2\nexit 9\n")
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     assert detect_gpus(nvidia_smi=str(fake)) == ()
+
+
+AMD_LIST = [
+    {"gpu": i, "bdf": f"0000:{0x0C + i:02x}:00.0", "uuid": f"a5ff74a1-0000-1000-80b2-{i:012d}",
+     "kfd_id": 45412 + i, "node_id": 2 + i, "partition_id": 0}
+    for i in range(8)
+]  # fmt: skip
+AMD_STATIC = {
+    "gpu_data": [
+        {"gpu": i, "asic": {"market_name": "AMD Instinct MI300X", "vendor_id": "0x1002",
+                            "device_id": "0x74a1", "target_graphics_version": "gfx942"},
+         "vram": {"type": "HBM", "vendor": "N/A", "size": {"value": 196592, "unit": "MB"}}}
+        for i in range(8)
+    ]
+}  # fmt: skip
+
+
+def fake_amd_smi(folder: Path) -> Path:
+    """An ``amd-smi`` printing the JSON of ``list`` and ``static`` as amd-smi does."""
+    import json
+
+    (folder / "list.json").write_text(json.dumps(AMD_LIST))
+    (folder / "static.json").write_text(json.dumps(AMD_STATIC))
+    fake = folder / "amd-smi"
+    fake.write_text(
+        f'#!/bin/sh\ncase "$1" in\n  list) exec /bin/cat {folder}/list.json ;;\n'
+        f"  static) exec /bin/cat {folder}/static.json ;;\n  *) exit 2 ;;\nesac\n"
+    )
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    return fake
+
+
+def test_without_nvidia_smi_amd_gpus_are_read_from_amd_smi(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_amd_smi(tmp_path)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    found = detect_gpus()
+    assert [g.index for g in found] == list(range(8))
+    assert found[0] == GpuInfo(index=0, name="AMD Instinct MI300X", memory_mib=196592, vendor="amd")
+    from pytest_infx.hardware import default_runner
+
+    assert default_runner() == "mi300x"
+
+
+def test_an_amd_smi_that_fails_or_prints_no_json_means_no_gpus(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    fake = tmp_path / "amd-smi"
+    fake.write_text("#!/bin/sh\necho 'amdsmi could not initialize' >&2\nexit 1\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    assert detect_gpus() == ()
+    fake.write_text("#!/bin/sh\necho not json\n")
+    assert detect_gpus() == ()
+
+
+AMD_HOLDER = """
+import sys, time
+from pathlib import Path
+from pytest_infx.launch.gpus import GpuLeaser, detect_gpus, visible_devices
+gpus = detect_gpus()
+leaser = GpuLeaser(Path(sys.argv[1]), len(gpus), devices=tuple(g.index for g in gpus))
+lease = leaser.lease(4, time.monotonic() + 10)
+print(visible_devices(gpus[0].vendor, lease.ids)["ROCR_VISIBLE_DEVICES"], flush=True)
+time.sleep(120)
+"""
+
+
+def test_two_servers_on_amd_gpus_get_disjoint_devices(
+    tmp_path: Path, holders: list[subprocess.Popen[str]]
+) -> None:
+    fake_amd_smi(tmp_path)
+    env = {**os.environ, "PATH": str(tmp_path)}
+    seen = []
+    for _ in range(2):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", AMD_HOLDER, str(tmp_path / "locks")],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        holders.append(proc)
+        assert proc.stdout is not None
+        seen.append(proc.stdout.readline().strip())
+    first, second = ({int(i) for i in line.split(",")} for line in seen)
+    assert len(first) == len(second) == 4 and first.isdisjoint(second)

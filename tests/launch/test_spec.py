@@ -52,6 +52,21 @@ def test_docker_argv_is_a_list_with_devices_mounts_and_env() -> None:
     assert _spec().cleanup_argv("infx-abc") == ()
 
 
+def test_an_amd_server_gets_its_node_devices_through_rocr_and_hip_indexes_them() -> None:
+    _, env = _spec(gpu_vendor="amd").command(port=1, gpu_ids=(4, 5), container_name="c")
+    assert env == {"VLLM_LOG": "1", "ROCR_VISIBLE_DEVICES": "4,5", "HIP_VISIBLE_DEVICES": "0,1"}
+    runtime = DockerRuntime(image=IMAGE)
+    argv, env = _spec(gpu_vendor="amd", runtime=runtime).command(
+        port=1, gpu_ids=(6, 7), container_name="c"
+    )
+    assert env == {}
+    assert "--gpus" not in argv
+    assert argv[argv.index("--group-add") - 4 : argv.index("--group-add") + 2] == (
+        "--device", "/dev/kfd", "--device", "/dev/dri", "--group-add", "video"
+    )  # fmt: skip
+    assert "ROCR_VISIBLE_DEVICES=6,7" in argv and "HIP_VISIBLE_DEVICES=0,1" in argv
+
+
 @pytest.mark.parametrize(
     "image", ["vllm/vllm-openai:v0.31.0", "vllm/vllm-openai@sha256:abc", "x:latest"]
 )

@@ -73,3 +73,21 @@ def test_the_plan_is_the_launch(
             assert shown["HF_HUB_OFFLINE"] == "1"
         else:
             assert f'"synthetic_acceptance_length":{al}' in block["argv"]
+
+
+def test_a_server_on_an_mi_runner_leases_amd_gpus(tmp_path: Path) -> None:
+    root = tmp_path / "recipes"
+    copy_recipes(root)
+    path = root / "mimov2.6flash-fp4-b200-vllm-agentic.yaml"
+    path.write_text(path.read_text() + "runner: mi300x\n")
+    tree = [s for s in load_tree(root) if s.path == path]
+    point = expand_all(tree)[0]
+    assert point.runner == "mi300x"
+    paths = symbolic_paths(point)
+    spec = serving.to_spec(serving.plan_for(point, paths, REPO / "golden"), paths)
+    assert spec.gpu_vendor == "amd"
+    assert spec.gpus == point.tp
+    ids = tuple(range(2, 2 + spec.gpus))
+    argv, env = spec.command(port=1, gpu_ids=ids, container_name="c")
+    assert "--gpus" not in argv and "/dev/kfd" in argv
+    assert f"ROCR_VISIBLE_DEVICES={','.join(map(str, ids))}" in argv

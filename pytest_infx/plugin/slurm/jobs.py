@@ -126,15 +126,20 @@ def in_job(environ: Mapping[str, str]) -> bool:
 
 
 def job_gpus(environ: Mapping[str, str]) -> tuple[int, ...] | None:
-    """The GPUs Slurm gave this job (None outside a job): CUDA_VISIBLE_DEVICES as Slurm set it,
-    which names the node's devices, so leases and lock files use the same numbers."""
+    """The GPUs Slurm gave this job (None outside a job): CUDA_VISIBLE_DEVICES (on an AMD node
+    ROCR_VISIBLE_DEVICES) as Slurm set it, which names the node's devices, so leases and lock
+    files use the same numbers."""
     if not in_job(environ):
         return None
-    text = environ.get("CUDA_VISIBLE_DEVICES") or environ.get("SLURM_STEP_GPUS") or ""
+    name = next(
+        (n for n in ("CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES") if environ.get(n)),
+        "SLURM_STEP_GPUS",
+    )
+    text = environ.get(name) or ""
     ids = [part.strip() for part in text.split(",") if part.strip()]
     if not all(part.isdigit() for part in ids):
         raise SlurmError(
-            f"CUDA_VISIBLE_DEVICES={text!r} in Slurm job {environ['SLURM_JOB_ID']} is not a "
+            f"{name}={text!r} in Slurm job {environ['SLURM_JOB_ID']} is not a "
             "list of GPU indices; configure gres.conf with device files so Slurm sets indices"
         )
     return tuple(int(part) for part in ids)

@@ -29,6 +29,9 @@ def test_job_gpus_are_the_node_indices_slurm_gave() -> None:
     assert job_gpus({"SLURM_JOB_ID": "7"}) == ()
     with pytest.raises(SlurmError, match="not a list of GPU indices"):
         job_gpus({"SLURM_JOB_ID": "7", "CUDA_VISIBLE_DEVICES": "GPU-1f2e"})
+    assert job_gpus({"SLURM_JOB_ID": "7", "ROCR_VISIBLE_DEVICES": "2,3"}) == (2, 3)
+    with pytest.raises(SlurmError, match="ROCR_VISIBLE_DEVICES='GPU-7c' in Slurm job 7"):
+        job_gpus({"SLURM_JOB_ID": "7", "ROCR_VISIBLE_DEVICES": "GPU-7c"})
 
 
 def test_leases_name_the_jobs_devices(tmp_path: pytest.TempPathFactory) -> None:
