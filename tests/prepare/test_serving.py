@@ -88,6 +88,6 @@ def test_a_server_on_an_mi_runner_leases_amd_gpus(tmp_path: Path) -> None:
     assert spec.gpu_vendor == "amd"
     assert spec.gpus == point.tp
     ids = tuple(range(2, 2 + spec.gpus))
-    argv, env = spec.command(port=1, gpu_ids=ids, container_name="c")
+    argv, _ = spec.command(port=1, gpu_ids=ids, container_name="c")
     assert "--gpus" not in argv and "/dev/kfd" in argv
     assert f"ROCR_VISIBLE_DEVICES={','.join(map(str, ids))}" in argv
