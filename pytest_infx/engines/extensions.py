@@ -1,7 +1,7 @@
 """Engine adapters from outside pytest-infx: an installed package's entry point, or a
 ``pytest_infx_register_engines`` hook in a plugin or conftest.
 
-A third party adds an engine (TensorRT-LLM, ATOM) without editing the registry. This module only
+A third party adds an engine (TensorRT-LLM) without editing the registry. This module only
 finds the providers; it imports neither the adapters nor the recipe schema, so a run whose
 catalog is cached pays for them only when someone provides one.
 """

@@ -1,6 +1,6 @@
-"""Forced acceptance for the engines pytest-infx cannot launch (TensorRT-LLM, ATOM): their
-settings are printed for InferenceX's own launch scripts, and an adapter from another package
-that launches them may use these.
+"""Forced acceptance as TensorRT-LLM and ATOM read it. pytest-infx launches ATOM itself; for
+TensorRT-LLM, which it cannot launch, the setting is printed for InferenceX's own launch
+scripts, and an adapter from another package that launches it may use it.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Engine name -> adapter as one value, and the symbolic model paths shown by the plan.
 
-pytest-infx's own adapters (vLLM, SGLang) are joined by those that other packages provide
+pytest-infx's own adapters (vLLM, SGLang, ATOM) are joined by those that other packages provide
 (:mod:`pytest_infx.engines.extensions`): one name, one adapter, and a name no recipe can use is
 refused, so a typo in a provider fails at once rather than when a recipe needs it. A pytest run
 builds its :class:`EngineRegistry` once, with its own hook implementations, and passes it down;
@@ -17,6 +17,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from pytest_infx.engines import extensions, forced
+from pytest_infx.engines.atom import AtomAdapter
 from pytest_infx.engines.base import (
     Defaults,
     EngineAdapter,
@@ -40,11 +41,12 @@ from pytest_infx.recipes.owned import EngineRules
 from pytest_infx.recipes.points import Point
 from pytest_infx.recipes.schema import Recipe
 
-BUILTIN: Mapping[str, EngineAdapter] = {"vllm": VllmAdapter(), "sglang": SglangAdapter()}
-FORCED_ONLY: Mapping[str, Callable[[float, int], SyntheticSetting]] = {
-    "trtllm": forced.trtllm,
-    "atom": forced.atom,
+BUILTIN: Mapping[str, EngineAdapter] = {
+    "vllm": VllmAdapter(),
+    "sglang": SglangAdapter(),
+    "atom": AtomAdapter(),
 }
+FORCED_ONLY: Mapping[str, Callable[[float, int], SyntheticSetting]] = {"trtllm": forced.trtllm}
 """Engines whose forced-acceptance setting is known although pytest-infx cannot launch them."""
 ENGINES: Final[tuple[str, ...]] = (*BUILTIN, *FORCED_ONLY)
 """Every engine pytest-infx itself knows; a package may provide more (:func:`engine_names`)."""

@@ -91,7 +91,7 @@ def test_master_points_are_the_single_node_vllm_and_sglang_agentic_points(tmp_pa
 def test_the_frameworks_compared_are_those_an_adapter_names(tmp_path: Path) -> None:
     """A framework comes in when an engine adapter names it as its InferenceX framework; an
     adapter provided for ``trt`` would bring in its points."""
-    assert frameworks() == ("vllm", "sglang")
+    assert frameworks() == ("vllm", "sglang", "atom")
     side = master_points(checkout(tmp_path), served=("trt",))
     assert list(side.points) == ["minimaxm3-fp4-b200-trt-agentic-mtp"]
     assert side.skipped == 1

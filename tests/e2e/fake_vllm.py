@@ -75,6 +75,8 @@ class Options:
     host: str = "127.0.0.1"
     model: str = "model"
     served_name: str = "model"
+    any_model: bool = False
+    """Whether a request may name any model (an engine with no served-model name)."""
     k: int | None = None
     spec_method: str | None = None
     reasoning_parser: str | None = None
@@ -345,7 +347,7 @@ def make_handler(engine: Engine) -> type[BaseHTTPRequestHandler]:
                 self._error(400, "BadRequestError", "the body must be a JSON object")
                 return None
             model = body.get("model")
-            if model is not None and model != options.served_name:
+            if model is not None and model != options.served_name and not options.any_model:
                 self._error(404, "NotFoundError", f"The model `{model}` does not exist.")
                 return None
             return body

@@ -11,7 +11,7 @@ from pytest_infx.engines.registry import (
 
 
 def test_the_engine_names_are_the_registry_s() -> None:
-    assert ENGINES == ("vllm", "sglang", "trtllm", "atom")
+    assert ENGINES == ("vllm", "sglang", "atom", "trtllm")
     assert installed().engine_names() == ENGINES
     assert installed().engine_rules().engines == ENGINES
 

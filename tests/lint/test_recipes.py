@@ -84,7 +84,7 @@ def test_load_reports_an_engine_no_adapter_answers_for(rules_repo: MakeRulesRepo
     found = rendered(rules_repo, "recipes-load", {DFLASH: bad})
     assert found == [
         f"{DFLASH}:{line_of(bad, 'name: vlm')}: engine.name: no engine 'vlm'; did you mean"
-        " 'vllm'? engines: vllm, sglang, trtllm, atom. name one of those engines, or install"
+        " 'vllm'? engines: vllm, sglang, atom, trtllm. name one of those engines, or install"
         " the package that provides its adapter"
     ]
 

@@ -102,7 +102,7 @@ def test_an_unknown_engine_names_the_closest_one_at_its_line(tmp_path: Path) -> 
     error = only_error(path, "engine.name")
     assert_points_at(error, path, line_of(dump(recipe), "name: sglng"), "engine.name")
     assert error.problem == (
-        "no engine 'sglng'; did you mean 'sglang'? engines: vllm, sglang, trtllm, atom"
+        "no engine 'sglng'; did you mean 'sglang'? engines: vllm, sglang, atom, trtllm"
     )
     assert "install the package that provides its adapter" in error.hint
 

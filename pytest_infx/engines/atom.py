@@ -1,0 +1,158 @@
+"""ATOM (ROCm/ATOM): ``python3 -m atom.entrypoints.openai_server`` on AMD GPUs.
+
+The command is the one InferenceX's ATOM scripts run: ``--model``, ``--server-port`` and
+``-tp``, then the recipe's own flags (ATOM's parser takes kebab and snake spellings alike), and
+for speculation ``--method`` with ``--num-speculative-tokens`` (and ``--draft-model`` for a
+separate draft). ATOM has no flag to bind a host or rename the served model: it listens on every
+address and serves the model under its ``--model``, so an ATOM recipe's ``model.served-name`` is
+what its requests name and nothing in argv.
+
+ATOM counts speculation in Prometheus series (``atom/entrypoints/openai/metrics.py``): draft
+tokens, accepted draft tokens, and decode steps labelled by how many drafts each accepted. A
+step is a verify step, so AL = 1 + accepted / steps, which is the engine's own
+``atom:mtp_average_tokens_per_forward``. Forced acceptance is a flag, the AL itself.
+
+ATOM is not published on a package registry and its parser imports its model engine, so no
+parser check runs here: ``infx engine check`` lists ATOM points as unchecked, saying why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+from pytest_infx.engines import forced
+from pytest_infx.engines.base import (
+    MODEL,
+    PORT,
+    SPECULATIVE,
+    TP,
+    Defaults,
+    ModelPaths,
+    ParallelFlags,
+    ServerPlan,
+    flags,
+    make_plan,
+    parallel_sizes,
+    speculation,
+)
+from pytest_infx.engines.spec import Parallelism, Snapshot, SpecCounters, SyntheticSetting
+from pytest_infx.recipes.owned import OwnedFlags
+from pytest_infx.recipes.points import Point
+
+IMAGE_COMMAND = ("python3", "-m", "atom.entrypoints.openai_server")
+DRAFT_TOKENS = "atom:mtp_draft_tokens_total"
+ACCEPTED = "atom:mtp_accepted_tokens_total"
+STEPS = "atom:mtp_decode_steps_total"
+STEP_LABEL = "accepted_tokens"
+FORCED = "the synthetic acceptance the golden curve sets"
+OWNED: Final[OwnedFlags] = {
+    "model": MODEL,
+    "server-port": PORT,
+    "tp": TP,
+    "tensor-parallel-size": TP,
+    "method": SPECULATIVE,
+    "num-speculative-tokens": SPECULATIVE,
+    "draft-model": SPECULATIVE,
+    "spec-decode-acceptance-length": FORCED,
+    "spec-decode-acceptance-rate": FORCED,
+}
+"""The flags the plan sets, under both of ATOM's spellings (``-tp`` is
+``--tensor-parallel-size``; snake case reads as kebab, see :func:`canonical`)."""
+PARALLEL: Final = ParallelFlags(
+    ep=("expert-parallel-size", "ep-size", "ep"),
+    dp=("data-parallel-size", "dp-size", "dp"),
+)
+
+
+def speculative_flags(method: str, k: int, draft: str | None) -> list[str]:
+    argv = ["--method", method, "--num-speculative-tokens", str(k)]
+    return argv if draft is None else [*argv, "--draft-model", draft]
+
+
+def step_counts(snapshot: Snapshot) -> dict[int, float]:
+    """Decode steps by the number of drafts each accepted; a label that is not a count is left
+    out, as it says nothing about a position."""
+    out: dict[int, float] = {}
+    for label, value in snapshot.by_label(STEPS, STEP_LABEL).items():
+        if label.isdigit():
+            out[int(label)] = out.get(int(label), 0.0) + value
+    return out
+
+
+def accepted_per_position(steps: Mapping[int, float]) -> tuple[float, ...]:
+    """Position i's accepted drafts are the steps that accepted more than i of them."""
+    if not steps:
+        return ()
+    return tuple(
+        sum(count for accepted, count in steps.items() if accepted > i) for i in range(max(steps))
+    )
+
+
+class AtomAdapter(Defaults):
+    name = "atom"
+    inferencex_framework: str | None = "atom"
+
+    def owned_flags(self, *, agentic: bool) -> OwnedFlags:
+        return OWNED
+
+    def parallelism(self, point: Point) -> Parallelism:
+        return parallel_sizes(point, PARALLEL)
+
+    def plan(
+        self,
+        point: Point,
+        paths: ModelPaths,
+        *,
+        synthetic: SyntheticSetting | None = None,
+        embedded_python: str | None = None,
+    ) -> ServerPlan:
+        recipe = point.recipe
+        engine = recipe.engine
+        argv = list(engine.command) if engine.command is not None else list(IMAGE_COMMAND)
+        command = len(argv)
+        argv += ["--model", paths.target, "--server-port", "{port}", "-tp", str(point.tp)]
+        argv += flags(engine.args, key=recipe.key, owned=OWNED)
+        spec, k = speculation(point)
+        if spec is not None and k is not None:
+            argv += speculative_flags(spec.method, k, paths.draft)
+            argv += flags(spec.settings, key=recipe.key, owned=OWNED)
+            if synthetic is not None:
+                argv += synthetic.argv
+        return make_plan(self.name, point, argv, dict(engine.env), k, command=command)
+
+    async def rendered_prompt(
+        self,
+        base_url: str,
+        *,
+        model: str,
+        messages: Sequence[Mapping[str, str]],
+        chat_template_kwargs: Mapping[str, object] | None,
+        timeout_s: float = 60.0,
+    ) -> None:
+        """ATOM has no endpoint that shows a templated prompt: the check is skipped."""
+        return None
+
+    def synthetic(self, al: float, k: int) -> SyntheticSetting:
+        return forced.atom(al, k)
+
+    def spec_counters(self, snapshot: Snapshot) -> SpecCounters:
+        """Steps are summed over the ``accepted_tokens`` label; accepted and draft tokens are
+        ATOM's own counters, which exclude the bonus token, so AL = 1 + accepted / steps."""
+        if not snapshot.series:
+            return SpecCounters(engine=None, empty=True)
+        steps = snapshot.total(STEPS)
+        return SpecCounters(
+            engine=self.name if steps is not None else None,
+            drafts=steps,
+            draft_tokens=snapshot.total(DRAFT_TOKENS),
+            accepted=snapshot.total(ACCEPTED),
+            accepted_per_pos=accepted_per_position(step_counts(snapshot)),
+            non_finite=snapshot.non_finite((STEPS, DRAFT_TOKENS, ACCEPTED)),
+            series={
+                "drafts": STEPS,
+                "draft_tokens": DRAFT_TOKENS,
+                "accepted": ACCEPTED,
+                "accepted_per_pos": f"{STEPS}{{{STEP_LABEL}}}",
+            },
+        )

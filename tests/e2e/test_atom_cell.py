@@ -1,0 +1,54 @@
+"""An ATOM SPEED-Bench cell end to end against the ATOM stand-in: pytest-infx's own ATOM
+adapter starts the server with ATOM's argv, reads AL from ATOM's counters, writes the result
+file and compares it with the golden curve."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import yaml
+
+from .conftest import Sweep
+from .fake_vllm import DEFAULT_PATTERN, expected_al
+from .helpers import MODES
+
+FAKE_ATOM = Path(__file__).resolve().with_name("fake_atom.py")
+KEY = "fake-cpu-atom"
+
+
+def atom_recipe(sweep: Sweep, *, draft_length: int) -> Path:
+    path = sweep.add(KEY, draft_lengths=(draft_length,), speculative={"method": "mtp"})
+    data = yaml.safe_load(path.read_text())
+    data["engine"]["name"] = "atom"
+    data["engine"]["command"] = [sys.executable, str(FAKE_ATOM), "--record", str(sweep.record)]
+    data["engine"]["args"] = {"kv_cache_dtype": "fp8", "block-size": 16}
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def test_an_atom_cell_runs_end_to_end(sweep: Sweep) -> None:
+    atom_recipe(sweep, draft_length=2)
+    al = expected_al(DEFAULT_PATTERN, 2)
+    sweep.commit_golden({m: {2: al} for m in MODES})
+    result = sweep.run()
+    result.assert_outcomes(passed=len(MODES))
+    for mode in MODES:
+        cell = sweep.cell(f"{KEY}[k2-{mode}]")
+        assert cell["engine"]["name"] == "atom"
+        assert cell["al"] == round(al, 2)
+        assert cell["counters"]["delta"]["drafts"] > 0
+        assert cell["verdict"] == "pass"
+    (argv,) = [json.loads(line)["argv"] for line in sweep.record.read_text().splitlines()]
+    assert argv[argv.index("--method") + 1] == "mtp"
+    assert argv[argv.index("--num-speculative-tokens") + 1] == "2"
+    assert "-tp" in argv and "--server-port" in argv and "--host" not in argv
+
+
+def test_a_drifted_atom_curve_fails_the_cell(sweep: Sweep) -> None:
+    atom_recipe(sweep, draft_length=2)
+    sweep.commit_golden({m: {2: expected_al(DEFAULT_PATTERN, 2) + 0.5} for m in MODES})
+    result = sweep.run()
+    result.assert_outcomes(failed=len(MODES))
+    assert sweep.cell(f"{KEY}[k2-thinking_off]")["verdict"] == "fail"
