@@ -26,15 +26,17 @@ from pytest_infx.secrets import shown_argv, shown_value
 def synthetic_for(
     point: Point, golden_root: Path, engines: EngineRegistry | None = None
 ) -> SyntheticSetting | None:
-    """The forced-acceptance setting of a speculative agentic point, from its golden curve.
+    """The forced-acceptance setting of a speculative AgentX or fixed-seq-len point, from its
+    golden curve.
 
-    AgentX measures throughput at the acceptance the model really achieves; the AL comes from
-    the committed curve, never from a number typed into a recipe.
+    Both measure throughput at the acceptance the model really achieves, which their prompts
+    (replayed traces, random tokens) would not give by themselves; the AL comes from the
+    committed curve, never from a number typed into a recipe.
     """
-    agentic = point.agentic
-    if agentic is None or agentic.speculative is None:
+    block = point.agentic or point.fixed_seq_len
+    if block is None or block.speculative is None:
         return None
-    spec = agentic.speculative
+    spec = block.speculative
     al = golden_al(
         GoldenStore(golden_root), spec.golden, spec.draft_length, spec.thinking == "thinking_on"
     )

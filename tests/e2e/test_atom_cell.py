@@ -10,9 +10,9 @@ from pathlib import Path
 
 import yaml
 
-from .conftest import Sweep
+from .conftest import TOKENIZER, Sweep
 from .fake_vllm import DEFAULT_PATTERN, expected_al
-from .helpers import MODES
+from .helpers import CURVE, MODES
 
 FAKE_ATOM = Path(__file__).resolve().with_name("fake_atom.py")
 KEY = "fake-cpu-atom"
@@ -52,3 +52,24 @@ def test_a_drifted_atom_curve_fails_the_cell(sweep: Sweep) -> None:
     result = sweep.run()
     result.assert_outcomes(failed=len(MODES))
     assert sweep.cell(f"{KEY}[k2-thinking_off]")["verdict"] == "fail"
+
+
+def test_an_atom_fixed_seq_len_point_runs_with_the_golden_al_forced(sweep: Sweep) -> None:
+    path = atom_recipe(sweep, draft_length=2)
+    data = yaml.safe_load(path.read_text())
+    del data["speedbench"]
+    data["model"]["path"] = str(TOKENIZER)
+    data["fixed-seq-len"] = {
+        "points": [{"tp": 1, "isl": 64, "osl": 8, "concurrency": [2]}],
+        "speculative": {"method": "mtp", "draft-length": 2, "golden": CURVE},
+    }
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    sweep.commit_golden({m: {2: 2.5} for m in MODES})
+    result = sweep.run("-m", "fixed_seq_len")
+    result.assert_outcomes(passed=1)
+    (argv,) = [json.loads(line)["argv"] for line in sweep.record.read_text().splitlines()]
+    assert argv[argv.index("--spec-decode-acceptance-length") + 1] == "2.5"
+    point = json.loads(
+        (sweep.results / "fixed-seq-len" / f"{KEY}[tp1-isl64-osl8-c2].json").read_text()
+    )
+    assert point["verdict"] == "pass" and point["requests"]["completed"] == 20

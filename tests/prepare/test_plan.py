@@ -214,3 +214,28 @@ def test_plan_of_a_speculative_agentic_point_shows_the_synthetic_acceptance_of_i
     assert env["SGLANG_SIMULATE_ACC_METHOD"] == "match-expected"
     server = blocks["nocurve-b200-agentic[tp4-c8]"]["server"]
     assert server.startswith("cannot plan its synthetic acceptance:")
+
+
+def test_plan_of_a_speculative_fixed_seq_len_point_forces_the_al_of_its_curve(
+    recipes: Path, pytester: pytest.Pytester
+) -> None:
+    curve = Path(__file__).resolve().parents[2] / "golden" / "mimov2.6flash_dflash.yaml"
+    (pytester.path / "golden").mkdir()
+    (pytester.path / "golden" / curve.name).write_text(curve.read_text())
+    recipe = agentic("fspec-b200-sglang", points={})
+    del recipe["agentic"]
+    recipe["fixed-seq-len"] = {
+        "points": [{"tp": 4, "isl": 1024, "osl": 1024, "concurrency": [4]}],
+        "speculative": {
+            "method": "dflash",
+            "block-size": 8,
+            "draft-length": 3,
+            "golden": "mimov2.6flash_dflash",
+        },
+    }
+    write(recipes / "f.yaml", recipe)
+    result = pytester.runpytest("--collect-only", "-q", "--infx-plan", "--gpu", "b200")
+    assert result.ret == 0, result.stdout.str()
+    block = plan_blocks(result)["fspec-b200-sglang[tp4-isl1024-osl1024-c4]"]
+    env = dict(pair.split("=", 1) for pair in block["env"].split())
+    assert env["SGLANG_SIMULATE_ACC_LEN"] == "2.97"
