@@ -4,7 +4,8 @@ any) to ask that server how it renders a chat request.
 A plan is a plain value. Two points with equal plans share one server (thinking on and off at
 one draft length, or agentic points of two recipes launched alike), so the plan must hold
 everything that makes a server different and nothing that does not (the port is chosen at
-launch and appears in argv as the literal ``{port}``).
+launch and appears in argv as the literal ``{port}``; a file the engine reads its settings from is
+written at launch into a folder that appears in argv as ``{files}``).
 """
 
 from __future__ import annotations
@@ -96,10 +97,14 @@ class ServerPlan:
     """The recipe's reason for running ``image`` by its tag (``engine.image-unpinned``)."""
     gpu_vendor: Vendor = "nvidia"
     """Whose GPUs the runner has (AMD for the MI runners), for the variables of the lease."""
+    files: Mapping[str, str] = field(default_factory=dict)
+    """File name -> text, written at launch into the folder argv names as ``{files}`` (an
+    engine that reads its options from a file, as TensorRT-LLM's LLM-API options)."""
 
     def with_key(self) -> ServerPlan:
         material = json.dumps(
-            [self.engine, self.argv, sorted(self.env.items()), self.image, self.gpus],
+            [self.engine, self.argv, sorted(self.env.items()), self.image, self.gpus]
+            + ([sorted(self.files.items())] if self.files else []),
             separators=(",", ":"),
         )
         digest = hashlib.sha256(material.encode()).hexdigest()[:16]

@@ -1,6 +1,5 @@
-"""Forced acceptance as TensorRT-LLM and ATOM read it. pytest-infx launches ATOM itself; for
-TensorRT-LLM, which it cannot launch, the setting is printed for InferenceX's own launch
-scripts, and an adapter from another package that launches it may use it.
+"""Forced acceptance as TensorRT-LLM and ATOM read it: one setting per engine, which its
+adapter adds to a launch and ``infx golden lookup --engine`` prints for a script.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Engine name -> adapter as one value, and the symbolic model paths shown by the plan.
 
-pytest-infx's own adapters (vLLM, SGLang, ATOM) are joined by those that other packages provide
-(:mod:`pytest_infx.engines.extensions`): one name, one adapter, and a name no recipe can use is
-refused, so a typo in a provider fails at once rather than when a recipe needs it. A pytest run
+pytest-infx's own adapters (vLLM, SGLang, ATOM, TensorRT-LLM) are joined by those that other
+packages provide (:mod:`pytest_infx.engines.extensions`): one name, one adapter, and a name no
+recipe can use is refused, so a typo in a provider fails at once rather than when a recipe needs
+it. A pytest run
 builds its :class:`EngineRegistry` once, with its own hook implementations, and passes it down;
 the ``infx`` commands use :func:`installed`, which has the installed packages' adapters only.
 """
@@ -11,12 +12,12 @@ from __future__ import annotations
 
 import functools
 import posixpath
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final
 
-from pytest_infx.engines import extensions, forced
+from pytest_infx.engines import extensions
 from pytest_infx.engines.atom import AtomAdapter
 from pytest_infx.engines.base import (
     Defaults,
@@ -36,6 +37,7 @@ from pytest_infx.engines.spec import (
     SpecCounters,
     SyntheticSetting,
 )
+from pytest_infx.engines.trtllm import TrtllmAdapter
 from pytest_infx.engines.vllm import LLAMACPP_PREFIX, VllmAdapter, read_counters
 from pytest_infx.recipes.owned import EngineRules
 from pytest_infx.recipes.points import Point
@@ -45,10 +47,9 @@ BUILTIN: Mapping[str, EngineAdapter] = {
     "vllm": VllmAdapter(),
     "sglang": SglangAdapter(),
     "atom": AtomAdapter(),
+    "trtllm": TrtllmAdapter(),
 }
-FORCED_ONLY: Mapping[str, Callable[[float, int], SyntheticSetting]] = {"trtllm": forced.trtllm}
-"""Engines whose forced-acceptance setting is known although pytest-infx cannot launch them."""
-ENGINES: Final[tuple[str, ...]] = (*BUILTIN, *FORCED_ONLY)
+ENGINES: Final[tuple[str, ...]] = tuple(BUILTIN)
 """Every engine pytest-infx itself knows; a package may provide more (:func:`engine_names`)."""
 _REQUIRED = ("plan", "rendered_prompt")
 _OPTIONAL = (
@@ -170,17 +171,15 @@ class EngineRegistry:
             return self.adapters[name]
         except KeyError:
             raise PlanError(
-                f"{point.id}: pytest-infx cannot launch {name} servers (adapters: "
-                f"{', '.join(sorted(self.adapters))}); {name} is supported for synthetic "
-                f"acceptance only unless a package provides an adapter (entry point group "
-                f"{GROUP} or the {HOOK} hook)"
+                f"{point.id}: no adapter launches {name} servers in this run (adapters: "
+                f"{', '.join(sorted(self.adapters))}); install the package that provides it "
+                f"(entry point group {GROUP} or the {HOOK} hook)"
             ) from None
 
     def engine_names(self) -> tuple[str, ...]:
-        """Every engine a recipe may name: those with an adapter (pytest-infx's own and the
-        provided ones), then those known only for their forced-acceptance setting."""
-        names = tuple(self.adapters)
-        return (*names, *(name for name in FORCED_ONLY if name not in names))
+        """Every engine a recipe may name: those with an adapter, pytest-infx's own and the
+        provided ones."""
+        return tuple(self.adapters)
 
     def engine_rules(self) -> EngineRules:
         """What loading a recipe checks against: the engine names, the embedded engine's, and
@@ -219,9 +218,6 @@ class EngineRegistry:
         adapter = self.adapters.get(engine)
         if adapter is not None:
             return adapter.synthetic(al, k)
-        only = FORCED_ONLY.get(engine)
-        if only is not None:
-            return only(al, k)
         raise ValueError(f"unknown engine {engine!r}; use one of {', '.join(self.engine_names())}")
 
     def synthetic_knobs(self) -> tuple[str, ...]:

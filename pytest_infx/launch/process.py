@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_infx.files.atomic import atomic_write_text
 from pytest_infx.http1 import HTTPError, fetch
 from pytest_infx.launch.gpus import Lease
 from pytest_infx.launch.guard import command as guard_command
@@ -173,6 +174,16 @@ class Guarded:
         )
 
 
+def write_files(spec: ServerSpec, log_path: Path) -> str:
+    """The server's files, each written whole, beside its log (``<log>.files/``), where a
+    reader of the log finds what the engine was given."""
+    folder = log_path.with_name(log_path.stem + ".files")
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in spec.files.items():
+        atomic_write_text(folder / name, text)
+    return str(folder.resolve())
+
+
 def spawn(
     spec: ServerSpec,
     *,
@@ -186,7 +197,10 @@ def spawn(
     gpu_ids = lease.ids if lease else ()
     fds = lease.fds if lease else ()
     container = f"infx-{spec.label}-{uuid.uuid4().hex[:12]}"
-    argv, extra_env = spec.command(port=port, gpu_ids=gpu_ids, container_name=container)
+    files_dir = write_files(spec, log_path) if spec.files else None
+    argv, extra_env = spec.command(
+        port=port, gpu_ids=gpu_ids, container_name=container, files_dir=files_dir
+    )
     cleanup = spec.cleanup_argv(container)
     cmd = guard_command(
         argv, grace_s=grace_s, parent_pid=os.getpid(), cleanup=cleanup or (), pass_fds=fds

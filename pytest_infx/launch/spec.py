@@ -10,6 +10,7 @@ from pytest_infx.images import pinned
 from pytest_infx.launch.gpus import Vendor, visible_devices
 
 PORT_TOKEN = "{port}"
+FILES_TOKEN = "{files}"
 
 
 class SpecError(ValueError):
@@ -76,6 +77,9 @@ class ServerSpec:
     runtime: Runtime = field(default_factory=LocalRuntime)
     gpu_vendor: Vendor = "nvidia"
     """Whose GPUs the server runs on, which names the variables that give it its lease."""
+    files: Mapping[str, str] = field(default_factory=lambda: _frozen_env({}), hash=False)
+    """File name -> text, written before the start into the folder argv names as
+    ``{files}``."""
 
     @property
     def name(self) -> str:
@@ -103,22 +107,40 @@ class ServerSpec:
             raise SpecError(f"server {self.label!r}: ready_timeout_s must be positive")
         if self.gpus < 0:
             raise SpecError(f"server {self.label!r}: gpus must be 0 or more, got {self.gpus}")
+        for name in self.files:
+            if not re.fullmatch(r"[A-Za-z0-9._-]{1,64}", name) or name.startswith("."):
+                raise SpecError(
+                    f"server {self.label!r}: file name {name!r} must be 1-64 letters, digits,"
+                    " '.', '_' or '-', not starting with '.'"
+                )
         object.__setattr__(self, "env", _frozen_env(self.env))
+        object.__setattr__(self, "files", _frozen_env(self.files))
         object.__setattr__(self, "ready_statuses", frozenset(self.ready_statuses))
 
-    def engine_argv(self, port: int) -> tuple[str, ...]:
-        """The argv with the chosen port substituted, before any runtime wrapping."""
-        return tuple(a.replace(PORT_TOKEN, str(port)) for a in self.argv)
+    def engine_argv(self, port: int, files_dir: str = FILES_TOKEN) -> tuple[str, ...]:
+        """The argv with the chosen port and the folder of its files substituted, before any
+        runtime wrapping."""
+        return tuple(
+            a.replace(PORT_TOKEN, str(port)).replace(FILES_TOKEN, files_dir) for a in self.argv
+        )
 
     def command(
-        self, *, port: int, gpu_ids: tuple[int, ...], container_name: str
+        self,
+        *,
+        port: int,
+        gpu_ids: tuple[int, ...],
+        container_name: str,
+        files_dir: str | None = None,
     ) -> tuple[tuple[str, ...], dict[str, str]]:
         """The final argv and the environment additions for the launched process.
 
         Local runs pass the environment through the process; docker runs pass it with `-e`
-        because the container does not inherit the client's environment.
+        because the container does not inherit the client's environment, and see the folder of
+        the server's files under the same path.
         """
-        inner = self.engine_argv(port)
+        if self.files and files_dir is None:
+            raise SpecError(f"server {self.label!r} has files: give the folder they are in")
+        inner = self.engine_argv(port, files_dir or FILES_TOKEN)
         env = dict(self.env)
         runtime = self.runtime
         if isinstance(runtime, LocalRuntime):
@@ -132,7 +154,8 @@ class ServerSpec:
             env.update(visible_devices(self.gpu_vendor, gpu_ids))
         elif self.gpus:
             argv += ["--gpus", '"device=' + ",".join(str(i) for i in gpu_ids) + '"']
-        for src, dst in runtime.mounts:
+        mounts = [*runtime.mounts, *([(files_dir, files_dir)] if self.files and files_dir else [])]
+        for src, dst in mounts:
             argv += ["-v", f"{src}:{dst}"]
         for name in sorted(env):
             argv += ["-e", f"{name}={env[name]}"]

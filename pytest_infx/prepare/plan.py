@@ -183,6 +183,9 @@ def render(
     if plan.env:
         shown = (f"{k}={shlex.quote(shown_value(k, v))}" for k, v in sorted(plan.env.items()))
         lines.append("    env: " + " ".join(shown))
+    for name, text in sorted(plan.files.items()):
+        lines.append(f"    file {{files}}/{name}:")
+        lines += [f"      {line}" for line in text.splitlines()]
     lines.append("  client: " + json.dumps(client_settings(point), sort_keys=True))
     curve = golden_of(point)
     if curve:

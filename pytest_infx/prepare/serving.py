@@ -102,4 +102,5 @@ def to_spec(
         gpus=plan.gpus,
         runtime=runtime,
         gpu_vendor=plan.gpu_vendor,
+        files=plan.files,
     )

@@ -31,8 +31,8 @@ qwen3.5-fp8-b200-sglang-agentic-mtp:
         kv-offloading: dram
         kv-offload-backend: {name: hicache}
         conc-list: [64]
-minimaxm3-fp4-b200-trt-agentic-mtp:
-  framework: trt
+minimaxm3-fp4-b200-dynamo-trt-agentic-mtp:
+  framework: dynamo-trt
   runner: cluster:b200-dgxc
   scenarios:
     agentic-coding:
@@ -90,10 +90,10 @@ def test_master_points_are_the_single_node_vllm_and_sglang_agentic_points(tmp_pa
 
 def test_the_frameworks_compared_are_those_an_adapter_names(tmp_path: Path) -> None:
     """A framework comes in when an engine adapter names it as its InferenceX framework; an
-    adapter provided for ``trt`` would bring in its points."""
-    assert frameworks() == ("vllm", "sglang", "atom")
-    side = master_points(checkout(tmp_path), served=("trt",))
-    assert list(side.points) == ["minimaxm3-fp4-b200-trt-agentic-mtp"]
+    adapter provided for ``dynamo-trt`` would bring in its points."""
+    assert frameworks() == ("vllm", "sglang", "atom", "trt")
+    side = master_points(checkout(tmp_path), served=("dynamo-trt",))
+    assert list(side.points) == ["minimaxm3-fp4-b200-dynamo-trt-agentic-mtp"]
     assert side.skipped == 1
 
 

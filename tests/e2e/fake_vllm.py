@@ -569,11 +569,15 @@ def request_metrics(plan: Sequence[int], k: int) -> dict[str, Any]:
     }
 
 
-def record_start(options: Options, argv: Sequence[str]) -> None:
-    """One line per start, appended in one write so parallel starts never interleave."""
+def record_start(
+    options: Options, argv: Sequence[str], extra: Mapping[str, Any] | None = None
+) -> None:
+    """One line per start, appended in one write so parallel starts never interleave; ``extra``
+    holds what another engine's stand-in read at start."""
     if not options.record:
         return
     line = {
+        **(extra or {}),
         "pid": os.getpid(),
         "pgid": os.getpgid(0),
         "ppid": os.getppid(),

@@ -15,11 +15,11 @@ import json
 from pytest_infx.engines.base import make_plan, speculation
 from pytest_infx.engines.spec import RequestSpecMetrics, SpecCounters
 
-PREFIX = "trtllm:spec_"
+PREFIX = "lmdeploy:spec_"
 
 
-class TrtllmAdapter:
-    name = "trtllm"
+class LmdeployAdapter:
+    name = "lmdeploy"
 
     def plan(self, point, paths, *, synthetic=None, embedded_python=None):
         spec, k = speculation(point)
@@ -52,26 +52,26 @@ class TrtllmAdapter:
         if not isinstance(m, dict):
             return None
         return RequestSpecMetrics(
-            "trtllm", m["num_spec_steps"], m["num_accepted_draft_tokens"], None, None
+            "lmdeploy", m["num_spec_steps"], m["num_accepted_draft_tokens"], None, None
         )
 
 
 def pytest_infx_register_engines():
-    return [TrtllmAdapter]
+    return [LmdeployAdapter]
 """
-KEY = "fake-cpu-trtllm"
+KEY = "fake-cpu-lmdeploy"
 
 
 def test_a_provided_adapter_runs_a_cell_with_its_own_counters(sweep: Sweep) -> None:
     sweep.pytester.makeconftest(ADAPTER)
     path = sweep.add(KEY, draft_lengths=(2,))
-    path.write_text(path.read_text().replace("name: vllm", "name: trtllm"))
+    path.write_text(path.read_text().replace("name: vllm", "name: lmdeploy"))
     sweep.commit_golden({m: {2: expected_al(DEFAULT_PATTERN, 2)} for m in MODES})
     result = sweep.run()
     result.assert_outcomes(passed=len(MODES))
     for mode in MODES:
         cell = sweep.cell(f"{KEY}[k2-{mode}]")
-        assert cell["engine"]["name"] == "trtllm"
+        assert cell["engine"]["name"] == "lmdeploy"
         assert cell["al"] == round(expected_al(DEFAULT_PATTERN, 2), 2)
         assert cell["counters"]["delta"]["drafts"] > 0
         assert cell["al_token_weighted"] == pytest.approx(cell["al_request_weighted"])

@@ -300,3 +300,27 @@ def test_the_readiness_probe_gives_none_while_nothing_listens() -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     assert process.probe("127.0.0.1", port, "/health", timeout=1) is None
+
+
+def test_a_server_s_files_are_written_beside_its_log_before_it_starts(
+    records: Path, registry: Registry, tmp_path: Path
+) -> None:
+    from pytest_infx.launch.ports import free_port
+
+    from .conftest import standin_argv
+
+    spec = ServerSpec(
+        key="files",
+        label="files",
+        argv=standin_argv("--model", "{files}/options.yaml", record=records),
+        files={"options.yaml": "speculative_config:\n  decoding_type: MTP\n"},
+        ready_timeout_s=15.0,
+        preferred_port=free_port("127.0.0.1"),
+    )
+    server = process.start_server(spec, log_path=tmp_path / "s.log", registry=registry, grace_s=5)
+    try:
+        written = tmp_path / "s.files" / "options.yaml"
+        assert written.read_text() == spec.files["options.yaml"]
+        assert str(written) in server.argv
+    finally:
+        server.stop()

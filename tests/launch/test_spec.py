@@ -105,3 +105,28 @@ def test_specs_are_frozen_hashable_values() -> None:
     assert a.runtime == LocalRuntime()
     with pytest.raises(TypeError):
         a.env["X"] = "1"  # type: ignore[index]
+
+
+def test_files_token_names_the_folder_the_launch_wrote_them_to() -> None:
+    spec = _spec(
+        argv=("trtllm-serve", "m", "--config", "{files}/options.yaml"),
+        files={"options.yaml": "a: 1\n"},
+    )
+    argv, _ = spec.command(port=1, gpu_ids=(0, 1), container_name="c", files_dir="/run/s.files")
+    assert argv == ("trtllm-serve", "m", "--config", "/run/s.files/options.yaml")
+    with pytest.raises(SpecError, match="has files: give the folder"):
+        spec.command(port=1, gpu_ids=(0, 1), container_name="c")
+    docker = _spec(
+        argv=("trtllm-serve", "--config", "{files}/options.yaml"),
+        files={"options.yaml": "a: 1\n"},
+        runtime=DockerRuntime(image=IMAGE),
+    )
+    argv, _ = docker.command(port=1, gpu_ids=(0,), container_name="c", files_dir="/run/s.files")
+    assert argv[argv.index("-v") + 1] == "/run/s.files:/run/s.files"
+    assert argv[-1] == "/run/s.files/options.yaml"
+
+
+@pytest.mark.parametrize("name", ["../escape.yaml", ".hidden", "a/b", ""])
+def test_a_file_name_that_is_not_one_plain_name_is_refused(name: str) -> None:
+    with pytest.raises(SpecError, match="file name"):
+        _spec(files={name: "x"})

@@ -1,0 +1,185 @@
+"""TensorRT-LLM: ``trtllm-serve`` under ``mpirun``, as InferenceX's TensorRT-LLM scripts start it.
+
+The command is ``mpirun -n 1 --oversubscribe --allow-run-as-root trtllm-serve MODEL`` (a recipe's
+``engine.command`` replaces the launcher part, for the scripts that start ``trtllm-serve``
+without ``mpirun``), then ``--host``, ``--port``, ``--tp_size`` and the recipe's own flags in
+``trtllm-serve``'s snake case. The LLM-API options, which InferenceX's scripts write to a YAML
+file, are the recipe's ``extra_llm_api_options`` mapping (or ``config``, the same option); the
+plan writes them to a file the launch puts in the server's folder, adding the
+``speculative_config`` of the point's draft length, and shows the file.
+
+Forced acceptance is TensorRT-LLM's environment variable, which counts draft tokens only, AL - 1.
+TensorRT-LLM's ``/metrics`` is a queue of per-iteration stats that each read drains, not
+counters, so a before/after difference cannot read AL from it: the adapter serves the kinds that
+force acceptance (AgentX and fixed-seq-len), which are the ones InferenceX runs on TensorRT-LLM,
+and refuses SPEED-Bench points, whose curves come from the vLLM and SGLang collectors.
+
+No release of TensorRT-LLM installs here (its registry entries fetch the real wheel from an index
+this machine cannot reach, and importing it needs CUDA), so no parser check runs:
+``infx engine check`` lists TensorRT-LLM points as unchecked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Final
+
+import yaml
+
+from pytest_infx.engines import forced
+from pytest_infx.engines.base import (
+    ADMISSION,
+    HOST,
+    PORT,
+    SPECULATIVE,
+    TP,
+    Defaults,
+    ModelPaths,
+    ParallelFlags,
+    PlanError,
+    ServerPlan,
+    admission_limit,
+    flags,
+    make_plan,
+    parallel_sizes,
+    speculation,
+)
+from pytest_infx.engines.spec import Parallelism, SyntheticSetting
+from pytest_infx.recipes.owned import OwnedFlags, canonical
+from pytest_infx.recipes.points import Point
+from pytest_infx.recipes.schema import Speculative
+
+IMAGE_COMMAND = ("mpirun", "-n", "1", "--oversubscribe", "--allow-run-as-root", "trtllm-serve")
+OPTIONS_FILE = "extra-llm-api-options.yaml"
+OPTIONS_ARGS: Final = ("extra-llm-api-options", "config")
+"""``--extra_llm_api_options`` and ``--config`` are one click option of ``trtllm-serve``."""
+OWNED: Final[OwnedFlags] = {
+    "host": HOST,
+    "port": PORT,
+    "tp-size": TP,
+}
+OWNED_AGENTIC: Final[OwnedFlags] = {"max-batch-size": ADMISSION}
+OWNED_OPTIONS: Final = ("speculative_config",)
+"""LLM-API options the plan writes itself, from the speculative block and the draft length."""
+PARALLEL: Final = ParallelFlags(pp=("pp-size",), ep=("ep-size",))
+DECODING_TYPES: Final[Mapping[str, str]] = {"mtp": "MTP", "eagle3": "Eagle3", "eagle": "Eagle"}
+ATTENTION_DP = "enable_attention_dp"
+
+
+def speculative_config(spec: Speculative, k: int, draft: str | None) -> dict[str, object]:
+    """MTP counts its draft tokens in ``num_nextn_predict_layers``; the EAGLE family in
+    ``max_draft_len``, with the draft checkpoint in ``speculative_model_dir``. The recipe's
+    ``settings`` are added as written (``eagle3_one_model``, for one)."""
+    method = spec.method.lower()
+    decoding = DECODING_TYPES.get(method)
+    if decoding is None:
+        known = ", ".join(DECODING_TYPES)
+        raise PlanError(
+            f"speculative method {spec.method!r} has no TensorRT-LLM decoding type here;"
+            f" use one of {known}"
+        )
+    config: dict[str, object] = {"decoding_type": decoding}
+    if decoding == "MTP":
+        config["num_nextn_predict_layers"] = k
+    else:
+        config["max_draft_len"] = k
+        if draft is not None:
+            config["speculative_model_dir"] = draft
+    config.update(spec.settings)
+    return config
+
+
+def split_options(
+    args: Mapping[str, object], key: str
+) -> tuple[dict[str, object], dict[str, object]]:
+    """The recipe's flags without the LLM-API options, and those options as a mapping."""
+    rest: dict[str, object] = {}
+    options: dict[str, object] = {}
+    for name, value in args.items():
+        if canonical(name) not in OPTIONS_ARGS:
+            rest[name] = value
+            continue
+        if not isinstance(value, dict):
+            raise PlanError(
+                f"{key}: engine.args.{name} must be a mapping of LLM-API options (the plugin"
+                f" writes the file), got {type(value).__name__}"
+            )
+        options.update(value)
+    for name in OWNED_OPTIONS:
+        if name in options:
+            raise PlanError(
+                f"{key}: engine.args.extra_llm_api_options.{name} is set by pytest-infx from"
+                f" {SPECULATIVE}; remove it from the options"
+            )
+    return rest, options
+
+
+class TrtllmAdapter(Defaults):
+    name = "trtllm"
+    inferencex_framework: str | None = "trt"
+
+    def owned_flags(self, *, agentic: bool) -> OwnedFlags:
+        return {**OWNED, **OWNED_AGENTIC} if agentic else OWNED
+
+    def parallelism(self, point: Point) -> Parallelism:
+        return parallel_sizes(point, PARALLEL)
+
+    def dp_attention(self, point: Point) -> bool:
+        _, options = split_options(point.recipe.engine.args, point.recipe.key)
+        return options.get(ATTENTION_DP) is True
+
+    def plan(
+        self,
+        point: Point,
+        paths: ModelPaths,
+        *,
+        synthetic: SyntheticSetting | None = None,
+        embedded_python: str | None = None,
+    ) -> ServerPlan:
+        recipe = point.recipe
+        if point.cell is not None:
+            raise PlanError(
+                f"{point.id}: TensorRT-LLM reports speculation only as a drained queue of"
+                " per-iteration stats, from which a cell's AL cannot be read; measure golden"
+                " curves with vLLM or SGLang and use TensorRT-LLM for AgentX and fixed-seq-len"
+                " points"
+            )
+        engine = recipe.engine
+        argv = list(engine.command) if engine.command is not None else list(IMAGE_COMMAND)
+        command = len(argv)
+        argv += [paths.target, "--host", "127.0.0.1", "--port", "{port}"]
+        argv += ["--tp_size", str(point.tp)]
+        args, options = split_options(engine.args, recipe.key)
+        argv += flags(
+            args, key=recipe.key, owned=self.owned_flags(agentic=point.agentic is not None)
+        )
+        limit = admission_limit(point)
+        if limit is not None:
+            argv += ["--max_batch_size", str(limit)]
+        env = dict(engine.env)
+        spec, k = speculation(point)
+        if spec is not None and k is not None:
+            options["speculative_config"] = speculative_config(spec, k, paths.draft)
+            if synthetic is not None:
+                env.update(synthetic.env)
+        files: dict[str, str] = {}
+        if options:
+            files[OPTIONS_FILE] = yaml.safe_dump(options, sort_keys=False)
+            argv += ["--extra_llm_api_options", f"{{files}}/{OPTIONS_FILE}"]
+        plan = make_plan(self.name, point, argv, env, k, command=command)
+        return replace(plan, files=files).with_key()
+
+    async def rendered_prompt(
+        self,
+        base_url: str,
+        *,
+        model: str,
+        messages: Sequence[Mapping[str, str]],
+        chat_template_kwargs: Mapping[str, object] | None,
+        timeout_s: float = 60.0,
+    ) -> None:
+        return None
+
+    def synthetic(self, al: float, k: int) -> SyntheticSetting:
+        return forced.trtllm(al, k)
