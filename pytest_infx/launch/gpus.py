@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -47,6 +48,12 @@ def visible_devices(vendor: Vendor, ids: tuple[int, ...]) -> dict[str, str]:
             "HIP_VISIBLE_DEVICES": ",".join(str(i) for i in range(len(ids))),
         }
     return {"CUDA_VISIBLE_DEVICES": ",".join(str(i) for i in ids)}
+
+
+def _whole_mib(text: str) -> int | None:
+    """``283``, ``283 MiB`` or ``283 MB`` as 283; None for what is not a reading."""
+    words = text.split()
+    return int(words[0]) if words and words[0].isdigit() else None
 
 
 def _parse_mib(text: str) -> int:
@@ -118,6 +125,77 @@ def _amd_gpus(amd_smi: str) -> tuple[GpuInfo, ...]:
         memory = value if isinstance(value, int) else 0
         found.append(GpuInfo(index=index, name=name, memory_mib=memory, vendor="amd"))
     return tuple(found)
+
+
+CLEAN_MIB = 1024
+"""Memory in use (MiB) below which a leased GPU counts as clean: a driver's own allocations
+stay under it, any model's weights are far above it."""
+
+
+def used_memory(
+    vendor: Vendor,
+    ids: tuple[int, ...],
+    *,
+    nvidia_smi: str = "nvidia-smi",
+    amd_smi: str = "amd-smi",
+) -> dict[int, int] | None:
+    """MiB in use on each of ``ids`` now, by ``nvidia-smi --query-gpu=index,memory.used`` or
+    ``amd-smi metric --mem-usage --json`` (``used_vram``); None when the tool is missing or
+    tells nothing, which is not a clean GPU but an unknown one."""
+    wanted = set(ids)
+    found: dict[int, int] = {}
+    if vendor == "nvidia":
+        exe = shutil.which(nvidia_smi)
+        if exe is None:
+            return None
+        query = [exe, "--query-gpu=index,memory.used", "--format=csv,noheader,nounits"]
+        try:
+            out = subprocess.run(query, capture_output=True, text=True, timeout=30, check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        for line in out.stdout.splitlines() if out.returncode == 0 else ():
+            cols = [c.strip() for c in line.split(",")]
+            mib = _whole_mib(cols[1]) if len(cols) >= 2 and cols[0].isdigit() else None
+            if mib is not None:
+                found[int(cols[0])] = mib
+    else:
+        exe = shutil.which(amd_smi)
+        if exe is None:
+            return None
+        for row in _amd_json([exe, "metric", "--mem-usage", "--json"]):
+            used = _mapping(_mapping(row.get("mem_usage")).get("used_vram")).get("value")
+            mib = _whole_mib(str(used)) if _index(row) and isinstance(used, int | str) else None
+            if mib is not None:
+                found[int(str(row["gpu"]))] = mib
+    picked = {index: mib for index, mib in found.items() if index in wanted}
+    return picked if set(picked) == wanted else None
+
+
+def wait_clean(
+    read: Callable[[], dict[int, int] | None],
+    *,
+    timeout_s: float,
+    limit_mib: int = CLEAN_MIB,
+    poll_s: float = 2.0,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> dict[int, int]:
+    """Wait until every leased GPU holds less than ``limit_mib``; the GPUs still above it when
+    ``timeout_s`` has passed (empty when clean, or when the memory cannot be read).
+
+    A server stopped to free its GPUs for the next one, or a foreign process, can hold GPU
+    memory for seconds after its lease is gone; a server started on top of it runs out of
+    memory at load or measures with less KV cache than it should.
+    """
+    deadline = clock() + timeout_s
+    while True:
+        usage = read()
+        if usage is None:
+            return {}
+        dirty = {index: mib for index, mib in usage.items() if mib >= limit_mib}
+        if not dirty or clock() >= deadline:
+            return dirty
+        sleep(min(poll_s, max(0.0, deadline - clock())))
 
 
 def _index(row: dict[str, object]) -> bool:

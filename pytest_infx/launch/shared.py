@@ -14,7 +14,7 @@ from typing import Any
 from filelock import Timeout, UnixFileLock
 
 from pytest_infx.files.atomic import atomic_write_json
-from pytest_infx.launch.gpus import GpuLeaser, Lease
+from pytest_infx.launch.gpus import GpuLeaser, Lease, Vendor, wait_clean
 from pytest_infx.launch.process import (
     RunningServer,
     ServerDiedError,
@@ -31,6 +31,9 @@ log = logging.getLogger("pytest_infx.launch")
 _KEEP = ("key", "expected", "released")
 IDLE_CHECK_S = 2.0
 """How long a start waits for busy GPUs before it stops an idle server to free them."""
+CLEAN_WAIT_S = 300.0
+"""How long a start waits for its leased GPUs' memory to be freed by whatever held it."""
+GpuMemory = Callable[[Vendor, tuple[int, ...]], dict[int, int] | None]
 
 
 @dataclass(frozen=True)
@@ -89,7 +92,11 @@ class ServerPool:
         lease_timeout_s: float = 3600.0,
         close_wait_s: float = 3600.0,
         on_starting: Callable[[str, Path], None] | None = None,
+        gpu_memory: GpuMemory | None = None,
+        clean_wait_s: float = CLEAN_WAIT_S,
     ) -> None:
+        """``gpu_memory`` reads the memory in use on leased GPUs (by vendor); with it, a start
+        waits up to ``clean_wait_s`` for its GPUs to be clean."""
         self.state_dir = Path(state_dir)
         self.registry = registry
         self.log_path = log_path
@@ -98,6 +105,8 @@ class ServerPool:
         self.lease_timeout_s = lease_timeout_s
         self.close_wait_s = close_wait_s
         self.on_starting = on_starting
+        self.gpu_memory = gpu_memory
+        self.clean_wait_s = clean_wait_s
         self.state_dir.mkdir(parents=True, exist_ok=True)
         self._holds: dict[str, list[int]] = {}
         self._started: dict[str, RunningServer] = {}
@@ -152,6 +161,7 @@ class ServerPool:
                     lease = self._lease(spec)
                 except TimeoutError as exc:
                     raise ServerStartError(f"server {spec.name!r}: {exc}") from exc
+                self._wait_clean(spec, lease)
             if self.on_starting is not None:
                 self.on_starting(spec.name, log_path)
             server = start_server(
@@ -184,6 +194,20 @@ class ServerPool:
             "port_note": server.port_note,
             "owner_pid": os.getpid(),
         }
+
+    def _wait_clean(self, spec: ServerSpec, lease: Lease) -> None:
+        """The leased GPUs hold no other process's memory, or the start fails naming them."""
+        read = self.gpu_memory
+        if read is None or not lease.ids:
+            return
+        dirty = wait_clean(lambda: read(spec.gpu_vendor, lease.ids), timeout_s=self.clean_wait_s)
+        if dirty:
+            held = ", ".join(f"GPU {index}: {mib} MiB" for index, mib in sorted(dirty.items()))
+            raise ServerStartError(
+                f"server {spec.name!r}: its GPUs still hold memory after"
+                f" {self.clean_wait_s:.0f} s ({held}); another process is using them: stop it,"
+                " or make those GPUs invisible to this run"
+            )
 
     def _lease(self, spec: ServerSpec) -> Lease:
         """GPUs for `spec`, taken from idle servers when none are free.

@@ -11,7 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_infx.launch.gpus import GpuInfo, GpuLeaser, GpuLeaseTimeout, detect_gpus
+from pytest_infx.launch.gpus import (
+    GpuInfo,
+    GpuLeaser,
+    GpuLeaseTimeout,
+    detect_gpus,
+    used_memory,
+    wait_clean,
+)
 
 HOLDER = """
 import sys, time
@@ -219,3 +226,51 @@ def test_two_servers_on_amd_gpus_get_disjoint_devices(
         seen.append(proc.stdout.readline().strip())
     first, second = ({int(i) for i in line.split(",")} for line in seen)
     assert len(first) == len(second) == 4 and first.isdisjoint(second)
+
+
+def _script(path: Path, text: str) -> Path:
+    path.write_text(text)
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return path
+
+
+def test_used_memory_is_read_from_nvidia_smi_for_the_leased_gpus(tmp_path: Path) -> None:
+    fake = _script(
+        tmp_path / "nvidia-smi", '#!/bin/sh\necho "0, 3"\necho "1, 40213"\necho "2, 0"\n'
+    )
+    assert used_memory("nvidia", (1, 2), nvidia_smi=str(fake)) == {1: 40213, 2: 0}
+    assert used_memory("nvidia", (3,), nvidia_smi=str(fake)) is None
+    assert used_memory("nvidia", (0,), nvidia_smi=str(tmp_path / "absent")) is None
+
+
+def test_used_memory_is_read_from_amd_smi_metric(tmp_path: Path) -> None:
+    import json
+
+    rows = {
+        "gpu_data": [
+            {"gpu": i, "mem_usage": {"total_vram": {"value": 196592, "unit": "MB"},
+                                     "used_vram": {"value": 283 if i else 180000, "unit": "MB"}}}
+            for i in range(4)
+        ]
+    }  # fmt: skip
+    (tmp_path / "metric.json").write_text(json.dumps(rows))
+    fake = _script(
+        tmp_path / "amd-smi",
+        '#!/bin/sh\n[ "$1 $2 $3" = "metric --mem-usage --json" ]'
+        f" && exec cat {tmp_path}/metric.json\nexit 2\n",
+    )
+    assert used_memory("amd", (0, 1), amd_smi=str(fake)) == {0: 180000, 1: 283}
+
+
+def test_wait_clean_waits_for_freed_memory_and_names_what_stays() -> None:
+    readings = iter([{0: 50000, 1: 10}, {0: 20000, 1: 10}, {0: 12, 1: 10}])
+    now = [0.0]
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    clean = wait_clean(lambda: next(readings), timeout_s=60, clock=lambda: now[0], sleep=sleep)
+    assert clean == {} and now[0] == 4.0
+    stuck = wait_clean(lambda: {0: 50000, 1: 10}, timeout_s=10, clock=lambda: now[0], sleep=sleep)
+    assert stuck == {0: 50000} and now[0] == 14.0
+    assert wait_clean(lambda: None, timeout_s=10) == {}

@@ -97,6 +97,38 @@ def test_gpu_lease_lives_with_the_server(
     assert leaser.busy() == []
 
 
+def test_a_start_waits_for_its_gpus_memory_and_fails_naming_a_gpu_that_stays_dirty(
+    tmp_path: Path, registry: Registry, make_spec: MakeSpec
+) -> None:
+    asked: list[tuple[str, tuple[int, ...]]] = []
+    freed = {"after": 2}
+
+    def memory(vendor: str, ids: tuple[int, ...]) -> dict[int, int]:
+        asked.append((vendor, ids))
+        freed["after"] -= 1
+        return {i: 30000 if freed["after"] > 0 and i == ids[0] else 5 for i in ids}
+
+    leaser = GpuLeaser(tmp_path / "gpus", 4)
+    log_of = Layout(tmp_path).server_log
+    pool = ServerPool(tmp_path / "state", registry, log_of, leaser, grace_s=5, gpu_memory=memory)
+    handle = pool.acquire(make_spec(key="clean", gpus=2))
+    assert handle.gpu_ids == (0, 1) and asked[-1] == ("nvidia", (0, 1)) and len(asked) == 2
+    pool.close()
+    stuck = ServerPool(
+        tmp_path / "state2",
+        registry,
+        log_of,
+        leaser,
+        grace_s=5,
+        gpu_memory=lambda vendor, ids: {ids[0]: 30000},
+        clean_wait_s=0.1,
+    )
+    with pytest.raises(ServerStartError, match=r"still hold memory after 0 s \(GPU 0: 30000 MiB\)"):
+        stuck.acquire(make_spec(key="dirty", gpus=1))
+    stuck.close()
+    assert leaser.busy() == []
+
+
 def test_an_idle_server_kept_for_expected_uses_gives_its_gpus_to_a_start(
     pool: ServerPool,
     make_spec: MakeSpec,
