@@ -386,6 +386,12 @@ class Store:
                 query = query.where(runs.c.branch == branch)
             return _in_run_order(connection, query)
 
+    def has_item(self, item: str) -> bool:
+        """Whether any run stored a row of ``item``."""
+        with self.engine.connect() as connection:
+            found = connection.execute(select(points.c.id).where(points.c.item == item)).first()
+        return found is not None
+
     def items(self) -> list[str]:
         with self.engine.connect() as connection:
             found = connection.execute(select(points.c.item).distinct().order_by(points.c.item))

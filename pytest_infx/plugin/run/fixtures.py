@@ -73,6 +73,7 @@ def runnable(kind: Kind, point: Point, run: Run, request: pytest.FixtureRequest)
     server."""
     reuse = request.node.stash.get(REUSE, None)
     if reuse is not None:
+        run.history.put_missing(reuse.record)
         return kind.reused(point, reuse, run, request)
     return kind.fresh(point, request.getfixturevalue("infx_server"), run, request)
 

@@ -160,6 +160,16 @@ class History:
             store, run = self.store()
             store.put(run, row_of(record))
 
+    def put_missing(self, record: Record) -> None:
+        """Store a reused point that no run stored: one whose run was killed between writing its
+        result file and its row, so the resumed run keeps every finished point."""
+        if self.on:
+            from pytest_infx.history.rows import row_of
+
+            store, run = self.store()
+            if not store.has_item(record.id):
+                store.put(run, row_of(record))
+
     def judge(self, record: Record, point: Point) -> Verdict | None:
         """The point against the baseline the run names; None without ``--infx-baseline``
         or for a point that failed (its figures are no measurement to judge)."""
