@@ -36,6 +36,45 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="check only with parser environments already installed; list the rest",
     )
     check.set_defaults(func=_check)
+    read = actions.add_parser(
+        "option-set",
+        help="read a TensorRT-LLM or ATOM release's options from a checkout of its source",
+    )
+    read.add_argument("engine", choices=("trtllm", "atom"), help="whose source it is")
+    read.add_argument("checkout", type=Path, help="the source checkout of that release")
+    read.add_argument("--release", required=True, help="the release it is (1.3.0rc14, ...)")
+    read.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="folder to write <engine>-<release>.json to (default: pytest-infx's own option"
+        " sets, which `infx engine check` reads)",
+    )
+    read.set_defaults(func=_option_set)
+
+
+def _option_set(args: argparse.Namespace) -> int:
+    from pytest_infx.engines import optionset
+    from pytest_infx.engines.optionsource import READERS, SourceError
+    from pytest_infx.files.atomic import atomic_write_text
+
+    try:
+        found = READERS[args.engine](args.checkout, args.release.lstrip("v"))
+    except SourceError as exc:
+        print(f"infx engine option-set: {exc}", file=sys.stderr)
+        return 1
+    folder = args.out if args.out is not None else Path(optionset.__file__).parent / "data"
+    if args.out is None:
+        folder = folder / "optionsets"
+    path = folder / optionset.file_name(found.engine, found.release)
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, found.model_dump_json(indent=1) + "\n")
+    fields = sum(len(model) for model in found.models.values())
+    print(
+        f"{path}: {len(found.flags)} flags, {len(found.models)} option models ({fields} fields),"
+        f" from {found.source}"
+    )
+    return 0
 
 
 def _check(args: argparse.Namespace) -> int:

@@ -12,8 +12,10 @@ tokens, accepted draft tokens, and decode steps labelled by how many drafts each
 step is a verify step, so AL = 1 + accepted / steps, which is the engine's own
 ``atom:mtp_average_tokens_per_forward``. Forced acceptance is a flag, the AL itself.
 
-ATOM is not published on a package registry and its parser imports its model engine, so no
-parser check runs here: ``infx engine check`` lists ATOM points as unchecked, saying why.
+ATOM is not published on a package registry and its parser imports its model engine, so
+``infx engine check`` checks its commands against the option set read from the pinned release's
+source (:mod:`pytest_infx.engines.optionset`); a release whose source was not read is listed as
+unchecked, saying how to read it.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from pytest_infx.engines import forced
+from pytest_infx.engines import forced, optionset
 from pytest_infx.engines.base import (
     MODEL,
     PORT,
@@ -36,6 +38,7 @@ from pytest_infx.engines.base import (
     parallel_sizes,
     speculation,
 )
+from pytest_infx.engines.optionset import OptionSet
 from pytest_infx.engines.spec import Parallelism, Snapshot, SpecCounters, SyntheticSetting
 from pytest_infx.recipes.owned import OwnedFlags
 from pytest_infx.recipes.points import Point
@@ -120,6 +123,9 @@ class AtomAdapter(Defaults):
             if synthetic is not None:
                 argv += synthetic.argv
         return make_plan(self.name, point, argv, dict(engine.env), k, command=command)
+
+    def option_set(self, version: str | None) -> OptionSet | None:
+        return optionset.load(self.name, version)
 
     async def rendered_prompt(
         self,

@@ -31,9 +31,12 @@ from pytest_infx.recipes.points import Cell, Point
 from pytest_infx.recipes.schema import EMBEDDED_PREFIX, Recipe, Speculative
 
 if TYPE_CHECKING:
+    from pytest_infx.engines.optionset import OptionSet
     from pytest_infx.envs.toolenv import ToolEnvSpec
 
 _VERSION = re.compile(r"^v?(\d+(?:\.\d+)*)")
+FILES = "{files}"
+"""The folder of a plan's files, as argv names it (see :attr:`ServerPlan.files`)."""
 
 
 class Versioned(Protocol):
@@ -209,6 +212,11 @@ class EngineAdapter(Protocol):
         """Where this engine's own argument parser for ``version`` runs; None if nowhere."""
         ...
 
+    def option_set(self, version: str | None) -> OptionSet | None:
+        """The options of release ``version`` read from its source, for an engine whose parser
+        runs nowhere here (:mod:`pytest_infx.engines.optionset`); None if none was read."""
+        ...
+
     def dp_attention(self, point: Point) -> bool:
         """Whether the point's server runs attention data parallel across its ranks (the
         ``dp-attention`` field of InferenceX's results)."""
@@ -254,6 +262,9 @@ class Defaults:
         return None
 
     def parser_env(self, version: str | None) -> ParserEnv | None:
+        return None
+
+    def option_set(self, version: str | None) -> OptionSet | None:
         return None
 
     def dp_attention(self, point: Point) -> bool:

@@ -21,6 +21,7 @@ from importlib import resources
 from pathlib import Path
 
 from pytest_infx.engines.base import ParserEnv, PlanError, ServerPlan
+from pytest_infx.engines.optionset import OptionSet
 from pytest_infx.engines.registry import EngineRegistry, installed
 from pytest_infx.envs.toolenv import InstallError, Progress, ensure, locate, spec_hash
 from pytest_infx.recipes.errors import Location
@@ -110,21 +111,33 @@ def check(
     """
     engines = engines or installed()
     groups: dict[str, _Group] = {}
+    sets: dict[str, _SetGroup] = {}
     unchecked: list[str] = []
     for point in points:
         if point.recipe.engine.command is not None:
             unchecked.append(f"{point.id}: a local command's parser is whatever it runs")
             continue
         adapter = engines.adapter_for(point)
-        parser = adapter.parser_env(point.recipe.engine.version)
-        if parser is None:
-            unchecked.append(f"{point.id}: no parser known for {adapter.name}")
+        version = point.recipe.engine.version
+        parser = adapter.parser_env(version)
+        options = adapter.option_set(version) if parser is None else None
+        if parser is None and options is None:
+            unchecked.append(
+                f"{point.id}: no parser known for {adapter.name} {version or '(unpinned)'},"
+                " and no option set read from its source (infx engine option-set"
+                f" {adapter.name} CHECKOUT --release {version or 'RELEASE'})"
+            )
             continue
         try:
             plan = plan_of(point)
         except (PlanError, LookupError, ValueError) as exc:
             unchecked.append(f"{point.id}: cannot plan: {exc}")
             continue
+        if options is not None:
+            held = sets.setdefault(f"{options.engine}-{options.release}", _SetGroup(options))
+            held.plans.setdefault(_plan_key(plan), (plan, []))[1].append(point)
+            continue
+        assert parser is not None
         key = f"{parser.spec.name}-{parser.spec.version}-{spec_hash(parser.spec)}"
         group = groups.setdefault(key, _Group(parser))
         group.argvs.setdefault(tuple(parser_argv(plan)), []).append(point)
@@ -189,7 +202,43 @@ def check(
                 )
                 continue
             rejected.append(Rejection(where, ids, group.parser.release, message))
+    for held in sets.values():
+        set_run, refused = _check_set(held, raw_of)
+        runs.append(set_run)
+        rejected.extend(refused)
     return Report(tuple(runs), tuple(rejected), tuple(unchecked))
+
+
+@dataclass
+class _SetGroup:
+    options: OptionSet
+    plans: dict[str, tuple[ServerPlan, list[Point]]] = field(default_factory=dict)
+
+
+def _plan_key(plan: ServerPlan) -> str:
+    return json.dumps([plan.argv[plan.command :], sorted(plan.files.items())])
+
+
+def _check_set(found: _SetGroup, raw_of: RawOf | None) -> tuple[ParserRun, list[Rejection]]:
+    """Every distinct command of one release, against the option set read from its source."""
+    options = found.options
+    release = f"{options.engine} {options.release} option set"
+    started = time.monotonic()
+    refused: list[Rejection] = []
+    for plan, points in found.plans.values():
+        message = options.check_argv(parser_argv(plan), plan.files)
+        if message is not None:
+            ids = tuple(dict.fromkeys(p.id for p in points))
+            refused.append(Rejection(_locate(points[0], message, raw_of), ids, release, message))
+    run = ParserRun(
+        release,
+        f"read from {options.source}",
+        len(found.plans),
+        sum(len(points) for _, points in found.plans.values()),
+        None,
+        time.monotonic() - started,
+    )
+    return run, refused
 
 
 def _parse(

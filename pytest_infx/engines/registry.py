@@ -59,6 +59,7 @@ _OPTIONAL = (
     "request_spec",
     "attention_tp",
     "parser_env",
+    "option_set",
     "dp_attention",
     "owned_flags",
     "parallelism",

@@ -15,8 +15,10 @@ force acceptance (AgentX and fixed-seq-len), which are the ones InferenceX runs 
 and refuses SPEED-Bench points, whose curves come from the vLLM and SGLang collectors.
 
 No release of TensorRT-LLM installs here (its registry entries fetch the real wheel from an index
-this machine cannot reach, and importing it needs CUDA), so no parser check runs:
-``infx engine check`` lists TensorRT-LLM points as unchecked.
+this machine cannot reach, and importing it needs CUDA), so ``infx engine check`` checks its
+commands against the option set read from that release's source
+(:mod:`pytest_infx.engines.optionset`): the ``trtllm-serve`` flags and the LLM-API options
+file's fields. A release whose source was not read is listed as unchecked.
 """
 
 from __future__ import annotations
@@ -27,9 +29,10 @@ from typing import Final
 
 import yaml
 
-from pytest_infx.engines import forced
+from pytest_infx.engines import forced, optionset
 from pytest_infx.engines.base import (
     ADMISSION,
+    FILES,
     HOST,
     PORT,
     SPECULATIVE,
@@ -45,6 +48,7 @@ from pytest_infx.engines.base import (
     parallel_sizes,
     speculation,
 )
+from pytest_infx.engines.optionset import OptionSet
 from pytest_infx.engines.spec import Parallelism, SyntheticSetting
 from pytest_infx.recipes.owned import OwnedFlags, canonical
 from pytest_infx.recipes.points import Point
@@ -166,9 +170,12 @@ class TrtllmAdapter(Defaults):
         files: dict[str, str] = {}
         if options:
             files[OPTIONS_FILE] = yaml.safe_dump(options, sort_keys=False)
-            argv += ["--extra_llm_api_options", f"{{files}}/{OPTIONS_FILE}"]
+            argv += ["--extra_llm_api_options", f"{FILES}/{OPTIONS_FILE}"]
         plan = make_plan(self.name, point, argv, env, k, command=command)
         return replace(plan, files=files).with_key()
+
+    def option_set(self, version: str | None) -> OptionSet | None:
+        return optionset.load(self.name, version)
 
     async def rendered_prompt(
         self,

@@ -61,3 +61,23 @@ def test_an_option_that_cannot_be_used_is_a_usage_error_not_zero_points_checked(
     err = capsys.readouterr().err
     assert status == 4
     assert err.startswith(f"infx engine check: error: {shown.format(tmp=tmp_path)}")
+
+
+def test_option_set_writes_what_it_read_from_a_checkout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from engines.engine_sources import trtllm_checkout
+
+    from pytest_infx.engines.optionset import OptionSet
+
+    checkout = trtllm_checkout(tmp_path / "trt")
+    out = tmp_path / "sets"
+    args = ["engine", "option-set", "trtllm", str(checkout), "--release", "v1.3.0rc14"]
+    assert main([*args, "--out", str(out)]) == 0
+    written = out / "trtllm-1.3.0rc14.json"
+    found = OptionSet.model_validate_json(written.read_text())
+    assert found.release == "1.3.0rc14" and found.root == "TorchLlmArgs"
+    printed = capsys.readouterr().out
+    assert printed.startswith(f"{written}: 16 flags, ") and "NVIDIA/TensorRT-LLM@" in printed
+    assert main(["engine", "option-set", "atom", str(checkout), "--release", "1"]) == 1
+    assert "none of atom/utils/arg_parser.py" in capsys.readouterr().err
