@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from pytest_infx.engines.base import ParserEnv, PlanError, ServerPlan
+from pytest_infx.engines.base import FILES, ParserEnv, PlanError, ServerPlan
 from pytest_infx.engines.optionset import OptionSet
 from pytest_infx.engines.registry import EngineRegistry, installed
 from pytest_infx.envs.toolenv import InstallError, Progress, ensure, locate, spec_hash
@@ -226,7 +226,8 @@ def _check_set(found: _SetGroup, raw_of: RawOf | None) -> tuple[ParserRun, list[
     started = time.monotonic()
     refused: list[Rejection] = []
     for plan, points in found.plans.values():
-        message = options.check_argv(parser_argv(plan), plan.files)
+        named = {f"{FILES}/{name}": text for name, text in plan.files.items()}
+        message = options.check_argv(parser_argv(plan), named)
         if message is not None:
             ids = tuple(dict.fromkeys(p.id for p in points))
             refused.append(Rejection(_locate(points[0], message, raw_of), ids, release, message))

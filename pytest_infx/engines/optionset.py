@@ -20,7 +20,6 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from pytest_infx.engines.base import FILES
 
 PACKAGE = "pytest_infx.engines.data.optionsets"
 _CLASS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -60,7 +59,7 @@ class OptionSet(BaseModel):
 
     def check_argv(self, argv: list[str], files: Mapping[str, str]) -> str | None:
         """What the parser would refuse in ``argv`` (the arguments after the command), or None;
-        ``files`` are the plan's files, read where a flag names one."""
+        ``files`` are the texts of the files argv names, by the path as argv writes it."""
         positional = 0
         i = 0
         while i < len(argv):
@@ -94,11 +93,10 @@ class OptionSet(BaseModel):
         return None
 
     def check_file(self, flag: str, value: str, files: Mapping[str, str]) -> str | None:
-        prefix = FILES + "/"
-        if not value.startswith(prefix) or value[len(prefix) :] not in files:
+        if value not in files:
             return None
         try:
-            loaded = yaml.safe_load(files[value[len(prefix) :]])
+            loaded = yaml.safe_load(files[value])
         except yaml.YAMLError as exc:
             return f"{flag}: the options file is not YAML: {exc}"
         if self.root is None or not isinstance(loaded, dict):

@@ -30,7 +30,7 @@ def trt(tmp_path_factory: pytest.TempPathFactory) -> OptionSet:
 
 
 def files(options: object) -> dict[str, str]:
-    return {"extra-llm-api-options.yaml": yaml.safe_dump(options)}
+    return {OPTIONS: yaml.safe_dump(options)}
 
 
 def test_inferencex_s_command_and_options_are_accepted(trt: OptionSet) -> None:
