@@ -8,7 +8,10 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
+
+from pytest_infx.launch.ports import free_port
 
 from .conftest import TOKENIZER, Sweep
 from .fake_vllm import DEFAULT_PATTERN, expected_al
@@ -73,3 +76,31 @@ def test_an_atom_fixed_seq_len_point_runs_with_the_golden_al_forced(sweep: Sweep
         (sweep.results / "fixed-seq-len" / f"{KEY}[tp1-isl64-osl8-c2].json").read_text()
     )
     assert point["verdict"] == "pass" and point["requests"]["completed"] == 20
+
+
+@pytest.mark.engine
+def test_an_atom_agentic_point_runs_with_the_golden_al_forced(
+    aiperf_installed: None, sweep: Sweep, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("RUNNER_NAME", raising=False)
+    path = sweep.add_agentic("fake-atom-agentic", [2], free_port("127.0.0.1"))
+    data = yaml.safe_load(path.read_text())
+    data["engine"] = {
+        "name": "atom",
+        "version": "0.1.0",
+        "command": [sys.executable, str(FAKE_ATOM), "--record", str(sweep.record)],
+        "port": data["engine"]["port"],
+        "ready-timeout": 30,
+        "args": {"kv_cache_dtype": "fp8", "enable-prefix-caching": True},
+    }
+    data["agentic"]["speculative"] = {"method": "mtp", "draft-length": 3, "golden": CURVE}
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    sweep.commit_golden({m: {3: 2.5} for m in MODES})
+    result = sweep.run("-m", "agentic")
+    result.assert_outcomes(passed=1)
+    (argv,) = [json.loads(line)["argv"] for line in sweep.record.read_text().splitlines()]
+    assert argv[argv.index("--spec-decode-acceptance-length") + 1] == "2.5"
+    assert "--enable-prefix-caching" in argv
+    record = json.loads((sweep.results / "agentic" / "fake-atom-agentic[tp1-c2].json").read_text())
+    agg = json.loads((sweep.results / record["inferencex_result"]).read_text())
+    assert agg["conc"] == 2 and agg["framework"] == "atom"

@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from pytest_infx.launch.ports import free_port
@@ -80,3 +81,33 @@ def test_the_plan_shows_the_options_file(sweep: Sweep) -> None:
             "        num_nextn_predict_layers: 3",
         ]
     )
+
+
+@pytest.mark.engine
+def test_a_trtllm_agentic_point_admits_twice_its_concurrency_through_max_batch_size(
+    aiperf_installed: None, sweep: Sweep, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("RUNNER_NAME", raising=False)
+    path = sweep.add_agentic("fake-trtllm-agentic", [2], free_port("127.0.0.1"))
+    data = yaml.safe_load(path.read_text())
+    data["engine"] = {
+        "name": "trtllm",
+        "version": "1.3.0rc14",
+        "command": [sys.executable, str(FAKE_TRTLLM), "--record", str(sweep.record)],
+        "port": data["engine"]["port"],
+        "ready-timeout": 30,
+        "args": {"backend": "pytorch", "extra_llm_api_options": OPTIONS},
+    }
+    data["agentic"]["speculative"] = {"method": "mtp", "draft-length": 3, "golden": CURVE}
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    sweep.commit_golden({m: {3: 2.5} for m in MODES})
+    result = sweep.run("-m", "agentic")
+    result.assert_outcomes(passed=1)
+    (start,) = [json.loads(line) for line in sweep.record.read_text().splitlines()]
+    argv = start["argv"]
+    assert argv[argv.index("--max_batch_size") + 1] == "4" and start["forced"] == "1.5"
+    record = json.loads(
+        (sweep.results / "agentic" / "fake-trtllm-agentic[tp1-c2].json").read_text()
+    )
+    agg = json.loads((sweep.results / record["inferencex_result"]).read_text())
+    assert agg["conc"] == 2 and agg["framework"] == "trt"
