@@ -1,6 +1,6 @@
-"""An ATOM SPEED-Bench cell end to end against the ATOM stand-in: pytest-infx's own ATOM
-adapter starts the server with ATOM's argv, reads AL from ATOM's counters, writes the result
-file and compares it with the golden curve."""
+"""ATOM points end to end against the ATOM stand-in, started by pytest-infx's own ATOM adapter
+with ATOM's argv: a SPEED-Bench cell (AL from ATOM's counters, result file, golden comparison),
+and a fixed-seq-len and an AgentX point with the golden curve's AL forced."""
 
 from __future__ import annotations
 
