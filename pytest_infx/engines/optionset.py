@@ -20,7 +20,6 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-
 PACKAGE = "pytest_infx.engines.data.optionsets"
 _CLASS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 

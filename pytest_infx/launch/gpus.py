@@ -198,6 +198,34 @@ def wait_clean(
         sleep(min(poll_s, max(0.0, deadline - clock())))
 
 
+MEC_SCRATCH_FIXED = 177
+"""The first MEC firmware with which ROCm may reclaim scratch memory safely; before it,
+InferenceX's AMD scripts set ``HSA_NO_SCRATCH_RECLAIM=1``."""
+
+
+def amd_firmware_env(rocm_smi: str = "rocm-smi") -> dict[str, str]:
+    """``HSA_NO_SCRATCH_RECLAIM=1`` when a GPU's MEC firmware (``rocm-smi --showfw --json``) is
+    older than :data:`MEC_SCRATCH_FIXED`, as InferenceX's AMD scripts set it; nothing when the
+    tool is missing or tells nothing."""
+    exe = shutil.which(rocm_smi)
+    if exe is None:
+        return {}
+    try:
+        out = subprocess.run(
+            [exe, "--showfw", "--json"], capture_output=True, text=True, timeout=30, check=False
+        )
+        cards = json.loads(out.stdout) if out.returncode == 0 else {}
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        return {}
+    versions = [
+        _whole_mib(str(card.get("MEC firmware version", "")))
+        for card in (cards.values() if isinstance(cards, dict) else ())
+        if isinstance(card, dict)
+    ]
+    old = [v for v in versions if v is not None and v < MEC_SCRATCH_FIXED]
+    return {"HSA_NO_SCRATCH_RECLAIM": "1"} if old else {}
+
+
 def _index(row: dict[str, object]) -> bool:
     index = row.get("gpu")
     return isinstance(index, int) and not isinstance(index, bool)

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import logging
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -94,9 +95,12 @@ class ServerPool:
         on_starting: Callable[[str, Path], None] | None = None,
         gpu_memory: GpuMemory | None = None,
         clean_wait_s: float = CLEAN_WAIT_S,
+        amd_env: Mapping[str, str] | None = None,
     ) -> None:
         """``gpu_memory`` reads the memory in use on leased GPUs (by vendor); with it, a start
-        waits up to ``clean_wait_s`` for its GPUs to be clean."""
+        waits up to ``clean_wait_s`` for its GPUs to be clean. ``amd_env`` is what every server
+        on AMD GPUs gets where its own environment does not say otherwise (the machine's
+        firmware settings)."""
         self.state_dir = Path(state_dir)
         self.registry = registry
         self.log_path = log_path
@@ -107,6 +111,7 @@ class ServerPool:
         self.on_starting = on_starting
         self.gpu_memory = gpu_memory
         self.clean_wait_s = clean_wait_s
+        self.amd_env = dict(amd_env or {})
         self.state_dir.mkdir(parents=True, exist_ok=True)
         self._holds: dict[str, list[int]] = {}
         self._started: dict[str, RunningServer] = {}
@@ -148,6 +153,8 @@ class ServerPool:
         return is_alive(state["pid"], state["start_ticks"])
 
     def _start(self, spec: ServerSpec, state_path: Path, state: dict[str, Any]) -> dict[str, Any]:
+        if spec.gpu_vendor == "amd" and self.amd_env:
+            spec = dataclasses.replace(spec, env={**self.amd_env, **spec.env})
         generation = int(state.get("generation", 0)) + 1
         log_path = self.log_path(spec.name, generation)
         lease = None

@@ -15,6 +15,7 @@ from pytest_infx.launch.gpus import (
     GpuInfo,
     GpuLeaser,
     GpuLeaseTimeout,
+    amd_firmware_env,
     detect_gpus,
     used_memory,
     wait_clean,
@@ -274,3 +275,20 @@ def test_wait_clean_waits_for_freed_memory_and_names_what_stays() -> None:
     stuck = wait_clean(lambda: {0: 50000, 1: 10}, timeout_s=10, clock=lambda: now[0], sleep=sleep)
     assert stuck == {0: 50000} and now[0] == 14.0
     assert wait_clean(lambda: None, timeout_s=10) == {}
+
+
+def test_old_mec_firmware_turns_scratch_reclaim_off(tmp_path: Path) -> None:
+    import json
+
+    cards = {f"card{i}": {"MEC firmware version": str(v), "SDMA firmware version": "9"}
+             for i, v in enumerate((177, 176))}  # fmt: skip
+    (tmp_path / "fw.json").write_text(json.dumps(cards))
+    fake = _script(
+        tmp_path / "rocm-smi",
+        f'#!/bin/sh\n[ "$1 $2" = "--showfw --json" ] && exec cat {tmp_path}/fw.json\nexit 2\n',
+    )
+    assert amd_firmware_env(str(fake)) == {"HSA_NO_SCRATCH_RECLAIM": "1"}
+    cards["card1"]["MEC firmware version"] = "180"
+    (tmp_path / "fw.json").write_text(json.dumps(cards))
+    assert amd_firmware_env(str(fake)) == {}
+    assert amd_firmware_env(str(tmp_path / "absent")) == {}

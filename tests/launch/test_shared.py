@@ -129,6 +129,29 @@ def test_a_start_waits_for_its_gpus_memory_and_fails_naming_a_gpu_that_stays_dir
     assert leaser.busy() == []
 
 
+def test_servers_on_amd_gpus_get_the_machine_s_firmware_settings_under_their_own(
+    tmp_path: Path, registry: Registry, make_spec: MakeSpec, records: Path
+) -> None:
+    from dataclasses import replace
+
+    leaser = GpuLeaser(tmp_path / "gpus", 4)
+    amd = {"HSA_NO_SCRATCH_RECLAIM": "1", "OTHER": "x"}
+    log_of = Layout(tmp_path).server_log
+    pool = ServerPool(tmp_path / "state", registry, log_of, leaser, grace_s=5, amd_env=amd)
+    names = ("--record-env", "HSA_NO_SCRATCH_RECLAIM", "--record-env", "OTHER")
+    try:
+        on_amd = make_spec(*names, key="amd", gpus=1)
+        pool.acquire(replace(on_amd, gpu_vendor="amd", env={"OTHER": "mine"}))
+        pool.acquire(make_spec(*names, key="nvidia", gpus=1))
+        envs = [record["env"] for record in read_records(records)]
+    finally:
+        pool.close()
+    assert envs == [
+        {"HSA_NO_SCRATCH_RECLAIM": "1", "OTHER": "mine"},
+        {"HSA_NO_SCRATCH_RECLAIM": None, "OTHER": None},
+    ]
+
+
 def test_an_idle_server_kept_for_expected_uses_gives_its_gpus_to_a_start(
     pool: ServerPool,
     make_spec: MakeSpec,

@@ -154,6 +154,9 @@ def main() -> int:
     parser.add_argument("--spawn-child", action="store_true")
     parser.add_argument("--health-503-while-starting", action="store_true")
     parser.add_argument("--record", default=None, help="append one JSON line per start here")
+    parser.add_argument(
+        "--record-env", action="append", default=[], help="a variable the start line holds"
+    )
     args = parser.parse_args()
 
     child = _spawn_grandchild(args) if args.spawn_child else None
@@ -166,6 +169,7 @@ def main() -> int:
             "port": args.port,
             "started": STARTED_WALL,
             "argv": sys.argv[1:],
+            "env": {name: os.environ.get(name) for name in args.record_env},
         },
     )
     _say(f"starting on port {args.port} (child {child})")

@@ -85,7 +85,7 @@ class Run:
     def pool(self) -> ServerPool:
         if self._pool is None:
             from pytest_infx.launch import GpuLeaser, Registry, ServerPool, detect_gpus
-            from pytest_infx.launch.gpus import used_memory
+            from pytest_infx.launch.gpus import amd_firmware_env, used_memory
             from pytest_infx.plugin.slurm.jobs import in_job, job_gpus
 
             slurm = self.settings.env.slurm
@@ -105,6 +105,7 @@ class Run:
                 close_wait_s=CLOSE_WAIT_XDIST_S if under_xdist else 0.0,
                 on_starting=lambda label, log: self.progress.begin("server", label, log=str(log)),
                 gpu_memory=used_memory if self.settings.gpu_count is None else None,
+                amd_env=amd_firmware_env() if self.settings.gpu_count is None else None,
             )
             for key, uses in self._expected().items():
                 self._pool.expect(key, uses)
