@@ -92,7 +92,7 @@ class MasterSide:
     skipped: int
 
 
-DEFAULT_MASTERS = "nvidia-master.yaml"
+DEFAULT_MASTERS = "*-master.yaml"
 
 
 def frameworks() -> tuple[str, ...]:

@@ -133,7 +133,7 @@ def test_a_folder_without_master_configs_is_a_usage_error(
 ) -> None:
     status = main(["compare-configs", str(tmp_path), "--recipes", str(tmp_path)])
     assert status == 2
-    assert "no nvidia-master.yaml here" in capsys.readouterr().out
+    assert "no *-master.yaml here" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
@@ -264,3 +264,26 @@ def test_a_range_that_ends_below_its_start_is_an_error_at_its_line(
     out = capsys.readouterr().out
     assert status == 2
     assert "nvidia-master.yaml:9" in out and "conc-end must be at least 64" in out
+
+
+def test_amd_s_master_config_is_compared_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ATOM and ROCm keys live in ``amd-master.yaml``; by default every master config is read."""
+    root = checkout(tmp_path)
+    write(
+        root / "configs" / "amd-master.yaml",
+        "dsr1-fp8-mi355x-atom-mtp:\n  framework: atom\n  runner: mi355x\n  scenarios:\n"
+        "    fixed-seq-len:\n    - isl: 8192\n      osl: 1024\n      search-space:\n"
+        "      - {tp: 8, spec-decoding: mtp, conc-list: [4, 8]}\n",
+    )
+    arms: list[dict[str, object]] = [
+        {"tp": 8, "concurrency": [1, 4]},
+        {"tp": 8, "variant": "hicache", "concurrency": [64]},
+    ]
+    status = main(["compare-configs", str(root), "--recipes", str(recipe(tmp_path, arms))])
+    out = capsys.readouterr().out
+    assert status == 1, out
+    assert "dsr1-fp8-mi355x-atom-mtp:" in out
+    assert "only in the master configs: tp8-isl8192-osl1024-c4, tp8-isl8192-osl1024-c8" in out
+    assert "2 keys of *-master.yaml (single-node vllm/sglang/atom/trt" in out
