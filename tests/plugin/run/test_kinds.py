@@ -118,13 +118,17 @@ def test_the_fixture_asks_the_kind_for_a_fresh_runnable_or_the_reused_one(tmp_pa
     point = _both(tmp_path / "recipes", tmp_path / "starts.jsonl")[0]
     reuse = Reuse(tmp_path / "stored.json", samples.cell(id=point.id))
     kind: Any = _Kind()
-    assert cast(Any, runnable(kind, point, cast(Any, None), _request(None))) == (
+    stored: list[object] = []
+    run: Any = SimpleNamespace(history=SimpleNamespace(put_missing=stored.append))
+    assert cast(Any, runnable(kind, point, run, _request(None))) == (
         "fresh",
         point,
         "<infx_server>",
     )
-    fresh_or_reused = cast(Any, runnable(kind, point, cast(Any, None), _request(reuse)))
+    assert stored == []
+    fresh_or_reused = cast(Any, runnable(kind, point, run, _request(reuse)))
     assert fresh_or_reused == ("reused", point, reuse)
+    assert stored == [reuse.record], "a reused point goes to the history if no run stored it"
 
 
 def test_each_kind_stands_in_for_its_reused_point_with_its_own_runnable(tmp_path: Path) -> None:
