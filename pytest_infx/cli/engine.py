@@ -38,9 +38,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     check.set_defaults(func=_check)
     read = actions.add_parser(
         "option-set",
-        help="read a TensorRT-LLM or ATOM release's options from a checkout of its source",
+        help="read an engine release's options from a checkout of its source, for an engine"
+        " whose parser does not run here",
     )
-    read.add_argument("engine", choices=("trtllm", "atom"), help="whose source it is")
+    read.add_argument("engine", help="whose source it is (an engine with an option-set reader)")
     read.add_argument("checkout", type=Path, help="the source checkout of that release")
     read.add_argument("--release", required=True, help="the release it is (1.3.0rc14, ...)")
     read.add_argument(
@@ -57,9 +58,19 @@ def _option_set(args: argparse.Namespace) -> int:
     from pytest_infx.engines import optionset
     from pytest_infx.engines.optionsource import READERS, SourceError
     from pytest_infx.files.atomic import atomic_write_text
+    from pytest_infx.usage import EXIT_STATUS
 
+    reader = READERS.get(args.engine)
+    if reader is None:
+        known = ", ".join(READERS)
+        print(
+            f"infx engine option-set: error: no option-set reader for {args.engine!r};"
+            f" engines with one: {known}",
+            file=sys.stderr,
+        )
+        return EXIT_STATUS
     try:
-        found = READERS[args.engine](args.checkout, args.release.lstrip("v"))
+        found = reader(args.checkout, args.release.lstrip("v"))
     except SourceError as exc:
         print(f"infx engine option-set: {exc}", file=sys.stderr)
         return 1

@@ -81,3 +81,7 @@ def test_option_set_writes_what_it_read_from_a_checkout(
     assert printed.startswith(f"{written}: 16 flags, ") and "NVIDIA/TensorRT-LLM@" in printed
     assert main(["engine", "option-set", "atom", str(checkout), "--release", "1"]) == 1
     assert "none of atom/utils/arg_parser.py" in capsys.readouterr().err
+    assert main(["engine", "option-set", "vllm", str(checkout), "--release", "1"]) == 4
+    assert "no option-set reader for 'vllm'; engines with one: trtllm, atom" in (
+        capsys.readouterr().err
+    )

@@ -17,7 +17,7 @@ import pytest_infx
 
 PACKAGE = Path(pytest_infx.__file__).parent
 OWNER = PACKAGE / "engines"
-NAMED = re.compile(r"vllm|sglang", re.IGNORECASE)
+NAMED = re.compile(r"vllm|sglang|trtllm|tensorrt|\batom\b", re.IGNORECASE)
 
 
 def _docstring_lines(tree: ast.Module) -> set[int]:
