@@ -23,23 +23,20 @@ AL-1 drafts on average, spread evenly over a short cycle.
 
 from __future__ import annotations
 
-import os
-import signal
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from fractions import Fraction
-from http.server import ThreadingHTTPServer
 
 try:
     from .fake_vllm import (
         Engine,
         Options,
         UsageError,
-        make_handler,
         parse_argv,
         record_start,
         say,
+        serve,
     )
 except ImportError:
     # run as a script, beside fake_vllm.py rather than inside the tests package
@@ -47,10 +44,10 @@ except ImportError:
         Engine,
         Options,
         UsageError,
-        make_handler,
         parse_argv,
         record_start,
         say,
+        serve,
     )
 
 FLAGS_WITH_VALUE = ("record", "accept", "step-delay", "start-delay", "fault")
@@ -172,17 +169,7 @@ def main(argv: Sequence[str]) -> int:
     record_start(options, argv)
     say(f"INFO ATOM stand-in, model {options.model!r}, method {options.spec_method}")
 
-    def stop(signum: int, _frame: object) -> None:
-        say(f"INFO {signal.Signals(signum).name}: shutting down")
-        os._exit(0)
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    server = ThreadingHTTPServer((options.host, options.port), make_handler(AtomEngine(options)))
-    server.daemon_threads = True
-    say(f"INFO serving on port {options.port}")
-    server.serve_forever()
-    return 0
+    return serve(AtomEngine(options))
 
 
 if __name__ == "__main__":

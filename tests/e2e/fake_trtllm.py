@@ -25,11 +25,9 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +38,10 @@ try:
         Engine,
         Options,
         UsageError,
-        make_handler,
         parse_argv,
         record_start,
         say,
+        serve,
     )
 except ImportError:
     # run as a script, beside fake_vllm.py rather than inside the tests package
@@ -51,10 +49,10 @@ except ImportError:
         Engine,
         Options,
         UsageError,
-        make_handler,
         parse_argv,
         record_start,
         say,
+        serve,
     )
 
 FORCE_ENV = "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS"
@@ -176,17 +174,7 @@ def main(argv: Sequence[str]) -> int:
     record_start(options, argv, read)
     say(f"INFO trtllm-serve stand-in, model {options.model!r}, draft length {options.k}")
 
-    def stop(signum: int, _frame: object) -> None:
-        say(f"INFO {signal.Signals(signum).name}: shutting down")
-        os._exit(0)
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    server = ThreadingHTTPServer((options.host, options.port), make_handler(TrtllmEngine(options)))
-    server.daemon_threads = True
-    say(f"INFO serving on {options.host}:{options.port}")
-    server.serve_forever()
-    return 0
+    return serve(TrtllmEngine(options))
 
 
 if __name__ == "__main__":

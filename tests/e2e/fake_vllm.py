@@ -596,6 +596,23 @@ def record_start(
         os.close(fd)
 
 
+def serve(engine: Engine) -> int:
+    """Serve ``engine`` until SIGTERM or SIGINT ends the process, as the engines end."""
+
+    def stop(signum: int, _frame: object) -> None:
+        say(f"INFO {signal.Signals(signum).name}: shutting down")
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    options = engine.options
+    server = ThreadingHTTPServer((options.host, options.port), make_handler(engine))
+    server.daemon_threads = True
+    say(f"INFO serving on {options.host}:{options.port}")
+    server.serve_forever()
+    return 0
+
+
 def main(argv: Sequence[str]) -> int:
     try:
         options = parse_argv(argv)
