@@ -50,15 +50,14 @@ def visible_devices(vendor: Vendor, ids: tuple[int, ...]) -> dict[str, str]:
     return {"CUDA_VISIBLE_DEVICES": ",".join(str(i) for i in ids)}
 
 
-def _whole_mib(text: str) -> int | None:
+def _leading_int(text: str) -> int | None:
     """``283``, ``283 MiB`` or ``283 MB`` as 283; None for what is not a reading."""
     words = text.split()
     return int(words[0]) if words and words[0].isdigit() else None
 
 
 def _parse_mib(text: str) -> int:
-    digits = text.strip().split()[0] if text.strip() else "0"
-    return int(digits) if digits.isdigit() else 0
+    return _leading_int(text) or 0
 
 
 def detect_gpus(
@@ -77,27 +76,34 @@ def detect_gpus(
     return _nvidia_gpus(nvidia_smi) or _amd_gpus(amd_smi)
 
 
-def _nvidia_gpus(nvidia_smi: str) -> tuple[GpuInfo, ...]:
+def _nvidia_rows(nvidia_smi: str, fields: str, *, otherwise: str) -> list[list[str]] | None:
+    """``nvidia-smi --query-gpu=FIELDS`` as rows of stripped columns whose first is a GPU
+    index; None when the tool is missing or fails (logged, saying what follows: ``otherwise``)."""
     exe = shutil.which(nvidia_smi)
     if exe is None:
-        return ()
-    query = [exe, "--query-gpu=index,name,memory.total", "--format=csv,noheader"]
+        return None
+    query = [exe, f"--query-gpu={fields}", "--format=csv,noheader"]
     try:
         out = subprocess.run(query, capture_output=True, text=True, timeout=30, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        log.warning("nvidia-smi could not run (%s); assuming no GPUs", exc)
-        return ()
+        log.warning("nvidia-smi could not run (%s); %s", exc, otherwise)
+        return None
     if out.returncode != 0:
         log.warning(
-            "nvidia-smi exited with %d (%s); assuming no GPUs", out.returncode, out.stderr.strip()
+            "nvidia-smi exited with %d (%s); %s", out.returncode, out.stderr.strip(), otherwise
         )
-        return ()
-    gpus = []
-    for line in out.stdout.splitlines():
-        cols = [c.strip() for c in line.split(",")]
-        if len(cols) >= 3 and cols[0].isdigit():
-            gpus.append(GpuInfo(index=int(cols[0]), name=cols[1], memory_mib=_parse_mib(cols[2])))
-    return tuple(gpus)
+        return None
+    rows = ([c.strip() for c in line.split(",")] for line in out.stdout.splitlines())
+    return [cols for cols in rows if cols[0].isdigit()]
+
+
+def _nvidia_gpus(nvidia_smi: str) -> tuple[GpuInfo, ...]:
+    rows = _nvidia_rows(nvidia_smi, "index,name,memory.total", otherwise="assuming no GPUs")
+    return tuple(
+        GpuInfo(index=int(cols[0]), name=cols[1], memory_mib=_parse_mib(cols[2]))
+        for cols in rows or ()
+        if len(cols) >= 3
+    )
 
 
 def _amd_gpus(amd_smi: str) -> tuple[GpuInfo, ...]:
@@ -144,27 +150,22 @@ def used_memory(
     tells nothing, which is not a clean GPU but an unknown one."""
     wanted = set(ids)
     found: dict[int, int] = {}
+    unknown = "the GPUs' memory in use is unknown"
     if vendor == "nvidia":
-        exe = shutil.which(nvidia_smi)
-        if exe is None:
+        rows = _nvidia_rows(nvidia_smi, "index,memory.used", otherwise=unknown)
+        if rows is None:
             return None
-        query = [exe, "--query-gpu=index,memory.used", "--format=csv,noheader,nounits"]
-        try:
-            out = subprocess.run(query, capture_output=True, text=True, timeout=30, check=False)
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        for line in out.stdout.splitlines() if out.returncode == 0 else ():
-            cols = [c.strip() for c in line.split(",")]
-            mib = _whole_mib(cols[1]) if len(cols) >= 2 and cols[0].isdigit() else None
+        for cols in rows:
+            mib = _leading_int(cols[1]) if len(cols) >= 2 else None
             if mib is not None:
                 found[int(cols[0])] = mib
     else:
         exe = shutil.which(amd_smi)
         if exe is None:
             return None
-        for row in _amd_json([exe, "metric", "--mem-usage", "--json"]):
+        for row in _amd_json([exe, "metric", "--mem-usage", "--json"], otherwise=unknown):
             used = _mapping(_mapping(row.get("mem_usage")).get("used_vram")).get("value")
-            mib = _whole_mib(str(used)) if _index(row) and isinstance(used, int | str) else None
+            mib = _leading_int(str(used)) if _index(row) and isinstance(used, int | str) else None
             if mib is not None:
                 found[int(str(row["gpu"]))] = mib
     picked = {index: mib for index, mib in found.items() if index in wanted}
@@ -218,7 +219,7 @@ def amd_firmware_env(rocm_smi: str = "rocm-smi") -> dict[str, str]:
     except (OSError, subprocess.TimeoutExpired, ValueError):
         return {}
     versions = [
-        _whole_mib(str(card.get("MEC firmware version", "")))
+        _leading_int(str(card.get("MEC firmware version", "")))
         for card in (cards.values() if isinstance(cards, dict) else ())
         if isinstance(card, dict)
     ]
@@ -235,11 +236,15 @@ def _mapping(value: object) -> dict[str, object]:
     return value if isinstance(value, dict) else {}
 
 
-def _amd_json(argv: list[str]) -> list[dict[str, object]]:
+def _amd_json(
+    argv: list[str], *, otherwise: str = "assuming no AMD GPUs"
+) -> list[dict[str, object]]:
+    """The rows an amd-smi command prints as JSON; none when it fails (logged, saying what
+    follows: ``otherwise``)."""
     try:
         out = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        log.warning("amd-smi could not run (%s); assuming no AMD GPUs", exc)
+        log.warning("amd-smi could not run (%s); %s", exc, otherwise)
         return []
     if out.returncode != 0:
         log.warning(
@@ -249,7 +254,7 @@ def _amd_json(argv: list[str]) -> list[dict[str, object]]:
     try:
         data = json.loads(out.stdout)
     except ValueError:
-        log.warning("%s printed no JSON; assuming no AMD GPUs", " ".join(argv[1:]))
+        log.warning("%s printed no JSON; %s", " ".join(argv[1:]), otherwise)
         return []
     if isinstance(data, dict):
         data = data.get("gpu_data", [])
