@@ -399,8 +399,10 @@ def make_plan(
     k: int | None,
     *,
     command: int = 0,
+    files: Mapping[str, str] | None = None,
 ) -> ServerPlan:
-    """The plan fields every adapter fills the same way; the adapter owns argv and env."""
+    """The plan fields every adapter fills the same way; the adapter owns argv, env and the
+    files argv names."""
     recipe = point.recipe
     suffix = {"speedbench": f"k{k}", "fixed_seq_len": f"tp{point.tp}"}.get(
         point.kind, f"tp{point.tp}-c{point.concurrency}"
@@ -419,4 +421,5 @@ def make_plan(
         served_model=recipe.model.served_name,
         label=f"{point.recipe_key}-{suffix}",
         command=command,
+        files=dict(files or {}),
     ).with_key()

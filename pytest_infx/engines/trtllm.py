@@ -24,7 +24,6 @@ file's fields. A release whose source was not read is listed as unchecked.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Final
 
 import yaml
@@ -171,8 +170,7 @@ class TrtllmAdapter(Defaults):
         if options:
             files[OPTIONS_FILE] = yaml.safe_dump(options, sort_keys=False)
             argv += ["--extra_llm_api_options", f"{FILES}/{OPTIONS_FILE}"]
-        plan = make_plan(self.name, point, argv, env, k, command=command)
-        return replace(plan, files=files).with_key()
+        return make_plan(self.name, point, argv, env, k, command=command, files=files)
 
     def option_set(self, version: str | None) -> OptionSet | None:
         return optionset.load(self.name, version)

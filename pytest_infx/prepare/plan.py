@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from pytest_infx.engines.base import ModelPaths, PlanError, ServerPlan
+from pytest_infx.engines.base import FILES, ModelPaths, PlanError, ServerPlan
 from pytest_infx.engines.registry import EngineRegistry, installed, symbolic_paths
 from pytest_infx.engines.spec import SyntheticSetting
 from pytest_infx.golden.lookup import golden_al
@@ -184,7 +184,7 @@ def render(
         shown = (f"{k}={shlex.quote(shown_value(k, v))}" for k, v in sorted(plan.env.items()))
         lines.append("    env: " + " ".join(shown))
     for name, text in sorted(plan.files.items()):
-        lines.append(f"    file {{files}}/{name}:")
+        lines.append(f"    file {FILES}/{name}:")
         lines += [f"      {line}" for line in text.splitlines()]
     lines.append("  client: " + json.dumps(client_settings(point), sort_keys=True))
     curve = golden_of(point)
