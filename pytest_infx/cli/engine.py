@@ -74,9 +74,7 @@ def _option_set(args: argparse.Namespace) -> int:
     except SourceError as exc:
         print(f"infx engine option-set: {exc}", file=sys.stderr)
         return 1
-    folder = args.out if args.out is not None else Path(optionset.__file__).parent / "data"
-    if args.out is None:
-        folder = folder / "optionsets"
+    folder = args.out if args.out is not None else optionset.shipped()
     path = folder / optionset.file_name(found.engine, found.release)
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, found.model_dump_json(indent=1) + "\n")

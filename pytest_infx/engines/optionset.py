@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from importlib import resources
+from pathlib import Path
 from typing import Literal
 
 import yaml
@@ -51,14 +52,12 @@ class OptionSet(BaseModel):
     models: dict[str, dict[str, str]] = {}
     root: str | None = None
 
-    def lookup(self, name: str) -> Flag | None:
-        if self.spelling == "exact":
-            return self.flags.get(name)
-        return {_kebab(known): flag for known, flag in self.flags.items()}.get(_kebab(name))
-
     def check_argv(self, argv: list[str], files: Mapping[str, str]) -> str | None:
         """What the parser would refuse in ``argv`` (the arguments after the command), or None;
         ``files`` are the texts of the files argv names, by the path as argv writes it."""
+        spelled = (lambda name: name) if self.spelling == "exact" else _kebab
+        flags = {spelled(name): flag for name, flag in self.flags.items()}
+        file_flags = {spelled(name) for name in self.options_flags}
         positional = 0
         i = 0
         while i < len(argv):
@@ -68,7 +67,7 @@ class OptionSet(BaseModel):
                 i += 1
                 continue
             name, eq, inline = token.partition("=")
-            flag = self.lookup(name)
+            flag = flags.get(spelled(name))
             if flag is None:
                 return f"no such option: {name}"
             if not flag.takes_value:
@@ -83,7 +82,7 @@ class OptionSet(BaseModel):
             else:
                 return f"option {name} requires an argument"
             wrong = _value_error(name, flag, value)
-            if wrong is None and _kebab(name) in {_kebab(f) for f in self.options_flags}:
+            if wrong is None and spelled(name) in file_flags:
                 wrong = self.check_file(name, value, files)
             if wrong is not None:
                 return wrong
@@ -146,12 +145,17 @@ def file_name(engine: str, release: str) -> str:
     return f"{engine}-{release}.json"
 
 
+def shipped() -> Path:
+    """The folder of the option sets this package holds, which ``infx engine check`` reads."""
+    return Path(str(resources.files(PACKAGE)))
+
+
 def load(engine: str, release: str | None) -> OptionSet | None:
     """The option set this package holds for ``engine`` at ``release``, if its source was read;
     a file that does not hold one is an error naming it."""
     if release is None:
         return None
-    resource = resources.files(PACKAGE) / file_name(engine, release.lstrip("v"))
+    resource = shipped() / file_name(engine, release.lstrip("v"))
     if not resource.is_file():
         return None
     try:

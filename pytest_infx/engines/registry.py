@@ -3,9 +3,9 @@
 pytest-infx's own adapters (vLLM, SGLang, ATOM, TensorRT-LLM) are joined by those that other
 packages provide (:mod:`pytest_infx.engines.extensions`): one name, one adapter, and a name no
 recipe can use is refused, so a typo in a provider fails at once rather than when a recipe needs
-it. A pytest run
-builds its :class:`EngineRegistry` once, with its own hook implementations, and passes it down;
-the ``infx`` commands use :func:`installed`, which has the installed packages' adapters only.
+it. A pytest run builds its :class:`EngineRegistry` once, with its own hook implementations, and
+passes it down; the ``infx`` commands use :func:`installed`, which has the installed packages'
+adapters only.
 """
 
 from __future__ import annotations

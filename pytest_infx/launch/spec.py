@@ -45,8 +45,8 @@ class DockerRuntime:
 Runtime = LocalRuntime | DockerRuntime
 
 
-def _frozen_env(env: Mapping[str, str]) -> Mapping[str, str]:
-    return MappingProxyType(dict(env))
+def _frozen(values: Mapping[str, str]) -> Mapping[str, str]:
+    return MappingProxyType(dict(values))
 
 
 def server_name(label: str, key: str) -> str:
@@ -67,7 +67,7 @@ class ServerSpec:
     key: str
     argv: tuple[str, ...]
     label: str
-    env: Mapping[str, str] = field(default_factory=lambda: _frozen_env({}), hash=False)
+    env: Mapping[str, str] = field(default_factory=lambda: _frozen({}), hash=False)
     preferred_port: int = 8888
     host: str = "127.0.0.1"
     health_path: str = "/health"
@@ -77,7 +77,7 @@ class ServerSpec:
     runtime: Runtime = field(default_factory=LocalRuntime)
     gpu_vendor: Vendor = "nvidia"
     """Whose GPUs the server runs on, which names the variables that give it its lease."""
-    files: Mapping[str, str] = field(default_factory=lambda: _frozen_env({}), hash=False)
+    files: Mapping[str, str] = field(default_factory=lambda: _frozen({}), hash=False)
     """File name -> text, written before the start into the folder argv names as
     ``{files}``."""
 
@@ -113,8 +113,8 @@ class ServerSpec:
                     f"server {self.label!r}: file name {name!r} must be 1-64 letters, digits,"
                     " '.', '_' or '-', not starting with '.'"
                 )
-        object.__setattr__(self, "env", _frozen_env(self.env))
-        object.__setattr__(self, "files", _frozen_env(self.files))
+        object.__setattr__(self, "env", _frozen(self.env))
+        object.__setattr__(self, "files", _frozen(self.files))
         object.__setattr__(self, "ready_statuses", frozenset(self.ready_statuses))
 
     def engine_argv(self, port: int, files_dir: str = FILES_TOKEN) -> tuple[str, ...]:
