@@ -38,6 +38,7 @@ try:
         Engine,
         Options,
         UsageError,
+        flag_pairs,
         parse_argv,
         record_start,
         say,
@@ -49,6 +50,7 @@ except ImportError:
         Engine,
         Options,
         UsageError,
+        flag_pairs,
         parse_argv,
         record_start,
         say,
@@ -70,21 +72,7 @@ def click_flags(argv: Sequence[str]) -> tuple[str, dict[str, str | None]]:
     if start >= len(argv) or argv[start].startswith("-"):
         raise UsageError("Missing argument 'MODEL'")
     model = argv[start]
-    i = start + 1
-    while i < len(argv):
-        token = argv[i]
-        if not token.startswith("--"):
-            raise UsageError(f"Got unexpected extra argument ({token})")
-        name, eq, inline = token[2:].partition("=")
-        if eq:
-            flags[name] = inline
-            i += 1
-        elif i + 1 < len(argv) and not argv[i + 1].startswith("--"):
-            flags[name] = argv[i + 1]
-            i += 2
-        else:
-            flags[name] = None
-            i += 1
+    flags.update(flag_pairs(argv[start + 1 :]))
     return model, flags
 
 

@@ -97,7 +97,7 @@ class Options:
         return default if value is None else value
 
 
-def _flags(argv: Sequence[str]) -> list[tuple[str, str | None]]:
+def flag_pairs(argv: Sequence[str]) -> list[tuple[str, str | None]]:
     """`--name value` or a bare `--name`; a value never starts with `--`."""
     out: list[tuple[str, str | None]] = []
     i = 0
@@ -138,7 +138,7 @@ def parse_argv(argv: Sequence[str], environ: Mapping[str, str] | None = None) ->
     env = os.environ if environ is None else environ
     values: dict[str, Any] = {}
     faults: list[str] = [env[FAULTS_ENV]] if env.get(FAULTS_ENV) else []
-    for name, value in _flags(argv):
+    for name, value in flag_pairs(argv):
         if name == "fault":
             faults.append(value or "")
             continue
