@@ -33,6 +33,7 @@ try:
         Engine,
         Options,
         UsageError,
+        flag_pairs,
         parse_argv,
         record_start,
         say,
@@ -44,6 +45,7 @@ except ImportError:
         Engine,
         Options,
         UsageError,
+        flag_pairs,
         parse_argv,
         record_start,
         say,
@@ -55,24 +57,8 @@ FLAGS_WITH_VALUE = ("record", "accept", "step-delay", "start-delay", "fault")
 
 def normalised(argv: Sequence[str]) -> list[tuple[str, str | None]]:
     """ATOM's spellings as ``(kebab-name, value)``: ``-tp N``, ``--a_b v``, ``--a-b=v``, bare."""
-    out: list[tuple[str, str | None]] = []
-    i = 0
-    while i < len(argv):
-        token = argv[i]
-        if not token.startswith("-"):
-            raise UsageError(f"unexpected argument {token!r}")
-        name, eq, inline = token.lstrip("-").partition("=")
-        name = name.replace("_", "-")
-        if eq:
-            out.append((name, inline))
-            i += 1
-        elif i + 1 < len(argv) and not argv[i + 1].startswith("-"):
-            out.append((name, argv[i + 1]))
-            i += 2
-        else:
-            out.append((name, None))
-            i += 1
-    return out
+    doubled = ["-" + t if t.startswith("-") and not t.startswith("--") else t for t in argv]
+    return [(name.replace("_", "-"), value) for name, value in flag_pairs(doubled)]
 
 
 def forced_pattern(accepted: float) -> tuple[int, ...]:
