@@ -163,12 +163,8 @@ class History:
     def put_missing(self, record: Record) -> None:
         """Store a reused point that no run stored: one whose run was killed between writing its
         result file and its row, so the resumed run keeps every finished point."""
-        if self.on:
-            from pytest_infx.history.rows import row_of
-
-            store, run = self.store()
-            if not store.has_item(record.id):
-                store.put(run, row_of(record))
+        if self.on and not self.store()[0].has_item(record.id):
+            self.put(record)
 
     def judge(self, record: Record, point: Point) -> Verdict | None:
         """The point against the baseline the run names; None without ``--infx-baseline``
