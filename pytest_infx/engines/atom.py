@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from pytest_infx.engines import forced, optionset
+from pytest_infx.engines import optionset
 from pytest_infx.engines.base import (
     MODEL,
     PORT,
@@ -39,7 +39,13 @@ from pytest_infx.engines.base import (
     speculation,
 )
 from pytest_infx.engines.optionset import OptionSet
-from pytest_infx.engines.spec import Parallelism, Snapshot, SpecCounters, SyntheticSetting
+from pytest_infx.engines.spec import (
+    Parallelism,
+    Snapshot,
+    SpecCounters,
+    SyntheticSetting,
+    number,
+)
 from pytest_infx.recipes.owned import OwnedFlags
 from pytest_infx.recipes.points import Point
 
@@ -66,6 +72,13 @@ PARALLEL: Final = ParallelFlags(
     ep=("expert-parallel-size", "ep-size", "ep"),
     dp=("data-parallel-size", "dp-size", "dp"),
 )
+
+
+def synthetic(al: float, k: int) -> SyntheticSetting:
+    """ATOM is forced to the acceptance length itself, bonus token included."""
+    return SyntheticSetting(
+        engine="atom", al=al, k=k, argv=("--spec-decode-acceptance-length", number(al))
+    )
 
 
 def speculative_flags(method: str, k: int, draft: str | None) -> list[str]:
@@ -140,7 +153,7 @@ class AtomAdapter(Defaults):
         return None
 
     def synthetic(self, al: float, k: int) -> SyntheticSetting:
-        return forced.atom(al, k)
+        return synthetic(al, k)
 
     def spec_counters(self, snapshot: Snapshot) -> SpecCounters:
         """Steps are summed over the ``accepted_tokens`` label; accepted and draft tokens are

@@ -39,7 +39,6 @@ from pytest_infx.engines.base import (
     speculation,
     version_tuple,
 )
-from pytest_infx.engines.forced import number
 from pytest_infx.engines.spec import (
     Parallelism,
     RequestSpecMetrics,
@@ -49,6 +48,7 @@ from pytest_infx.engines.spec import (
     json_hist,
     json_int,
     json_num,
+    number,
 )
 from pytest_infx.recipes.owned import OwnedFlags
 from pytest_infx.recipes.points import Point

@@ -139,6 +139,12 @@ class RequestSpecMetrics:
     histogram: tuple[int, ...] = ()
 
 
+def number(value: float) -> str:
+    """A value as an engine reads it from text: an integer without ``.0``, else 6 places."""
+    rounded = round(value, 6)
+    return str(int(rounded)) if rounded == int(rounded) else repr(rounded)
+
+
 @dataclass(frozen=True, kw_only=True)
 class SyntheticSetting:
     """What to add to an engine launch to force an acceptance length: ``--speculative-config``

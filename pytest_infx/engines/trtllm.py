@@ -28,7 +28,7 @@ from typing import Final
 
 import yaml
 
-from pytest_infx.engines import forced, optionset
+from pytest_infx.engines import optionset
 from pytest_infx.engines.base import (
     ADMISSION,
     FILES,
@@ -48,7 +48,7 @@ from pytest_infx.engines.base import (
     speculation,
 )
 from pytest_infx.engines.optionset import OptionSet
-from pytest_infx.engines.spec import Parallelism, SyntheticSetting
+from pytest_infx.engines.spec import Parallelism, SyntheticSetting, number
 from pytest_infx.recipes.owned import OwnedFlags, canonical
 from pytest_infx.recipes.points import Point
 from pytest_infx.recipes.schema import Speculative
@@ -68,6 +68,22 @@ OWNED_OPTIONS: Final = ("speculative_config",)
 PARALLEL: Final = ParallelFlags(pp=("pp-size",), ep=("ep-size",))
 DECODING_TYPES: Final[Mapping[str, str]] = {"mtp": "MTP", "eagle3": "Eagle3", "eagle": "Eagle"}
 ATTENTION_DP = "enable_attention_dp"
+TRTLLM_ENV = "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS"
+
+
+def synthetic(al: float, k: int) -> SyntheticSetting:
+    """TensorRT-LLM forces the accepted draft tokens, AL - 1."""
+    accepted = round(al - 1, 6)
+    notes: tuple[str, ...] = ()
+    if accepted != int(accepted):
+        notes = (
+            f"{TRTLLM_ENV} counts draft tokens only, hence AL-1; the two-model path int()s "
+            "it, so a fractional value there warns and falls back to 0 (no forcing); only "
+            "the one-model path honours the fraction",
+        )
+    return SyntheticSetting(
+        engine="trtllm", al=al, k=k, env={TRTLLM_ENV: number(accepted)}, notes=notes
+    )
 
 
 def speculative_config(spec: Speculative, k: int, draft: str | None) -> dict[str, object]:
@@ -187,4 +203,4 @@ class TrtllmAdapter(Defaults):
         return None
 
     def synthetic(self, al: float, k: int) -> SyntheticSetting:
-        return forced.trtllm(al, k)
+        return synthetic(al, k)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_infx.engines.atom import AtomAdapter, accepted_per_position
+from pytest_infx.engines.atom import AtomAdapter, accepted_per_position, synthetic
 from pytest_infx.engines.base import PlanError
 from pytest_infx.engines.registry import installed, symbolic_paths
 from pytest_infx.recipes.errors import RecipeError, RecipeErrors
@@ -138,3 +138,12 @@ def test_no_parser_runs_here_and_the_framework_is_inferencex_s() -> None:
     assert adapter.parser_env("0.1.0") is None
     assert adapter.inferencex_framework == "atom"
     assert installed().adapters["atom"].name == "atom"
+
+
+def test_atom_is_forced_to_the_acceptance_length_itself() -> None:
+    forced = synthetic(2.5, 3)
+    assert (forced.engine, forced.argv, forced.env) == (
+        "atom",
+        ("--spec-decode-acceptance-length", "2.5"),
+        {},
+    )

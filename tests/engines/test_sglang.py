@@ -24,7 +24,7 @@ import pytest
 from pytest_infx.engines import sglang
 from pytest_infx.engines.registry import symbolic_paths
 from pytest_infx.engines.sglang import SglangAdapter
-from pytest_infx.engines.spec import Snapshot
+from pytest_infx.engines.spec import Snapshot, number
 from pytest_infx.recipes.loader import load_file
 from pytest_infx.recipes.points import Point, expand
 from pytest_infx.recipes.schema import AgenticSpeculative
@@ -186,3 +186,8 @@ def test_a_release_whose_parser_does_not_import_here_falls_back_to_0_5_21() -> N
     assert fallback.note.startswith("SGLang 0.5.17's parser does not run here (No module named")
     pinned = SglangAdapter().parser_env("v0.5.21-cu130")
     assert pinned is not None and pinned.fallback is None
+
+
+@pytest.mark.parametrize(("value", "text"), [(3.0, "3"), (2.5, "2.5"), (1.2345678, "1.234568")])
+def test_a_number_is_written_as_an_engine_reads_it(value: float, text: str) -> None:
+    assert number(value) == text

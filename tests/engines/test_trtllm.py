@@ -20,7 +20,7 @@ import yaml
 
 from pytest_infx.engines.base import PlanError, ServerPlan
 from pytest_infx.engines.registry import installed, symbolic_paths
-from pytest_infx.engines.trtllm import OPTIONS_FILE, TrtllmAdapter
+from pytest_infx.engines.trtllm import OPTIONS_FILE, TRTLLM_ENV, TrtllmAdapter, synthetic
 from pytest_infx.recipes.loader import load_file
 from pytest_infx.recipes.points import Point, expand
 
@@ -176,3 +176,16 @@ def test_attention_dp_and_expert_parallel_come_from_the_recipe(tmp_path: Path) -
     recipe["engine"]["args"]["extra_llm_api_options"] = {**OPTIONS, "enable_attention_dp": True}
     assert adapter.dp_attention(points(tmp_path, recipe)[0])
     assert adapter.inferencex_framework == "trt" and adapter.parser_env("1.3.0rc14") is None
+
+
+def test_tensorrt_llm_is_forced_to_al_minus_one_accepted_tokens() -> None:
+    whole = synthetic(3.0, 3)
+    assert (whole.engine, whole.env, whole.argv, whole.notes) == (
+        "trtllm",
+        {TRTLLM_ENV: "2"},
+        (),
+        (),
+    )
+    fraction = synthetic(2.5, 3)
+    assert fraction.env == {TRTLLM_ENV: "1.5"}
+    assert fraction.notes and "one-model path honours the fraction" in fraction.notes[0]
