@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from pytest_infx.engines.spec import (
+    IterationSpec,
     Parallelism,
     RequestSpecMetrics,
     Snapshot,
@@ -194,6 +195,17 @@ class EngineAdapter(Protocol):
         """The speculative counters in one ``/metrics`` scrape, summed over label sets."""
         ...
 
+    iteration_stats: bool
+    """Whether the engine's ``/metrics`` is a JSON queue of per-iteration stats that each read
+    drains (TensorRT-LLM's) instead of Prometheus counters: a cell then reads it throughout
+    its pass and sums what :meth:`spec_iterations` finds, instead of taking a difference."""
+
+    def spec_iterations(self, payload: object) -> tuple[IterationSpec, ...]:
+        """The speculative figures of each iteration in one ``/metrics`` read of an engine with
+        :attr:`iteration_stats`, leaving out the iterations that carry none; raises ValueError
+        naming the entry that is not the engine's shape."""
+        ...
+
     def request_fields(self) -> Mapping[str, object]:
         """Fields every benchmark request carries so that the engine reports the request's own
         speculative figures."""
@@ -236,8 +248,9 @@ class EngineAdapter(Protocol):
 
 class Defaults:
     """The answers an adapter gets for what it does not implement: no synthetic acceptance,
-    no counters, no per-request figures, no attention sharding rule, no parser, no owned
-    flags, no parallelism but TP, and no InferenceX framework."""
+    no counters (and Prometheus ones, not a queue of iterations), no per-request figures, no
+    attention sharding rule, no parser, no owned flags, no parallelism but TP, and no
+    InferenceX framework."""
 
     name = ""
     inferencex_framework: str | None = None
@@ -251,6 +264,11 @@ class Defaults:
 
     def spec_counters(self, snapshot: Snapshot) -> SpecCounters:
         return SpecCounters(engine=None, empty=not snapshot.series)
+
+    iteration_stats = False
+
+    def spec_iterations(self, payload: object) -> tuple[IterationSpec, ...]:
+        return ()
 
     def request_fields(self) -> Mapping[str, object]:
         return {}

@@ -55,6 +55,7 @@ _REQUIRED = ("plan", "rendered_prompt")
 _OPTIONAL = (
     "synthetic",
     "spec_counters",
+    "spec_iterations",
     "request_fields",
     "request_spec",
     "attention_tp",
@@ -105,6 +106,7 @@ class Completed(Defaults):
         framework = getattr(inner, "inferencex_framework", None)
         self.inferencex_framework = framework if isinstance(framework, str) else None
         self.lowercase_methods = getattr(inner, "lowercase_methods", False) is True
+        self.iteration_stats = getattr(inner, "iteration_stats", False) is True
         for attr in _OPTIONAL:
             own = getattr(inner, attr, None)
             if callable(own):

@@ -1,5 +1,6 @@
 """The values an engine adapter reads and returns about speculative decoding: a metrics
-snapshot, the counters read from it, one request's own figures, and a forced-acceptance setting.
+snapshot, the counters read from it (or one iteration's figures, for an engine that queues
+them), one request's own figures, and a forced-acceptance setting.
 
 They sit apart from the adapters and from the benchmark code so both can name them: an adapter
 from another package reads its own counters into :class:`SpecCounters` without importing the
@@ -121,6 +122,22 @@ def positions(per_pos: Mapping[str, float]) -> tuple[float, ...]:
     if not indexed:
         return ()
     return tuple(indexed.get(i, 0.0) for i in range(max(indexed) + 1))
+
+
+@dataclass(frozen=True, slots=True)
+class IterationSpec:
+    """One engine iteration's speculative figures, from an engine whose ``/metrics`` is a queue
+    of per-iteration stats rather than counters (TensorRT-LLM).
+
+    ``drafts`` counts the requests that verified draft tokens in the iteration, so summed over
+    a window the three fields are what :class:`SpecCounters` holds for a counter engine.
+    ``iteration`` is the engine's own number, which tells a repeated entry from a new one.
+    """
+
+    iteration: int
+    drafts: int
+    draft_tokens: int
+    accepted: int
 
 
 @dataclass(frozen=True, slots=True)

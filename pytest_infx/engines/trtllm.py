@@ -10,9 +10,11 @@ plan writes them to a file the launch puts in the server's folder, adding the
 
 Forced acceptance is TensorRT-LLM's environment variable, which counts draft tokens only, AL - 1.
 TensorRT-LLM's ``/metrics`` is a queue of per-iteration stats that each read drains, not
-counters, so a before/after difference cannot read AL from it: the adapter serves the kinds that
-force acceptance (AgentX and fixed-seq-len), which are the ones InferenceX runs on TensorRT-LLM,
-and refuses SPEED-Bench points, whose curves come from the vLLM and SGLang collectors.
+counters, and it holds them only with the LLM-API option ``enable_iter_perf_stats``: a
+SPEED-Bench cell's server gets that option, and the cell reads the queue throughout its pass
+(:mod:`pytest_infx.speedbench.drain`), AL = 1 + accepted / requests with drafts, summed over the
+iterations' ``specDecodingStats``. Other points' servers run as InferenceX's scripts start them,
+without it.
 
 No release of TensorRT-LLM installs here (its registry entries fetch the real wheel from an index
 this machine cannot reach, and importing it needs CUDA), so ``infx engine check`` checks its
@@ -48,7 +50,13 @@ from pytest_infx.engines.base import (
     speculation,
 )
 from pytest_infx.engines.optionset import OptionSet
-from pytest_infx.engines.spec import Parallelism, SyntheticSetting, number
+from pytest_infx.engines.spec import (
+    IterationSpec,
+    Parallelism,
+    SyntheticSetting,
+    json_int,
+    number,
+)
 from pytest_infx.recipes.owned import OwnedFlags, canonical
 from pytest_infx.recipes.points import Point
 from pytest_infx.recipes.schema import Speculative
@@ -65,6 +73,9 @@ OWNED: Final[OwnedFlags] = {
 OWNED_AGENTIC: Final[OwnedFlags] = {"max-batch-size": ADMISSION}
 OWNED_OPTIONS: Final = ("speculative_config",)
 """LLM-API options the plan writes itself, from the speculative block and the draft length."""
+ITER_STATS = "enable_iter_perf_stats"
+"""The LLM-API option that makes the server queue per-iteration stats for ``/metrics``."""
+SPEC_STATS = "specDecodingStats"
 PARALLEL: Final = ParallelFlags(pp=("pp-size",), ep=("ep-size",))
 DECODING_TYPES: Final[Mapping[str, str]] = {"mtp": "MTP", "eagle3": "Eagle3", "eagle": "Eagle"}
 ATTENTION_DP = "enable_attention_dp"
@@ -134,9 +145,41 @@ def split_options(
     return rest, options
 
 
+def spec_iterations(payload: object) -> tuple[IterationSpec, ...]:
+    """Each iteration's ``specDecodingStats`` in one ``/metrics`` answer, a JSON list of
+    iteration stats; an iteration without them (no speculation) is left out."""
+    if not isinstance(payload, list):
+        raise ValueError(f"expected a JSON list of iteration stats, got {type(payload).__name__}")
+    found: list[IterationSpec] = []
+    for index, entry in enumerate(payload):
+        if not isinstance(entry, dict):
+            raise ValueError(f"entry {index} is not an object")
+        stats = entry.get(SPEC_STATS)
+        if stats is None:
+            continue
+        iteration = json_int(entry.get("iter"))
+        if iteration is None or not isinstance(stats, dict):
+            raise ValueError(
+                f"entry {index} has no integer iter or a {SPEC_STATS} that is no object"
+            )
+        values = [
+            json_int(stats.get(name))
+            for name in ("numRequestsWithDraftTokens", "numDraftTokens", "numAcceptedTokens")
+        ]
+        drafts, draft_tokens, accepted = values
+        if drafts is None or draft_tokens is None or accepted is None:
+            raise ValueError(
+                f"entry {index} (iter {iteration}): {SPEC_STATS} lacks an integer"
+                " numRequestsWithDraftTokens, numDraftTokens or numAcceptedTokens"
+            )
+        found.append(IterationSpec(iteration, drafts, draft_tokens, accepted))
+    return tuple(found)
+
+
 class TrtllmAdapter(Defaults):
     name = "trtllm"
     inferencex_framework: str | None = "trt"
+    iteration_stats = True
 
     def owned_flags(self, *, agentic: bool) -> OwnedFlags:
         return {**OWNED, **OWNED_AGENTIC} if agentic else OWNED
@@ -157,13 +200,6 @@ class TrtllmAdapter(Defaults):
         embedded_python: str | None = None,
     ) -> ServerPlan:
         recipe = point.recipe
-        if point.cell is not None:
-            raise PlanError(
-                f"{point.id}: TensorRT-LLM reports speculation only as a drained queue of"
-                " per-iteration stats, from which a cell's AL cannot be read; measure golden"
-                " curves with vLLM or SGLang and use TensorRT-LLM for AgentX and fixed-seq-len"
-                " points"
-            )
         engine = recipe.engine
         argv = list(engine.command) if engine.command is not None else list(IMAGE_COMMAND)
         command = len(argv)
@@ -177,6 +213,14 @@ class TrtllmAdapter(Defaults):
         if limit is not None:
             argv += ["--max_batch_size", str(limit)]
         env = dict(engine.env)
+        if point.cell is not None:
+            if options.get(ITER_STATS, True) is not True:
+                raise PlanError(
+                    f"{recipe.key}: engine.args.extra_llm_api_options.{ITER_STATS} must stay"
+                    " on for SPEED-Bench points: a cell reads its AL from the per-iteration"
+                    " stats it queues"
+                )
+            options[ITER_STATS] = True
         spec, k = speculation(point)
         if spec is not None and k is not None:
             options["speculative_config"] = speculative_config(spec, k, paths.draft)
@@ -187,6 +231,9 @@ class TrtllmAdapter(Defaults):
             files[OPTIONS_FILE] = yaml.safe_dump(options, sort_keys=False)
             argv += ["--extra_llm_api_options", f"{FILES}/{OPTIONS_FILE}"]
         return make_plan(self.name, point, argv, env, k, command=command, files=files)
+
+    def spec_iterations(self, payload: object) -> tuple[IterationSpec, ...]:
+        return spec_iterations(payload)
 
     def option_set(self, version: str | None) -> OptionSet | None:
         return optionset.load(self.name, version)

@@ -1,7 +1,8 @@
 """One SPEED-Bench cell, end to end against a live server.
 
 Order matters: the rendered prompt is checked first (it generates nothing), counters are
-scraped right before and right after the pass so the window holds this cell's traffic, and
+scraped right before and right after the pass so the window holds this cell's traffic (an
+engine that queues per-iteration stats is read throughout the pass instead), and
 every check runs on what the server reported rather than on what the recipe asked for.
 """
 
@@ -25,6 +26,7 @@ from pytest_infx.speedbench.client import (
     run_pass,
 )
 from pytest_infx.speedbench.dataset import Dataset
+from pytest_infx.speedbench.drain import IterationDrain
 from pytest_infx.speedbench.metrics import (
     CounterDelta,
     ScrapeError,
@@ -101,9 +103,14 @@ async def _run(settings: CellSettings, dataset: Dataset, on_done: OnDone | None)
             )
         except RenderError as exc:
             render_error = str(exc)
-    before = spec_counters(await scrape(settings.base_url), engine, settings.engines)
-    result = await run_pass(config, dataset.rows, on_done=on_done)
-    after = spec_counters(await scrape(settings.base_url), engine, settings.engines)
+    if adapter is not None and adapter.iteration_stats:
+        drain = IterationDrain(settings.base_url, adapter)
+        before = await drain.discard()
+        result, after = await drain.during(run_pass(config, dataset.rows, on_done=on_done))
+    else:
+        before = spec_counters(await scrape(settings.base_url), engine, settings.engines)
+        result = await run_pass(config, dataset.rows, on_done=on_done)
+        after = spec_counters(await scrape(settings.base_url), engine, settings.engines)
     counters = delta(before, after)
     specs = [r.spec for r in result.records if r.spec is not None]
     summary = al_mod.summarize(counters, specs)

@@ -14,9 +14,11 @@ What it takes and sends follows TensorRT-LLM as far as pytest-infx reads it:
   0 or unset is no forcing.
 - ``/health``, ``/v1/models`` and streamed chat and text completions in OpenAI's shapes, as the
   vLLM stand-in sends them (``fake_vllm.py``); a request may name any model.
-- ``/metrics``: a JSON list of per-iteration stats with ``specDecodingStats``
-  (``numDraftTokens``, ``numAcceptedTokens``, ``numRequestsWithDraftTokens``,
-  ``acceptanceLength``), each read draining what it returns.
+- ``/metrics``: a JSON list of per-iteration stats (``iter``, numbered from the server's start,
+  and ``specDecodingStats`` with ``numDraftTokens``, ``numAcceptedTokens``,
+  ``numRequestsWithDraftTokens``, ``acceptanceLength``), each read draining what it returns;
+  stats are queued only when the LLM-API options set ``enable_iter_perf_stats``, and the queue
+  keeps the newest ``iter_stats_max_iterations`` (1000 unless set), dropping older ones.
 
 The start record (``--record``) carries the options and the forced value it read.
 """
@@ -127,17 +129,23 @@ def parse_trtllm(argv: Sequence[str], environ: Mapping[str, str]) -> tuple[Optio
 class TrtllmEngine(Engine):
     """Per-iteration stats, queued as steps run and drained by each ``/metrics`` read."""
 
-    def __init__(self, options: Options) -> None:
+    def __init__(self, options: Options, api: Mapping[str, Any]) -> None:
         super().__init__(options)
+        self.queued = api.get("enable_iter_perf_stats") is True
+        self.limit = int(api.get("iter_stats_max_iterations") or 1000)
         self.iterations: list[dict[str, Any]] = []
+        self.count = 0
 
     def step(self, accepted: int) -> None:
         super().step(accepted)
         k = self.options.k or 0
         with self.lock:
+            self.count += 1
+            if not self.queued:
+                return
             self.iterations.append(
                 {
-                    "iter": len(self.iterations),
+                    "iter": self.count,
                     "specDecodingStats": {
                         "numDraftTokens": k,
                         "numAcceptedTokens": accepted,
@@ -146,6 +154,7 @@ class TrtllmEngine(Engine):
                     },
                 }
             )
+            del self.iterations[: -self.limit]
 
     def metrics(self) -> str:
         with self.lock:
@@ -162,7 +171,7 @@ def main(argv: Sequence[str]) -> int:
     record_start(options, argv, read)
     say(f"INFO trtllm-serve stand-in, model {options.model!r}, draft length {options.k}")
 
-    return serve(TrtllmEngine(options))
+    return serve(TrtllmEngine(options, read["llm_api_options"]))
 
 
 if __name__ == "__main__":

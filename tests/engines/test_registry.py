@@ -121,10 +121,10 @@ def test_every_flag_an_adapter_sets_itself_is_owned() -> None:
 
 def test_a_provided_adapter_without_the_optional_answers_gets_the_defaults() -> None:
     """An adapter from another package that implements only ``plan`` and ``rendered_prompt``
-    owns no flag, runs no parallelism but TP and has no InferenceX framework; one that
-    implements them is asked."""
+    owns no flag, runs no parallelism but TP, has no InferenceX framework and serves counters,
+    not a queue of iterations; one that implements them is asked."""
     from pytest_infx.engines.registry import Completed
-    from pytest_infx.engines.spec import Parallelism
+    from pytest_infx.engines.spec import IterationSpec, Parallelism
 
     class Bare:
         name = "tgi"
@@ -144,7 +144,14 @@ def test_a_provided_adapter_without_the_optional_answers_gets_the_defaults() -> 
         def parallelism(self, point: object) -> Parallelism:
             return Parallelism(pp=2)
 
+        iteration_stats = True
+
+        def spec_iterations(self, payload: object) -> tuple[IterationSpec, ...]:
+            return (IterationSpec(1, 1, 3, 2),)
+
     bare, full = Completed(Bare()), Completed(Full())
+    assert not bare.iteration_stats and bare.spec_iterations([]) == ()
+    assert full.iteration_stats and full.spec_iterations([]) == (IterationSpec(1, 1, 3, 2),)
     assert (bare.owned_flags(agentic=True), bare.inferencex_framework) == ({}, None)
     assert bare.parallelism(None) == Parallelism(1, 1, 1, 1)  # type: ignore[arg-type]
     assert full.owned_flags(agentic=True) == {"port": "engine.port", "max-batch": "admission"}

@@ -153,19 +153,73 @@ def test_an_agentic_server_admits_its_concurrency_as_max_batch_size(tmp_path: Pa
     assert "max-batch-size" not in TrtllmAdapter().owned_flags(agentic=False)
 
 
-def test_a_speedbench_point_is_refused_saying_why(tmp_path: Path) -> None:
+def speedbench_recipe(options: dict[str, Any]) -> dict[str, Any]:
     recipe = {key: value for key, value in RECIPE.items() if key != "fixed-seq-len"}
+    args = {**RECIPE["engine"]["args"], "extra_llm_api_options": options}
+    recipe["engine"] = {**RECIPE["engine"], "args": args}
     recipe["speedbench"] = {
         "speculative": {"method": "mtp"},
-        "draft-lengths": [1],
+        "draft-lengths": [2],
         "thinking-modes": {"thinking_off": {}},
         "dataset": {"category": "coding"},
         "concurrency": 4,
         "output-len": 64,
         "golden": "dsr1_mtp",
     }
-    with pytest.raises(PlanError, match="drained queue of per-iteration stats"):
+    return recipe
+
+
+def test_a_speedbench_server_queues_its_iteration_stats(tmp_path: Path) -> None:
+    plan = plan_of(points(tmp_path, speedbench_recipe(OPTIONS))[0])
+    written = yaml.safe_load(plan.files[OPTIONS_FILE])
+    assert written == {
+        **OPTIONS,
+        "enable_iter_perf_stats": True,
+        "speculative_config": {"decoding_type": "MTP", "num_nextn_predict_layers": 2},
+    }
+    assert TrtllmAdapter().iteration_stats
+
+
+def test_a_fixed_seq_len_server_runs_without_iteration_stats(tmp_path: Path) -> None:
+    plan = plan_of(points(tmp_path)[0])
+    assert "enable_iter_perf_stats" not in yaml.safe_load(plan.files[OPTIONS_FILE])
+
+
+def test_a_speedbench_recipe_that_turns_the_stats_off_is_refused(tmp_path: Path) -> None:
+    recipe = speedbench_recipe({**OPTIONS, "enable_iter_perf_stats": False})
+    with pytest.raises(PlanError, match="enable_iter_perf_stats must stay on"):
         plan_of(points(tmp_path, recipe)[0])
+
+
+def test_the_iteration_stats_give_each_iteration_s_speculative_figures() -> None:
+    payload = [
+        {"iter": 7, "iterLatencyMS": 4.0},
+        {
+            "iter": 8,
+            "specDecodingStats": {
+                "numDraftTokens": 6,
+                "numAcceptedTokens": 3,
+                "numRequestsWithDraftTokens": 2,
+                "acceptanceLength": 2.5,
+            },
+        },
+    ]
+    (found,) = TrtllmAdapter().spec_iterations(payload)
+    assert (found.iteration, found.drafts, found.draft_tokens, found.accepted) == (8, 2, 6, 3)
+
+
+@pytest.mark.parametrize(
+    ("payload", "says"),
+    [
+        ({"iter": 1}, "expected a JSON list"),
+        (["x"], "entry 0 is not an object"),
+        ([{"specDecodingStats": {}}], "entry 0 has no integer iter"),
+        ([{"iter": 1, "specDecodingStats": {"numDraftTokens": 1.5}}], "lacks an integer"),
+    ],
+)
+def test_iteration_stats_of_another_shape_are_refused(payload: object, says: str) -> None:
+    with pytest.raises(ValueError, match=says):
+        TrtllmAdapter().spec_iterations(payload)
 
 
 def test_attention_dp_and_expert_parallel_come_from_the_recipe(tmp_path: Path) -> None:
