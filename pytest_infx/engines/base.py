@@ -248,9 +248,9 @@ class EngineAdapter(Protocol):
 
 class Defaults:
     """The answers an adapter gets for what it does not implement: no synthetic acceptance,
-    no counters (and Prometheus ones, not a queue of iterations), no per-request figures, no
-    attention sharding rule, no parser, no owned flags, no parallelism but TP, and no
-    InferenceX framework."""
+    no counters (Prometheus ones where it has them, not a queue of iterations), no per-request
+    figures, no attention sharding rule, no parser, no owned flags, no parallelism but TP, and
+    no InferenceX framework."""
 
     name = ""
     inferencex_framework: str | None = None

@@ -103,6 +103,7 @@ class IterationDrain:
                 self.sums.add(await self.read())
             except ScrapeError:
                 task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
                 raise
         result = task.result()
         self.sums.add(await self.read())
