@@ -12,7 +12,7 @@ import base64
 import datetime
 import html
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,6 +32,7 @@ from pytest_infx.results.sweep import (
 from pytest_infx.results.verdict import Status, Verdict
 
 if TYPE_CHECKING:
+    from pytest_infx.history.earlier import Earlier
     from pytest_infx.history.gate import Verdict as Comparison
 
 REUSED_PREFIX = "reused "
@@ -156,8 +157,26 @@ def _al_section(recipe: AlRecipe, png: bytes | None, base: Path) -> str:
     return "\n".join(parts)
 
 
+def _earlier_note(recipe: AgenticRecipe, earlier: Mapping[str, Earlier]) -> str:
+    found = [earlier[p.id] for p in recipe.points if p.id in earlier]
+    if not found:
+        return ""
+    runs = sorted({e.run for e in found})
+    shown = ", ".join(runs[:3]) + (f" and {len(runs) - 3} more" if len(runs) > 3 else "")
+    return (
+        f'<p class="muted">Grey, dashed: {len(found)} of these points as an earlier run'
+        f" measured them (each point's latest passing result in the results history; run"
+        f"{'s' if len(runs) > 1 else ''} {_e(shown)}).</p>"
+    )
+
+
 def _agentic_section(
-    recipe: AgenticRecipe, png: bytes | None, base: Path, *, title: str = "AgentX"
+    recipe: AgenticRecipe,
+    png: bytes | None,
+    base: Path,
+    *,
+    title: str = "AgentX",
+    earlier: Mapping[str, Earlier] | None = None,
 ) -> str:
     """An AgentX recipe's points, or (``title`` fixed-seq-len) a fixed-seq-len recipe's, with
     their ISL/OSL."""
@@ -183,6 +202,7 @@ def _agentic_section(
             f'<h2 id="{_e(recipe.key)}">{_e(recipe.key)}</h2>',
             f"<p>{_e(title)}, {len(recipe.points)} points.</p>",
             _image(png, f"throughput against interactivity of {recipe.key}"),
+            _earlier_note(recipe, earlier or {}) if png else "",
             "<table><tr><th>TP</th>"
             + ("<th>ISL/OSL</th>" if lengths else "")
             + "<th>concurrency</th><th>tok/s/GPU</th><th>tok/s/user</th>"
@@ -231,6 +251,7 @@ def render(
     plots_missing: str | None,
     baseline: Sequence[Comparison] = (),
     fixed_pngs: dict[str, bytes] | None = None,
+    earlier: Mapping[str, Earlier] | None = None,
 ) -> str:
     """The whole page; ``base`` is the folder the page is written to (links are relative)."""
     cells = [c for r in sweep.al for c in r.cells]
@@ -240,7 +261,7 @@ def render(
     bad_points = sum(1 for p in points if p.verdict is not Verdict.PASS)
     missing = sweep.without_file()
     reused = sum(1 for c in cells if c.reused) + sum(1 for p in (*points, *fixed) if p.reused)
-    earlier = f", {reused} reused from an earlier run (--infx-resume)" if reused else ""
+    reused_note = f", {reused} reused from an earlier run (--infx-resume)" if reused else ""
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     keys = [r.key for r in sweep.al] + [r.key for r in (*sweep.agentic, *sweep.fixed)]
     toc = [f'<a href="#{_e(key)}">{_e(key)}</a>' for key in keys]
@@ -251,7 +272,7 @@ def render(
         f"{len(points)} AgentX points ({bad_points} failed), "
         f"{len(fixed)} fixed-seq-len points "
         f"({sum(1 for p in fixed if p.verdict is not Verdict.PASS)} failed), "
-        f"{len(missing)} items without a result file{earlier}.</p>",
+        f"{len(missing)} items without a result file{reused_note}.</p>",
     ]
     if toc:
         body.append("<p>" + " · ".join(toc) + "</p>")
@@ -259,9 +280,13 @@ def render(
         body.append(f'<p class="note">No plots: {_e(plots_missing)}.</p>')
     body += [f'<p class="note">{_e(problem)}</p>' for problem in sweep.problems]
     body += [_al_section(r, al_pngs.get(r.key), base) for r in sweep.al]
-    body += [_agentic_section(r, agentic_pngs.get(r.key), base) for r in sweep.agentic]
     body += [
-        _agentic_section(r, (fixed_pngs or {}).get(r.key), base, title="fixed-seq-len")
+        _agentic_section(r, agentic_pngs.get(r.key), base, earlier=earlier) for r in sweep.agentic
+    ]
+    body += [
+        _agentic_section(
+            r, (fixed_pngs or {}).get(r.key), base, title="fixed-seq-len", earlier=earlier
+        )
         for r in sweep.fixed
     ]
     if baseline:
@@ -277,8 +302,15 @@ def render(
     )
 
 
-def write_report(sweep: Sweep, *, baseline: Sequence[Comparison] = ()) -> ReportFiles:
-    """Draw the pictures (when matplotlib is there) and write them and the page, atomically."""
+def write_report(
+    sweep: Sweep,
+    *,
+    baseline: Sequence[Comparison] = (),
+    earlier: Mapping[str, Earlier] | None = None,
+) -> ReportFiles:
+    """Draw the pictures (when matplotlib is there) and write them and the page, atomically;
+    ``earlier`` holds, by point id, what an earlier run measured, drawn under this run's
+    points."""
     results = sweep.results
     layout = Layout(results)
     plots_missing = plots.missing_reason()
@@ -292,11 +324,11 @@ def write_report(sweep: Sweep, *, baseline: Sequence[Comparison] = ()) -> Report
             written.append(layout.plot(recipe.key, "al"))
             atomic_write_bytes(written[-1], al_pngs[recipe.key])
         for agentic in sweep.agentic:
-            agentic_pngs[agentic.key] = plots.agentic_png(agentic)
+            agentic_pngs[agentic.key] = plots.agentic_png(agentic, earlier)
             written.append(layout.plot(agentic.key, "agentic"))
             atomic_write_bytes(written[-1], agentic_pngs[agentic.key])
         for fixed in sweep.fixed:
-            fixed_pngs[fixed.key] = plots.agentic_png(fixed)
+            fixed_pngs[fixed.key] = plots.agentic_png(fixed, earlier)
             written.append(layout.plot(fixed.key, "fixed-seq-len"))
             atomic_write_bytes(written[-1], fixed_pngs[fixed.key])
     page = layout.report
@@ -308,6 +340,7 @@ def write_report(sweep: Sweep, *, baseline: Sequence[Comparison] = ()) -> Report
         plots_missing=plots_missing,
         baseline=baseline,
         fixed_pngs=fixed_pngs,
+        earlier=earlier,
     )
     atomic_write_text(page, text)
     return ReportFiles(page, tuple(written), plots_missing)

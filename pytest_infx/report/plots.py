@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
 
 from pytest_infx.results.sweep import AgenticRecipe, AlRecipe
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+    from pytest_infx.history.earlier import Earlier
     from pytest_infx.history.trend import Trend
 
 INSTALL_HINT: Final = "pip install 'pytest-infx[plots]'"
@@ -28,6 +30,9 @@ TP_COLORS: Final = ("#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17b
 FAIL_COLOR: Final = "#d62728"
 REUSED_COLOR: Final = "#23407a"
 REUSED_LABEL: Final = "reused from an earlier run"
+EARLIER_COLOR: Final = "#9a9082"
+"""A warm grey: antialiased black text makes every neutral one."""
+EARLIER_LABEL: Final = "earlier run (latest passing result of each point)"
 DPI: Final = 100
 SIZE_IN: Final = (9.0, 5.0)
 
@@ -205,14 +210,32 @@ def _golden_ks(recipe: AlRecipe) -> set[int]:
     return {k for cells in recipe.golden.modes.values() for k in cells}
 
 
-def agentic_png(recipe: AgenticRecipe) -> bytes:
+def agentic_png(recipe: AgenticRecipe, earlier: Mapping[str, Earlier] | None = None) -> bytes:
     """One line per TP (and variant) through its concurrencies: output tokens/s per GPU against
     tokens/s per user, each point labelled with its concurrency, failed points crossed in red,
-    points this run reused rather than measured boxed in dark blue."""
+    points this run reused rather than measured boxed in dark blue; under them, in grey, each
+    arm's points as an earlier run measured them (``earlier``, by point id)."""
     figure, ax = _figure()
     failed_label = True
-    labels = {REUSED_LABEL}
+    labels = {REUSED_LABEL, EARLIER_LABEL}
     unplotted: list[str] = []
+    for arm_points in recipe.arms().values():
+        before = sorted(
+            (found for p in arm_points if (found := (earlier or {}).get(p.id)) is not None),
+            key=lambda e: e.interactivity,
+        )
+        if before:
+            ax.plot(
+                [e.interactivity for e in before],
+                [e.throughput_per_gpu for e in before],
+                marker="o",
+                markerfacecolor="none",
+                linestyle="--",
+                color=EARLIER_COLOR,
+                linewidth=1.4,
+                label=_take(labels, EARLIER_LABEL),
+                zorder=1,
+            )
     for index, (arm, points) in enumerate(recipe.arms().items()):
         color = TP_COLORS[index % len(TP_COLORS)]
         drawn = [p for p in points if _finite(p.interactivity) and _finite(p.throughput_per_gpu)]

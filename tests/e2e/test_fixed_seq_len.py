@@ -113,3 +113,14 @@ def test_a_slower_run_fails_the_baseline_gate_beyond_the_recipe_s_tolerance(
     second.stdout.fnmatch_lines(
         ["*infx baseline*", "fake-fixed*c1*", "*output_tput_per_gpu (tok/s/gpu) * 20% *FAIL"]
     )
+
+
+def test_the_chart_draws_each_point_over_its_result_from_the_run_before(sweep: Sweep) -> None:
+    _add(sweep)
+    sweep.run("-m", "fixed_seq_len", "-k", "c2").assert_outcomes(passed=2)
+    page = (sweep.results / "report.html").read_text()
+    assert "Grey, dashed" not in page, "a first run has nothing earlier to draw"
+    again = sweep.run("-m", "fixed_seq_len")
+    again.assert_outcomes(passed=3)
+    page = (sweep.results / "report.html").read_text()
+    assert "Grey, dashed: 2 of these points as an earlier run measured them" in page

@@ -6,12 +6,14 @@ import json
 import struct
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import matplotlib.figure
 import pytest
 from results import samples
 
+from pytest_infx.history.earlier import Earlier
 from pytest_infx.plugin.output.summary import write_drift
 from pytest_infx.report import html as report_html
 from pytest_infx.report import plots
@@ -186,6 +188,26 @@ def test_reused_cells_and_points_are_boxed_in_the_plots(folder: Folder) -> None:
     assert _pixels(image, plots.al_png(resumed.al[0]), color) > 40
     assert _pixels(image, plots.agentic_png(fresh.agentic[0]), color) == 0
     assert _pixels(image, plots.agentic_png(resumed.agentic[0]), color) > 40
+
+
+def test_earlier_results_are_drawn_in_grey_under_the_points_and_named(folder: Folder) -> None:
+    image = pytest.importorskip("PIL.Image")
+    sweep = read_sweep(folder.results, folder.golden)
+    (recipe,) = sweep.agentic
+    started = datetime(2026, 11, 30, tzinfo=UTC)
+    earlier = {
+        p.id: Earlier(p.throughput_per_gpu or 0.0, (p.interactivity or 0.0) * 0.8, "r7", started)
+        for p in recipe.points
+        if p.tp == 2
+    }
+    color = bytes(int(plots.EARLIER_COLOR[i : i + 2], 16) for i in (1, 3, 5))
+    assert _pixels(image, plots.agentic_png(recipe), color) == 0
+    assert _pixels(image, plots.agentic_png(recipe, earlier), color) > 100
+    page = html.unescape(report_html.write_report(sweep, earlier=earlier).html.read_text())
+    assert "Grey, dashed: 2 of these points as an earlier run measured them" in page
+    assert "run r7)" in page
+    plain = report_html.write_report(sweep).html.read_text()
+    assert "Grey, dashed" not in plain
 
 
 def test_failed_and_drifted_cells_are_drawn_in_red(folder: Folder) -> None:

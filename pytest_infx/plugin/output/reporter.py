@@ -19,9 +19,11 @@ import pytest
 from pytest_infx.plugin.output.summary import verdicts_from
 
 if TYPE_CHECKING:
+    from pytest_infx.history.earlier import Earlier
     from pytest_infx.history.gate import Verdict
     from pytest_infx.report.html import ReportFiles
-    from pytest_infx.results.sweep import Outcome
+    from pytest_infx.results.sweep import Outcome, Sweep
+    from pytest_infx.settings import Settings
 
 REUSED_PROPERTY = "infx_reused"
 RECIPE_MARKERS = ("speedbench", "agentic", "fixed_seq_len")
@@ -66,6 +68,7 @@ class ReportPlugin:
         self.outcomes: dict[str, Outcome] = {}
         self.files: ReportFiles | None = None
         self.error: str | None = None
+        self.notes: list[str] = []
         self.baseline: list[Verdict] = []
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -134,8 +137,9 @@ class ReportPlugin:
             curves=self._curves(),
             outcomes=sorted(self.outcomes.values(), key=lambda o: o.id),
         )
+        earlier = self._earlier(options, sweep)
         try:
-            files = html.write_report(sweep, baseline=self.baseline)
+            files = html.write_report(sweep, baseline=self.baseline, earlier=earlier)
         except Exception as exc:
             # the results are already on disk: a report that cannot be drawn must not fail the run
             self.error = f"infx: the sweep report could not be written: {type(exc).__name__}: {exc}"
@@ -143,9 +147,36 @@ class ReportPlugin:
         self.files = files
         self.config.stash[REPORT_MARKDOWN] = html.markdown_links(files, options.results)
 
+    def _earlier(self, options: Settings, sweep: Sweep) -> dict[str, Earlier]:
+        """Each AgentX and fixed-seq-len point's latest passing result from an earlier run, when
+        the results history is on; one that cannot be read draws nothing earlier and says why,
+        as the report is no reason to fail a run whose results are written."""
+        url = options.history.url
+        items = [p.id for r in (*sweep.agentic, *sweep.fixed) for p in r.points]
+        if url is None or not items:
+            return {}
+        from sqlalchemy.exc import SQLAlchemyError
+
+        from pytest_infx.history.earlier import earlier_points
+        from pytest_infx.history.store import Store, StoreError
+        from pytest_infx.plugin.stash import HISTORY_RUN
+
+        stamp = self.config.stash.get(HISTORY_RUN, {})
+        this_run = stamp.get("run_id")
+        try:
+            with Store.open(url) as store:
+                return earlier_points(
+                    store, items, this_run=this_run if isinstance(this_run, str) else None
+                )
+        except (StoreError, SQLAlchemyError) as exc:
+            self.notes.append(f"infx report: earlier results not drawn: {exc}")
+            return {}
+
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if self.error:
             terminalreporter.write_line(self.error, red=True)
+        for note in self.notes:
+            terminalreporter.write_line(note, yellow=True)
         files = self.files
         if files is None:
             return
