@@ -76,7 +76,7 @@ def detect_gpus(
     return _nvidia_gpus(nvidia_smi) or _amd_gpus(amd_smi)
 
 
-def _nvidia_rows(nvidia_smi: str, fields: str, *, otherwise: str) -> list[list[str]] | None:
+def nvidia_rows(nvidia_smi: str, fields: str, *, otherwise: str) -> list[list[str]] | None:
     """``nvidia-smi --query-gpu=FIELDS`` as rows of stripped columns whose first is a GPU
     index; None when the tool is missing or fails (logged, saying what follows: ``otherwise``)."""
     exe = shutil.which(nvidia_smi)
@@ -98,7 +98,7 @@ def _nvidia_rows(nvidia_smi: str, fields: str, *, otherwise: str) -> list[list[s
 
 
 def _nvidia_gpus(nvidia_smi: str) -> tuple[GpuInfo, ...]:
-    rows = _nvidia_rows(nvidia_smi, "index,name,memory.total", otherwise="assuming no GPUs")
+    rows = nvidia_rows(nvidia_smi, "index,name,memory.total", otherwise="assuming no GPUs")
     return tuple(
         GpuInfo(index=int(cols[0]), name=cols[1], memory_mib=_parse_mib(cols[2]))
         for cols in rows or ()
@@ -112,12 +112,12 @@ def _amd_gpus(amd_smi: str) -> tuple[GpuInfo, ...]:
     exe = shutil.which(amd_smi)
     if exe is None:
         return ()
-    indices = [row["gpu"] for row in _amd_json([exe, "list", "--json"]) if _index(row)]
+    indices = [row["gpu"] for row in amd_rows([exe, "list", "--json"]) if _index(row)]
     if not indices:
         return ()
     static = {
         row["gpu"]: row
-        for row in _amd_json([exe, "static", "--asic", "--vram", "--json"])
+        for row in amd_rows([exe, "static", "--asic", "--vram", "--json"])
         if _index(row)
     }
     found = []
@@ -152,7 +152,7 @@ def used_memory(
     found: dict[int, int] = {}
     unknown = "the GPUs' memory in use is unknown"
     if vendor == "nvidia":
-        rows = _nvidia_rows(nvidia_smi, "index,memory.used", otherwise=unknown)
+        rows = nvidia_rows(nvidia_smi, "index,memory.used", otherwise=unknown)
         if rows is None:
             return None
         for cols in rows:
@@ -163,7 +163,7 @@ def used_memory(
         exe = shutil.which(amd_smi)
         if exe is None:
             return None
-        for row in _amd_json([exe, "metric", "--mem-usage", "--json"], otherwise=unknown):
+        for row in amd_rows([exe, "metric", "--mem-usage", "--json"], otherwise=unknown):
             used = _mapping(_mapping(row.get("mem_usage")).get("used_vram")).get("value")
             mib = _leading_int(str(used)) if _index(row) and isinstance(used, int | str) else None
             if mib is not None:
@@ -236,7 +236,7 @@ def _mapping(value: object) -> dict[str, object]:
     return value if isinstance(value, dict) else {}
 
 
-def _amd_json(
+def amd_rows(
     argv: list[str], *, otherwise: str = "assuming no AMD GPUs"
 ) -> list[dict[str, object]]:
     """The rows an amd-smi command prints as JSON; none when it fails (logged, saying what

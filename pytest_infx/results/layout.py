@@ -18,6 +18,7 @@ AGENTIC: Final = "agentic"
 FIXED_SEQ_LEN: Final = "fixed-seq-len"
 INFERENCEX: Final = "inferencex"
 LOGS: Final = "logs"
+TELEMETRY: Final = "telemetry"
 PLOTS: Final = "plots"
 REPORT: Final = "report.html"
 DRIFT: Final = "drift-summary.md"
@@ -99,6 +100,10 @@ class Layout:
         absolute path is stale, and the log is the file of that name in this ``logs/``."""
         here = self.logs / Path(recorded).name
         return here if here.is_file() else Path(recorded)
+
+    def telemetry(self, item_id: str) -> Path:
+        """Every GPU sample taken while a point measured, as CSV."""
+        return self.root / TELEMETRY / f"{item_id}.gpu.csv"
 
     @property
     def plots(self) -> Path:

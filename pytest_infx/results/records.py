@@ -30,8 +30,9 @@ if TYPE_CHECKING:
 from pytest_infx.results import verdict as vocabulary
 from pytest_infx.results.verdict import Verdict
 
-RECORD_VERSION: Final = 2
-"""2 added ``config``, the configuration identity the results history keys its rows on."""
+RECORD_VERSION: Final = 3
+"""2 added ``config``, the configuration identity the results history keys its rows on; 3
+added ``gpu_telemetry``."""
 SPEEDBENCH: Final = "speedbench"
 AGENTIC: Final = "agentic"
 FIXED_SEQ_LEN: Final = "fixed_seq_len"
@@ -190,6 +191,25 @@ class ConfigInfo(_Model):
         return f"tp{self.tp}-pp{self.pp}-dcp{self.dcp}-pcp{self.pcp}-ep{self.ep}-dpa{dpa}"
 
 
+class GpuTelemetry(_Model):
+    """The point's GPUs while it measured (:mod:`pytest_infx.launch.telemetry`): power summed
+    over them, ``file`` the CSV of every sample (relative to the results folder), ``error`` why
+    sampling stopped early, if it did."""
+
+    gpus: list[int]
+    samples: Count
+    seconds: float
+    mean_power_w: float | None
+    peak_power_w: float | None
+    energy_j: float | None
+    mean_utilization_pct: float | None
+    peak_temperature_c: float | None
+    peak_memory_mib: float | None
+    output_tokens_per_joule: float | None = None
+    file: str | None = None
+    error: str | None = None
+
+
 class _Result(_Model):
     version: Positive = 1
     """A file without it is version 1; the builders write ``RECORD_VERSION``."""
@@ -201,6 +221,8 @@ class _Result(_Model):
     reasons: list[str]
     config: ConfigInfo | None = None
     """None in a version 1 file."""
+    gpu_telemetry: GpuTelemetry | None = None
+    """None for a point without GPUs (or whose vendor tool is missing), and before version 3."""
 
     @property
     def passed(self) -> bool:
@@ -232,6 +254,11 @@ class CellRecord(_Result):
     al_standard_error: Finite | None
     counters: Counters
     golden: GoldenSummary | None
+
+    @property
+    def output_tokens_per_s(self) -> float | None:
+        requests = self.requests
+        return requests.completion_tokens / requests.wall_s if requests.wall_s > 0 else None
 
     @property
     def passed(self) -> bool:
@@ -342,6 +369,10 @@ class PointRecord(_Result):
         """The digest of the shipped traces the point replayed; None for a hub corpus."""
         return self.traces_sha256
 
+    @property
+    def output_tokens_per_s(self) -> float | None:
+        return self.throughput.output_tokens_per_s
+
 
 class FixedPoint(_Model):
     tp: Positive
@@ -396,6 +427,11 @@ class FixedRecord(_Result):
         and from the tokenizer, which resume does not load; ``prompts.sha256`` is for the
         reader comparing two clients."""
         return None
+
+    @property
+    def output_tokens_per_s(self) -> float | None:
+        per_gpu = self.figures.get("output_tput_per_gpu")
+        return None if per_gpu is None or self.config is None else per_gpu * self.config.gpus
 
 
 Record = CellRecord | PointRecord | FixedRecord

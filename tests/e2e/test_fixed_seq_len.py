@@ -5,6 +5,8 @@ and the baseline gate. The real engine runs the same kind in tests/e2e/test_main
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +20,7 @@ KEY = "fake-fixed"
 IDS = [f"{KEY}[tp1-isl64-osl8-c1]", f"{KEY}[tp1-isl64-osl8-c2]", f"{KEY}[tp1-isl128-osl4-c2]"]
 
 
-def _add(sweep: Sweep, *extra: str, faults: tuple[str, ...] = (), **block: Any) -> None:
+def _add(sweep: Sweep, *extra: str, faults: tuple[str, ...] = (), **block: Any) -> Path:
     data = recipe(KEY, record=sweep.record, extra=extra, faults=faults, port=free_port("127.0.0.1"))
     del data["speedbench"]
     data["model"]["path"] = str(TOKENIZER)
@@ -30,7 +32,7 @@ def _add(sweep: Sweep, *extra: str, faults: tuple[str, ...] = (), **block: Any) 
         **block,
     }
     data["tolerance"] = {"output_tput_per_gpu": "-20%"}
-    write_recipe(sweep.recipes, data)
+    return write_recipe(sweep.recipes, data)
 
 
 def _record(sweep: Sweep, item_id: str) -> dict[str, Any]:
@@ -124,3 +126,40 @@ def test_the_chart_draws_each_point_over_its_result_from_the_run_before(sweep: S
     again.assert_outcomes(passed=3)
     page = (sweep.results / "report.html").read_text()
     assert "Grey, dashed: 2 of these points as an earlier run measured them" in page
+
+
+NVIDIA_SMI = """#!/bin/sh
+case "$1" in
+  --query-gpu=index,name,memory.total) echo "0, NVIDIA H200, 143771 MiB" ;;
+  --query-gpu=index,memory.used) echo "0, 0 MiB" ;;
+  --query-gpu=index,power.draw,temperature.gpu,utilization.gpu,memory.used)
+    echo "0, 650.00 W, 55, 95 %, 120000 MiB" ;;
+  *) exit 2 ;;
+esac
+"""
+
+
+def test_a_point_on_a_gpu_records_its_gpus_power_and_energy(
+    sweep: Sweep, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = sweep.root / "bin"
+    bin_dir.mkdir()
+    tool = bin_dir / "nvidia-smi"
+    tool.write_text(NVIDIA_SMI)
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    path = _add(sweep, "--step-delay", "0.05")
+    path.write_text(path.read_text().replace("runner: cpu", "runner: h200"))
+    result = sweep.pytester.runpytest_subprocess(
+        "--gpu", "h200", "--infx-results", str(sweep.results), "-m", "fixed_seq_len", "-k", "c2"
+    )
+    result.assert_outcomes(passed=2)
+    point = _record(sweep, IDS[1])
+    telemetry = point["gpu_telemetry"]
+    assert telemetry["gpus"] == [0] and telemetry["samples"] >= 1
+    assert telemetry["mean_power_w"] == 650.0 and telemetry["peak_temperature_c"] == 55.0
+    assert telemetry["output_tokens_per_joule"] > 0
+    assert telemetry["error"] is None
+    rows = (sweep.results / telemetry["file"]).read_text().splitlines()
+    assert rows[0] == "time_s,gpu,power_w,temperature_c,utilization_pct,memory_used_mib"
+    assert rows[1].endswith(",0,650,55,95,120000")

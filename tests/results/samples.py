@@ -21,7 +21,7 @@ CONFIG = {"model_prefix": "m", "hardware": "cpu", "framework": "vllm", "engine_v
           "pcp": 1, "dp_attention": False}  # fmt: skip
 
 CELL: dict[str, Any] = {
-    "version": 2,
+    "version": 3,
     "kind": "speedbench",
     "id": "r[k2-thinking_off]",
     "recipe": "r",
@@ -57,7 +57,7 @@ CELL: dict[str, Any] = {
 }  # fmt: skip
 
 POINT: dict[str, Any] = {
-    "version": 2,
+    "version": 3,
     "kind": "agentic",
     "id": "a[tp1-c2]",
     "recipe": "a",
@@ -91,7 +91,7 @@ POINT: dict[str, Any] = {
 
 
 FIXED: dict[str, Any] = {
-    "version": 2,
+    "version": 3,
     "kind": "fixed_seq_len",
     "id": "x[tp1-isl256-osl32-c4]",
     "recipe": "x",

@@ -39,6 +39,33 @@ def test_a_file_without_a_version_is_version_one_without_a_config() -> None:
     assert (old.version, old.config) == (1, None)
 
 
+TELEMETRY = {
+    "gpus": [0, 1],
+    "samples": 12,
+    "seconds": 12.4,
+    "mean_power_w": 1310.5,
+    "peak_power_w": 1402.0,
+    "energy_j": 15890.2,
+    "mean_utilization_pct": 96.5,
+    "peak_temperature_c": 63.0,
+    "peak_memory_mib": 140321.0,
+    "output_tokens_per_joule": 2.1,
+    "file": "telemetry/r[tp2-c4].gpu.csv",
+    "error": None,
+}
+
+
+def test_a_point_s_gpu_telemetry_reads_back_and_a_version_two_file_has_none() -> None:
+    record = parse_record(with_fields(POINT, {"gpu_telemetry": TELEMETRY}))
+    assert record.gpu_telemetry is not None
+    assert record.gpu_telemetry.gpus == [0, 1] and record.gpu_telemetry.energy_j == 15890.2
+    assert record.as_json()["gpu_telemetry"] == TELEMETRY
+    older = parse_record(with_fields(POINT, {"version": 2}))
+    assert older.gpu_telemetry is None
+    with pytest.raises(RecordError, match=r"'gpu_telemetry\.samples'"):
+        parse_record(with_fields(POINT, {"gpu_telemetry": {**TELEMETRY, "samples": -1}}))
+
+
 def test_a_newer_record_is_refused_by_name() -> None:
     newer = f"version {RECORD_VERSION + 1} record, written by a newer pytest-infx"
     with pytest.raises(RecordError, match=newer):

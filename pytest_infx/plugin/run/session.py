@@ -11,8 +11,8 @@ import contextlib
 import sys
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import pytest
 
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from pytest_infx.engines.embedded import EmbeddedEngine
     from pytest_infx.engines.registry import EngineRegistry
     from pytest_infx.launch import ServerHandle, ServerPool
+    from pytest_infx.launch.telemetry import Sampler, Summary
     from pytest_infx.plugin.output.activity import Tracker
     from pytest_infx.plugin.run.history import History
     from pytest_infx.prepare.preflight import Datasets
@@ -48,6 +49,8 @@ class Run:
     _embedded: EmbeddedEngine | None = None
     _progress: Tracker | None = None
     _history: History | None = None
+    _telemetry: dict[str, tuple[Sampler, Summary]] = field(default_factory=dict)
+    """Each measured point's GPU samples, until its record is kept."""
 
     def say(self, message: str) -> None:
         import pytest_infx.plugin.output.progress as progress
@@ -149,16 +152,31 @@ class Run:
             return self.pool.acquire(spec)
 
     @contextlib.contextmanager
-    def measuring(self, server: ServerHandle) -> Iterator[None]:
+    def measuring(self, server: ServerHandle, point: Point) -> Iterator[None]:
         """Hold the server for one measurement: items of one server measure one at a time, on
-        whichever workers they run; the wait shows in the progress lines."""
+        whichever workers they run; the wait shows in the progress lines. The server's GPUs
+        are sampled meanwhile, for the point's record (see :meth:`keep`)."""
         lock = self.pool.measure_lock(server)
         with self.progress.doing("waiting", server.label):
             lock.acquire()
+        sampler = self._sampler(server, point)
         try:
             yield
         finally:
+            if sampler is not None:
+                self._telemetry[point.id] = (sampler, sampler.stop())
             lock.release()
+
+    def _sampler(self, server: ServerHandle, point: Point) -> Sampler | None:
+        """A sampler of the server's GPUs; none on the CPU or where the GPUs are a count the
+        run was given rather than ones it found."""
+        if not server.gpu_ids or self.settings.gpu_count is not None:
+            return None
+        from pytest_infx.hardware import gpu_vendor
+        from pytest_infx.launch.telemetry import Sampler, reader_for
+
+        vendor = gpu_vendor(point.recipe.runner)
+        return Sampler(reader_for(vendor, server.gpu_ids), server.gpu_ids).start()
 
     def model_dir(self, point: Point) -> str:
         """The served checkpoint folder (aiperf reads its tokenizer from there)."""
@@ -184,10 +202,41 @@ class Run:
         identity."""
         __tracebackhide__ = True
         record = self.history.identified(record, point, self.engines)
+        record = self._with_telemetry(record, point)
         path = write_result(self.layout, record)
         self.config.hook.pytest_infx_result(config=self.config, path=path, record=record.as_json())
         self.history.put(record)
         return record
+
+    def _with_telemetry(self, record: R, point: Point) -> R:
+        """The record with its GPUs' summary, their samples written beside it."""
+        taken = self._telemetry.pop(point.id, None)
+        if taken is None:
+            return record
+        from pytest_infx.files.atomic import atomic_write_text
+        from pytest_infx.results.records import GpuTelemetry
+
+        sampler, summary = taken
+        path = self.layout.telemetry(point.id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, sampler.csv_text())
+        rate = record.output_tokens_per_s
+        power = summary.mean_power_w
+        telemetry = GpuTelemetry(
+            gpus=list(summary.gpus),
+            samples=summary.samples,
+            seconds=summary.seconds,
+            mean_power_w=power,
+            peak_power_w=summary.peak_power_w,
+            energy_j=summary.energy_j,
+            mean_utilization_pct=summary.mean_utilization_pct,
+            peak_temperature_c=summary.peak_temperature_c,
+            peak_memory_mib=summary.peak_memory_mib,
+            output_tokens_per_joule=rate / power if rate is not None and power else None,
+            file=self.layout.relative(path),
+            error=summary.error,
+        )
+        return cast(R, record.model_copy(update={"gpu_telemetry": telemetry}))
 
     def gate(self, node: pytest.Item, record: Record, point: Point) -> None:
         """The baseline gate, for a point that passed its own: the comparison goes on the

@@ -162,7 +162,7 @@ class AgenticPoint:
             "point", self.point.id, duration_s=agentic.duration, log=console
         )
         try:
-            with self.run_ctx.measuring(self.server), progress:
+            with self.run_ctx.measuring(self.server, self.point), progress:
                 result = run_aiperf(run, on_line=lambda line: say(f"aiperf: {line}"))
         except AgenticRunError as exc:
             pytest.fail(f"aiperf did not finish for {self.point.id}:\n{exc}", pytrace=False)

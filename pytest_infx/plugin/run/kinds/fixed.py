@@ -85,7 +85,10 @@ class FixedPoint:
             total_timeout_s=block.request_timeout,
         )
         tracker = run.progress
-        with run.measuring(self.server), tracker.doing("cell", point.id, total=len(requests)):
+        with (
+            run.measuring(self.server, point),
+            tracker.doing("cell", point.id, total=len(requests)),
+        ):
             outcome = run_requests_sync(
                 config,
                 requests,
@@ -144,6 +147,7 @@ class FixedPoint:
     ) -> FixedRecord:
         from pytest_infx.results import verdict
         from pytest_infx.results.records import (
+            RECORD_VERSION,
             EngineInfo,
             FixedPrompts,
             FixedRecord,
@@ -158,7 +162,7 @@ class FixedPoint:
         requests = prompts.requests
         layout = self.run_ctx.layout
         return FixedRecord(
-            version=2,
+            version=RECORD_VERSION,
             id=point.id,
             recipe=point.recipe_key,
             fingerprint=point.fingerprint,

@@ -105,7 +105,7 @@ class SpeedbenchCell:
         tracker = self.run_ctx.progress
         try:
             with (
-                self.run_ctx.measuring(self.server),
+                self.run_ctx.measuring(self.server, self.point),
                 tracker.doing("cell", point.id, total=len(dataset.rows)),
             ):
                 outcome = run_cell(
