@@ -182,15 +182,22 @@ def _agentic_section(
     their ISL/OSL."""
     rows = []
     lengths = any(p.lengths for p in recipe.points)
+    power = any(p.power_w is not None for p in recipe.points)
     for tp, points in recipe.by_tp().items():
         for p in points:
             valid = "" if p.submission_valid is not False else " (not valid for submission)"
             shape = f"<td>{_e(p.lengths)}</td>" if lengths else ""
+            energy = (
+                f'<td class="num">{_fmt(p.power_w, 0)}</td>'
+                f'<td class="num">{_fmt(p.tokens_per_joule, 2)}</td>'
+                if power
+                else ""
+            )
             rows.append(
                 f'<tr class="{_e(p.verdict)}"><td>{tp}</td>{shape}<td>{p.concurrency}</td>'
                 f'<td class="num">{_fmt(p.throughput_per_gpu, 1)}</td>'
                 f'<td class="num">{_fmt(p.interactivity, 1)}</td>'
-                f'<td class="num">{_fmt(p.ttft_p50_ms, 1)}</td>'
+                f'<td class="num">{_fmt(p.ttft_p50_ms, 1)}</td>{energy}'
                 f'<td class="num">{p.failed}/{p.total}</td>'
                 f"<td>{_badge(p.verdict)}{_e(valid)}{_reasons(p.reasons)}</td>"
                 f"<td>{_source(p)}</td>"
@@ -206,7 +213,9 @@ def _agentic_section(
             "<table><tr><th>TP</th>"
             + ("<th>ISL/OSL</th>" if lengths else "")
             + "<th>concurrency</th><th>tok/s/GPU</th><th>tok/s/user</th>"
-            "<th>TTFT p50 ms</th><th>failed requests</th><th>verdict</th><th>measured</th>"
+            "<th>TTFT p50 ms</th>"
+            + ("<th>GPU W</th><th>tok/J</th>" if power else "")
+            + "<th>failed requests</th><th>verdict</th><th>measured</th>"
             "<th>point</th><th>server log</th></tr>" + "".join(rows) + "</table>",
         ]
     )

@@ -109,6 +109,9 @@ class AgenticPoint:
     reused: str | None = None
     lengths: str | None = None
     """A fixed-seq-len point's ``ISL/OSL``; None for an AgentX point."""
+    power_w: float | None = None
+    """Its GPUs' mean power while it measured; None without GPU telemetry."""
+    tokens_per_joule: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -261,7 +264,17 @@ def _agentic_point(
         log=_log_of(record, layout),
         ran=session.ran(record.id),
         reused=session.reused.get(record.id),
+        power_w=_power(record)[0],
+        tokens_per_joule=_power(record)[1],
     )
+
+
+def _power(record: PointRecord | FixedRecord) -> tuple[float | None, float | None]:
+    """Mean GPU power and output tokens per joule, where the point has GPU telemetry."""
+    telemetry = record.gpu_telemetry
+    if telemetry is None:
+        return None, None
+    return _finite(telemetry.mean_power_w), _finite(telemetry.output_tokens_per_joule)
 
 
 def _fixed_point(
@@ -286,6 +299,8 @@ def _fixed_point(
         ran=session.ran(record.id),
         reused=session.reused.get(record.id),
         lengths=f"{record.point.isl}/{record.point.osl}",
+        power_w=_power(record)[0],
+        tokens_per_joule=_power(record)[1],
     )
 
 

@@ -163,3 +163,6 @@ def test_a_point_on_a_gpu_records_its_gpus_power_and_energy(
     rows = (sweep.results / telemetry["file"]).read_text().splitlines()
     assert rows[0] == "time_s,gpu,power_w,temperature_c,utilization_pct,memory_used_mib"
     assert rows[1].endswith(",0,650,55,95,120000")
+    page = (sweep.results / "report.html").read_text()
+    assert "<th>GPU W</th><th>tok/J</th>" in page
+    assert '<td class="num">650</td>' in page
