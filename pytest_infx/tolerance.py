@@ -47,6 +47,8 @@ def _catalog() -> dict[str, Metric]:
             found[name] = Metric(name, False, "ms", 1000.0)
         found[f"{stat}_intvty"] = Metric(f"{stat}_intvty", True, "tok/s/user")
     found["al"] = Metric("al", True, "tokens")
+    found["gpu_power_w"] = Metric("gpu_power_w", False, "W")
+    found["output_tokens_per_joule"] = Metric("output_tokens_per_joule", True, "tok/J")
     found["acceptance_rate"] = Metric("acceptance_rate", True, "")
     return found
 

@@ -20,10 +20,24 @@ def of_record(record: Record) -> Metrics:
     from pytest_infx.results.records import CellRecord, FixedRecord
 
     if isinstance(record, CellRecord):
-        return _of_cell(record)
-    if isinstance(record, FixedRecord):
-        return {name: value for name, value in record.figures.items() if name in METRICS}
-    return _of_point(record)
+        found = _of_cell(record)
+    elif isinstance(record, FixedRecord):
+        found = {name: value for name, value in record.figures.items() if name in METRICS}
+    else:
+        found = _of_point(record)
+    return found | _of_telemetry(record)
+
+
+def _of_telemetry(record: Record) -> Metrics:
+    """Mean GPU power and output tokens per joule, for a point measured with GPU telemetry."""
+    telemetry = record.gpu_telemetry
+    if telemetry is None:
+        return {}
+    pairs = (
+        ("gpu_power_w", telemetry.mean_power_w),
+        ("output_tokens_per_joule", telemetry.output_tokens_per_joule),
+    )
+    return {name: value for name, value in pairs if value is not None}
 
 
 def _of_cell(record: CellRecord) -> Metrics:
