@@ -22,7 +22,9 @@ _COLUMNS = (
     "total tok/s/GPU",
     "errors",
 )
-_NUMERIC = frozenset(_COLUMNS[:-1])
+_POWER = ("GPU W", "tok/J")
+"""Mean GPU power and output tokens per joule, shown where a point has GPU telemetry."""
+_NUMERIC = frozenset(_COLUMNS[:-1] + _POWER)
 
 
 def render_tables(records: Iterable[PointRecord]) -> str:
@@ -40,16 +42,19 @@ def render_tables(records: Iterable[PointRecord]) -> str:
 
 def _table(recipe: str, records: list[PointRecord]) -> str:
     ordered = sorted(records, key=lambda r: (-r.tp, r.concurrency))
-    rows = [_row(record) for record in ordered]
-    widths = [max(len(col), *(len(row[i]) for row in rows)) for i, col in enumerate(_COLUMNS)]
-    lines = [recipe, _line(_COLUMNS, widths), _line(tuple("-" * w for w in widths), widths)]
-    lines += [_line(row, widths) for row in rows]
+    power = any(record.gpu_telemetry is not None for record in records)
+    columns = _COLUMNS[:-1] + (_POWER if power else ()) + _COLUMNS[-1:]
+    rows = [_row(record, power=power) for record in ordered]
+    widths = [max(len(col), *(len(row[i]) for row in rows)) for i, col in enumerate(columns)]
+    lines = [recipe, _line(columns, columns, widths)]
+    lines.append(_line(tuple("-" * w for w in widths), columns, widths))
+    lines += [_line(row, columns, widths) for row in rows]
     if any(record.submission_valid is False for record in records):
         lines.append("* submission_valid=false (unsafe override: local traces or short duration)")
     return "\n".join(lines)
 
 
-def _row(record: PointRecord) -> tuple[str, ...]:
+def _row(record: PointRecord, *, power: bool) -> tuple[str, ...]:
     latency = record.latency_ms
     failed, total = record.requests.failed, record.requests.total
     ratio = failed / total if total else 0.0
@@ -71,8 +76,16 @@ def _row(record: PointRecord) -> tuple[str, ...]:
         _fmt(_p50(latency.tpot), 2),
         _fmt(record.interactivity_tokens_per_s_per_user, 1),
         _fmt(total_per_gpu, 1),
+        *(_power(record) if power else ()),
         errors,
     )
+
+
+def _power(record: PointRecord) -> tuple[str, str]:
+    telemetry = record.gpu_telemetry
+    if telemetry is None:
+        return "-", "-"
+    return _fmt(telemetry.mean_power_w, 0), _fmt(telemetry.output_tokens_per_joule, 2)
 
 
 def _p50(block: Percentiles | None) -> float | None:
@@ -83,9 +96,9 @@ def _fmt(value: float | None, digits: int) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 
 
-def _line(cells: tuple[str, ...], widths: list[int]) -> str:
+def _line(cells: tuple[str, ...], columns: tuple[str, ...], widths: list[int]) -> str:
     parts = [
         cell.rjust(width) if column in _NUMERIC else cell.ljust(width)
-        for cell, width, column in zip(cells, widths, _COLUMNS, strict=True)
+        for cell, width, column in zip(cells, widths, columns, strict=True)
     ]
     return "  ".join(parts).rstrip()

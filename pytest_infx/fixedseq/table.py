@@ -19,13 +19,25 @@ _COLUMNS = (
 
 
 def text_table(records: Sequence[FixedRecord]) -> list[str]:
+    """A line per point; mean GPU power and output tokens per joule follow where any point
+    was measured with GPU telemetry."""
+    power = any(record.gpu_telemetry is not None for record in records)
     head = f"{'point':<48}{'done':>9}" + "".join(f"{title:>13}" for title, _, _ in _COLUMNS)
-    lines = [head]
+    lines = [head + (f"{'GPU W':>9}{'tok/J':>9}" if power else "")]
     for record in sorted(records, key=lambda r: r.id):
         done = f"{record.requests.completed}/{record.requests.sent}"
         row = f"{record.id:<48}{done:>9}"
         for _, name, scale in _COLUMNS:
             value = record.figures.get(name)
             row += f"{'-' if value is None else f'{value * scale:.1f}':>13}"
+        if power:
+            telemetry = record.gpu_telemetry
+            watts = None if telemetry is None else telemetry.mean_power_w
+            per_joule = None if telemetry is None else telemetry.output_tokens_per_joule
+            row += f"{_shown(watts, 0):>9}{_shown(per_joule, 2):>9}"
         lines.append(row + ("" if record.passed else "  FAIL"))
     return lines
+
+
+def _shown(value: float | None, digits: int) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"

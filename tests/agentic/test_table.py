@@ -7,7 +7,7 @@ from results.samples import identity
 from pytest_infx.agentic.record import result_record
 from pytest_infx.agentic.results import parse_export
 from pytest_infx.agentic.table import render_tables
-from pytest_infx.results.records import InferencexThroughput
+from pytest_infx.results.records import GpuTelemetry, InferencexThroughput
 
 
 def test_one_table_per_recipe_rows_by_tp_then_concurrency(data_dir: Path) -> None:
@@ -68,3 +68,32 @@ def test_the_inferencex_total_per_gpu_is_its_own_column(data_dir: Path) -> None:
     assert row[7] == "1,234.5"
     aiperf_only = result_record(identity("r", 1, 1), result)
     assert render_tables([aiperf_only]).splitlines()[3].split()[7] == "-"
+
+
+def test_gpu_power_and_tokens_per_joule_are_columns_where_a_point_has_them(
+    data_dir: Path,
+) -> None:
+    result = parse_export(data_dir / "profile_export_ok.json", gpus=1)
+    plain = result_record(identity("r", 1, 1), result)
+    telemetry = GpuTelemetry(
+        gpus=[0],
+        samples=60,
+        seconds=60.5,
+        mean_power_w=612.4,
+        peak_power_w=700.0,
+        energy_j=37050.0,
+        mean_utilization_pct=91.0,
+        peak_temperature_c=58.0,
+        peak_memory_mib=120000.0,
+        output_tokens_per_joule=0.084,
+    )
+    measured = result_record(identity("r", 1, 4), result).model_copy(
+        update={"gpu_telemetry": telemetry}
+    )
+    lines = render_tables([plain, measured]).splitlines()
+    header = lines[1].split("  ")
+    assert [cell.strip() for cell in header if cell.strip()][-3:] == ["GPU W", "tok/J", "errors"]
+    assert "612" in lines[4] and "0.08" in lines[4]
+    cells = [cell.strip() for cell in lines[3].split("  ") if cell.strip()]
+    assert cells[-3:-1] == ["-", "-"]
+    assert "GPU W" not in render_tables([plain])
