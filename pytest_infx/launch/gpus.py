@@ -3,6 +3,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import os
 import shutil
 import subprocess
@@ -50,10 +51,29 @@ def visible_devices(vendor: Vendor, ids: tuple[int, ...]) -> dict[str, str]:
     return {"CUDA_VISIBLE_DEVICES": ",".join(str(i) for i in ids)}
 
 
+def reading(value: object) -> float | None:
+    """What a GPU tool prints for one figure as a number: ``283.5``, ``283.5 W``, or amd-smi's
+    ``{"value": 283.5, "unit": "W"}``; None for ``[N/A]`` and anything else that is not one."""
+    if isinstance(value, dict):
+        return reading(value.get("value"))
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value) if math.isfinite(value) else None
+    if not isinstance(value, str):
+        return None
+    words = value.split()
+    try:
+        number = float(words[0]) if words else math.nan
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
 def _leading_int(text: str) -> int | None:
-    """``283``, ``283 MiB`` or ``283 MB`` as 283; None for what is not a reading."""
-    words = text.split()
-    return int(words[0]) if words and words[0].isdigit() else None
+    """``283``, ``283 MiB`` or ``283 MB`` as 283; None for what is not a whole reading."""
+    value = reading(text)
+    return int(value) if value is not None and value >= 0 and value == int(value) else None
 
 
 def _parse_mib(text: str) -> int:

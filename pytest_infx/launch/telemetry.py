@@ -13,14 +13,13 @@ from __future__ import annotations
 import csv
 import io
 import itertools
-import math
 import shutil
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from pytest_infx.launch.gpus import Vendor, amd_rows, nvidia_rows
+from pytest_infx.launch.gpus import Vendor, amd_rows, nvidia_rows, reading
 
 INTERVAL_S = 1.0
 NVIDIA_FIELDS = "index,power.draw,temperature.gpu,utilization.gpu,memory.used"
@@ -53,32 +52,13 @@ class GpuReading:
 Reader = Callable[[], Sequence[GpuReading]]
 
 
-def number(text: object) -> float | None:
-    """``283.5``, ``283.5 W``, ``{"value": 283.5, "unit": "W"}`` as 283.5; None for ``[N/A]``
-    and anything else that is not a reading."""
-    if isinstance(text, dict):
-        return number(text.get("value"))
-    if isinstance(text, bool):
-        return None
-    if isinstance(text, int | float):
-        return float(text) if math.isfinite(text) else None
-    if not isinstance(text, str):
-        return None
-    words = text.split()
-    try:
-        value = float(words[0]) if words else math.nan
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
-
-
 def nvidia_reader(ids: tuple[int, ...], nvidia_smi: str = "nvidia-smi") -> Reader:
     def read() -> list[GpuReading]:
         rows = nvidia_rows(nvidia_smi, NVIDIA_FIELDS, otherwise="GPU telemetry stops")
         if rows is None:
             raise TelemetryError(f"{nvidia_smi} --query-gpu={NVIDIA_FIELDS} gave no reading")
         found = [
-            GpuReading(int(cols[0]), *(number(c) for c in cols[1:5]))
+            GpuReading(int(cols[0]), *(reading(c) for c in cols[1:5]))
             for cols in rows
             if len(cols) >= 5
         ]
@@ -117,17 +97,17 @@ def _amd_value(row: dict[str, object], section: str, keys: tuple[str, ...]) -> f
         return None
     for key in keys:
         if key in block:
-            return number(block[key])
+            return reading(block[key])
     return None
 
 
 def _only(found: list[GpuReading], ids: tuple[int, ...], tool: str) -> list[GpuReading]:
-    picked = [reading for reading in found if reading.index in ids]
-    missing = sorted(set(ids) - {reading.index for reading in picked})
+    picked = [gpu for gpu in found if gpu.index in ids]
+    missing = sorted(set(ids) - {gpu.index for gpu in picked})
     if missing:
         shown = ", ".join(str(i) for i in missing)
         raise TelemetryError(f"{tool} reported no GPU {shown}")
-    return sorted(picked, key=lambda reading: reading.index)
+    return sorted(picked, key=lambda gpu: gpu.index)
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +154,7 @@ class Sampler:
             except TelemetryError as exc:
                 self.error = str(exc)
                 return
-            self.samples.extend((at, reading) for reading in readings)
+            self.samples.extend((at, gpu) for gpu in readings)
             if self._stop.wait(self.interval_s):
                 return
 
@@ -209,8 +189,8 @@ def summarize(
     """Mean and peak of the summed power over the instants every GPU reported it, and the
     energy as its integral over the sampled time (trapezoids between instants)."""
     instants: dict[float, list[GpuReading]] = {}
-    for at, reading in samples:
-        instants.setdefault(at, []).append(reading)
+    for at, sample in samples:
+        instants.setdefault(at, []).append(sample)
     power = [
         (at, sum(r.power_w for r in rows if r.power_w is not None))
         for at, rows in sorted(instants.items())

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from pytest_infx.launch.gpus import reading
 from pytest_infx.launch.telemetry import (
     CSV_HEADER,
     GpuReading,
     Sampler,
     TelemetryError,
     amd_reader,
-    number,
     nvidia_reader,
     summarize,
 )
@@ -52,7 +52,7 @@ def on_path(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
     ],
 )
 def test_a_reading_is_the_number_before_its_unit(text: object, value: float | None) -> None:
-    assert number(text) == value
+    assert reading(text) == value
 
 
 def test_nvidia_smi_is_read_for_the_point_s_gpus_only(
