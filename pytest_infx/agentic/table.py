@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
+from pytest_infx.results.figure import figure
 from pytest_infx.results.records import InferencexThroughput, Percentiles, PointRecord
 
 _COLUMNS = (
@@ -70,12 +71,12 @@ def _row(record: PointRecord, *, power: bool) -> tuple[str, ...]:
     return (
         str(record.tp),
         str(record.concurrency),
-        _fmt(throughput.output_tokens_per_s_per_gpu, 1),
-        _fmt(_p50(latency.ttft), 1),
-        _fmt(None if latency.ttft is None else latency.ttft.p99, 1),
-        _fmt(_p50(latency.tpot), 2),
-        _fmt(record.interactivity_tokens_per_s_per_user, 1),
-        _fmt(total_per_gpu, 1),
+        figure(throughput.output_tokens_per_s_per_gpu, 1),
+        figure(_p50(latency.ttft), 1),
+        figure(None if latency.ttft is None else latency.ttft.p99, 1),
+        figure(_p50(latency.tpot), 2),
+        figure(record.interactivity_tokens_per_s_per_user, 1),
+        figure(total_per_gpu, 1),
         *(_power(record) if power else ()),
         errors,
     )
@@ -85,15 +86,11 @@ def _power(record: PointRecord) -> tuple[str, str]:
     telemetry = record.gpu_telemetry
     if telemetry is None:
         return "-", "-"
-    return _fmt(telemetry.mean_power_w, 0), _fmt(telemetry.output_tokens_per_joule, 2)
+    return figure(telemetry.mean_power_w, 0), figure(telemetry.output_tokens_per_joule, 2)
 
 
 def _p50(block: Percentiles | None) -> float | None:
     return None if block is None else block.p50
-
-
-def _fmt(value: float | None, digits: int) -> str:
-    return "-" if value is None else f"{value:,.{digits}f}"
 
 
 def _line(cells: tuple[str, ...], columns: tuple[str, ...], widths: list[int]) -> str:

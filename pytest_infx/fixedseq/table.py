@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pytest_infx.results.figure import figure
 from pytest_infx.results.records import FixedRecord
 
 _COLUMNS = (
@@ -34,10 +35,6 @@ def text_table(records: Sequence[FixedRecord]) -> list[str]:
             telemetry = record.gpu_telemetry
             watts = None if telemetry is None else telemetry.mean_power_w
             per_joule = None if telemetry is None else telemetry.output_tokens_per_joule
-            row += f"{_shown(watts, 0):>9}{_shown(per_joule, 2):>9}"
+            row += f"{figure(watts, 0):>9}{figure(per_joule, 2):>9}"
         lines.append(row + ("" if record.passed else "  FAIL"))
     return lines
-
-
-def _shown(value: float | None, digits: int) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"

@@ -20,6 +20,7 @@ from urllib.parse import quote
 
 from pytest_infx.files.atomic import atomic_write_bytes, atomic_write_text
 from pytest_infx.report import plots
+from pytest_infx.results.figure import figure
 from pytest_infx.results.layout import Layout
 from pytest_infx.results.sweep import (
     AgenticPoint,
@@ -104,10 +105,6 @@ def _log_link(row: AlCell | AgenticPoint, base: Path) -> str:
     return f'{_link(log, base, log.name)} <span class="muted">(earlier run)</span>'
 
 
-def _fmt(value: float | None, digits: int = 2) -> str:
-    return "-" if value is None else f"{value:,.{digits}f}"
-
-
 def _image(png: bytes | None, alt: str) -> str:
     if png is None:
         return ""
@@ -127,7 +124,7 @@ def _al_row(recipe: AlRecipe, cell: AlCell, base: Path) -> str:
     allowed = "-" if cell.al is None else f"{recipe.allowed(cell):.2f}"
     return (
         f'<tr class="{_e(cell.status)}"><td>{cell.k}</td><td>{_e(cell.mode)}</td>'
-        f'<td class="num">{_fmt(cell.al)}</td><td class="num">{_fmt(golden)}</td>'
+        f'<td class="num">{figure(cell.al)}</td><td class="num">{figure(golden)}</td>'
         f'<td class="num">{"-" if delta is None else f"{delta:+.2f}"}</td>'
         f'<td class="num">{allowed}</td><td class="num">{requests}</td>'
         f"<td>{_badge(cell.status)}{_reasons(cell.reasons)}</td><td>{_source(cell)}</td>"
@@ -188,16 +185,16 @@ def _agentic_section(
             valid = "" if p.submission_valid is not False else " (not valid for submission)"
             shape = f"<td>{_e(p.lengths)}</td>" if lengths else ""
             energy = (
-                f'<td class="num">{_fmt(p.power_w, 0)}</td>'
-                f'<td class="num">{_fmt(p.tokens_per_joule, 2)}</td>'
+                f'<td class="num">{figure(p.power_w, 0)}</td>'
+                f'<td class="num">{figure(p.tokens_per_joule, 2)}</td>'
                 if power
                 else ""
             )
             rows.append(
                 f'<tr class="{_e(p.verdict)}"><td>{tp}</td>{shape}<td>{p.concurrency}</td>'
-                f'<td class="num">{_fmt(p.throughput_per_gpu, 1)}</td>'
-                f'<td class="num">{_fmt(p.interactivity, 1)}</td>'
-                f'<td class="num">{_fmt(p.ttft_p50_ms, 1)}</td>{energy}'
+                f'<td class="num">{figure(p.throughput_per_gpu, 1)}</td>'
+                f'<td class="num">{figure(p.interactivity, 1)}</td>'
+                f'<td class="num">{figure(p.ttft_p50_ms, 1)}</td>{energy}'
                 f'<td class="num">{p.failed}/{p.total}</td>'
                 f"<td>{_badge(p.verdict)}{_e(valid)}{_reasons(p.reasons)}</td>"
                 f"<td>{_source(p)}</td>"

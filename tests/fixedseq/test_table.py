@@ -34,6 +34,6 @@ def test_gpu_power_and_tokens_per_joule_follow_where_a_point_has_them() -> None:
     other = samples.fixed(id="x[tp1-isl256-osl32-c8]")
     head, first, second = text_table([measured, other])
     assert head.endswith("GPU W    tok/J")
-    assert first.startswith(measured.id) and first.endswith(" 1301     0.54")
+    assert first.startswith(measured.id) and first.endswith("  1,301     0.54")
     assert second.endswith("  -        -")
     assert "GPU W" not in text_table([other])[0]
