@@ -15,25 +15,11 @@ def test_the_table_shows_each_point_in_the_comparison_s_units() -> None:
     assert second.startswith(bad.id) and second.endswith("FAIL") and " - " in second
 
 
-TELEMETRY = {
-    "gpus": [0, 1],
-    "samples": 9,
-    "seconds": 9.2,
-    "mean_power_w": 1301.4,
-    "peak_power_w": 1400.0,
-    "energy_j": 11712.6,
-    "mean_utilization_pct": 97.0,
-    "peak_temperature_c": 60.0,
-    "peak_memory_mib": 140000.0,
-    "output_tokens_per_joule": 0.538,
-}
-
-
 def test_gpu_power_and_tokens_per_joule_follow_where_a_point_has_them() -> None:
-    measured = samples.fixed(gpu_telemetry=TELEMETRY)
+    measured = samples.fixed(gpu_telemetry=samples.TELEMETRY)
     other = samples.fixed(id="x[tp1-isl256-osl32-c8]")
     head, first, second = text_table([measured, other])
     assert head.endswith("GPU W    tok/J")
-    assert first.startswith(measured.id) and first.endswith("  1,301     0.54")
+    assert first.startswith(measured.id) and first.endswith("  1,310     2.10")
     assert second.endswith("  -        -")
     assert "GPU W" not in text_table([other])[0]

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from results.samples import cell, point
+from results.samples import TELEMETRY, cell, point
 
 from pytest_infx.history.metrics import of_inferencex, of_record
 
@@ -37,22 +37,10 @@ def test_an_agentx_point_gives_inferencex_names_in_seconds() -> None:
 
 
 def test_a_point_with_gpu_telemetry_gives_its_power_and_tokens_per_joule() -> None:
-    telemetry = {
-        "gpus": [0],
-        "samples": 3,
-        "seconds": 3.0,
-        "mean_power_w": 650.0,
-        "peak_power_w": 700.0,
-        "energy_j": 1300.0,
-        "mean_utilization_pct": 95.0,
-        "peak_temperature_c": 55.0,
-        "peak_memory_mib": 120000.0,
-        "output_tokens_per_joule": 0.5,
-    }
-    found = of_record(point(gpu_telemetry=telemetry))
-    assert (found["gpu_power_w"], found["output_tokens_per_joule"]) == (650.0, 0.5)
-    unmeasured = of_record(point(gpu_telemetry={**telemetry, "output_tokens_per_joule": None}))
-    assert "output_tokens_per_joule" not in unmeasured and unmeasured["gpu_power_w"] == 650.0
+    found = of_record(point(gpu_telemetry=TELEMETRY))
+    assert (found["gpu_power_w"], found["output_tokens_per_joule"]) == (1310.5, 2.1)
+    unmeasured = of_record(point(gpu_telemetry={**TELEMETRY, "output_tokens_per_joule": None}))
+    assert "output_tokens_per_joule" not in unmeasured and unmeasured["gpu_power_w"] == 1310.5
     assert "gpu_power_w" not in of_record(point())
 
 

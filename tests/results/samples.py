@@ -117,6 +117,22 @@ FIXED: dict[str, Any] = {
 }  # fmt: skip
 
 
+TELEMETRY: dict[str, Any] = {
+    "gpus": [0, 1],
+    "samples": 12,
+    "seconds": 12.4,
+    "mean_power_w": 1310.5,
+    "peak_power_w": 1402.0,
+    "energy_j": 15890.2,
+    "mean_utilization_pct": 96.5,
+    "peak_temperature_c": 63.0,
+    "peak_memory_mib": 140321.0,
+    "output_tokens_per_joule": 2.1,
+    "file": "telemetry/r[tp2-c4].gpu.csv",
+    "error": None,
+}
+
+
 def with_fields(base: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
     """``base`` with each dotted name set to its value (``None`` removes a top-level key when
     the name ends in ``!``)."""

@@ -18,7 +18,7 @@ from pytest_infx.results.records import (
     parse_record,
     read_record,
 )
-from results.samples import CELL, POINT, cell, point, with_fields
+from results.samples import CELL, POINT, TELEMETRY, cell, point, with_fields
 
 
 @pytest.mark.parametrize("record", [cell(), point()], ids=["cell", "point"])
@@ -37,22 +37,6 @@ def test_the_kind_picks_the_model() -> None:
 def test_a_file_without_a_version_is_version_one_without_a_config() -> None:
     old = parse_record(with_fields(CELL, {"version!": None, "config!": None}))
     assert (old.version, old.config) == (1, None)
-
-
-TELEMETRY = {
-    "gpus": [0, 1],
-    "samples": 12,
-    "seconds": 12.4,
-    "mean_power_w": 1310.5,
-    "peak_power_w": 1402.0,
-    "energy_j": 15890.2,
-    "mean_utilization_pct": 96.5,
-    "peak_temperature_c": 63.0,
-    "peak_memory_mib": 140321.0,
-    "output_tokens_per_joule": 2.1,
-    "file": "telemetry/r[tp2-c4].gpu.csv",
-    "error": None,
-}
 
 
 def test_a_point_s_gpu_telemetry_reads_back_and_a_version_two_file_has_none() -> None:
