@@ -248,6 +248,7 @@ def _agentic_point(
     path: Path, record: PointRecord, layout: Layout, session: _Session
 ) -> AgenticPoint:
     ttft = record.latency_ms.ttft
+    power, per_joule = _power(record)
     return AgenticPoint(
         id=record.id,
         tp=record.tp,
@@ -264,8 +265,8 @@ def _agentic_point(
         log=_log_of(record, layout),
         ran=session.ran(record.id),
         reused=session.reused.get(record.id),
-        power_w=_power(record)[0],
-        tokens_per_joule=_power(record)[1],
+        power_w=power,
+        tokens_per_joule=per_joule,
     )
 
 
@@ -282,6 +283,7 @@ def _fixed_point(
 ) -> AgenticPoint:
     figures = record.figures
     ttft = figures.get("median_ttft")
+    power, per_joule = _power(record)
     return AgenticPoint(
         id=record.id,
         tp=record.point.tp,
@@ -299,8 +301,8 @@ def _fixed_point(
         ran=session.ran(record.id),
         reused=session.reused.get(record.id),
         lengths=f"{record.point.isl}/{record.point.osl}",
-        power_w=_power(record)[0],
-        tokens_per_joule=_power(record)[1],
+        power_w=power,
+        tokens_per_joule=per_joule,
     )
 
 
