@@ -30,10 +30,9 @@ from pytest_infx.speedbench.drain import IterationDrain
 from pytest_infx.speedbench.metrics import (
     CounterDelta,
     ScrapeError,
+    ScrapeWindow,
     SpecCounters,
     delta,
-    scrape,
-    spec_counters,
 )
 
 
@@ -103,14 +102,13 @@ async def _run(settings: CellSettings, dataset: Dataset, on_done: OnDone | None)
             )
         except RenderError as exc:
             render_error = str(exc)
-    if adapter is not None and adapter.iteration_stats:
-        drain = IterationDrain(settings.base_url, adapter)
-        before = await drain.discard()
-        result, after = await drain.during(run_pass(config, dataset.rows, on_done=on_done))
-    else:
-        before = spec_counters(await scrape(settings.base_url), engine, settings.engines)
-        result = await run_pass(config, dataset.rows, on_done=on_done)
-        after = spec_counters(await scrape(settings.base_url), engine, settings.engines)
+    window = (
+        IterationDrain(settings.base_url, adapter)
+        if adapter is not None and adapter.iteration_stats
+        else ScrapeWindow(settings.base_url, engine, settings.engines)
+    )
+    before = await window.start()
+    result, after = await window.during(run_pass(config, dataset.rows, on_done=on_done))
     counters = delta(before, after)
     specs = [r.spec for r in result.records if r.spec is not None]
     summary = al_mod.summarize(counters, specs)

@@ -19,8 +19,7 @@ from typing import TypeVar
 
 from pytest_infx.engines.base import EngineAdapter
 from pytest_infx.engines.spec import IterationSpec, SpecCounters
-from pytest_infx.http1 import HTTPError, fetch
-from pytest_infx.speedbench.metrics import ScrapeError
+from pytest_infx.speedbench.metrics import ScrapeError, metrics_text, metrics_url
 
 T = TypeVar("T")
 INTERVAL_S = 0.5
@@ -72,22 +71,16 @@ class IterationDrain:
         self.sums = IterationSums(adapter.name, series=_series(adapter))
 
     async def read(self) -> tuple[IterationSpec, ...]:
-        url = self.base_url.rstrip("/") + "/metrics"
-        try:
-            resp = await fetch(self.base_url, "GET", "/metrics", timeout_s=30.0)
-        except HTTPError as exc:
-            raise ScrapeError(f"GET {url}: {exc}") from None
-        text = resp.body.decode("utf-8", "replace")
-        if resp.status != 200:
-            raise ScrapeError(f"GET {url}: HTTP {resp.status}: {text[:300]}")
+        text = await metrics_text(self.base_url)
         try:
             return self.adapter.spec_iterations(json.loads(text))
         except ValueError as exc:
             raise ScrapeError(
-                f"GET {url}: not {self.adapter.name}'s per-iteration stats ({exc}): {text[:300]}"
+                f"GET {metrics_url(self.base_url)}: not {self.adapter.name}'s per-iteration"
+                f" stats ({exc}): {text[:300]}"
             ) from None
 
-    async def discard(self) -> SpecCounters:
+    async def start(self) -> SpecCounters:
         """Empties the queue of what ran before the pass; the counters are then zero."""
         await self.read()
         return self.sums.counters()

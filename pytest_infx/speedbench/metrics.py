@@ -12,8 +12,9 @@ follows from them, is the engine adapter's (:meth:`EngineAdapter.spec_counters`)
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from pytest_infx.engines import registry
 from pytest_infx.engines.registry import EngineRegistry
@@ -21,6 +22,8 @@ from pytest_infx.engines.spec import LabelSet, SeriesKey, Snapshot, SpecCounters
 from pytest_infx.http1 import HTTPError, fetch
 
 __all__ = ["LabelSet", "SeriesKey", "Snapshot", "SpecCounters"]
+
+T = TypeVar("T")
 
 
 class MetricsParseError(ValueError):
@@ -305,8 +308,14 @@ def delta(before: SpecCounters, after: SpecCounters, *, strict: bool = False) ->
     return result
 
 
-async def scrape(base_url: str, *, timeout_s: float = 30.0) -> Snapshot:
-    url = base_url.rstrip("/") + "/metrics"
+def metrics_url(base_url: str) -> str:
+    return base_url.rstrip("/") + "/metrics"
+
+
+async def metrics_text(base_url: str, *, timeout_s: float = 30.0) -> str:
+    """The body of the server's ``/metrics``, whatever its format; ScrapeError names the URL and
+    what failed."""
+    url = metrics_url(base_url)
     try:
         resp = await fetch(base_url, "GET", "/metrics", timeout_s=timeout_s)
     except HTTPError as exc:
@@ -314,7 +323,34 @@ async def scrape(base_url: str, *, timeout_s: float = 30.0) -> Snapshot:
     text = resp.body.decode("utf-8", "replace")
     if resp.status != 200:
         raise ScrapeError(f"GET {url}: HTTP {resp.status}: {text[:300]}")
+    return text
+
+
+async def scrape(base_url: str, *, timeout_s: float = 30.0) -> Snapshot:
+    text = await metrics_text(base_url, timeout_s=timeout_s)
     try:
         return parse_prometheus(text)
     except MetricsParseError as exc:
-        raise ScrapeError(f"GET {url}: {exc}") from None
+        raise ScrapeError(f"GET {metrics_url(base_url)}: {exc}") from None
+
+
+class ScrapeWindow:
+    """A pass's counters on an engine whose ``/metrics`` holds Prometheus counters: one scrape
+    right before the pass and one right after, so the window holds this pass's traffic (an
+    engine that queues per-iteration stats is read by
+    :class:`pytest_infx.speedbench.drain.IterationDrain`, which answers the same two calls)."""
+
+    def __init__(self, base_url: str, engine: str | None, engines: EngineRegistry) -> None:
+        self.base_url = base_url
+        self.engine = engine
+        self.engines = engines
+
+    async def read(self) -> SpecCounters:
+        return spec_counters(await scrape(self.base_url), self.engine, self.engines)
+
+    async def start(self) -> SpecCounters:
+        return await self.read()
+
+    async def during(self, work: Awaitable[T]) -> tuple[T, SpecCounters]:
+        result = await work
+        return result, await self.read()

@@ -90,7 +90,7 @@ def test_a_pass_counts_what_ran_during_it_and_not_before() -> None:
 
     async def body(url: str) -> tuple[str, SpecCounters, SpecCounters]:
         drain = IterationDrain(url, TrtllmAdapter(), interval_s=0.02)
-        before = await drain.discard()
+        before = await drain.start()
         done = asyncio.Event()
 
         async def work() -> str:
@@ -124,7 +124,7 @@ def test_a_pass_counts_what_ran_during_it_and_not_before() -> None:
 )
 def test_a_bad_answer_stops_the_cell_naming_it(answer: Answer, says: str) -> None:
     async def body(url: str) -> object:
-        return await IterationDrain(url, TrtllmAdapter()).discard()
+        return await IterationDrain(url, TrtllmAdapter()).start()
 
     with pytest.raises(ScrapeError, match=says) as caught:
         asyncio.run(serving([answer], body))
@@ -136,7 +136,7 @@ def test_a_failed_read_during_the_pass_cancels_the_pass() -> None:
 
     async def body(url: str) -> object:
         drain = IterationDrain(url, TrtllmAdapter(), interval_s=0.01)
-        await drain.discard()
+        await drain.start()
 
         async def work() -> None:
             try:
