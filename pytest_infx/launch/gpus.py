@@ -70,14 +70,14 @@ def reading(value: object) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _leading_int(text: str) -> int | None:
-    """``283``, ``283 MiB`` or ``283 MB`` as 283; None for what is not a whole reading."""
-    value = reading(text)
+def _whole(value: float | None) -> int | None:
+    """A reading of MiB or a firmware version: a whole number, not negative."""
     return int(value) if value is not None and value >= 0 and value == int(value) else None
 
 
-def _parse_mib(text: str) -> int:
-    return _leading_int(text) or 0
+def _leading_int(text: str) -> int | None:
+    """``283``, ``283 MiB`` or ``283 MB`` as 283; None for what is not a whole reading."""
+    return _whole(reading(text))
 
 
 def detect_gpus(
@@ -120,7 +120,7 @@ def nvidia_rows(nvidia_smi: str, fields: str, *, otherwise: str) -> list[list[st
 def _nvidia_gpus(nvidia_smi: str) -> tuple[GpuInfo, ...]:
     rows = nvidia_rows(nvidia_smi, "index,name,memory.total", otherwise="assuming no GPUs")
     return tuple(
-        GpuInfo(index=int(cols[0]), name=cols[1], memory_mib=_parse_mib(cols[2]))
+        GpuInfo(index=int(cols[0]), name=cols[1], memory_mib=_leading_int(cols[2]) or 0)
         for cols in rows or ()
         if len(cols) >= 3
     )
@@ -184,8 +184,7 @@ def used_memory(
         if exe is None:
             return None
         for row in amd_rows([exe, "metric", "--mem-usage", "--json"], otherwise=unknown):
-            used = _mapping(_mapping(row.get("mem_usage")).get("used_vram")).get("value")
-            mib = _leading_int(str(used)) if _index(row) and isinstance(used, int | str) else None
+            mib = _whole(amd_metric(row, "mem_usage", ("used_vram",))) if _index(row) else None
             if mib is not None:
                 found[int(str(row["gpu"]))] = mib
     picked = {index: mib for index, mib in found.items() if index in wanted}
@@ -231,13 +230,7 @@ def amd_firmware_env(rocm_smi: str = "rocm-smi") -> dict[str, str]:
     exe = shutil.which(rocm_smi)
     if exe is None:
         return {}
-    try:
-        out = subprocess.run(
-            [exe, "--showfw", "--json"], capture_output=True, text=True, timeout=30, check=False
-        )
-        cards = json.loads(out.stdout) if out.returncode == 0 else {}
-    except (OSError, subprocess.TimeoutExpired, ValueError):
-        return {}
+    cards = _tool_json([exe, "--showfw", "--json"], otherwise="firmware settings left as they are")
     versions = [
         _leading_int(str(card.get("MEC firmware version", "")))
         for card in (cards.values() if isinstance(cards, dict) else ())
@@ -256,29 +249,46 @@ def _mapping(value: object) -> dict[str, object]:
     return value if isinstance(value, dict) else {}
 
 
+def _tool_json(argv: list[str], *, otherwise: str) -> object:
+    """What a GPU tool prints with ``--json``; None when it fails (logged, saying what follows:
+    ``otherwise``)."""
+    tool = Path(argv[0]).name
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        log.warning("%s could not run (%s); %s", tool, exc, otherwise)
+        return None
+    if out.returncode != 0:
+        log.warning(
+            "%s exited with %d (%s)", " ".join(argv[1:]), out.returncode, out.stderr.strip()
+        )
+        return None
+    try:
+        return json.loads(out.stdout)
+    except ValueError:
+        log.warning("%s printed no JSON; %s", " ".join(argv[1:]), otherwise)
+        return None
+
+
 def amd_rows(
     argv: list[str], *, otherwise: str = "assuming no AMD GPUs"
 ) -> list[dict[str, object]]:
     """The rows an amd-smi command prints as JSON; none when it fails (logged, saying what
     follows: ``otherwise``)."""
-    try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        log.warning("amd-smi could not run (%s); %s", exc, otherwise)
-        return []
-    if out.returncode != 0:
-        log.warning(
-            "%s exited with %d (%s)", " ".join(argv[1:]), out.returncode, out.stderr.strip()
-        )
-        return []
-    try:
-        data = json.loads(out.stdout)
-    except ValueError:
-        log.warning("%s printed no JSON; %s", " ".join(argv[1:]), otherwise)
-        return []
+    data = _tool_json(argv, otherwise=otherwise)
     if isinstance(data, dict):
         data = data.get("gpu_data", [])
     return [row for row in data if isinstance(row, dict)] if isinstance(data, list) else []
+
+
+def amd_metric(row: dict[str, object], section: str, keys: tuple[str, ...]) -> float | None:
+    """One figure of an ``amd-smi metric --json`` row: its section, then the first of ``keys``
+    that is there (the names moved between amd-smi releases)."""
+    block = _mapping(row.get(section))
+    for key in keys:
+        if key in block:
+            return reading(block[key])
+    return None
 
 
 @dataclass

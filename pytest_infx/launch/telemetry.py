@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from pytest_infx.launch.gpus import Vendor, amd_rows, nvidia_rows, reading
+from pytest_infx.launch.gpus import Vendor, amd_metric, amd_rows, nvidia_rows, reading
 
 INTERVAL_S = 1.0
 NVIDIA_FIELDS = "index,power.draw,temperature.gpu,utilization.gpu,memory.used"
@@ -30,8 +30,8 @@ AMD_KEYS: dict[str, tuple[str, tuple[str, ...]]] = {
     "utilization_pct": ("usage", ("gfx_activity",)),
     "memory_mib": ("mem_usage", ("used_vram",)),
 }
-"""Where ``amd-smi metric --json`` keeps each reading: its section, then the first of these
-fields that is there (their names moved between amd-smi releases)."""
+"""Where ``amd-smi metric --json`` keeps each reading: its section and the names of its field
+(:func:`pytest_infx.launch.gpus.amd_metric`)."""
 
 
 class TelemetryError(RuntimeError):
@@ -79,7 +79,7 @@ def amd_reader(ids: tuple[int, ...], amd_smi: str = "amd-smi") -> Reader:
             if not isinstance(index, int) or isinstance(index, bool):
                 continue
             values = {
-                name: _amd_value(row, section, keys) for name, (section, keys) in AMD_KEYS.items()
+                name: amd_metric(row, section, keys) for name, (section, keys) in AMD_KEYS.items()
             }
             found.append(GpuReading(index, **values))
         return _only(found, ids, amd_smi)
@@ -89,16 +89,6 @@ def amd_reader(ids: tuple[int, ...], amd_smi: str = "amd-smi") -> Reader:
 
 def reader_for(vendor: Vendor, ids: tuple[int, ...]) -> Reader:
     return nvidia_reader(ids) if vendor == "nvidia" else amd_reader(ids)
-
-
-def _amd_value(row: dict[str, object], section: str, keys: tuple[str, ...]) -> float | None:
-    block = row.get(section)
-    if not isinstance(block, dict):
-        return None
-    for key in keys:
-        if key in block:
-            return reading(block[key])
-    return None
 
 
 def _only(found: list[GpuReading], ids: tuple[int, ...], tool: str) -> list[GpuReading]:
