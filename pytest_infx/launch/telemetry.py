@@ -129,6 +129,7 @@ class Sampler:
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
     _started: float = 0.0
+    _seconds: float = 0.0
 
     def start(self) -> Sampler:
         self._started = self.clock()
@@ -152,7 +153,12 @@ class Sampler:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
-        return summarize(self.samples, self.gpus, self.clock() - self._started, self.error)
+        self._seconds = self.clock() - self._started
+        return self.summary()
+
+    def summary(self) -> Summary:
+        """The samples taken from start to stop, summed up."""
+        return summarize(self.samples, self.gpus, self._seconds, self.error)
 
     def csv_text(self) -> str:
         """Every sample, a row per GPU and instant, in the units of the header."""

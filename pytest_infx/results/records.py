@@ -9,6 +9,7 @@ file from a newer pytest-infx is refused by name instead of being misread.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Final, Literal
@@ -27,6 +28,7 @@ from pytest_infx.files.textio import InputFileError, read_input
 
 if TYPE_CHECKING:
     from pytest_infx.launch import ServerHandle
+    from pytest_infx.launch.telemetry import Summary
 from pytest_infx.results import verdict as vocabulary
 from pytest_infx.results.verdict import Verdict
 
@@ -208,6 +210,18 @@ class GpuTelemetry(_Model):
     output_tokens_per_joule: float | None = None
     file: str | None = None
     error: str | None = None
+
+    @classmethod
+    def of(cls, summary: Summary, *, output_tokens_per_s: float | None, file: str) -> GpuTelemetry:
+        """The record of a sampler's summary; tokens per joule is the point's output rate over
+        its GPUs' mean power."""
+        power = summary.mean_power_w
+        rate = output_tokens_per_s
+        return cls(
+            **{**dataclasses.asdict(summary), "gpus": list(summary.gpus)},
+            output_tokens_per_joule=rate / power if rate is not None and power else None,
+            file=file,
+        )
 
 
 class _Result(_Model):

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from pytest_infx.engines.embedded import EmbeddedEngine
     from pytest_infx.engines.registry import EngineRegistry
     from pytest_infx.launch import ServerHandle, ServerPool
-    from pytest_infx.launch.telemetry import Sampler, Summary
+    from pytest_infx.launch.telemetry import Sampler
     from pytest_infx.plugin.output.activity import Tracker
     from pytest_infx.plugin.run.history import History
     from pytest_infx.prepare.preflight import Datasets
@@ -49,8 +49,8 @@ class Run:
     _embedded: EmbeddedEngine | None = None
     _progress: Tracker | None = None
     _history: History | None = None
-    _telemetry: dict[str, tuple[Sampler, Summary]] = field(default_factory=dict)
-    """Each measured point's GPU samples, until its record is kept."""
+    _telemetry: dict[str, Sampler] = field(default_factory=dict)
+    """Each measured point's stopped GPU sampler, until its record is kept."""
 
     def say(self, message: str) -> None:
         import pytest_infx.plugin.output.progress as progress
@@ -164,7 +164,8 @@ class Run:
             yield
         finally:
             if sampler is not None:
-                self._telemetry[point.id] = (sampler, sampler.stop())
+                sampler.stop()
+                self._telemetry[point.id] = sampler
             lock.release()
 
     def _sampler(self, server: ServerHandle, point: Point) -> Sampler | None:
@@ -216,25 +217,13 @@ class Run:
         from pytest_infx.files.atomic import atomic_write_text
         from pytest_infx.results.records import GpuTelemetry
 
-        sampler, summary = taken
         path = self.layout.telemetry(point.id)
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, sampler.csv_text())
-        rate = record.output_tokens_per_s
-        power = summary.mean_power_w
-        telemetry = GpuTelemetry(
-            gpus=list(summary.gpus),
-            samples=summary.samples,
-            seconds=summary.seconds,
-            mean_power_w=power,
-            peak_power_w=summary.peak_power_w,
-            energy_j=summary.energy_j,
-            mean_utilization_pct=summary.mean_utilization_pct,
-            peak_temperature_c=summary.peak_temperature_c,
-            peak_memory_mib=summary.peak_memory_mib,
-            output_tokens_per_joule=rate / power if rate is not None and power else None,
+        atomic_write_text(path, taken.csv_text())
+        telemetry = GpuTelemetry.of(
+            taken.summary(),
+            output_tokens_per_s=record.output_tokens_per_s,
             file=self.layout.relative(path),
-            error=summary.error,
         )
         return cast(R, record.model_copy(update={"gpu_telemetry": telemetry}))
 
