@@ -162,11 +162,10 @@ def spec_iterations(payload: object) -> tuple[IterationSpec, ...]:
             raise ValueError(
                 f"entry {index} has no integer iter or a {SPEC_STATS} that is no object"
             )
-        values = [
+        drafts, draft_tokens, accepted = (
             json_int(stats.get(name))
             for name in ("numRequestsWithDraftTokens", "numDraftTokens", "numAcceptedTokens")
-        ]
-        drafts, draft_tokens, accepted = values
+        )
         if drafts is None or draft_tokens is None or accepted is None:
             raise ValueError(
                 f"entry {index} (iter {iteration}): {SPEC_STATS} lacks an integer"

@@ -219,9 +219,11 @@ def agentic_png(recipe: AgenticRecipe, earlier: Mapping[str, Earlier] | None = N
     failed_label = True
     labels = {REUSED_LABEL, EARLIER_LABEL}
     unplotted: list[str] = []
-    for arm_points in recipe.arms().values():
+    known = earlier or {}
+    for index, (arm, points) in enumerate(recipe.arms().items()):
+        color = TP_COLORS[index % len(TP_COLORS)]
         before = sorted(
-            (found for p in arm_points if (found := (earlier or {}).get(p.id)) is not None),
+            (found for p in points if (found := known.get(p.id)) is not None),
             key=lambda e: e.interactivity,
         )
         if before:
@@ -236,8 +238,6 @@ def agentic_png(recipe: AgenticRecipe, earlier: Mapping[str, Earlier] | None = N
                 label=_take(labels, EARLIER_LABEL),
                 zorder=1,
             )
-    for index, (arm, points) in enumerate(recipe.arms().items()):
-        color = TP_COLORS[index % len(TP_COLORS)]
         drawn = [p for p in points if _finite(p.interactivity) and _finite(p.throughput_per_gpu)]
         unplotted += [p.id for p in points if p not in drawn]
         drawn.sort(key=lambda p: p.interactivity or 0.0)
