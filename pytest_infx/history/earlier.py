@@ -32,21 +32,22 @@ class Earlier:
     started: datetime
 
 
+BATCH = 500
+"""Items asked for in one query, below any database's limit on bound values."""
+
+
 def earlier_points(
     store: Store, items: Iterable[str], *, this_run: str | None
 ) -> dict[str, Earlier]:
     """The latest passing result of each of ``items`` from a run other than ``this_run``."""
+    wanted = list(dict.fromkeys(items))
     found: dict[str, Earlier] = {}
-    for item in items:
-        for row in reversed(store.series(item)):
-            if not row.passed or row.run_id == this_run:
-                continue
+    for start in range(0, len(wanted), BATCH):
+        for row in store.passing(items=wanted[start : start + BATCH]):
             throughput = row.metrics.get(THROUGHPUT)
             interactivity = row.metrics.get(INTERACTIVITY)
-            if throughput is None or interactivity is None:
+            if row.run_id == this_run or throughput is None or interactivity is None:
                 continue
-            if not (math.isfinite(throughput) and math.isfinite(interactivity)):
-                continue
-            found[item] = Earlier(throughput, interactivity, row.run_label, row.started)
-            break
+            if math.isfinite(throughput) and math.isfinite(interactivity):
+                found[row.item] = Earlier(throughput, interactivity, row.run_label, row.started)
     return found

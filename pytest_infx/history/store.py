@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -397,12 +397,17 @@ class Store:
             found = connection.execute(select(points.c.item).distinct().order_by(points.c.item))
             return [str(item) for item in found.scalars()]
 
-    def passing(self, *, since: datetime | None = None) -> list[Stored]:
-        """Every passing row, oldest run first: what the dashboard draws."""
+    def passing(
+        self, *, since: datetime | None = None, items: Collection[str] | None = None
+    ) -> list[Stored]:
+        """Every passing row (of ``items`` only, when given), oldest run first: what the
+        dashboard draws."""
         with self.engine.connect() as connection:
             query = _joined().where(points.c.status == Verdict.PASS)
             if since is not None:
                 query = query.where(runs.c.started >= since)
+            if items is not None:
+                query = query.where(points.c.item.in_(items))
             return _in_run_order(connection, query)
 
     def count(self) -> int:
