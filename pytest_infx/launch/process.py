@@ -21,7 +21,7 @@ from pytest_infx.http1 import HTTPError, fetch
 from pytest_infx.launch.gpus import Lease
 from pytest_infx.launch.guard import command as guard_command
 from pytest_infx.launch.guard import end_groups
-from pytest_infx.launch.ports import choose_port, port_holder
+from pytest_infx.launch.ports import choose_port, claims_dir, port_holders
 from pytest_infx.launch.procfs import is_alive, proc_stat
 from pytest_infx.launch.registry import Registry
 from pytest_infx.launch.spec import LocalRuntime, ServerSpec
@@ -192,10 +192,13 @@ def spawn(
     registry: Registry,
     lease: Lease | None = None,
     grace_s: float = 30.0,
+    claim: int | None = None,
 ) -> RunningServer:
-    """Start the engine under its guard, in a new session, logging to `log_path`."""
+    """Start the engine under its guard, in a new session, logging to `log_path`; the guard
+    and the engine inherit the lease's locks and the port's claim, so both last as long as
+    the server."""
     gpu_ids = lease.ids if lease else ()
-    fds = lease.fds if lease else ()
+    fds = (*(lease.fds if lease else ()), *(() if claim is None else (claim,)))
     container = f"infx-{spec.label}-{uuid.uuid4().hex[:12]}"
     files_dir = write_files(spec, log_path) if spec.files else None
     argv, extra_env = spec.command(
@@ -256,18 +259,22 @@ def probe(host: str, port: int, path: str, *, timeout: float) -> int | None:
 
 
 def _foreign_listener(server: RunningServer, spec: ServerSpec) -> str | None:
-    """Who else answers on our port: vLLM listens only after loading the model, so another
-    process can bind the chosen port first, and a health probe alone would benchmark it."""
+    """Who else listens on our port: vLLM listens only after loading the model, so another
+    process can bind the chosen port first, and a health probe alone would benchmark it.
+    Every listener counts, not the first one found, since processes of one user can share a
+    port (SO_REUSEPORT)."""
     if not isinstance(spec.runtime, LocalRuntime):
         return None
-    holder = port_holder(server.port)
-    if holder is None or holder.pid is None:
-        return None
-    try:
-        group = os.getpgid(holder.pid)
-    except ProcessLookupError:
-        return None
-    return None if group == server.pgid else holder.describe()
+    for holder in port_holders(server.port, listening=True):
+        if holder.pid is None:
+            continue
+        try:
+            group = os.getpgid(holder.pid)
+        except ProcessLookupError:
+            continue
+        if group != server.pgid:
+            return holder.describe()
+    return None
 
 
 def wait_ready(server: RunningServer, spec: ServerSpec, *, deadline: float) -> None:
@@ -338,21 +345,30 @@ def start_server(
     registry: Registry,
     lease: Lease | None = None,
     grace_s: float = 30.0,
+    claims: Path | None = None,
 ) -> RunningServer:
     """Choose a port, launch, wait until ready; retry once on a new port if the chosen one was
-    taken between the bind test and the server's own bind."""
+    taken between the bind test and the server's own bind.
+
+    The port is claimed in `claims` (default: this user's folder of claims, shared by every
+    pytest run of the user), so two servers of this user never choose one port at once."""
     lost: set[int] = set()
     attempt_log = log_path
+    folder = claims_dir() if claims is None else claims
     while True:
-        choice = choose_port(spec.host, spec.preferred_port, exclude=lost)
-        server = spawn(
-            spec,
-            port=choice.port,
-            log_path=attempt_log,
-            registry=registry,
-            lease=lease,
-            grace_s=grace_s,
-        )
+        choice = choose_port(spec.host, spec.preferred_port, exclude=lost, claims=folder)
+        try:
+            server = spawn(
+                spec,
+                port=choice.port,
+                log_path=attempt_log,
+                registry=registry,
+                lease=lease,
+                grace_s=grace_s,
+                claim=choice.claim,
+            )
+        finally:
+            choice.release()
         server.port_note = choice.note
         try:
             wait_ready(server, spec, deadline=server.spawned_at + spec.ready_timeout_s)

@@ -6,13 +6,14 @@ import os
 import socket
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from pytest_infx.launch import process
-from pytest_infx.launch.ports import PortChoice, choose_port
+from pytest_infx.launch.ports import PortChoice, choose_port, free_port
 from pytest_infx.launch.procfs import group_members, is_alive
 from pytest_infx.launch.registry import Registry
 from pytest_infx.launch.spec import ServerSpec
@@ -165,11 +166,11 @@ def test_port_lost_between_choice_and_bind_is_retried_once(
     real = choose_port
     calls: list[set[int]] = []
 
-    def racy(host: str, preferred: int, *, exclude: set[int]) -> PortChoice:
+    def racy(host: str, preferred: int, *, exclude: set[int], claims: Path) -> PortChoice:
         calls.append(set(exclude))
         if not exclude:
             return PortChoice(port=taken, preferred=preferred)
-        return real(host, preferred, exclude=exclude)
+        return real(host, preferred, exclude=exclude, claims=claims)
 
     monkeypatch.setattr(process, "choose_port", racy)
     spec = make_spec()
@@ -227,10 +228,10 @@ def test_a_foreign_server_on_the_chosen_port_is_not_taken_for_ours(
     threading.Thread(target=intruder.serve_forever, daemon=True).start()
     real = choose_port
 
-    def racy(host: str, preferred: int, *, exclude: set[int]) -> PortChoice:
+    def racy(host: str, preferred: int, *, exclude: set[int], claims: Path) -> PortChoice:
         if not exclude:
             return PortChoice(port=taken, preferred=preferred)
-        return real(host, preferred, exclude=exclude)
+        return real(host, preferred, exclude=exclude, claims=claims)
 
     monkeypatch.setattr(process, "choose_port", racy)
     spec = make_spec("--start-delay", "1")
@@ -324,3 +325,66 @@ def test_a_server_s_files_are_written_beside_its_log_before_it_starts(
         assert str(written) in server.argv
     finally:
         server.stop()
+
+
+def test_two_starts_at_once_on_one_preferred_port_take_two_ports_without_a_retry(
+    make_spec: MakeSpec, registry: Registry, tmp_path: Path, records: Path
+) -> None:
+    """Two servers of two runs (two xdist workers' pytester runs, say) choosing their port
+    together: both bind-tests pass before either engine binds, and a vLLM-like server binds
+    with SO_REUSEADDR long before it listens, so without a claim both bind the port and the
+    second fails only when it listens, after loading its model."""
+    port = free_port("127.0.0.1")
+    specs = [
+        make_spec(
+            "--bind-early", "--start-delay", "1", key=f"s{i}", label=f"s{i}", preferred_port=port
+        )
+        for i in range(2)
+    ]
+    started: list[process.RunningServer] = []
+    errors: list[BaseException] = []
+    ready = threading.Barrier(3)
+    done = threading.Event()
+
+    def start(spec: ServerSpec) -> None:
+        """Starts a server and lives on until the test is done: the guard dies with the thread
+        that started it (PR_SET_PDEATHSIG follows the thread)."""
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", process.ServerRetryWarning)
+                started.append(
+                    process.start_server(
+                        spec,
+                        log_path=tmp_path / f"{spec.key}.log",
+                        registry=registry,
+                        claims=tmp_path / "claims",
+                    )
+                )
+        except BaseException as exc:
+            errors.append(exc)
+        ready.wait()
+        done.wait()
+
+    threads = [threading.Thread(target=start, args=(spec,)) for spec in specs]
+    for thread in threads:
+        thread.start()
+    ready.wait()
+    try:
+        assert errors == []
+        assert sorted(server.port == port for server in started) == [False, True]
+        moved = next(server for server in started if server.port != port)
+        assert moved.port_note is not None
+        assert moved.port_note.startswith(
+            f"port {port} is claimed by another pytest-infx server (started by pid {os.getpid()} "
+        )
+        assert sorted(int(str(r["port"])) for r in read_records(records)) == sorted(
+            s.port for s in started
+        )
+        for server in started:
+            assert process.probe("127.0.0.1", server.port, "/health", timeout=2) == 200
+    finally:
+        for server in started:
+            server.stop()
+        done.set()
+        for thread in threads:
+            thread.join()

@@ -141,6 +141,21 @@ def _spawn_grandchild(args: argparse.Namespace) -> int:
     return pid
 
 
+def _bound(
+    server: ThreadingHTTPServer, args: argparse.Namespace, *, listen: bool, bind: bool = True
+) -> bool:
+    try:
+        if bind:
+            server.server_bind()
+        if listen:
+            server.server_activate()
+    except OSError as exc:
+        _say(f"cannot bind {args.host}:{args.port}: {exc}")
+        server.server_close()
+        return False
+    return True
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description="Stand-in OpenAI-shaped server for fault tests.")
     parser.add_argument("--port", type=int, required=True)
@@ -153,6 +168,11 @@ def main() -> int:
     parser.add_argument("--ignore-sigterm", action="store_true")
     parser.add_argument("--spawn-child", action="store_true")
     parser.add_argument("--health-503-while-starting", action="store_true")
+    parser.add_argument(
+        "--bind-early",
+        action="store_true",
+        help="bind the port (SO_REUSEADDR) before the start delay and listen after it, as vLLM",
+    )
     parser.add_argument("--record", default=None, help="append one JSON line per start here")
     parser.add_argument(
         "--record-env", action="append", default=[], help="a variable the start line holds"
@@ -179,15 +199,17 @@ def main() -> int:
         signal.signal(signal.SIGTERM, _exit_on_sigterm)
 
     state = State(args)
+    server = ThreadingHTTPServer(
+        (args.host, args.port), make_handler(state), bind_and_activate=False
+    )
+    if args.bind_early and not _bound(server, args, listen=False):
+        return 1
     if not args.health_503_while_starting:
         time.sleep(args.start_delay)
         if args.die_during_startup:
             _say("fatal: simulated start-up failure (CUDA out of memory)")
             return 3
-    try:
-        server = ThreadingHTTPServer((args.host, args.port), make_handler(state))
-    except OSError as exc:
-        _say(f"cannot bind {args.host}:{args.port}: {exc}")
+    if not _bound(server, args, listen=True, bind=not args.bind_early):
         return 1
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
