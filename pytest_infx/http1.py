@@ -91,6 +91,10 @@ class _Protocol(asyncio.Protocol):
         self.done: asyncio.Future[None] | None = None
         self.last_read = 0.0
         self.keep_alive = True
+        self.answered = False
+        """Whether any byte of the current response has arrived."""
+        self.dropped = False
+        """Whether the server closed the connection before any byte of the response."""
         self._method = b"GET"
         self._buf = b""
         self._mode = ""
@@ -104,6 +108,7 @@ class _Protocol(asyncio.Protocol):
         if self.response is not None and self._mode == "close":
             self._finish()
         else:
+            self.dropped = self.response is not None and not self.answered
             why = f": {exc}" if exc else ""
             self._fail("connection", f"connection closed before the response ended{why}")
 
@@ -113,6 +118,7 @@ class _Protocol(asyncio.Protocol):
         self._method = method.encode("latin-1")
         self._buf = b""
         self._mode = "head"
+        self.answered = False
         self.last_read = time.perf_counter()
 
     def data_received(self, data: bytes) -> None:
@@ -120,6 +126,7 @@ class _Protocol(asyncio.Protocol):
         self.last_read = stamp
         if self.response is None:
             return
+        self.answered = True
         if self._mode == "head":
             data = self._read_head(data)
             if not data:
@@ -440,24 +447,41 @@ class Connection:
 
         Stall detection is one timer per request that re-arms itself, not a timeout per read,
         so a streaming response costs no coroutine wake-ups until it is complete.
+
+        A kept connection that the server closes before any byte of the answer gets the
+        request again, once, on a new connection: the server closed it as idle (uvicorn's
+        keep-alive timeout, 5 s in vLLM) while the request was on its way, so the request was
+        never read; a client busy elsewhere for that long reads the close only
+        after it has written. A generation request changes nothing on the server, so sending
+        it again is safe.
         """
+        proto = self._proto
+        reused = proto is not None and not proto.closed and proto.keep_alive
+        if response is None:
+            response = Response()
+        head = (
+            f"{method} {self.endpoint.prefix}{path} HTTP/1.1\r\n".encode("latin-1")
+            + self._fixed
+            + f"content-type: {content_type}\r\ncontent-length: {len(body)}\r\n\r\n".encode()
+        )
+        proto = await self._send(head + body, method, response)
+        if reused and response.error is not None and proto.dropped:
+            response.error = None
+            await self._send(head + body, method, response)
+        return response
+
+    async def _send(self, message: bytes, method: str, response: Response) -> _Protocol:
+        """One attempt, on the kept connection or on a new one if it is closed."""
         proto = self._proto
         if proto is None or proto.closed or not proto.keep_alive:
             if proto is not None and proto.transport is not None:
                 proto.transport.close()
             proto = self._proto = await self._connect()
         loop = asyncio.get_running_loop()
-        if response is None:
-            response = Response()
         done: asyncio.Future[None] = loop.create_future()
         proto.begin(response, done, method)
-        head = (
-            f"{method} {self.endpoint.prefix}{path} HTTP/1.1\r\n".encode("latin-1")
-            + self._fixed
-            + f"content-type: {content_type}\r\ncontent-length: {len(body)}\r\n\r\n".encode()
-        )
         assert proto.transport is not None
-        proto.transport.write(head + body)
+        proto.transport.write(message)
         timer = loop.call_later(self.read_timeout_s, self._watch, proto, done, loop)
         try:
             await done
@@ -468,7 +492,7 @@ class Connection:
             timer.cancel()
         if response.error is not None:
             self.close()
-        return response
+        return proto
 
     def _watch(
         self, proto: _Protocol, done: asyncio.Future[None], loop: asyncio.AbstractEventLoop

@@ -183,6 +183,85 @@ def test_a_reply_split_inside_its_status_line_and_chunk_sizes_is_read_whole() ->
     assert answer.body == b"abc" + b"x" * 16
 
 
+class IdleCloser:
+    """Answers the first `answered` requests of each connection, then reads the next one and
+    closes the connection without a byte of answer (or, with `partial`, after the head): what
+    a client sees when uvicorn closes a kept connection as idle while its request is on the
+    way."""
+
+    OK = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"
+
+    def __init__(self, answered: int, *, partial: bool = False) -> None:
+        self.answered = answered
+        self.partial = partial
+        self.connections = 0
+        self.requests = 0
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        served = 0
+        while True:
+            try:
+                head = await reader.readuntil(b"\r\n\r\n")
+            except asyncio.IncompleteReadError:
+                break
+            length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+            await reader.readexactly(length)
+            self.requests += 1
+            if served == self.answered:
+                if self.partial:
+                    writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n")
+                    await writer.drain()
+                break
+            writer.write(self.OK)
+            await writer.drain()
+            served += 1
+        writer.close()
+
+
+def on_closer(server: IdleCloser, calls: int) -> list[Response | HTTPError]:
+    async def main() -> list[Response | HTTPError]:
+        srv = await asyncio.start_server(server.handle, "127.0.0.1", 0)
+        port = srv.sockets[0].getsockname()[1]
+        conn = Connection(
+            Endpoint.parse(f"http://127.0.0.1:{port}"), connect_timeout_s=5, read_timeout_s=5
+        )
+        out: list[Response | HTTPError] = []
+        try:
+            for _ in range(calls):
+                resp = await conn.request("POST", "/v1/chat/completions", b"{}")
+                out.append(resp.error if resp.error is not None else resp)
+        finally:
+            conn.close()
+            srv.close()
+        return out
+
+    return asyncio.run(main())
+
+
+def test_a_kept_connection_closed_before_any_answer_sends_the_request_again_on_a_new_one() -> None:
+    server = IdleCloser(answered=1)
+    answers = on_closer(server, 3)
+    assert [a.body if isinstance(a, Response) else a for a in answers] == [b"ok"] * 3
+    assert (server.connections, server.requests) == (3, 5)
+
+
+def test_a_new_connection_closed_before_any_answer_is_a_failure_not_sent_again() -> None:
+    server = IdleCloser(answered=0)
+    [answer] = on_closer(server, 1)
+    assert isinstance(answer, HTTPError) and answer.kind == "connection"
+    assert str(answer) == "connection closed before the response ended"
+    assert (server.connections, server.requests) == (1, 1)
+
+
+def test_a_kept_connection_closed_after_part_of_an_answer_is_a_failure_not_sent_again() -> None:
+    server = IdleCloser(answered=1, partial=True)
+    first, second = on_closer(server, 2)
+    assert isinstance(first, Response) and first.body == b"ok"
+    assert isinstance(second, HTTPError) and second.kind == "connection"
+    assert (server.connections, server.requests) == (1, 2)
+
+
 @dataclass(frozen=True)
 class Outcome:
     """What a client makes of one response: its status, body and whether the connection can
