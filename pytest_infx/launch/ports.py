@@ -5,6 +5,7 @@ import logging
 import os
 import socket
 import tempfile
+import time
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,10 +71,9 @@ def claim_port(directory: Path, port: int) -> tuple[int | None, PortHolder | Non
     fd = os.open(directory / f"{port}.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
         if lock_descriptor(fd, blocking=False):
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, str(os.getpid()).encode(), 0)
+            os.pwrite(fd, f"{os.getpid():<20}".encode(), 0)
             return fd, None
-        text = os.pread(fd, 32, 0).decode(errors="replace").strip()
+        text = _claimant(fd)
     except OSError:
         os.close(fd)
         raise
@@ -82,6 +82,17 @@ def claim_port(directory: Path, port: int) -> tuple[int | None, PortHolder | Non
         return None, PortHolder(pid=None, command="")
     pid = int(text)
     return None, PortHolder(pid=pid, command=cmdline(pid) if is_alive(pid) else "exited")
+
+
+def _claimant(fd: int, wait_s: float = 1.0) -> str:
+    """The claimant's pid as its claim file says; a claim taken a moment ago may not have
+    written it yet, so an empty file is read again for a short while."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        text = os.pread(fd, 20, 0).decode(errors="replace").strip()
+        if text or time.monotonic() >= deadline:
+            return text
+        time.sleep(0.01)
 
 
 def _binds(family: socket.AddressFamily, host: str, port: int, *, reuse: bool) -> bool:

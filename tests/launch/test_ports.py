@@ -5,6 +5,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -185,3 +186,18 @@ def test_every_process_listening_on_a_shared_port_is_named() -> None:
         for proc in sharers:
             proc.kill()
             proc.wait()
+
+
+def test_a_claim_whose_pid_is_not_written_yet_is_read_again(tmp_path: Path) -> None:
+    port = ports.free_port("127.0.0.1")
+    fd, _ = ports.claim_port(tmp_path, port)
+    assert fd is not None
+    os.ftruncate(fd, 0)
+    late = threading.Timer(0.2, lambda: os.pwrite(fd, str(os.getpid()).encode(), 0))
+    late.start()
+    try:
+        _, claimant = ports.claim_port(tmp_path, port)
+    finally:
+        late.join()
+        os.close(fd)
+    assert claimant is not None and claimant.pid == os.getpid()
