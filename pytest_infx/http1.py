@@ -451,9 +451,9 @@ class Connection:
         A kept connection that the server closes before any byte of the answer gets the
         request again, once, on a new connection: the server closed it as idle (uvicorn's
         keep-alive timeout, 5 s in vLLM) while the request was on its way, so the request was
-        never read; a client busy elsewhere for that long reads the close only
-        after it has written. A generation request changes nothing on the server, so sending
-        it again is safe.
+        never read; a client busy elsewhere for that long reads the close only after it has
+        written. A generation request changes nothing on the server, so sending it again is
+        safe.
         """
         proto = self._proto
         reused = proto is not None and not proto.closed and proto.keep_alive

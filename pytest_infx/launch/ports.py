@@ -45,9 +45,13 @@ class PortChoice:
 
     def release(self) -> None:
         """Close this process's copy of the claim (the guard keeps its own)."""
-        if self.claim is not None:
-            with contextlib.suppress(OSError):
-                os.close(self.claim)
+        _unclaim(self.claim)
+
+
+def _unclaim(fd: int | None) -> None:
+    if fd is not None:
+        with contextlib.suppress(OSError):
+            os.close(fd)
 
 
 def claims_dir() -> Path:
@@ -219,7 +223,7 @@ def choose_port(
         if claimant is None:
             if port_is_free(host, preferred):
                 return PortChoice(port=preferred, preferred=preferred, claim=fd)
-            PortChoice(port=preferred, preferred=preferred, claim=fd).release()
+            _unclaim(fd)
     port, fd = _free_claimed(host, set(exclude) | {preferred}, claims)
     if preferred in exclude:
         note = f"port {preferred} was lost to another process during start-up; serving on {port}"
