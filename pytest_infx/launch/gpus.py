@@ -14,7 +14,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Literal
 
-from filelock import lock_descriptor
+from pytest_infx.launch.locks import try_lock
 
 log = logging.getLogger("pytest_infx.launch")
 
@@ -331,9 +331,8 @@ class Lease:
 class GpuLeaser:
     """Leases contiguous GPU sets with one kernel file lock per GPU, shared by xdist workers.
 
-    Locks are flock()s taken with filelock's descriptor primitive (the same call UnixFileLock
-    makes, never a soft lock): unlike a lock object, a descriptor can be handed to the engine's
-    guard so the lease lives exactly as long as the server, whichever worker stops it.
+    Locks are descriptors (:mod:`pytest_infx.launch.locks`), handed to the engine's guard so
+    the lease lives exactly as long as the server, whichever worker stops it.
     """
 
     def __init__(
@@ -358,16 +357,7 @@ class GpuLeaser:
         return [self.devices[s : s + count] for s in ordered]
 
     def _try_lock(self, index: int) -> int | None:
-        path = self.lock_dir / f"gpu{index}.lock"
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            if lock_descriptor(fd, blocking=False):
-                return fd
-        except OSError:
-            os.close(fd)
-            raise
-        os.close(fd)
-        return None
+        return try_lock(self.lock_dir / f"gpu{index}.lock")
 
     def _try_set(self, ids: tuple[int, ...]) -> tuple[int, ...] | None:
         held: list[int] = []

@@ -10,8 +10,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from filelock import lock_descriptor
-
+from pytest_infx.launch.locks import try_lock
 from pytest_infx.launch.procfs import cmdline, is_alive
 
 log = logging.getLogger("pytest_infx.launch")
@@ -72,28 +71,24 @@ def claim_port(directory: Path, port: int) -> tuple[int | None, PortHolder | Non
     last holder (the server's guard and engine) exits.
     """
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(directory / f"{port}.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        if lock_descriptor(fd, blocking=False):
-            os.pwrite(fd, f"{os.getpid():<20}".encode(), 0)
-            return fd, None
-        text = _claimant(fd)
-    except OSError:
-        os.close(fd)
-        raise
-    os.close(fd)
+    path = directory / f"{port}.lock"
+    fd = try_lock(path, 0o600)
+    if fd is not None:
+        os.pwrite(fd, f"{os.getpid():<20}".encode(), 0)
+        return fd, None
+    text = _claimant(path)
     if not text.isdigit():
         return None, PortHolder(pid=None, command="")
     pid = int(text)
     return None, PortHolder(pid=pid, command=cmdline(pid) if is_alive(pid) else "exited")
 
 
-def _claimant(fd: int, wait_s: float = 1.0) -> str:
+def _claimant(path: Path, wait_s: float = 1.0) -> str:
     """The claimant's pid as its claim file says; a claim taken a moment ago may not have
     written it yet, so an empty file is read again for a short while."""
     deadline = time.monotonic() + wait_s
     while True:
-        text = os.pread(fd, 20, 0).decode(errors="replace").strip()
+        text = path.read_bytes()[:20].decode(errors="replace").strip()
         if text or time.monotonic() >= deadline:
             return text
         time.sleep(0.01)
