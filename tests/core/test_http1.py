@@ -115,7 +115,7 @@ class RawServer:
         writer.close()
 
 
-def on_one_connection(server: RawServer, calls: int) -> list[Response | HTTPError]:
+def on_one_connection(server: RawServer | IdleCloser, calls: int) -> list[Response | HTTPError]:
     async def main() -> list[Response | HTTPError]:
         srv = await asyncio.start_server(server.handle, "127.0.0.1", 0)
         port = srv.sockets[0].getsockname()[1]
@@ -219,36 +219,16 @@ class IdleCloser:
         writer.close()
 
 
-def on_closer(server: IdleCloser, calls: int) -> list[Response | HTTPError]:
-    async def main() -> list[Response | HTTPError]:
-        srv = await asyncio.start_server(server.handle, "127.0.0.1", 0)
-        port = srv.sockets[0].getsockname()[1]
-        conn = Connection(
-            Endpoint.parse(f"http://127.0.0.1:{port}"), connect_timeout_s=5, read_timeout_s=5
-        )
-        out: list[Response | HTTPError] = []
-        try:
-            for _ in range(calls):
-                resp = await conn.request("POST", "/v1/chat/completions", b"{}")
-                out.append(resp.error if resp.error is not None else resp)
-        finally:
-            conn.close()
-            srv.close()
-        return out
-
-    return asyncio.run(main())
-
-
 def test_a_kept_connection_closed_before_any_answer_sends_the_request_again_on_a_new_one() -> None:
     server = IdleCloser(answered=1)
-    answers = on_closer(server, 3)
+    answers = on_one_connection(server, 3)
     assert [a.body if isinstance(a, Response) else a for a in answers] == [b"ok"] * 3
     assert (server.connections, server.requests) == (3, 5)
 
 
 def test_a_new_connection_closed_before_any_answer_is_a_failure_not_sent_again() -> None:
     server = IdleCloser(answered=0)
-    [answer] = on_closer(server, 1)
+    [answer] = on_one_connection(server, 1)
     assert isinstance(answer, HTTPError) and answer.kind == "connection"
     assert str(answer) == "connection closed before the response ended"
     assert (server.connections, server.requests) == (1, 1)
@@ -256,7 +236,7 @@ def test_a_new_connection_closed_before_any_answer_is_a_failure_not_sent_again()
 
 def test_a_kept_connection_closed_after_part_of_an_answer_is_a_failure_not_sent_again() -> None:
     server = IdleCloser(answered=1, partial=True)
-    first, second = on_closer(server, 2)
+    first, second = on_one_connection(server, 2)
     assert isinstance(first, Response) and first.body == b"ok"
     assert isinstance(second, HTTPError) and second.kind == "connection"
     assert (server.connections, server.requests) == (1, 2)
