@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_infx.launch import process
-from pytest_infx.launch.ports import PortChoice, choose_port, free_port
+from pytest_infx.launch import ports, process
+from pytest_infx.launch.ports import PortChoice, choose_port
 from pytest_infx.launch.procfs import group_members, is_alive
 from pytest_infx.launch.registry import Registry
 from pytest_infx.launch.spec import ServerSpec
@@ -327,6 +327,14 @@ def test_a_server_s_files_are_written_beside_its_log_before_it_starts(
         server.stop()
 
 
+def _unshared_port() -> int:
+    """A free port below the kernel's ephemeral range: one from :func:`ports.free_port` can become
+    the source port of another test's connection before the test starts on it."""
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    start = 20000 + os.getpid() % 5000
+    return next(p for p in range(start, low) if ports.port_is_free("127.0.0.1", p))
+
+
 def test_two_starts_at_once_on_one_preferred_port_take_two_ports_without_a_retry(
     make_spec: MakeSpec, registry: Registry, tmp_path: Path, records: Path
 ) -> None:
@@ -334,7 +342,7 @@ def test_two_starts_at_once_on_one_preferred_port_take_two_ports_without_a_retry
     together: both bind-tests pass before either engine binds, and a vLLM-like server binds
     with SO_REUSEADDR long before it listens, so without a claim both bind the port and the
     second fails only when it listens, after loading its model."""
-    port = free_port("127.0.0.1")
+    port = _unshared_port()
     specs = [
         make_spec(
             "--bind-early", "--start-delay", "1", key=f"s{i}", label=f"s{i}", preferred_port=port
