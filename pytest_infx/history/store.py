@@ -102,6 +102,8 @@ class Stored:
     kind: str = ""
     conc: int = 0
     cell: str = ""
+    isl: int = 0
+    osl: int = 0
 
     @property
     def passed(self) -> bool:
@@ -424,6 +426,8 @@ def _joined() -> Any:
             points.c.kind,
             points.c.conc,
             points.c.cell,
+            points.c.isl,
+            points.c.osl,
             runs.c.run_id,
             runs.c.attempt,
             runs.c.branch,
@@ -460,6 +464,8 @@ def _stored(found: RowMapping) -> Stored:
         kind=found["kind"],
         conc=found["conc"],
         cell=found["cell"],
+        isl=found["isl"],
+        osl=found["osl"],
     )
 
 

@@ -58,6 +58,13 @@ def test_the_natural_key_separates_cells_configs_and_concurrencies(store: Store)
     assert store.count() == 5
 
 
+def test_a_stored_row_reads_back_with_its_sequence_lengths(store: Store) -> None:
+    run = store.add_run(stamp("r1"))
+    store.put(run, row(isl=8192, osl=1024, kind="fixed-seq-len"))
+    store.put(run, row())
+    assert sorted((s.isl, s.osl) for s in store.passing()) == [(0, 0), (8192, 1024)]
+
+
 def test_the_baseline_is_the_latest_passing_row_of_the_branch(store: Store) -> None:
     for run_id, day, tput, branch, status in (
         ("old", 0, 90.0, "main", "pass"),
