@@ -60,6 +60,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--out", type=Path, default=Path("history.html"), help="the page (default history.html)"
     )
     dashboard.add_argument("--since", default=None, help="only runs since (30d, 2026-11-01)")
+    _add_runs(dashboard)
     dashboard.set_defaults(func=_dashboard)
     serve = actions.add_parser("serve", help="serve the dashboard, drawn anew on every request")
     _add_db(serve)
@@ -68,6 +69,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--port", type=int, default=DEFAULT_PORT, help=f"port to listen on ({DEFAULT_PORT})"
     )
     serve.add_argument("--since", default=None, help="only runs since (30d, 2026-11-01)")
+    _add_runs(serve)
     serve.set_defaults(func=_serve)
 
     trend = subparsers.add_parser(
@@ -152,13 +154,37 @@ def _since(text: str | None) -> datetime | None:
         raise UsageError(str(exc)) from None
 
 
+def _add_runs(parser: argparse.ArgumentParser) -> None:
+    from pytest_infx.history.dashboard import DEFAULT_LATEST
+
+    parser.add_argument(
+        "--runs",
+        type=_run_count,
+        default=DEFAULT_LATEST,
+        metavar="N",
+        help=f"the latest N runs of each branch (default {DEFAULT_LATEST}; 0 for every run)",
+    )
+
+
+def _run_count(text: str) -> int:
+    try:
+        count = int(text)
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of runs: give 0 or more")
+    return count
+
+
 def _page(args: argparse.Namespace) -> str:
+    """The page of every stored row, failed ones too: the page shows each point's verdict."""
     from pytest_infx.history.dashboard import page
 
     moment = _since(args.since)
     with open_store(args.db) as store:
-        rows = store.passing(since=moment)
-    return page(rows, source=_shown_url(url_of(args.db)))
+        rows = [row for item in store.items() for row in store.series(item, since=moment)]
+    rows.sort(key=lambda row: (row.started, row.attempt))
+    return page(rows, source=_shown_url(url_of(args.db)), latest=args.runs)
 
 
 def _shown_url(url: str) -> str:

@@ -1,231 +1,232 @@
-"""The history as one self-contained HTML page: per config, InferenceX's pareto chart
-(throughput per GPU against interactivity, one frontier per run) and each point's trend.
+"""The history as one page a performance engineer works from: filters, a pareto chart per
+config and sequence length, two runs (or two branches) compared point by point, and each
+config's trends on dated axes.
 
-The charts are SVG written here, with no script and no library to fetch: the page opens from a
-CI artifact or a file share as it is, and a browser test can read every drawn point back from
-its attributes.
+The page is static: the rows are embedded as JSON and drawn in the browser by Chart.js, which
+is inlined from package data (``assets/README.txt`` names its versions), so the page opens
+from a CI artifact or a file share with nothing to fetch. Only the latest runs of each branch
+are embedded by default: a history of hundreds of runs then stays a page of a few hundred
+kilobytes whose charts can still be read.
 """
 
 from __future__ import annotations
 
 import html
+import json
+import re
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import Final
 
 from pytest_infx.history.store import Stored
-from pytest_infx.history.trend import trend
-from pytest_infx.tolerance import METRICS
+from pytest_infx.tolerance import METRICS, TABLE_METRICS
 
-WIDTH, HEIGHT = 640, 360
-TREND_HEIGHT = 200
-LEFT, RIGHT, TOP, BOTTOM = 70, 20, 20, 50
-COLOURS = ("#2b6cb0", "#c05621", "#2f855a", "#6b46c1", "#b83280", "#2c7a7b", "#975a16")
-X_METRIC = "median_intvty"
-Y_METRICS = ("tput_per_gpu", "output_tput_per_gpu")
-STYLE = """
-body{font-family:system-ui,sans-serif;margin:24px;color:#1a202c}
-h2{margin-top:32px;font-size:18px}h3{font-size:14px;margin:16px 0 4px}
-svg{background:#fff;border:1px solid #cbd5e0}.muted{color:#718096;font-size:13px}
-.axis{stroke:#4a5568}.grid{stroke:#e2e8f0}text{font-size:11px;fill:#2d3748}
-.legend{font-size:12px;margin:4px 0 0;display:flex;flex-wrap:wrap;max-width:640px}
-.legend .run{margin-right:16px;white-space:nowrap}
-"""
+ASSETS: Final = Path(__file__).parent / "assets"
+LIBRARIES: Final = ("chart.umd.min.js", "chartjs-adapter-date-fns.bundle.min.js")
+DEFAULT_LATEST: Final = 20
+"""Runs of each branch embedded by default: enough for a trend to show drift, few enough that
+a pareto chart and the run pickers stay readable."""
+X_METRIC: Final = "median_intvty"
+Y_METRICS: Final = ("tput_per_gpu", "output_tput_per_gpu")
+EMBEDDED: Final = tuple(dict.fromkeys((*Y_METRICS, X_METRIC, *TABLE_METRICS)))
+"""The figures the page can show; the rest of a row's figures would only grow the page."""
+POINT_COLUMNS: Final = (
+    "run",
+    "group",
+    "engine",
+    "tp",
+    "ep",
+    "conc",
+    "cell",
+    "item",
+    "verdict",
+    "reason",
+    "metrics",
+)
+_GROUP_FIELDS: Final = ("model", "hardware", "framework", "precision", "spec_method", "kind")
+_SOURCE_MAP: Final = re.compile(r"^//# sourceMappingURL=.*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
-class Mark:
-    x: float
-    y: float
-    run: str
-    item: str
+class Group:
+    """What one pareto chart holds: a served model on one GPU type at one sequence length,
+    across TP sizes and engine versions, which each point is labelled with."""
+
+    model: str
+    hardware: str
+    framework: str
+    precision: str
+    spec_method: str
+    kind: str
+    isl: int
+    osl: int
+
+    @property
+    def sequence(self) -> str:
+        """InferenceX's name of the sequence lengths (``1k/1k``, ``8k/1k``); a kind without
+        them is named by its kind."""
+        if not self.isl and not self.osl:
+            return self.kind
+        return f"{_tokens(self.isl)}/{_tokens(self.osl)}"
+
+    @property
+    def label(self) -> str:
+        spec = "" if self.spec_method in ("", "none") else f" spec-{self.spec_method}"
+        return (
+            f"{self.model} {self.precision} {self.hardware} {self.framework}{spec} {self.sequence}"
+        )
 
 
-def chart_key(row: Stored) -> str:
+def _tokens(count: int) -> str:
+    return f"{count // 1024}k" if count and count % 1024 == 0 else str(count)
+
+
+def group_of(row: Stored) -> Group:
     c = row.config
-    return (
-        f"{c.get('model_prefix')} {c.get('precision')} {c.get('hardware')} "
-        f"{c.get('framework')} {c.get('engine_version')} spec-{c.get('spec_method')} "
-        f"({row.kind})"
+    return Group(
+        model=str(c.get("model_prefix", "")),
+        hardware=str(c.get("hardware", "")),
+        framework=str(c.get("framework", "")),
+        precision=str(c.get("precision", "")),
+        spec_method=str(c.get("spec_method", "")),
+        kind=row.kind,
+        isl=row.isl,
+        osl=row.osl,
     )
 
 
-def frontier(marks: Sequence[Mark]) -> list[Mark]:
-    """The pareto frontier: no other mark has both more interactivity and more throughput."""
-    best: list[Mark] = []
-    for mark in sorted(marks, key=lambda m: (-m.x, -m.y)):
-        if not best or mark.y > best[-1].y:
-            best.append(mark)
-    return sorted(best, key=lambda m: m.x)
+def latest_runs(rows: Sequence[Stored], latest: int) -> set[str]:
+    """The labels of the ``latest`` newest runs of each branch (every run when 0)."""
+    started: dict[str, tuple[datetime, str]] = {}
+    for row in rows:
+        started.setdefault(row.run_label, (row.started, row.branch))
+    by_branch: dict[str, list[tuple[datetime, str]]] = defaultdict(list)
+    for label, (moment, branch) in started.items():
+        by_branch[branch].append((moment, label))
+    kept: set[str] = set()
+    for members in by_branch.values():
+        members.sort()
+        kept.update(label for _, label in (members[-latest:] if latest > 0 else members))
+    return kept
 
 
-def _ticks(low: float, high: float) -> list[float]:
-    if high <= low:
-        return [low]
-    step = (high - low) / 4
-    return [low + step * i for i in range(5)]
+def verdict_of(row: Stored) -> tuple[str, str | None]:
+    """The row's final verdict and its reason. A store that keeps the gate's verdict apart from
+    the point's own status has ``verdict`` and ``reason`` on its rows; one that does not has
+    only the status."""
+    verdict = getattr(row, "verdict", None) or row.status
+    reason = getattr(row, "reason", None)
+    return str(verdict), (str(reason) if reason else None)
 
 
-def _scale(
-    low: float, high: float, size: int, start: int, *, flip: bool
-) -> Callable[[float], float]:
-    span = (high - low) or 1.0
-
-    def place(value: float) -> float:
-        share = (value - low) / span
-        return start + (size - share * size if flip else share * size)
-
-    return place
+def _figure(value: float) -> float:
+    return float(f"{value:.5g}")
 
 
-def svg(
-    marks: Sequence[Mark], *, x_label: str, y_label: str, kind: str, key: str, height: int = HEIGHT
+def payload(
+    rows: Sequence[Stored], *, source: str, latest: int = DEFAULT_LATEST, made: datetime
+) -> dict[str, object]:
+    """What the page embeds: the runs, the chart groups and one array per point (its columns
+    named once, in ``columns``), for the given rows of every verdict, oldest run first."""
+    kept = latest_runs(rows, latest)
+    shown = [row for row in rows if row.run_label in kept]
+    run_index: dict[str, int] = {}
+    run_list: list[dict[str, object]] = []
+    group_index: dict[Group, int] = {}
+    points: list[list[object]] = []
+    for row in shown:
+        if row.run_label not in run_index:
+            run_index[row.run_label] = len(run_list)
+            run_list.append(
+                {
+                    "label": row.run_label,
+                    "branch": row.branch,
+                    "commit": row.commit[:12],
+                    "started": row.started.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                }
+            )
+        group = group_of(row)
+        group_index.setdefault(group, len(group_index))
+        verdict, reason = verdict_of(row)
+        c = row.config
+        points.append(
+            [
+                run_index[row.run_label],
+                group_index[group],
+                str(c.get("engine_version", "")),
+                int(str(c.get("tp", 0))),
+                int(str(c.get("ep", 1))),
+                row.conc,
+                row.cell,
+                row.item,
+                verdict,
+                reason,
+                {name: _figure(row.metrics[name]) for name in EMBEDDED if name in row.metrics},
+            ]
+        )
+    groups = [
+        {
+            "label": group.label,
+            **{name: getattr(group, name) for name in _GROUP_FIELDS},
+            "seq": group.sequence,
+        }
+        for group in group_index
+    ]
+    return {
+        "source": source,
+        "made": made.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "latest": latest,
+        "runs_stored": len({row.run_label for row in rows}),
+        "x_metric": X_METRIC,
+        "y_metrics": list(Y_METRICS),
+        "metrics": {
+            name: {
+                "unit": METRICS[name].unit,
+                "scale": METRICS[name].scale,
+                "higher": METRICS[name].higher_is_better,
+            }
+            for name in EMBEDDED
+        },
+        "runs": run_list,
+        "groups": groups,
+        "columns": list(POINT_COLUMNS),
+        "points": points,
+    }
+
+
+def _library(name: str) -> str:
+    return _SOURCE_MAP.sub("", (ASSETS / name).read_text(encoding="utf-8"))
+
+
+def _json_in_script(data: Mapping[str, object]) -> str:
+    """JSON that a ``<script>`` element cannot be closed by: an item or branch name holding
+    ``</script>`` would otherwise end the data early."""
+    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def page(
+    rows: Sequence[Stored],
+    *,
+    source: str,
+    latest: int = DEFAULT_LATEST,
+    made: datetime | None = None,
 ) -> str:
-    """One chart; ``kind`` (pareto or trend) decides the lines: each run's frontier, or one
-    line through the marks in order."""
-    xs = [m.x for m in marks]
-    ys = [m.y for m in marks]
-    x_low, x_high = min(xs), max(xs)
-    y_low, y_high = min(0.0, *ys), max(ys) * 1.05 or 1.0
-    if x_low == x_high:
-        x_low, x_high = x_low - 1, x_high + 1
-    inner_w, inner_h = WIDTH - LEFT - RIGHT, height - TOP - BOTTOM
-    sx = _scale(x_low, x_high, inner_w, LEFT, flip=False)
-    sy = _scale(y_low, y_high, inner_h, TOP, flip=True)
-    parts = [
-        f'<svg class="chart {kind}" data-key="{html.escape(key)}" width="{WIDTH}" '
-        f'height="{height}" viewBox="0 0 {WIDTH} {height}" xmlns="http://www.w3.org/2000/svg">'
-    ]
-    for tick in _ticks(y_low, y_high):
-        y = sy(tick)
-        parts.append(
-            f'<line class="grid" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y:.1f}" y2="{y:.1f}"/>'
-            f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{tick:.4g}</text>'
-        )
-    if kind == "pareto":
-        for tick in _ticks(x_low, x_high):
-            x = sx(tick)
-            parts.append(
-                f'<text x="{x:.1f}" y="{height - BOTTOM + 16}" text-anchor="middle">'
-                f"{tick:.4g}</text>"
-            )
-    parts.append(
-        f'<line class="axis" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{height - BOTTOM}" '
-        f'y2="{height - BOTTOM}"/><line class="axis" x1="{LEFT}" x2="{LEFT}" y1="{TOP}" '
-        f'y2="{height - BOTTOM}"/>'
-        f'<text x="{LEFT + inner_w / 2:.0f}" y="{height - 8}" text-anchor="middle">'
-        f"{html.escape(x_label)}</text>"
-        f'<text transform="translate(14,{TOP + inner_h / 2:.0f}) rotate(-90)" '
-        f'text-anchor="middle">{html.escape(y_label)}</text>'
-    )
-    runs = list(dict.fromkeys(m.run for m in marks))
-    colour = {run: COLOURS[i % len(COLOURS)] for i, run in enumerate(runs)}
-    lines = (
-        {run: frontier([m for m in marks if m.run == run]) for run in runs}
-        if kind == "pareto"
-        else {"all": list(marks)}
-    )
-    for run, line in lines.items():
-        if len(line) > 1:
-            points = " ".join(f"{sx(m.x):.1f},{sy(m.y):.1f}" for m in line)
-            stroke = colour.get(run, COLOURS[0])
-            parts.append(
-                f'<polyline class="line" data-run="{html.escape(run)}" points="{points}" '
-                f'fill="none" stroke="{stroke}" stroke-width="1.5"/>'
-            )
-    for mark in marks:
-        parts.append(
-            f'<circle class="mark" data-run="{html.escape(mark.run)}" '
-            f'data-item="{html.escape(mark.item)}" data-x="{mark.x:.6g}" data-y="{mark.y:.6g}" '
-            f'cx="{sx(mark.x):.1f}" cy="{sy(mark.y):.1f}" r="4" fill="{colour[mark.run]}">'
-            f"<title>{html.escape(mark.item)} run {html.escape(mark.run)}: "
-            f"{mark.x:.4g}, {mark.y:.4g}</title></circle>"
-        )
-    parts.append("</svg>")
-    if kind == "pareto":
-        keys = "".join(
-            f'<span class="run" style="color:{colour[run]}">&#9679; {html.escape(run)}</span>'
-            for run in runs
-        )
-        parts.append(f'<p class="legend">{keys}</p>')
-    return "".join(parts)
-
-
-def _pareto(rows: Sequence[Stored]) -> list[str]:
-    groups: dict[str, list[Stored]] = defaultdict(list)
-    for row in rows:
-        groups[chart_key(row)].append(row)
-    parts: list[str] = []
-    for key in sorted(groups):
-        members = groups[key]
-        y_metric = next(
-            (m for m in Y_METRICS if all(m in r.metrics for r in members if X_METRIC in r.metrics)),
-            None,
-        )
-        marks = [
-            Mark(r.metrics[X_METRIC], r.metrics[y_metric], r.run_label, r.item)
-            for r in members
-            if y_metric is not None and X_METRIC in r.metrics and y_metric in r.metrics
-        ]
-        if not marks:
-            continue
-        assert y_metric is not None
-        parts.append(f"<h3>{html.escape(key)}</h3>")
-        parts.append(
-            svg(
-                marks,
-                x_label=f"interactivity ({METRICS[X_METRIC].unit}, median)",
-                y_label=f"{y_metric} ({METRICS[y_metric].unit})",
-                kind="pareto",
-                key=key,
-            )
-        )
-    return parts
-
-
-def _trends(rows: Sequence[Stored]) -> list[str]:
-    items: dict[str, list[Stored]] = defaultdict(list)
-    for row in rows:
-        items[row.item].append(row)
-    parts: list[str] = []
-    for item in sorted(items):
-        found = trend(item, items[item], None)
-        marks = [
-            Mark(float(index), value, row.run_label, item)
-            for index, (row, value) in enumerate(zip(found.rows, found.shown(), strict=True))
-        ]
-        parts.append(f"<h3>{html.escape(item)}</h3>")
-        parts.append(
-            svg(
-                marks,
-                x_label="runs, oldest first",
-                y_label=found.label,
-                kind="trend",
-                key=item,
-                height=TREND_HEIGHT,
-            )
-        )
-    return parts
-
-
-def page(rows: Sequence[Stored], *, source: str) -> str:
-    """The whole page for the passing rows given (oldest run first)."""
-    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    runs = {row.run_label for row in rows}
-    body = [
-        "<h1>pytest-infx results history</h1>",
-        f'<p class="muted">{html.escape(stamp)}; {len(rows)} passing points of {len(runs)} '
-        f"runs from <code>{html.escape(source)}</code></p>",
-    ]
-    pareto = _pareto(rows)
-    body.append('<h2 id="pareto">Throughput per GPU against interactivity</h2>')
-    body += pareto or ['<p class="muted">No point has both figures yet.</p>']
-    body.append('<h2 id="trends">Trends</h2>')
-    body += _trends(rows) or ['<p class="muted">No runs yet.</p>']
+    """The whole page for the rows given (every verdict, oldest run first)."""
+    data = payload(rows, source=source, latest=latest, made=made or datetime.now(UTC))
+    scripts = "".join(f"<script>{_library(name)}</script>\n" for name in LIBRARIES)
+    style = (ASSETS / "dashboard.css").read_text(encoding="utf-8")
+    app = (ASSETS / "dashboard.js").read_text(encoding="utf-8")
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>pytest-infx results history</title><style>{STYLE}</style></head><body>\n"
-        + "\n".join(body)
-        + "\n</body></html>\n"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>pytest-infx results history</title><style>{style}</style></head><body>\n"
+        f"<h1>pytest-infx results history</h1>\n"
+        f'<p class="muted" id="about">{html.escape(source)}</p>\n'
+        '<div id="app"></div>\n'
+        f'<script type="application/json" id="infx-data">{_json_in_script(data)}</script>\n'
+        f"{scripts}<script>{app}</script>\n</body></html>\n"
     )
