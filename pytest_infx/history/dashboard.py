@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from pytest_infx.history.store import Stored
 from pytest_infx.tolerance import METRICS, TABLE_METRICS
@@ -128,7 +128,7 @@ def _figure(value: float) -> float:
 
 def payload(
     rows: Sequence[Stored], *, source: str, latest: int = DEFAULT_LATEST, made: datetime
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """What the page embeds: the runs, the chart groups and one array per point (its columns
     named once, in ``columns``), for the given rows of every verdict, oldest run first."""
     kept = latest_runs(rows, latest)

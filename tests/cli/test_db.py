@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 from history.inferencex_files import agg, results_bmk
@@ -16,6 +18,7 @@ from history.samples import row, stamp
 from pytest_infx.cli import main
 from pytest_infx.history.store import Store
 from pytest_infx.launch.ports import free_port
+from pytest_infx.results.verdict import Verdict
 from pytest_infx.usage import EXIT_STATUS
 
 INFX = str(Path(sys.executable).parent / "infx")
@@ -93,9 +96,38 @@ def test_dashboard_writes_the_page(
 ) -> None:
     out = tmp_path / "page.html"
     assert main(["db", "dashboard", "--db", db, "--out", str(out)]) == 0
-    text = out.read_text()
-    assert 'class="chart pareto"' in text and 'class="chart trend"' in text
-    assert text.count('class="mark"') == 4 + 4
+    data = _embedded(out.read_text())
+    assert [run["label"] for run in data["runs"]] == ["r0", "r1", "r2", "r3"]
+    assert len(data["points"]) == 4
+    assert main(["db", "dashboard", "--db", db, "--out", str(out), "--runs", "2"]) == 0
+    assert [run["label"] for run in _embedded(out.read_text())["runs"]] == ["r2", "r3"]
+
+
+def test_dashboard_shows_failed_points_too(db: str, tmp_path: Path) -> None:
+    store = Store.open(db)
+    store.put(store.add_run(stamp("r9", day=9)), row(1.0, status=Verdict.FAIL))
+    store.close()
+    out = tmp_path / "page.html"
+    assert main(["db", "dashboard", "--db", db, "--out", str(out)]) == 0
+    data = _embedded(out.read_text())
+    verdicts = [point[data["columns"].index("verdict")] for point in data["points"]]
+    assert verdicts == ["pass"] * 4 + ["fail"]
+
+
+def test_dashboard_refuses_a_negative_number_of_runs(
+    db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["db", "dashboard", "--db", db, "--out", str(tmp_path / "p.html"), "--runs", "-1"])
+    assert exited.value.code != 0
+    assert "'-1' is not a number of runs: give 0 or more" in capsys.readouterr().err
+
+
+def _embedded(text: str) -> dict[str, Any]:
+    found = re.search(r'<script type="application/json" id="infx-data">(.*?)</script>', text)
+    assert found is not None
+    data: dict[str, Any] = json.loads(found.group(1))
+    return data
 
 
 def test_serve_answers_with_the_page_drawn_anew(db: str, tmp_path: Path) -> None:
@@ -109,12 +141,12 @@ def test_serve_answers_with_the_page_drawn_anew(db: str, tmp_path: Path) -> None
         assert server.stdout is not None
         assert f"http://127.0.0.1:{port}/" in server.stdout.readline()
         first = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10).read().decode()
-        assert first.count('class="mark"') == 8
+        assert len(_embedded(first)["points"]) == 4
         store = Store.open(db)
         store.put(store.add_run(stamp("r9", day=9)), row(90.0))
         store.close()
         again = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10).read().decode()
-        assert again.count('class="mark"') == 10
+        assert len(_embedded(again)["points"]) == 5
         with pytest.raises(urllib.error.HTTPError, match="404"):
             urllib.request.urlopen(f"http://127.0.0.1:{port}/other", timeout=10)
     finally:

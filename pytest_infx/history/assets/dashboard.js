@@ -5,6 +5,7 @@
     "#975a16", "#1a202c", "#e53e3e", "#3182ce", "#38a169", "#d69e2e"];
   const SIDE_COLOURS = { A: "#c05621", B: "#2b6cb0" };
   const FAIL = "#c53030";
+  const DAY = 86400000;
   const FILTERS = [
     ["model", "model"], ["hardware", "GPU"], ["framework", "framework"],
     ["precision", "precision"], ["seq", "ISL/OSL"], ["branch", "branch"],
@@ -381,6 +382,8 @@
           pointBorderWidth: (c) => (c.raw && c.raw.p.verdict !== "pass" ? 2 : 1),
         };
       });
+      const times = members.map((p) => p.time);
+      const span = Math.max(...times) - Math.min(...times);
       const { fig, canvas } = figure("trend", `${group.label}: ${metric}`, group);
       container.appendChild(fig);
       charts.push(new Chart(canvas, {
@@ -391,7 +394,7 @@
           scales: {
             x: {
               type: "time",
-              time: { tooltipFormat: "yyyy-MM-dd HH:mm", displayFormats: { hour: "MMM d HH:mm", day: "MMM d", week: "MMM d", month: "MMM yyyy" } },
+              time: { minUnit: span > 2 * DAY ? "day" : "hour", tooltipFormat: "yyyy-MM-dd HH:mm", displayFormats: { hour: "MMM d HH:mm", day: "MMM d", week: "MMM d", month: "MMM yyyy" } },
               ticks: { maxRotation: 0, autoSkip: true, maxTicksLimit: 8 },
               title: { display: true, text: "run started (UTC)" },
             },
