@@ -130,9 +130,11 @@ def payload(
     rows: Sequence[Stored], *, source: str, latest: int = DEFAULT_LATEST, made: datetime
 ) -> dict[str, Any]:
     """What the page embeds: the runs, the chart groups and one array per point (its columns
-    named once, in ``columns``), for the given rows of every verdict, oldest run first."""
+    named once, in ``columns``, its figures in the order of ``metrics``), for the given rows of
+    every verdict, oldest run first."""
     kept = latest_runs(rows, latest)
     shown = [row for row in rows if row.run_label in kept]
+    names = [name for name in EMBEDDED if any(name in row.metrics for row in shown)]
     run_index: dict[str, int] = {}
     run_list: list[dict[str, object]] = []
     group_index: dict[Group, int] = {}
@@ -164,7 +166,7 @@ def payload(
                 row.item,
                 verdict,
                 reason,
-                {name: _figure(row.metrics[name]) for name in EMBEDDED if name in row.metrics},
+                [_figure(row.metrics[name]) if name in row.metrics else None for name in names],
             ]
         )
     groups = [
@@ -188,7 +190,7 @@ def payload(
                 "scale": METRICS[name].scale,
                 "higher": METRICS[name].higher_is_better,
             }
-            for name in EMBEDDED
+            for name in names
         },
         "runs": run_list,
         "groups": groups,

@@ -203,6 +203,9 @@ def test_a_user_filters_picks_two_runs_and_reads_the_delta_table(tmp_path: Path)
                     return [c.scales.x.ticks.map((t) => t.label),
                             c.scales.y.ticks.map((t) => t.label)]; }"""
             )
+            assert view.locator("figure.trend figcaption").all_inner_texts() == [
+                "smollm2 bf16 cpu vllm 8k/1k: tput_per_gpu on main"
+            ]
             assert ticks[0] and all(re.fullmatch(r"[A-Z][a-z]{2} \d{1,2}", t) for t in ticks[0])
             assert not any("e+" in str(t) or "e-" in str(t) for t in ticks[1])
 

@@ -18,6 +18,10 @@
   const points = DATA.points.map((row) => {
     const point = {};
     DATA.columns.forEach((name, i) => { point[name] = row[i]; });
+    point.metrics = {};
+    Object.keys(DATA.metrics).forEach((name, i) => {
+      if (row[row.length - 1][i] !== null) point.metrics[name] = row[row.length - 1][i];
+    });
     point.runInfo = DATA.runs[point.run];
     point.groupInfo = DATA.groups[point.group];
     point.time = Date.parse(point.runInfo.started);
@@ -347,22 +351,33 @@
     if (!drawn) container.appendChild(el("p", { class: "muted", text: "No point has both figures yet." }));
   }
 
-  function trendCharts(selected, container) {
+  function trendBranch(selected) {
+    if (state.branch) return state.branch;
+    const runs = new Map();
+    selected.forEach((p) => {
+      if (!runs.has(p.runInfo.branch)) runs.set(p.runInfo.branch, new Set());
+      runs.get(p.runInfo.branch).add(p.run);
+    });
+    const most = [...runs.entries()].sort((x, y) => y[1].size - x[1].size || x[0].localeCompare(y[0]));
+    return most.length ? most[0][0] : "";
+  }
+
+  function trendCharts(selected, branch, container) {
     const groups = uniq(selected.map((p) => p.group)).map(Number);
     let drawn = 0;
     groups.forEach((g) => {
       const group = DATA.groups[g];
-      const members = selected.filter((p) => p.group === g);
+      const members = selected.filter((p) => p.group === g && p.runInfo.branch === branch);
+      if (!members.length) return;
       const metric = members.some((p) => state.metric in p.metrics) ? state.metric
         : DATA.y_metrics.concat(["al"]).find((m) => members.some((p) => m in p.metrics));
       if (!metric) return;
       const series = new Map();
       members.filter((p) => metric in p.metrics).forEach((p) => {
-        const key = `${tag(p)} ${p.runInfo.branch}`;
+        const key = tag(p);
         if (!series.has(key)) series.set(key, []);
         series.get(key).push({ x: p.time, y: shown(metric, p.metrics[metric]), p });
       });
-      const branches = uniq(members.map((p) => p.runInfo.branch));
       const order = new Map(members.map((p) => [tag(p), [p.tp, p.ep, p.conc, p.cell]]));
       const tags = [...order.keys()].sort((x, y) => {
         const [a, b] = [order.get(x), order.get(y)];
@@ -375,7 +390,7 @@
         const colour = PALETTE[tags.indexOf(tag(p)) % PALETTE.length];
         return {
           label, data: data.sort((x, y) => x.x - y.x), borderColor: colour, backgroundColor: colour,
-          borderWidth: 1.5, borderDash: branches.indexOf(p.runInfo.branch) ? [5, 4] : [],
+          borderWidth: 1.5,
           pointRadius: (c) => (c.raw && c.raw.p.verdict !== "pass" ? 7 : 3),
           pointStyle: (c) => (c.raw && c.raw.p.verdict !== "pass" ? "crossRot" : "circle"),
           pointBorderColor: (c) => (c.raw && c.raw.p.verdict !== "pass" ? FAIL : colour),
@@ -384,7 +399,7 @@
       });
       const times = members.map((p) => p.time);
       const span = Math.max(...times) - Math.min(...times);
-      const { fig, canvas } = figure("trend", `${group.label}: ${metric}`, group);
+      const { fig, canvas } = figure("trend", `${group.label}: ${metric} on ${branch}`, group);
       container.appendChild(fig);
       charts.push(new Chart(canvas, {
         type: "line",
@@ -394,7 +409,7 @@
           scales: {
             x: {
               type: "time",
-              time: { minUnit: span > 2 * DAY ? "day" : "hour", tooltipFormat: "yyyy-MM-dd HH:mm", displayFormats: { hour: "MMM d HH:mm", day: "MMM d", week: "MMM d", month: "MMM yyyy" } },
+              time: { minUnit: span >= DAY ? "day" : "hour", tooltipFormat: "yyyy-MM-dd HH:mm", displayFormats: { hour: "MMM d HH:mm", day: "MMM d", week: "MMM d", month: "MMM yyyy" } },
               ticks: { maxRotation: 0, autoSkip: true, maxTicksLimit: 8 },
               title: { display: true, text: "run started (UTC)" },
             },
@@ -424,10 +439,11 @@
     const pareto = el("div", { class: "grid", id: "pareto" });
     app.appendChild(pareto);
     paretoCharts(selected, pareto);
-    app.appendChild(el("h2", { text: "Trends" }));
+    const branch = trendBranch(selected);
+    app.appendChild(el("h2", { text: `Trends on ${branch} (the branch filter picks another)` }));
     const trends = el("div", { class: "grid", id: "trends" });
     app.appendChild(trends);
-    trendCharts(selected, trends);
+    trendCharts(selected, branch, trends);
     document.body.setAttribute("data-ready", "1");
   }
 
