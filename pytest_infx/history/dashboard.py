@@ -122,6 +122,11 @@ def verdict_of(row: Stored) -> tuple[str, str | None]:
     return str(verdict), (str(reason) if reason else None)
 
 
+def _count(config: Mapping[str, object], name: str) -> int:
+    value = config.get(name)
+    return value if isinstance(value, int) else 1
+
+
 def _figure(value: float) -> float:
     return float(f"{value:.5g}")
 
@@ -159,8 +164,8 @@ def payload(
                 run_index[row.run_label],
                 group_index[group],
                 str(c.get("engine_version", "")),
-                int(str(c.get("tp", 0))),
-                int(str(c.get("ep", 1))),
+                _count(c, "tp"),
+                _count(c, "ep"),
                 row.conc,
                 row.cell,
                 row.item,

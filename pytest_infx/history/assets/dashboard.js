@@ -440,7 +440,9 @@
     app.appendChild(pareto);
     paretoCharts(selected, pareto);
     const branch = trendBranch(selected);
-    app.appendChild(el("h2", { text: `Trends on ${branch} (the branch filter picks another)` }));
+    app.appendChild(el("h2", {
+      text: branch ? `Trends on ${branch} (the branch filter picks another)` : "Trends",
+    }));
     const trends = el("div", { class: "grid", id: "trends" });
     app.appendChild(trends);
     trendCharts(selected, branch, trends);
