@@ -30,6 +30,7 @@ RUNS = (
 )
 """Three nightly runs of main, the last 5 % faster, and a pull request's run 10 % slower than
 the first two, whose TP2 8k/1k c16 point failed."""
+REASON = "tput_per_gpu -55.0 % past -5 % and outside the baseline's spread"
 
 
 def _point(model: str, tp: int, isl: int, conc: int, factor: float, failed: bool) -> PointRow:
@@ -143,7 +144,13 @@ def test_a_user_filters_picks_two_runs_and_reads_the_delta_table(tmp_path: Path)
     from playwright.sync_api import sync_playwright
 
     html = tmp_path / "history.html"
-    html.write_text(page(_history(tmp_path), source="sqlite:///h.db", made=MADE))
+    stored = [
+        _Judged(**{**vars(found), "verdict": found.status, "reason": REASON})
+        if found.status == Verdict.FAIL
+        else found
+        for found in _history(tmp_path)
+    ]
+    html.write_text(page(stored, source="sqlite:///h.db", made=MADE))
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=CHROMIUM,
@@ -183,6 +190,7 @@ def test_a_user_filters_picks_two_runs_and_reads_the_delta_table(tmp_path: Path)
             assert [r["delta"] for r in rows] == ["-10.0", "-10.0", "-10.0", "-55.0"]
             assert all("worse" in r["delta_class"] for r in rows)
             assert [r["vb"] for r in rows] == ["pass", "pass", "pass", "fail"]
+            assert [r["reason"] for r in rows] == ["", "", "", REASON]
             assert {r["va"] for r in rows} == {"pass"}
 
             view.select_option("#pick-a", "branch:main")
@@ -232,6 +240,7 @@ def _delta(view: Any) -> list[dict[str, str]]:
             delta: r.querySelector('.delta').textContent,
             delta_class: r.querySelector('.delta').className,
             va: r.querySelector('.va').firstChild.textContent,
-            vb: r.querySelector('.vb').firstChild.textContent}))"""
+            vb: r.querySelector('.vb').firstChild.textContent,
+            reason: (r.querySelector('.vb .reason') || {textContent: ''}).textContent}))"""
     )
     return found
