@@ -206,6 +206,15 @@ def test_a_user_filters_picks_two_runs_and_reads_the_delta_table(tmp_path: Path)
                 ["B: pr-1", ["TP1 c16", "TP1 c4", "TP2 c4"]],
                 ["B: pr-1, failed", ["TP2 c16"]],
             ]
+            frontiers = view.evaluate(
+                """() => Chart.getChart(document.querySelector('figure.pareto canvas'))
+                    .data.datasets.filter((d) => d.type === 'line')
+                    .map((d) => [d.label, d.data.map((p) => p.tag)])"""
+            )
+            assert frontiers == [
+                ["A: main (latest) frontier", ["TP2 c16", "TP2 c4"]],
+                ["B: pr-1 frontier", ["TP2 c4"]],
+            ]
             ticks = view.evaluate(
                 """() => { const c = Chart.getChart(document.querySelector('figure.trend canvas'));
                     return [c.scales.x.ticks.map((t) => t.label),
