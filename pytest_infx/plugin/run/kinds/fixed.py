@@ -89,6 +89,7 @@ class FixedPoint:
             concurrency=point.concurrency,
             warmups=block.warmups_per_concurrency * point.concurrency,
             total_timeout_s=block.request_timeout,
+            connections=block.connections,
         )
         tracker = run.progress
         with (
