@@ -112,11 +112,12 @@ def release_names(version: str | None) -> list[str]:
     InferenceX pins ATOM by image tag, and a tag carries the release at its end after the base
     stack (``..._atom0.1.3``, ``..._atom0.1.2.post``, ``..._glm52_agentic_0813``,
     ``nightly_202607231538``), so a recipe may state the whole tag or just the release; each
-    ``_``-joined tail of the tag is tried, with the ``atom`` prefix and a ``.post`` suffix off.
+    ``_``-joined tail of the tag is tried, with the ``atom`` prefix and a ``.post`` suffix off
+    (``-`` read as ``_``: no release name has one, and a recipe may write ``nightly-2026...``).
     """
     if not version:
         return []
-    tag = version.rsplit(":", 1)[-1].split("@", 1)[0].lstrip("v")
+    tag = version.rsplit(":", 1)[-1].split("@", 1)[0].lstrip("v").replace("-", "_")
     parts = tag.split("_")
     names: list[str] = []
     for start in range(len(parts)):

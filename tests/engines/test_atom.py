@@ -170,6 +170,19 @@ def test_every_atom_image_inferencex_pins_has_the_option_set_of_its_source(image
     assert found.release in tag
 
 
+@pytest.mark.parametrize(
+    ("version", "release"),
+    [
+        ("atom0.1.3", "0.1.3"),
+        ("v0.1.2.post", "0.1.2"),
+        ("nightly-202608201032", "nightly_202608201032"),
+    ],
+)
+def test_a_version_written_short_finds_its_release_s_option_set(version: str, release: str) -> None:
+    found = AtomAdapter().option_set(version)
+    assert found is not None and found.release == release
+
+
 def test_a_version_without_a_shipped_option_set_has_none() -> None:
     assert AtomAdapter().option_set("0.1.0") is None
     assert AtomAdapter().option_set(None) is None
