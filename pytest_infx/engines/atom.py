@@ -20,6 +20,7 @@ unchecked, saying how to read it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Final
 
@@ -105,6 +106,29 @@ def accepted_per_position(steps: Mapping[int, float]) -> tuple[float, ...]:
     )
 
 
+def release_names(version: str | None) -> list[str]:
+    """The option-set names a pinned ATOM version may go by, most specific first.
+
+    InferenceX pins ATOM by image tag, and a tag carries the release at its end after the base
+    stack (``..._atom0.1.3``, ``..._atom0.1.2.post``, ``..._glm52_agentic_0813``,
+    ``nightly_202607231538``), so a recipe may state the whole tag or just the release; each
+    ``_``-joined tail of the tag is tried, with the ``atom`` prefix and a ``.post`` suffix off
+    (``-`` read as ``_``: no release name has one, and a recipe may write ``nightly-2026...``).
+    """
+    if not version:
+        return []
+    tag = version.rsplit(":", 1)[-1].split("@", 1)[0].lstrip("v").replace("-", "_")
+    parts = tag.split("_")
+    names: list[str] = []
+    for start in range(len(parts)):
+        tail = "_".join(parts[start:])
+        for name in (tail, tail.removeprefix("atom")):
+            for candidate in (name, re.sub(r"\.post\d*$", "", name)):
+                if candidate and candidate not in names:
+                    names.append(candidate)
+    return names
+
+
 class AtomAdapter(Defaults):
     name = "atom"
     inferencex_framework: str | None = "atom"
@@ -138,7 +162,11 @@ class AtomAdapter(Defaults):
         return make_plan(self.name, point, argv, dict(engine.env), k, command=command)
 
     def option_set(self, version: str | None) -> OptionSet | None:
-        return optionset.load(self.name, version)
+        for release in release_names(version):
+            found = optionset.load(self.name, release)
+            if found is not None:
+                return found
+        return None
 
     async def rendered_prompt(
         self,

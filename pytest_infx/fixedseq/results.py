@@ -8,7 +8,16 @@ zero output tokens; TPOT is ``(latency - TTFT) / (output tokens - 1)`` over requ
 than one output token; percentiles are NumPy's linear ones, in milliseconds; the standard
 deviation is the population one. The processed file divides throughput by the point's GPU
 count, turns every ``*_ms`` figure into seconds without the suffix and adds interactivity,
-``1 / TPOT``, for each TPOT figure but the standard deviation.
+``1000 / TPOT in ms``, for each TPOT figure, the standard deviation's included (as
+``process_result.py`` does, though the inverse of a deviation is no deviation).
+
+InferenceX's power check reads the benchmark window from the raw file
+(``benchmark_start_time_unix``, ``benchmark_end_time_unix``, ``duration``, ``completed``, the
+token totals) and integrates each GPU's power over it from ``gpu_metrics.csv``; without that file
+it writes its report as invalid (``telemetry_file_missing``) and the processed file carries
+``power_valid: 0``. A raw file without the window fields makes the check mark the result invalid
+on a GPU runner, so they are always written. The power figures themselves need InferenceX's GPU
+monitor, which this plugin does not run: its report is the one for no telemetry.
 """
 
 from __future__ import annotations
@@ -23,6 +32,9 @@ from pytest_infx.fixedseq.prompts import RandomRequest
 
 PERCENTILE_METRICS = ("ttft", "tpot", "itl", "e2el")
 PERCENTILES = (90.0, 99.0, 99.9)
+POWER_METRIC_SCHEMA_VERSION = 2
+POWER_REPORT_SCHEMA_VERSION = 1
+TELEMETRY_FILE = "gpu_metrics.csv"
 
 
 @dataclass(frozen=True)
@@ -93,18 +105,22 @@ def raw_result(
     total_output = sum(lens)
     result: dict[str, object] = {
         "date": datetime.fromtimestamp(outcome.started, UTC).strftime("%Y%m%d-%H%M%S"),
+        "benchmark_start_time_unix": outcome.started,
+        "benchmark_end_time_unix": outcome.started + duration,
         "backend": info.backend,
         "model_id": info.model_id,
         "tokenizer_id": info.tokenizer_id,
         "num_prompts": info.num_prompts,
         "request_rate": "inf",
         "burstiness": 1.0,
+        "best_of": 1,
         "max_concurrency": info.max_concurrency,
         "duration": duration,
         "completed": completed,
         "total_input_tokens": total_input,
         "total_output_tokens": total_output,
         "request_throughput": completed / duration,
+        "request_goodput:": None,
         "output_throughput": total_output / duration,
         "total_token_throughput": (total_input + total_output) / duration,
         "input_lens": [r.prompt_len for r in requests],
@@ -140,10 +156,15 @@ class Identity:
     pp: int = 1
     dcp: int = 1
     pcp: int = 1
+    recipe_fingerprint: str = ""
+    """InferenceX's ``RECIPE_FINGERPRINT``, written as given."""
+    router: Mapping[str, object] | None = None
+    """The router's name and version (InferenceX's ``ROUTER_METADATA``) where one fronts the
+    server; the processed file has the field only then."""
 
 
 def processed(identity: Identity, raw: Mapping[str, object]) -> dict[str, object]:
-    """The processed file's content."""
+    """The processed file's content, in ``process_result.py``'s field order."""
     gpus = identity.gpus
     total = _number(raw, "total_token_throughput")
     output = _number(raw, "output_throughput")
@@ -157,26 +178,71 @@ def processed(identity: Identity, raw: Mapping[str, object]) -> dict[str, object
         "precision": identity.precision,
         "spec_decoding": identity.spec_decoding,
         "disagg": False,
+        "recipe_fingerprint": identity.recipe_fingerprint,
         "isl": identity.isl,
         "osl": identity.osl,
+    }
+    if identity.router is not None:
+        agg["router"] = dict(identity.router)
+    agg |= {
+        "is_multinode": False,
         "tp": identity.tp,
-        "ep": identity.ep,
         "pp": identity.pp,
         "dcp_size": identity.dcp,
         "pcp_size": identity.pcp,
+        "ep": identity.ep,
         "dp_attention": "true" if identity.dp_attention else "false",
-        "is_multinode": False,
         "tput_per_gpu": total / gpus,
         "output_tput_per_gpu": output / gpus,
         "input_tput_per_gpu": (total - output) / gpus,
     }
-    for key, value in raw.items():
-        if key.endswith("_ms") and isinstance(value, int | float):
+    for metric in PERCENTILE_METRICS:
+        stats = [f"{stat}_{metric}_ms" for stat in ("mean", "median", "std")]
+        stats += [k for k in raw if k.startswith("p") and k.endswith(f"_{metric}_ms")]
+        for key in stats:
+            value = raw.get(key)
+            if not isinstance(value, int | float):
+                continue
             name = key.removesuffix("_ms")
             agg[name] = value / 1000.0
-            if name.endswith("_tpot") and not name.startswith("std_"):
+            if metric == "tpot":
                 agg[name.removesuffix("tpot") + "intvty"] = 1000.0 / value if value else 0.0
+    agg["power_metric_schema_version"] = POWER_METRIC_SCHEMA_VERSION
+    agg["power_valid"] = 0
     return agg
+
+
+def power_report(raw: Mapping[str, object], raw_name: str, gpus: int) -> dict[str, object]:
+    """The power check's report (``power_validation_<raw file name>``) for a run without GPU
+    telemetry: the benchmark window it read from the raw file and why the power is invalid."""
+    start = _number(raw, "benchmark_start_time_unix")
+    end = _number(raw, "benchmark_end_time_unix")
+    return {
+        "schema_version": POWER_REPORT_SCHEMA_VERSION,
+        "power_valid": False,
+        "reasons": ["telemetry_file_missing"],
+        "benchmark_result": raw_name,
+        "telemetry_source": TELEMETRY_FILE,
+        "integration_method": "per_device_trapezoidal_with_linear_boundary_interpolation",
+        "benchmark_window": {
+            "start_time_unix": start,
+            "end_time_unix": end,
+            "integration_duration_s": end - start,
+            "reported_duration_s": _number(raw, "duration"),
+            "completed": raw.get("completed"),
+            "total_input_tokens": raw.get("total_input_tokens"),
+            "total_output_tokens": raw.get("total_output_tokens"),
+        },
+        "expected_gpu_count": gpus,
+        "observed_gpu_count": 0,
+        "observed_gpu_ids": [],
+        "per_gpu_energy_j": {},
+        "per_gpu_max_sample_gap_s": {},
+        "per_gpu_sample_counts": {},
+        "device_issues": {},
+        "accumulator_check": None,
+        "metrics": {},
+    }
 
 
 def _number(raw: Mapping[str, object], key: str) -> float:

@@ -233,6 +233,9 @@ def _material(
         bench = dict(dumped["fixed-seq-len"])
         bench.pop("points")
         bench.pop("request-timeout")
+        if bench.get("connections") == "per-request":
+            # The default leaves the fingerprints of points made before the setting unchanged.
+            bench.pop("connections")
         material["fixed-seq-len"] = bench
     material["tp"] = tp
     return material

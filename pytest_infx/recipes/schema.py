@@ -319,6 +319,9 @@ class FixedSeqLen(Strict):
     warmups_per_concurrency: int = Field(default=2, ge=0)
     seed: int = 0
     request_timeout: float = Field(default=3600.0, gt=0)
+    connections: Literal["per-request", "kept-alive"] = "per-request"
+    """``per-request`` opens a connection for each request, as ``benchmark_serving.py`` does, so
+    TTFT includes the connection set-up; ``kept-alive`` reuses one per concurrency slot."""
 
 
 class Recipe(Strict):

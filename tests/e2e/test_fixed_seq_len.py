@@ -69,6 +69,13 @@ def test_a_sweep_writes_inferencex_s_files_and_one_server_serves_every_point(
     assert agg["output_tput_per_gpu"] == pytest.approx(raw["output_throughput"])
     assert point["figures"]["median_tpot"] == agg["median_tpot"] > 0
     assert (agg["isl"], agg["osl"], agg["conc"], agg["hw"]) == (64, 8, 2, "cpu")
+    assert raw["benchmark_end_time_unix"] > raw["benchmark_start_time_unix"] > 0
+    assert (agg["power_valid"], agg["power_metric_schema_version"]) == (0, 2)
+    assert agg["recipe_fingerprint"] and agg["std_intvty"] > 0
+    raw_path = sweep.results / point["raw_result"]
+    power = json.loads(raw_path.with_name(f"power_validation_{raw_path.name}").read_text())
+    assert power["benchmark_result"] == raw_path.name
+    assert power["reasons"] == ["telemetry_file_missing"]
 
 
 def test_an_engine_that_stops_early_fails_the_point_and_keeps_its_numbers(sweep: Sweep) -> None:

@@ -147,3 +147,81 @@ def test_atom_is_forced_to_the_acceptance_length_itself() -> None:
         ("--spec-decode-acceptance-length", "2.5"),
         {},
     )
+
+
+INFERENCEX_ATOM_IMAGES = (
+    "rocm/atom-dev:nightly_202607231538",
+    "rocm/atom-dev:nightly_202608201032",
+    "rocm/atom-dev:ubuntu24.04_py3.12_pytorch_release_2.10.0_glm52_agentic_0813",
+    "rocm/atom-dev:ubuntu24.04_py3.12_pytorch_release_2.10.0_kimi_k3_agentic_0820",
+    "rocm/atom:rocm7.2.2_ubuntu24.04_py3.12_pytorch_release_2.10.0_atom0.1.2.post",
+    "rocm/atom:rocm7.2.3_ubuntu24.04_py3.12_pytorch_release_2.10.0_atom20260511",
+    "rocm/atom:rocm7.2.4_ubuntu24.04_py3.12_pytorch_release_2.10.0_atom0.1.3",
+)
+
+
+@pytest.mark.parametrize("image", INFERENCEX_ATOM_IMAGES)
+def test_every_atom_image_inferencex_pins_has_the_option_set_of_its_source(image: str) -> None:
+    found = AtomAdapter().option_set(image)
+    assert found is not None, image
+    assert found.engine == "atom" and found.source.startswith("ROCm/ATOM@")
+    tag = image.rsplit(":", 1)[1]
+    assert AtomAdapter().option_set(tag) == found
+    assert found.release in tag
+
+
+@pytest.mark.parametrize(
+    ("version", "release"),
+    [
+        ("atom0.1.3", "0.1.3"),
+        ("v0.1.2.post", "0.1.2"),
+        ("nightly-202608201032", "nightly_202608201032"),
+    ],
+)
+def test_a_version_written_short_finds_its_release_s_option_set(version: str, release: str) -> None:
+    found = AtomAdapter().option_set(version)
+    assert found is not None and found.release == release
+
+
+def test_a_version_without_a_shipped_option_set_has_none() -> None:
+    assert AtomAdapter().option_set("0.1.0") is None
+    assert AtomAdapter().option_set(None) is None
+
+
+def test_the_reference_matrix_pins_no_atom_image_without_an_option_set() -> None:
+    import json
+    import os
+
+    folder = Path(
+        os.environ.get("INFX_INFERENCEX_REFERENCE")
+        or Path(__file__).resolve().parents[3] / "shared" / "inferencex" / "843c6254f"
+    )
+    sweep = folder / "sweep.json"
+    if not sweep.is_file():
+        pytest.skip(f"{sweep}: absent; set INFX_INFERENCEX_REFERENCE to the reference data")
+    points = json.loads(sweep.read_text())["points"]
+    images = {p["image"] for p in points if p["framework"] == "atom"}
+    assert images and images <= set(INFERENCEX_ATOM_IMAGES)
+
+
+def test_engine_check_checks_an_atom_point_against_its_image_s_option_set(tmp_path: Path) -> None:
+    from pytest_infx.engines.conformance import Report
+    from pytest_infx.prepare import preflight
+
+    tag = "rocm7.2.4_ubuntu24.04_py3.12_pytorch_release_2.10.0_atom0.1.3"
+    folder = tmp_path / "recipes"
+    folder.mkdir()
+    text = RECIPE.replace("'0.1.0'", tag).replace("rocm/atom:example", f"rocm/atom:{tag}")
+    text = text.replace("  speculative: {method: mtp", "  # {method: mtp")
+    (folder / "a.yaml").write_text(text)
+    golden = Path(__file__).resolve().parents[2] / "golden"
+    report = preflight.engine_check(folder, golden, install=False)
+    assert isinstance(report, Report)
+    assert not report.unchecked
+    (run,) = report.runs
+    assert (run.release, run.points) == ("atom 0.1.3 option set", 2)
+    assert report.ok, report.rejected
+    (folder / "a.yaml").write_text(text.replace("block-size: 16", "block-sizes: 16"))
+    report = preflight.engine_check(folder, golden, install=False)
+    assert isinstance(report, Report)
+    assert [r.message for r in report.rejected] == ["no such option: --block-sizes"]

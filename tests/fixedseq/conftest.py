@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def frame(obj: object) -> bytes:
@@ -29,11 +33,13 @@ class Server:
     bodies: list[dict[str, object]] = field(default_factory=list)
     in_flight: int = 0
     most: int = 0
+    connections: int = 0
 
 
 async def _serve(
     server: Server, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
 ) -> None:
+    server.connections += 1
     while True:
         try:
             head = await reader.readuntil(b"\r\n\r\n")
@@ -100,3 +106,19 @@ def server() -> Iterator[Server]:
     loop.call_soon_threadsafe(stop.set)
     thread.join(10)
     loop.close()
+
+
+REFERENCE_VAR = "INFX_INFERENCEX_REFERENCE"
+
+
+@pytest.fixture(scope="session")
+def reference() -> Path:
+    """InferenceX's reference data: ``$INFX_INFERENCEX_REFERENCE``, else
+    ``../shared/inferencex/843c6254f`` beside the repository; the test skips without it."""
+    found = os.environ.get(REFERENCE_VAR)
+    folder = Path(found) if found else REPO.parent / "shared" / "inferencex" / "843c6254f"
+    if not (folder / "vectors").is_dir():
+        pytest.skip(
+            f"{folder / 'vectors'}: absent; set {REFERENCE_VAR} to InferenceX's reference data"
+        )
+    return folder

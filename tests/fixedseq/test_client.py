@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_infx.fixedseq.client import ClientConfig, parse_stream, run_requests_sync
+from pytest_infx.fixedseq.client import ClientConfig, Connections, parse_stream, run_requests_sync
 from pytest_infx.fixedseq.prompts import RandomRequest
 
 from .conftest import Server, frame, text, usage
@@ -86,3 +86,13 @@ def test_each_measured_request_is_reported_as_it_ends_and_warm_ups_are_not(
         config, _requests("a", "b", "c", out=3), on_done=lambda o: seen.append(o.output_tokens)
     )
     assert seen == [3, 3, 3]
+
+
+@pytest.mark.parametrize(("connections", "opened"), [("per-request", 8), ("kept-alive", 4)])
+def test_each_request_opens_its_own_connection_as_inferencex_s_client_does_unless_kept_alive(
+    server: Server, connections: Connections, opened: int
+) -> None:
+    config = ClientConfig(server.url, "m", concurrency=2, warmups=2, connections=connections)
+    outcome = run_requests_sync(config, _requests(*"abcdef"))
+    assert all(o.success for o in outcome.outputs)
+    assert server.connections == opened

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from pytest_infx.fixedseq.client import Outcome, Output
 from pytest_infx.fixedseq.prompts import RandomRequest
-from pytest_infx.fixedseq.results import Identity, RunInfo, processed, raw_result
+from pytest_infx.fixedseq.results import Identity, RunInfo, power_report, processed, raw_result
 
 INFO = RunInfo(
     model_id="org/m", tokenizer_id="org/m", num_prompts=4, max_concurrency=2, backend="x"
@@ -71,7 +74,7 @@ def test_the_processed_file_is_per_gpu_in_seconds_with_interactivity() -> None:
     median_tpot = float(np.median([0.01, 0.02, 0.03]))
     assert agg["median_tpot"] == pytest.approx(median_tpot)
     assert agg["median_intvty"] == pytest.approx(1 / median_tpot)
-    assert "std_intvty" not in agg and "std_tpot" in agg
+    assert agg["std_intvty"] == pytest.approx(1 / agg["std_tpot"])  # type: ignore[operator]
     assert not any(str(k).endswith("_ms") for k in agg)
     assert (agg["hw"], agg["isl"], agg["osl"], agg["conc"], agg["dp_attention"]) == (
         "cpu",
@@ -85,3 +88,39 @@ def test_the_processed_file_is_per_gpu_in_seconds_with_interactivity() -> None:
 def test_a_raw_file_without_throughput_is_refused_by_name() -> None:
     with pytest.raises(ValueError, match="no number 'total_token_throughput'"):
         processed(IDENTITY, {"output_throughput": 1.0})
+
+
+@pytest.mark.parametrize("case", ["spec_decoding_mtp", "tp8_dp_attention", "amd_mi355x_atom"])
+def test_process_result_s_output_for_inferencex_s_raw_files(reference: Path, case: str) -> None:
+    vector = json.loads((reference / "vectors" / f"process_result_{case}.json").read_text())
+    env = vector["env"]
+    router = env.get("ROUTER_METADATA")
+    identity = Identity(
+        hw=env["RUNNER_TYPE"], image=env["IMAGE"], model=env["MODEL"],
+        model_prefix=env["MODEL_PREFIX"], framework=env["FRAMEWORK"],
+        precision=env["PRECISION"], spec_decoding=env["SPEC_DECODING"],
+        isl=int(env["ISL"]), osl=int(env["OSL"]), tp=int(env["TP"]), ep=int(env["EP_SIZE"]),
+        dp_attention=env["DP_ATTENTION"] == "true", conc=int(env["CONC"]),
+        gpus=int(env["TP"]) * int(env["PP_SIZE"]) * int(env["PCP_SIZE"]),
+        pp=int(env["PP_SIZE"]), dcp=int(env["DCP_SIZE"]), pcp=int(env["PCP_SIZE"]),
+        recipe_fingerprint=env["RECIPE_FINGERPRINT"],
+        router=json.loads(router) if router else None,
+    )  # fmt: skip
+    raw = vector["raw_result"]
+    agg = processed(identity, raw)
+    assert agg == vector["agg_result"]
+    assert list(agg) == list(json.loads(vector["stdout"]))
+    name = vector["result_filename"] + ".json"
+    assert power_report(raw, name, identity.gpus) == vector["power_validation"]
+
+
+def test_the_raw_file_has_every_field_process_result_and_its_power_check_read(
+    reference: Path,
+) -> None:
+    raw = raw_result(INFO, REQUESTS, OUTCOME)
+    for vector in sorted((reference / "vectors").glob("process_result_*.json")):
+        theirs = set(json.loads(vector.read_text())["raw_result"])
+        assert theirs <= set(raw), (vector.name, sorted(theirs - set(raw)))
+    assert raw["benchmark_start_time_unix"] == 1_700_000_000.0
+    assert raw["benchmark_end_time_unix"] == 1_700_000_002.0
+    assert (raw["best_of"], raw["request_goodput:"]) == (1, None)

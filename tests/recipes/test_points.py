@@ -455,3 +455,19 @@ def test_a_fixed_seq_len_timeout_is_no_part_of_the_fingerprint(tmp_path: Path) -
     seeded = _fixed()
     seeded["fixed-seq-len"]["seed"] = 1
     assert set(hashes(tmp_path, seeded).values()).isdisjoint(before.values())
+
+
+def test_kept_alive_connections_change_the_fingerprint_and_the_default_does_not(
+    tmp_path: Path,
+) -> None:
+    before = hashes(tmp_path, _fixed())
+    default = _fixed()
+    default["fixed-seq-len"]["connections"] = "per-request"
+    assert hashes(tmp_path, default) == before
+    kept = _fixed()
+    kept["fixed-seq-len"]["connections"] = "kept-alive"
+    changed = hashes(tmp_path, kept)
+    assert set(changed.values()).isdisjoint(before.values())
+    assert {p.fixed_seq_len.connections for p in points_of(tmp_path, kept) if p.fixed_seq_len} == {
+        "kept-alive"
+    }

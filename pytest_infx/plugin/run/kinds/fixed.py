@@ -71,7 +71,13 @@ class FixedPoint:
         from pytest_infx.files.atomic import atomic_write_json
         from pytest_infx.fixedseq.checks import check
         from pytest_infx.fixedseq.client import ClientConfig, run_requests_sync
-        from pytest_infx.fixedseq.results import Identity, RunInfo, processed, raw_result
+        from pytest_infx.fixedseq.results import (
+            Identity,
+            RunInfo,
+            power_report,
+            processed,
+            raw_result,
+        )
 
         point, block, run = self.point, self.block, self.run_ctx
         recipe = point.recipe
@@ -83,6 +89,7 @@ class FixedPoint:
             concurrency=point.concurrency,
             warmups=block.warmups_per_concurrency * point.concurrency,
             total_timeout_s=block.request_timeout,
+            connections=block.connections,
         )
         tracker = run.progress
         with (
@@ -121,6 +128,7 @@ class FixedPoint:
             pp=shape.pp,
             dcp=shape.dcp,
             pcp=shape.pcp,
+            recipe_fingerprint=shape.fingerprint,
         )
         agg = processed(identity, raw)
         layout = run.layout
@@ -128,6 +136,8 @@ class FixedPoint:
         agg_path = layout.fixed_processed(shape.result_filename)
         atomic_write_json(raw_path, raw)
         atomic_write_json(agg_path, agg)
+        power_path = raw_path.with_name(f"power_validation_{raw_path.name}")
+        atomic_write_json(power_path, power_report(raw, raw_path.name, shape.num_gpus))
         checked = check(requests, outcome.outputs)
         record = self.record(prompts, outcome.duration_s, checked, agg, raw_path, agg_path)
         record = run.keep(record, point)
