@@ -203,7 +203,29 @@ def _history(config: pytest.Config, env: Environment, results: Path) -> HistoryS
         baseline=baseline or None,
         branch=branch or None,
         tolerances=lines,
+        mad_k=_gate_number(config, "infx_baseline_mad_k", 3.0, integer=False),
+        window=int(_gate_number(config, "infx_baseline_window", 10, integer=True)),
     )
+
+
+def _gate_number(config: pytest.Config, name: str, default: float, *, integer: bool) -> float:
+    """A positive, finite number of the gate from the ini; a bad one is a usage error before
+    any point is measured."""
+    import math
+
+    text = str(config.getini(name) or "").strip()
+    if not text:
+        return default
+    try:
+        value = float(int(text)) if integer else float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0 < value <= 1000):
+        kind = "a whole number" if integer else "a number"
+        raise pytest.UsageError(
+            f"ini {name} = {text!r}: give {kind} above 0 and at most 1000, e.g. {default:g}"
+        )
+    return value
 
 
 def _text(config: pytest.Config, name: str) -> str | None:

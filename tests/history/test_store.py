@@ -102,11 +102,23 @@ def test_the_migrated_database_has_exactly_the_declared_tables(db_url: str) -> N
 def test_an_older_database_is_upgraded_and_keeps_its_rows(db_url: str) -> None:
     old = Store.open(db_url, migrate_to="0001")
     run = old.add_run(stamp("r1"))
-    old.put(run, row())
+    with old.engine.begin() as connection:
+        connection.exec_driver_sql(
+            "INSERT INTO configs (model_prefix, hardware, framework, engine_version, precision, "
+            "spec_method, topology, tp, ep, dp_attention, gpus) "
+            "VALUES ('m', 'cpu', 'vllm', '1', 'bf16', 'none', 'tp1', 1, 1, false, 1)"
+        )
+        connection.exec_driver_sql(
+            "INSERT INTO points (run, config, kind, isl, osl, conc, offload_mode, cell, item, "
+            "recipe, dataset, status, metrics, written) VALUES "
+            f"({run}, 1, 'agentic', 0, 0, 4, 'none', '', 'i', 'r', 'd', 'pass', "
+            "'{\"tput_per_gpu\": 1.0}', '2026-11-01 12:00:00')"
+        )
     old.close()
     store = Store.open(db_url)
     try:
         assert store.count() == 1
+        assert [found.reason for found in store.series("i")] == [""]
         with store.engine.connect() as connection:
             indexes = {i["name"] for i in inspect(connection).get_indexes("points")}
         assert "ix_points_lookup" in indexes

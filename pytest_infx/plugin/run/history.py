@@ -152,19 +152,30 @@ class History:
         """The record with its config identity, as its file and the store keep it."""
         return cast(R, record.model_copy(update={"config": config_of(point, engines)}))
 
-    def put(self, record: Record) -> None:
-        """Store one finished point, when the history is on."""
+    def put(self, record: Record, gate: Verdict | None = None) -> None:
+        """Store one finished point with its final verdict, when the history is on: a point
+        that passed its own checks but failed the baseline ``gate`` is stored as failed, with
+        the gate's message, so it never becomes a baseline."""
         if self.on:
+            from dataclasses import replace
+
             from pytest_infx.history.rows import row_of
+            from pytest_infx.results.verdict import Verdict as Word
 
             store, run = self.store()
-            store.put(run, row_of(record))
+            row = row_of(record)
+            if gate is not None and not gate.passed:
+                row = replace(row, status=Word.FAIL, reason=gate.message())
+            store.put(run, row)
 
-    def put_missing(self, record: Record) -> None:
-        """Store a reused point that no run stored: one whose run was killed between writing its
-        result file and its row, so the resumed run keeps every finished point."""
-        if self.on and not self.store()[0].has_item(record.id):
-            self.put(record)
+    def put_missing(self, record: Record, gate: Verdict | None = None) -> None:
+        """Store a reused point that no run stored (one whose run was killed between writing
+        its result file and its row, so the resumed run keeps every finished point), and a
+        reused point the gate fails now, as this run's failed row."""
+        if not self.on:
+            return
+        if (gate is not None and not gate.passed) or not self.store()[0].has_item(record.id):
+            self.put(record, gate)
 
     def judge(self, record: Record, point: Point) -> Verdict | None:
         """The point against the baseline the run names; None without ``--infx-baseline``
@@ -185,6 +196,7 @@ class History:
                 source=f"{point.path}: tolerance",
             ),
         )
+        history = self.settings.history
         by_branch = self._baseline_is_branch
         earlier = store.history(
             row,
@@ -200,6 +212,8 @@ class History:
             limits,
             baseline_run=latest.run_label if latest else None,
             history=[found.metrics for found in earlier],
+            k=history.mad_k,
+            window=history.window,
         )
 
     @functools.cached_property
@@ -220,6 +234,41 @@ class History:
         assert baseline is not None
         store, _ = self.store()
         return not store.has_run(baseline)
+
+    def check(self) -> None:
+        """Open the database and check its schema, and that ``--infx-baseline`` names a stored
+        branch or run, before any point is measured: a URL that cannot work or a mistyped
+        baseline is one usage error rather than a failure of every point after it ran."""
+        from sqlalchemy.engine import make_url
+        from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+        from pytest_infx.history.store import Store, StoreError
+
+        url = self.settings.history.url
+        if url is None:
+            return
+        try:
+            parsed = make_url(url)
+        except ArgumentError:
+            parsed = None
+        if parsed is not None and parsed.get_backend_name() == "sqlite":
+            if parsed.database in (None, "", ":memory:") or "mode=memory" in url:
+                raise pytest.UsageError(
+                    f"history database {url!r} is in memory, so every point stored would be "
+                    "lost when the run ends: give sqlite:///PATH, or --infx-db off"
+                )
+        try:
+            store = Store.open(url)
+        except (StoreError, SQLAlchemyError) as exc:
+            raise pytest.UsageError(f"results history: {exc}") from None
+        try:
+            baseline = self.settings.history.baseline
+            if baseline is not None:
+                store.baseline_kind(baseline)
+        except StoreError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        finally:
+            store.close()
 
     def close(self) -> None:
         if self._store is not None:
