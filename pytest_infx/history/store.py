@@ -303,9 +303,7 @@ class Store:
         """The branches and the run ids that hold at least one stored point: what a baseline
         may name."""
         with self.engine.connect() as connection:
-            stored = select(runs.c.branch, runs.c.run_id).join(points, points.c.run == runs.c.id)
-            found = connection.execute(stored.distinct()).all()
-        return sorted({str(b) for b, _ in found}), sorted({str(r) for _, r in found})
+            return _names(connection)
 
     def baseline_kind(self, name: str) -> str:
         """``run`` or ``branch``: what ``--infx-baseline NAME`` names, a run id first. A name
@@ -344,7 +342,7 @@ class Store:
                 .first()
             )
             if source is None:
-                _, run_ids = self.names()
+                _, run_ids = _names(connection)
                 close = difflib.get_close_matches(run_id, run_ids, n=5, cutoff=0.5)
                 hint = f"; did you mean {', '.join(close)}?" if close else ""
                 raise StoreError(f"no stored run {run_id!r}{hint} (infx db items lists points)")
@@ -510,6 +508,12 @@ class Store:
     def count(self) -> int:
         with self.engine.connect() as connection:
             return int(connection.execute(select(func.count()).select_from(points)).scalar_one())
+
+
+def _names(connection: Connection) -> tuple[list[str], list[str]]:
+    stored = select(runs.c.branch, runs.c.run_id).join(points, points.c.run == runs.c.id)
+    found = connection.execute(stored.distinct()).all()
+    return sorted({str(b) for b, _ in found}), sorted({str(r) for _, r in found})
 
 
 def _joined() -> Any:
