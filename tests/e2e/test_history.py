@@ -11,8 +11,8 @@ import sys
 import time
 
 import pytest
-
 from history.samples import row, stamp
+
 from pytest_infx.history.store import Store
 
 from .conftest import Sweep
