@@ -36,13 +36,15 @@ def test_ingest_prints_what_it_added_and_again_adds_nothing(
 ) -> None:
     path = results_bmk(tmp_path, [agg(4, 1000.0), agg(8, 0.0, num_requests_successful=0)])
     url = f"sqlite:///{tmp_path / 'new.db'}"
-    assert main(["db", "ingest", str(path), "--db", url, "--branch", "main"]) == 0
+    assert main(["db", "ingest", str(path), "--db", url, "--branch", "main"]) == 1
     out = capsys.readouterr().out
     assert re.search(r"run ingest-[0-9a-f]{12} \(attempt 1, branch main\):", out)
     assert "1 added, 0 unchanged, 0 updated, 0 kept, 1 skipped" in out
     assert "no successful request" in out
-    assert main(["db", "ingest", str(path), "--db", url]) == 0
+    assert main(["db", "ingest", str(path), "--db", url]) == 1
     assert "0 added, 1 unchanged" in capsys.readouterr().out
+    whole = results_bmk(tmp_path, [agg(4, 1000.0)])
+    assert main(["db", "ingest", str(whole), "--db", url]) == 0, "nothing skipped: exit 0"
 
 
 def test_items_lists_the_trend_keys(db: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -96,6 +96,7 @@ def config_of(point: Point, engines: EngineRegistry) -> ConfigInfo:
     """InferenceX's config identity of a point, as its result names carry it."""
     from pytest_infx.agentic.shape import shape_of
     from pytest_infx.hardware import gpu_type
+    from pytest_infx.images import version_of
     from pytest_infx.results.records import ConfigInfo
 
     shape = shape_of(point, engines=engines)
@@ -104,7 +105,7 @@ def config_of(point: Point, engines: EngineRegistry) -> ConfigInfo:
         model_prefix=shape.model_prefix,
         hardware=gpu_type(shape.runner),
         framework=shape.framework,
-        engine_version=engine.version or engine.image or "",
+        engine_version=engine.version or version_of(engine.image or ""),
         precision=shape.precision,
         spec_method=shape.spec_decoding,
         tp=shape.tp,
