@@ -122,3 +122,22 @@ def test_serve_answers_with_the_page_drawn_anew(db: str, tmp_path: Path) -> None
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def test_promote_makes_a_validated_run_the_branch_s_results_with_provenance(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"sqlite:///{tmp_path / 'h.db'}"
+    with Store.open(url) as store:
+        store.put(store.add_run(stamp("pr-12", branch="feature")), row())
+    argv = ["db", "promote", "pr-12", "--to", "main", "--by", "alice", "--db", url]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "promoted 1 point(s) of run pr-12 to main as run promoted-pr-12-to-main by alice" in out
+    with Store.open(url) as store:
+        found = store.baseline(row(), branch="main")
+        assert found is not None and store.provenance(found.run_id) == ("pr-12", "alice")
+    assert main(argv) == 4
+    assert "already promoted" in capsys.readouterr().err
+    assert main(["db", "promote", "pr-21", "--to", "main", "--db", url]) == 4
+    assert "no stored run 'pr-21'; did you mean pr-12?" in capsys.readouterr().err
