@@ -3,9 +3,10 @@
 recipe's fixed-seq-len points measured ``--baseline-runs`` times on a baseline branch, then
 ``--runs`` times unslowed (each gate failure a false alarm) and ``--runs`` times with a
 planted 2x slowdown, the sweep pinned to half of this machine's cores (each gate failure a
-catch). The gate uses the recipe's own tolerances (-25 % throughput). Every run is a whole ``pytest -m fixed_seq_len`` with the server started anew, so a
-run's noise is a user's. Slow (about 100 s a run, 25 runs by default) and meaningful only on
-a quiet machine; the figures go in the README's history section."""
+catch). The gate uses the recipe's own tolerances (-25 % throughput). Every run is a whole
+``pytest -m fixed_seq_len`` with the server started anew, so a run's noise is a user's. Slow
+(about 100 s a run, 25 runs by default) and meaningful only on a quiet machine; the figures
+go in the README's history section."""
 
 from __future__ import annotations
 
