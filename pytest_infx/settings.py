@@ -171,7 +171,8 @@ class HistorySettings:
     ``url`` is None when the history is off (``--infx-db off``); ``baseline`` is a branch name
     or a run id (None: no gate); ``branch`` is the branch this run is stored under, None to be
     found from GitHub Actions or Git; ``tolerances`` are the ini's ``METRIC: ±N%`` lines;
-    ``mad_k`` and ``window`` are the gate's noise band and how many rows it is read from.
+    ``mad_k`` and ``window`` are the gate's noise band and how many rows it is read from;
+    ``repeats`` the passes of a fixed-seq-len point whose recipe names none.
     """
 
     url: str | None = None
@@ -180,6 +181,7 @@ class HistorySettings:
     tolerances: tuple[str, ...] = ()
     mad_k: float = 3.0
     window: int = 10
+    repeats: int = 1
 
 
 @dataclass(frozen=True)

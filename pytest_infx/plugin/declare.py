@@ -231,6 +231,12 @@ def add_options(parser: pytest.Parser) -> None:
         default="",
     )
     parser.addini(
+        "infx_repeats",
+        "passes of each fixed-seq-len point whose recipe names no repeats; the point keeps "
+        "their median (default 1)",
+        default="",
+    )
+    parser.addini(
         "infx_baseline_window",
         "baseline gate: how many recent passing rows of a point the baseline is the median "
         "of (default 10)",

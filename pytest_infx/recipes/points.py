@@ -233,6 +233,7 @@ def _material(
         bench = dict(dumped["fixed-seq-len"])
         bench.pop("points")
         bench.pop("request-timeout")
+        bench.pop("repeats", None)
         material["fixed-seq-len"] = bench
     material["tp"] = tp
     return material

@@ -439,9 +439,13 @@ class FixedRecord(_Result):
     requests: FixedRequests
     duration_s: float
     figures: dict[str, float]
+    """The median over ``passes`` where the point was measured more than once."""
     errors: list[str]
     raw_result: str
     inferencex_result: str
+    passes: list[dict[str, float]] = Field(default_factory=list)
+    """Each pass's figures when the point was measured more than once (``repeats``): the
+    spread its median was taken from; the raw and processed files are the median pass's."""
 
     @property
     def data_sha256(self) -> str | None:
