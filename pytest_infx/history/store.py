@@ -505,6 +505,15 @@ class Store:
                 query = query.where(points.c.item.in_(items))
             return _in_run_order(connection, query)
 
+    def points(self, *, since: datetime | None = None) -> list[Stored]:
+        """Every row, failed ones included with their reason, oldest run first: the verdicts a
+        view shows beside the figures it draws from :meth:`passing`."""
+        with self.engine.connect() as connection:
+            query = _joined()
+            if since is not None:
+                query = query.where(runs.c.started >= since)
+            return _in_run_order(connection, query)
+
     def count(self) -> int:
         with self.engine.connect() as connection:
             return int(connection.execute(select(func.count()).select_from(points)).scalar_one())

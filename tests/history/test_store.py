@@ -223,3 +223,14 @@ def test_promote_refuses_a_run_with_a_failed_point_or_an_unknown_run(store: Stor
     with pytest.raises(StoreError, match=r"no stored run 'pr-9'; did you mean pr-8\?"):
         store.promote("pr-9", "main", by="alice")
     assert store.baseline(row(), branch="main") is None
+
+
+def test_every_row_is_read_with_its_verdict_for_a_view_to_show(store: Store) -> None:
+    run = store.add_run(stamp("r1"))
+    store.put(run, row())
+    store.put(run, row(conc=8, status=Verdict.FAIL, reason="beyond its tolerance"))
+    assert [(found.conc, found.status, found.reason) for found in store.points()] == [
+        (4, "pass", ""),
+        (8, "fail", "beyond its tolerance"),
+    ]
+    assert len(store.passing()) == 1
