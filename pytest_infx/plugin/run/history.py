@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import socket
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final, TypeVar, cast
@@ -153,10 +154,12 @@ class History:
         """The record with its config identity, as its file and the store keep it."""
         return cast(R, record.model_copy(update={"config": config_of(point, engines)}))
 
-    def put(self, record: Record, gate: Verdict | None = None) -> None:
+    def put(
+        self, record: Record, gate: Verdict | None = None, problems: Sequence[str] = ()
+    ) -> None:
         """Store one finished point with its final verdict, when the history is on: a point
-        that passed its own checks but failed the baseline ``gate`` is stored as failed, with
-        the gate's message, so it never becomes a baseline."""
+        that passed its own checks but failed the baseline ``gate``, or has ``problems`` its
+        record does not hold, is stored as failed with why, so it never becomes a baseline."""
         if self.on:
             from dataclasses import replace
 
@@ -165,7 +168,10 @@ class History:
 
             store, run = self.store()
             row = row_of(record)
-            if gate is not None and not gate.passed:
+            if problems:
+                reason = "; ".join([*filter(None, [row.reason]), *problems])
+                row = replace(row, status=Word.FAIL, reason=reason)
+            elif gate is not None and not gate.passed:
                 row = replace(row, status=Word.FAIL, reason=gate.message())
             store.put(run, row)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar, cast
 
@@ -197,21 +197,22 @@ class Run:
             self._history = History(self.settings, stamp(self.config, self.settings))
         return self._history
 
-    def keep(self, record: R, point: Point) -> R:
+    def keep(self, record: R, point: Point, *, problems: Sequence[str] = ()) -> R:
         """Write an item's result file, tell the ``pytest_infx_result`` hooks (which get the
         file's JSON value, so a hook's change cannot reach the file), then write its row in
         the results history; every result of a run is kept here, the file first, so a
         database that is down loses nothing. The baseline gate is judged before the row is
-        written, so the row holds the point's final verdict. Returns the record as written,
-        with its config identity."""
+        written, so the row holds the point's final verdict; ``problems`` fail a point whose
+        record passed (an export that failed after it) in the row too. Returns the record as
+        written, with its config identity."""
         __tracebackhide__ = True
         record = self.history.identified(record, point, self.engines)
         record = self._with_telemetry(record, point)
         path = write_result(self.layout, record)
         self.config.hook.pytest_infx_result(config=self.config, path=path, record=record.as_json())
-        judged = self.history.judge(record, point)
+        judged = None if problems else self.history.judge(record, point)
         self._judged[point.id] = judged
-        self.history.put(record, judged)
+        self.history.put(record, judged, problems)
         return record
 
     def _with_telemetry(self, record: R, point: Point) -> R:
