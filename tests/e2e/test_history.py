@@ -127,7 +127,7 @@ def test_a_mistyped_baseline_is_a_usage_error_naming_the_close_branch(sweep: Swe
     [
         ("sqlite://", "*is in memory*"),
         ("sqlite:///:memory:", "*is in memory*"),
-        ("mysql://u@127.0.0.1/db", "*results history: history database 'mysql://*"),
+        ("mysql://u@127.0.0.1/db", "*'mysql://u@127.0.0.1/db': *SQLite or PostgreSQL, not mysql*"),
     ],
 )
 def test_a_history_url_that_cannot_work_is_one_usage_error_before_any_point(

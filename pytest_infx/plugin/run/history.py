@@ -258,7 +258,14 @@ class History:
             parsed = make_url(url)
         except ArgumentError:
             parsed = None
-        if parsed is not None and parsed.get_backend_name() == "sqlite":
+        backend = None if parsed is None else parsed.get_backend_name()
+        if backend is not None and backend not in ("sqlite", "postgresql"):
+            raise pytest.UsageError(
+                f"history database {url!r}: pytest-infx keeps its history in SQLite or "
+                f"PostgreSQL, not {backend}; give sqlite:///PATH or "
+                "postgresql+psycopg://user@host/db, or --infx-db off"
+            )
+        if parsed is not None and backend == "sqlite":
             if parsed.database in (None, "", ":memory:") or "mode=memory" in url:
                 raise pytest.UsageError(
                     f"history database {url!r} is in memory, so every point stored would be "
