@@ -170,13 +170,18 @@ class HistorySettings:
 
     ``url`` is None when the history is off (``--infx-db off``); ``baseline`` is a branch name
     or a run id (None: no gate); ``branch`` is the branch this run is stored under, None to be
-    found from GitHub Actions or Git; ``tolerances`` are the ini's ``METRIC: ±N%`` lines.
+    found from GitHub Actions or Git; ``tolerances`` are the ini's ``METRIC: ±N%`` lines;
+    ``mad_k`` and ``window`` are the gate's noise band and how many rows it is read from;
+    ``repeats`` the passes of a fixed-seq-len point whose recipe names none.
     """
 
     url: str | None = None
     baseline: str | None = None
     branch: str | None = None
     tolerances: tuple[str, ...] = ()
+    mad_k: float = 3.0
+    window: int = 10
+    repeats: int = 1
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ UNMIRRORED: dict[str, str] = {
     "history/migrations/env.py": MIGRATIONS,
     "history/migrations/versions/0001_initial.py": MIGRATIONS,
     "history/migrations/versions/0002_lookup_indexes.py": MIGRATIONS,
+    "history/migrations/versions/0003_verdict_reason_and_provenance.py": MIGRATIONS,
     "history/schema.py": "the tables the queries name; tests/history/test_store.py checks that "
     "the migrated database has exactly them",
     "cli/__init__.py": "the dispatcher; each command is tested with its module (tests/cli/, "

@@ -1,5 +1,5 @@
-"""``infx db`` (ingest, items, dashboard, serve) and ``infx trend``: the results history from
-the shell.
+"""``infx db`` (ingest, promote, items, dashboard, serve) and ``infx trend``: the results
+history from the shell.
 
 Every command takes ``--db URL`` (else ``$INFX_DB_URL``, else the SQLite file a run writes in
 ``infx-results/``), so the same commands read a laptop's history and a team's PostgreSQL.
@@ -35,7 +35,9 @@ def _add_db(parser: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    db = subparsers.add_parser("db", help="the results history: ingest, items, dashboard, serve")
+    db = subparsers.add_parser(
+        "db", help="the results history: ingest, promote, items, dashboard, serve"
+    )
     actions = db.add_subparsers(dest="db_command", required=True)
     ingest = actions.add_parser(
         "ingest",
@@ -51,6 +53,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     ingest.add_argument("--branch", default="unknown", help="the run's branch")
     ingest.add_argument("--commit", default="", help="the run's commit")
     ingest.set_defaults(func=_ingest)
+    promote = actions.add_parser(
+        "promote",
+        help="make a validated run's points a branch's results (a PR sweep as main's), with "
+        "who promoted it and from which run",
+    )
+    promote.add_argument("run", metavar="RUN", help="the run id whose points to promote")
+    promote.add_argument("--to", required=True, metavar="BRANCH", help="the branch to give them")
+    promote.add_argument(
+        "--by", default=None, help="who promotes (default: $GITHUB_ACTOR, else the user name)"
+    )
+    _add_db(promote)
+    promote.set_defaults(func=_promote)
     items = actions.add_parser("items", help="the stored points, the keys infx trend takes")
     _add_db(items)
     items.set_defaults(func=_items)
@@ -133,6 +147,23 @@ def _ingest(args: argparse.Namespace) -> int:
     print(f"run {stamp.run_id} (attempt {stamp.attempt}, branch {stamp.branch}):")
     for line in tally.lines():
         print(line)
+    return 1 if tally.skipped else 0
+
+
+def _promote(args: argparse.Namespace) -> int:
+    import getpass
+
+    from pytest_infx.history.store import StoreError
+
+    if not args.to.strip():
+        raise UsageError("--to: give the branch the run's points become results of")
+    by = args.by or environment().github.get("GITHUB_ACTOR") or getpass.getuser()
+    with open_store(args.db) as store:
+        try:
+            stamp, count = store.promote(args.run, args.to, by=by)
+        except StoreError as exc:
+            raise UsageError(str(exc)) from None
+    print(f"promoted {count} point(s) of run {args.run} to {args.to} as run {stamp.run_id} by {by}")
     return 0
 
 

@@ -1,7 +1,14 @@
-"""The baseline gate: a point's figures against the latest passing row of the same config and
-point, each metric allowed to move by its tolerance in the direction that hurts.
+"""The baseline gate: a point's figures against the recent passing rows of the same config and
+point on the baseline branch, each metric allowed to move by its tolerance in the direction
+that hurts.
 
-How tolerances are written is ``pytest_infx.tolerance``'s; a move the other way (faster,
+One measurement against one earlier row cannot tell a regression from noise: on a shared host
+three unslowed runs of a point spread 2x. So the baseline is the median of the last ``window``
+passing rows, and a metric fails only when it is beyond its tolerance *and* outside the
+history's own spread, median +/- ``k`` times the median absolute deviation (MAD); with fewer
+than ``MIN_SPREAD_RUNS`` rows there is no spread to read, and the tolerance alone decides.
+A baseline value that is not finite or not positive is no measurement and is never compared
+with. How tolerances are written is ``pytest_infx.tolerance``'s; a move the other way (faster,
 lower latency) never fails. The gate also reads the point's whole history on the baseline
 branch for a slow drift: a run of consecutive worsenings, each within the tolerance, that add
 up past it, which a comparison with the last run alone cannot see.
@@ -9,6 +16,7 @@ up past it, which a comparison with the last run alone cannot see.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -19,15 +27,48 @@ from pytest_infx.tolerance import METRICS, Tolerance
 DRIFT_STEPS: Final = 3
 """Consecutive worsenings that make a drift: fewer are too often noise."""
 
+DEFAULT_WINDOW: Final = 10
+"""Recent passing rows the baseline is the median of (provisional until measured)."""
+
+DEFAULT_K: Final = 3.0
+"""How many MADs from the median a value must lie to be outside the noise (provisional)."""
+
+MIN_SPREAD_RUNS: Final = 3
+"""Rows needed before their MAD means anything: two rows' MAD is half their difference."""
+
+
+def usable(value: float) -> bool:
+    """Whether a stored figure can be a baseline: finite and positive (every figure the gate
+    reads is a throughput or a latency)."""
+    return math.isfinite(value) and value > 0
+
+
+def median(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    return (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def mad(values: Sequence[float]) -> float:
+    """The median absolute deviation: a spread that one wild run does not blow up."""
+    centre = median(values)
+    return median([abs(value - centre) for value in values])
+
 
 @dataclass(frozen=True)
 class Delta:
-    """One metric of one point against its baseline."""
+    """One metric of one point against its baseline: the median of ``runs`` earlier rows and
+    their MAD (``spread``, None when too few rows to have one)."""
 
     metric: str
     baseline: float
     value: float
     tolerance: float | None
+    spread: float | None = None
+    runs: int = 1
+    k: float = DEFAULT_K
 
     @property
     def change(self) -> float:
@@ -36,21 +77,48 @@ class Delta:
 
     @property
     def harm(self) -> float:
-        """How far the change goes the harmful way (never below 0)."""
+        """How far the change goes the harmful way (never below 0; a value that is not
+        finite is infinitely harmful, never a pass)."""
+        if not math.isfinite(self.value):
+            return math.inf
         sign = -1.0 if METRICS[self.metric].higher_is_better else 1.0
         return max(0.0, sign * self.change)
 
     @property
-    def failed(self) -> bool:
+    def beyond_tolerance(self) -> bool:
         return self.tolerance is not None and self.harm > self.tolerance + 1e-12
+
+    @property
+    def outside_noise(self) -> bool:
+        """Whether the value lies outside median +/- k*MAD; True without a spread to read."""
+        if self.spread is None or not math.isfinite(self.value):
+            return True
+        return abs(self.value - self.baseline) > self.k * self.spread + 1e-12
+
+    @property
+    def failed(self) -> bool:
+        return self.beyond_tolerance and self.outside_noise
 
     def describe(self) -> str:
         shown = METRICS[self.metric]
         unit = f" {shown.unit}" if shown.unit else ""
         limit = "" if self.tolerance is None else f", allowed {self.tolerance * 100:g}%"
+        of = "" if self.runs == 1 else f" (median of {self.runs} runs)"
         return (
             f"{self.metric} {shown.shown(self.value):.4g}{unit} vs baseline "
-            f"{shown.shown(self.baseline):.4g}{unit} ({self.change * 100:+.1f}%{limit})"
+            f"{shown.shown(self.baseline):.4g}{unit}{of} ({self.change * 100:+.1f}%{limit})"
+        )
+
+    def noise(self) -> str:
+        """Where the value lies against the history's spread, for the failure message."""
+        if self.spread is None:
+            return f"too few baseline runs ({self.runs} < {MIN_SPREAD_RUNS}) to read the noise"
+        shown = METRICS[self.metric]
+        band = self.k * self.spread
+        where = "outside" if self.outside_noise else "inside"
+        return (
+            f"{where} the baseline's noise, median {shown.shown(self.baseline):.4g} +/- "
+            f"{self.k:g}*MAD {shown.shown(band):.4g} over {self.runs} runs"
         )
 
 
@@ -97,8 +165,8 @@ class Verdict:
         if self.baseline_run is None:
             return f"{self.item}: no baseline to compare with; the point passes"
         lines = [
-            f"{self.item}: {delta.describe()} beyond its tolerance (baseline run "
-            f"{self.baseline_run})"
+            f"{self.item}: {delta.describe()} beyond its tolerance and {delta.noise()} "
+            f"(baseline run {self.baseline_run})"
             for delta in self.failed
         ]
         return "\n".join(lines)
@@ -108,7 +176,10 @@ class Verdict:
         return {
             "item": self.item,
             "baseline_run": self.baseline_run,
-            "deltas": [[d.metric, d.baseline, d.value, d.tolerance] for d in self.deltas],
+            "deltas": [
+                [d.metric, d.baseline, d.value, d.tolerance, d.spread, d.runs, d.k]
+                for d in self.deltas
+            ],
             "drifts": [[d.metric, d.steps, d.start, d.value, d.tolerance] for d in self.drifts],
         }
 
@@ -121,8 +192,16 @@ class Verdict:
             item=str(data.get("item", "")),
             baseline_run=None if baseline is None else str(baseline),
             deltas=tuple(
-                Delta(str(m), float(b), float(v), None if t is None else float(t))
-                for m, b, v, t in (deltas if isinstance(deltas, list) else [])
+                Delta(
+                    str(m),
+                    float(b),
+                    float(v),
+                    None if t is None else float(t),
+                    None if spread is None else float(spread),
+                    int(runs),
+                    float(k),
+                )
+                for m, b, v, t, spread, runs, k in (deltas if isinstance(deltas, list) else [])
             ),
             drifts=tuple(
                 Drift(str(m), int(n), float(s), float(v), float(t))
@@ -139,24 +218,35 @@ def compare(
     *,
     baseline_run: str | None,
     history: Sequence[Metrics] = (),
+    k: float = DEFAULT_K,
+    window: int = DEFAULT_WINDOW,
 ) -> Verdict:
-    """The point's verdict: each metric both have, with its tolerance where one is set;
-    ``history`` is the baseline branch's earlier values, oldest first, read for drift."""
+    """The point's verdict: each metric both have, with its tolerance where one is set.
+    ``history`` is the baseline branch's earlier values, oldest first: its last ``window``
+    usable values give the baseline (their median) and the noise (their MAD), and the whole
+    of it is read for drift; without a history ``baseline`` alone is the baseline."""
     if baseline is None:
         return Verdict(item, None, ())
+    earlier = [*history] or [baseline]
     allowed = {t.metric: t.fraction for t in limits}
-    deltas = tuple(
-        Delta(name, baseline[name], metrics[name], allowed.get(name))
-        for name in METRICS
-        if name in metrics and name in baseline
-    )
+    deltas = []
+    for name in METRICS:
+        if name not in metrics:
+            continue
+        recent = [h[name] for h in earlier if name in h and usable(h[name])][-window:]
+        if not recent:
+            continue
+        spread = mad(recent) if len(recent) >= MIN_SPREAD_RUNS else None
+        deltas.append(
+            Delta(name, median(recent), metrics[name], allowed.get(name), spread, len(recent), k)
+        )
     drifts = tuple(
         found
         for t in limits
         if (found := drift(t, [*(h[t.metric] for h in history if t.metric in h)], metrics))
         is not None
     )
-    return Verdict(item, baseline_run, deltas, drifts)
+    return Verdict(item, baseline_run, tuple(deltas), drifts)
 
 
 def drift(limit: Tolerance, earlier: Sequence[float], metrics: Metrics) -> Drift | None:
@@ -164,7 +254,7 @@ def drift(limit: Tolerance, earlier: Sequence[float], metrics: Metrics) -> Drift
     metric within its tolerance, and together past it."""
     if limit.metric not in metrics:
         return None
-    values = [*earlier, metrics[limit.metric]]
+    values = [*(value for value in earlier if usable(value)), metrics[limit.metric]]
     worse = METRICS[limit.metric].higher_is_better
     steps = 0
     index = len(values) - 1

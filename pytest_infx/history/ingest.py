@@ -6,6 +6,12 @@ point, or ``results_bmk``'s ``agg_bmk.json``, a list of them. InferenceX's Agent
 whose figures sit under ``request_metrics``. Each row gets the natural key a run would have
 given it, so an ingest run twice adds nothing, and a row InferenceX would drop (no successful
 request) is skipped with its reason, never stored as a zero that could become a baseline.
+
+Identity comes from content, never from how the files are named or found: the engine version
+from the image (digest-aware), an InferenceX row's item from its config and point (its file
+name ends with the runner instance and the recipe fingerprint, which differ night to night),
+and the run from the digests of the files read (the same files named one by one, as a folder,
+or copied elsewhere are one run). A multinode row keys on its prefill and decode sizes.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from pytest_infx.hardware import gpu_type
 from pytest_infx.history.metrics import of_inferencex
 from pytest_infx.history.rows import row_of
 from pytest_infx.history.store import PointRow, RunStamp, Store
+from pytest_infx.images import version_of
 from pytest_infx.results.layout import Layout
 from pytest_infx.results.records import ConfigInfo, RecordError, parse_record
 from pytest_infx.results.verdict import Verdict
@@ -70,11 +77,11 @@ def files(paths: Iterable[Path]) -> Iterator[Path]:
 def default_stamp(
     paths: Sequence[Path], found: Sequence[Path], *, branch: str, commit: str
 ) -> RunStamp:
-    """The run an ingest files its rows under when none is named: one id per set of paths
-    given (so running it again finds the same run), dated by the newest of the files ``found``
-    in them."""
-    resolved = sorted(str(path.resolve()) for path in paths)
-    digest = hashlib.sha256("\n".join(resolved).encode()).hexdigest()[:12]
+    """The run an ingest files its rows under when none is named: one id per set of file
+    contents (so the same data read again, however its files are named or found, is the same
+    run), dated by the newest of the files ``found``."""
+    digests = sorted({_digest(path) for path in found})
+    digest = hashlib.sha256("\n".join(digests).encode()).hexdigest()[:12]
     newest = max((p.stat().st_mtime for p in found if p.exists()), default=0.0)
     return RunStamp(
         run_id=f"ingest-{digest}",
@@ -85,6 +92,14 @@ def default_stamp(
         machine="ingest",
         plugin_version="ingest",
     )
+
+
+def _digest(path: Path) -> str:
+    """A file's sha256, or its name where it cannot be read (the ingest then skips it)."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return f"unreadable:{path.name}"
 
 
 def ingest(store: Store, found: Iterable[Path], stamp: RunStamp) -> Tally:
@@ -123,26 +138,52 @@ def rows_of(path: Path, data: object, tally: Tally) -> Iterator[PointRow]:
         except (RecordError, ValueError) as exc:
             tally.skipped.append(f"{path}: {exc}")
         return
-    name = path.stem.removeprefix("agg_")
-    row = _inferencex_row(data, str(path), name, tally)
+    row = _inferencex_row(data, str(path), _item(data), tally)
     if row is not None:
         yield row
 
 
 def _item(entry: Mapping[str, object]) -> str:
-    """A name for a row of ``agg_bmk.json``, which has no file name of its own: InferenceX's
-    result name fields, in its order."""
+    """A row's item: InferenceX's result name fields in its order, from the row's config and
+    point, with the GPU type rather than the runner instance (``b200-nv_3``) it ran on, so one
+    point's nightly rows from any runner are one item."""
+    multinode = _multinode(entry)
+    sizes = (
+        multinode[0]
+        if multinode is not None
+        else f"tp{entry.get('tp', 1)}-ep{entry.get('ep', 1)}-dpa"
+        f"{str(entry.get('dp_attention', 'false')).lower()}"
+    )
     parts = [
         str(entry.get("infmax_model_prefix") or entry.get("model_prefix") or "model"),
         str(entry.get("precision", "")),
         str(entry.get("framework", "")),
-        f"tp{entry.get('tp', 1)}-ep{entry.get('ep', 1)}-dpa{entry.get('dp_attention', 'false')}",
+        sizes,
         f"spec-{entry.get('spec_decoding', 'none')}",
         f"isl{entry.get('isl', 0)}-osl{entry.get('osl', 0)}",
         f"conc{entry.get('conc', 0)}",
-        str(entry.get("hw", "")),
+        gpu_type(str(entry.get("hw", ""))),
     ]
     return "_".join(parts)
+
+
+def _multinode(entry: Mapping[str, object]) -> tuple[str, int] | None:
+    """A multinode row's prefill and decode sizes as one key part (``p1-tp8-ep8-dpafalse_d2-
+    tp8-ep8-dpafalse``) and its GPUs; None for a single-node row."""
+    multinode = str(entry.get("is_multinode", "false")).lower() == "true" or (
+        "prefill_tp" in entry and "decode_tp" in entry and "tp" not in entry
+    )
+    if not multinode:
+        return None
+    parts = []
+    for side in ("prefill", "decode"):
+        workers = max(1, _int(entry.get(f"{side}_num_workers"), 1))
+        tp = max(1, _int(entry.get(f"{side}_tp"), 1))
+        ep = max(1, _int(entry.get(f"{side}_ep"), 1))
+        dpa = str(entry.get(f"{side}_dp_attention", "false")).lower()
+        parts.append(f"{side[0]}{workers}-tp{tp}-ep{ep}-dpa{dpa}")
+    gpus = _int(entry.get("num_prefill_gpu")) + _int(entry.get("num_decode_gpu"))
+    return "_".join(parts), max(1, gpus)
 
 
 def _int(value: object, default: int = 0) -> int:
@@ -158,7 +199,11 @@ def _int(value: object, default: int = 0) -> int:
 def _inferencex_row(
     data: Mapping[str, object], where: str, item: str, tally: Tally
 ) -> PointRow | None:
-    missing = [name for name in ("hw", "framework", "precision", "tp", "conc") if name not in data]
+    multinode = _multinode(data)
+    needed: tuple[str, ...] = ("hw", "framework", "precision", "tp", "conc")
+    if multinode is not None:
+        needed = ("hw", "framework", "precision", "conc")
+    missing = [name for name in needed if name not in data]
     if missing:
         tally.skipped.append(f"{where}: not a result we know (no {', '.join(missing)})")
         return None
@@ -172,12 +217,12 @@ def _inferencex_row(
         return None
     agentic = data.get("scenario_type") == AGENTIC_SCENARIO or "request_metrics" in data
     image = str(data.get("image") or "")
-    tp = max(1, _int(data.get("tp"), 1))
+    tp = max(1, _int(data.get("tp") if multinode is None else data.get("decode_tp"), 1))
     config = ConfigInfo(
         model_prefix=str(data.get("infmax_model_prefix") or data.get("model_prefix") or ""),
         hardware=gpu_type(str(data["hw"])),
         framework=str(data["framework"]),
-        engine_version=image.rsplit(":", 1)[-1] if ":" in image else image,
+        engine_version=version_of(image),
         precision=str(data["precision"]),
         spec_method=str(data.get("spec_decoding") or "none"),
         tp=tp,
@@ -186,6 +231,8 @@ def _inferencex_row(
         dcp=max(1, _int(data.get("dcp_size"), 1)),
         pcp=max(1, _int(data.get("pcp_size"), 1)),
         dp_attention=str(data.get("dp_attention", "false")).lower() == "true",
+        disaggregated=None if multinode is None else multinode[0],
+        disaggregated_gpus=None if multinode is None else multinode[1],
     )
     return PointRow(
         config=config,

@@ -32,6 +32,17 @@ def golden_of(record: Record) -> str | None:
     return verdict.of(record.golden.ok)
 
 
+def reason_of(record: Record, golden: str | None) -> str:
+    """Why a point failed, as its stored row says: its own checks' reasons, or its golden
+    curve; empty for a point that passed both."""
+    reasons = list(record.reasons)
+    if not record.passed and not reasons:
+        reasons.append("failed its own checks")
+    if golden == verdict.Verdict.FAIL:
+        reasons.append("AL outside its golden curve's tolerance")
+    return "; ".join(reasons)
+
+
 def row_of(record: Record) -> PointRow:
     """The row of one of our records; a record without its config (written before records
     carried one) has no key, and is a ValueError the ingest counts as skipped."""
@@ -40,6 +51,7 @@ def row_of(record: Record) -> PointRow:
             f"{record.id}: the record has no config identity (written by a pytest-infx before "
             "record version 2); run the point again to store it"
         )
+    golden = golden_of(record)
     isl = osl = 0
     kind: str = record.kind
     if isinstance(record, CellRecord):
@@ -61,9 +73,10 @@ def row_of(record: Record) -> PointRow:
         item=record.id,
         recipe=record.recipe,
         dataset=dataset,
-        status=verdict.of(record.passed),
+        status=verdict.of(record.passed and golden != verdict.Verdict.FAIL),
         metrics=of_record(record),
-        golden=golden_of(record),
+        golden=golden,
+        reason=reason_of(record, golden),
         isl=isl,
         osl=osl,
     )

@@ -24,6 +24,7 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
+    Text,
     UniqueConstraint,
 )
 
@@ -40,6 +41,8 @@ runs: Final = Table(
     Column("started", DateTime(timezone=True), nullable=False),
     Column("machine", String(200), nullable=False),
     Column("plugin_version", String(50), nullable=False),
+    Column("promoted_from", String(220), nullable=True),
+    Column("promoted_by", String(200), nullable=True),
     UniqueConstraint("run_id", "attempt", name="uq_runs_run_attempt"),
 )
 
@@ -88,6 +91,7 @@ points: Final = Table(
     Column("status", String(10), nullable=False),
     Column("metrics", JSON, nullable=False),
     Column("golden", String(20), nullable=True),
+    Column("reason", Text, nullable=False, server_default=""),
     Column("written", DateTime(timezone=True), nullable=False),
     UniqueConstraint(
         "run",

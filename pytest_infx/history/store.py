@@ -12,6 +12,7 @@ lock so that workers opening one database at once migrate it once.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
@@ -58,8 +59,9 @@ class RunStamp:
 
 @dataclass(frozen=True)
 class PointRow:
-    """One point as the history keeps it; ``status`` is a result file's verdict word (a failed
-    point's figures are kept, and never become a baseline)."""
+    """One point as the history keeps it; ``status`` is the point's final verdict word (its own
+    checks, its golden curve and the baseline gate: a failed point's figures are kept, and
+    never become a baseline), ``reason`` why it failed."""
 
     config: ConfigInfo
     kind: str
@@ -74,6 +76,7 @@ class PointRow:
     isl: int = 0
     osl: int = 0
     offload_mode: str = "none"
+    reason: str = ""
 
     def key(self) -> dict[str, object]:
         return {
@@ -102,6 +105,7 @@ class Stored:
     kind: str = ""
     conc: int = 0
     cell: str = ""
+    reason: str = ""
     isl: int = 0
     osl: int = 0
 
@@ -295,6 +299,94 @@ class Store:
             found = connection.execute(select(runs.c.id).where(runs.c.run_id == run_id)).first()
         return found is not None
 
+    def names(self) -> tuple[list[str], list[str]]:
+        """The branches and the run ids that hold at least one stored point: what a baseline
+        may name."""
+        with self.engine.connect() as connection:
+            return _names(connection)
+
+    def baseline_kind(self, name: str) -> str:
+        """``run`` or ``branch``: what ``--infx-baseline NAME`` names, a run id first. A name
+        with no stored point is a StoreError naming the close ones, since a mistyped baseline
+        would otherwise pass every point as having none."""
+        branches, run_ids = self.names()
+        if name in run_ids:
+            return "run"
+        if name in branches:
+            return "branch"
+        close = difflib.get_close_matches(name, [*branches, *run_ids], n=5, cutoff=0.5)
+        hint = (
+            f"did you mean {', '.join(repr(c) for c in close)}?"
+            if close
+            else f"stored branches: {', '.join(branches[:10]) or 'none'}"
+        )
+        raise StoreError(
+            f"--infx-baseline {name!r}: no branch or run of that name has a stored point; "
+            f"{hint} (infx db items lists what is stored)"
+        )
+
+    def promote(self, run_id: str, branch: str, *, by: str) -> tuple[RunStamp, int]:
+        """Copy the points of run ``run_id`` (its latest attempt) into a new run on
+        ``branch`` that records where they came from and who moved them, so a validated PR
+        sweep becomes the branch's results without measuring it again. A run with a failed
+        point is not validated and is refused, naming the point."""
+        with self.engine.begin() as connection:
+            source = (
+                connection.execute(
+                    select(runs)
+                    .where(runs.c.run_id == run_id)
+                    .order_by(runs.c.attempt.desc())
+                    .limit(1)
+                )
+                .mappings()
+                .first()
+            )
+            if source is None:
+                _, run_ids = _names(connection)
+                close = difflib.get_close_matches(run_id, run_ids, n=5, cutoff=0.5)
+                hint = f"; did you mean {', '.join(close)}?" if close else ""
+                raise StoreError(f"no stored run {run_id!r}{hint} (infx db items lists points)")
+            rows = connection.execute(select(points).where(points.c.run == source["id"])).all()
+            if not rows:
+                raise StoreError(f"run {run_id!r} has no stored point to promote")
+            failed = [row._mapping for row in rows if row._mapping["status"] != Verdict.PASS]
+            if failed:
+                first = failed[0]
+                raise StoreError(
+                    f"run {run_id!r} is not validated: {len(failed)} point(s) failed, first "
+                    f"{first['item']} ({first['reason'] or 'failed'}); fix or re-run it first"
+                )
+            label = run_id if source["attempt"] == 1 else f"{run_id}#{source['attempt']}"
+            stamp = RunStamp(
+                run_id=f"promoted-{label}-to-{branch}"[:200],
+                attempt=1,
+                branch=branch,
+                commit=str(source["commit"]),
+                started=datetime.now(UTC),
+                machine=str(source["machine"]),
+                plugin_version=str(source["plugin_version"]),
+            )
+            values = {**dataclasses.asdict(stamp), "promoted_from": label, "promoted_by": by}
+            if _find(connection, runs, ("run_id", "attempt"), values) is not None:
+                raise StoreError(f"run {label!r} was already promoted to {branch!r}")
+            new = _id_of(connection, runs, ("run_id", "attempt"), values)
+            for row in rows:
+                copied = {k: v for k, v in row._mapping.items() if k not in ("id", "run")}
+                copied["written"] = datetime.now(UTC)
+                connection.execute(points.insert().values(**copied, run=new))
+        return stamp, len(rows)
+
+    def provenance(self, run_id: str) -> tuple[str, str] | None:
+        """The run a promoted run was copied from and who promoted it; None for a run that
+        was measured."""
+        with self.engine.connect() as connection:
+            found = connection.execute(
+                select(runs.c.promoted_from, runs.c.promoted_by).where(runs.c.run_id == run_id)
+            ).first()
+        if found is None or found[0] is None:
+            return None
+        return str(found[0]), str(found[1] or "")
+
     def put(self, run: int, row: PointRow) -> str:
         """Write one point: ``added``, ``unchanged`` (the same row was there: an ingest run
         twice), ``updated``, or ``kept`` (a failed retry never replaces a passed row)."""
@@ -308,6 +400,7 @@ class Store:
                 "status": row.status,
                 "metrics": dict(row.metrics),
                 "golden": row.golden,
+                "reason": row.reason,
             }
             where = [points.c[name] == value for name, value in key.items()]
             existing = (
@@ -412,9 +505,24 @@ class Store:
                 query = query.where(points.c.item.in_(items))
             return _in_run_order(connection, query)
 
+    def points(self, *, since: datetime | None = None) -> list[Stored]:
+        """Every row, failed ones included with their reason, oldest run first: the verdicts a
+        view shows beside the figures it draws from :meth:`passing`."""
+        with self.engine.connect() as connection:
+            query = _joined()
+            if since is not None:
+                query = query.where(runs.c.started >= since)
+            return _in_run_order(connection, query)
+
     def count(self) -> int:
         with self.engine.connect() as connection:
             return int(connection.execute(select(func.count()).select_from(points)).scalar_one())
+
+
+def _names(connection: Connection) -> tuple[list[str], list[str]]:
+    stored = select(runs.c.branch, runs.c.run_id).join(points, points.c.run == runs.c.id)
+    found = connection.execute(stored.distinct()).all()
+    return sorted({str(b) for b, _ in found}), sorted({str(r) for _, r in found})
 
 
 def _joined() -> Any:
@@ -426,6 +534,7 @@ def _joined() -> Any:
             points.c.kind,
             points.c.conc,
             points.c.cell,
+            points.c.reason,
             points.c.isl,
             points.c.osl,
             runs.c.run_id,
@@ -464,6 +573,7 @@ def _stored(found: RowMapping) -> Stored:
         kind=found["kind"],
         conc=found["conc"],
         cell=found["cell"],
+        reason=found["reason"] or "",
         isl=found["isl"],
         osl=found["osl"],
     )

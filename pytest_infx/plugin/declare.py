@@ -225,6 +225,24 @@ def add_options(parser: pytest.Parser) -> None:
         default=[],
     )
     parser.addini(
+        "infx_baseline_mad_k",
+        "baseline gate: a point fails only outside the baseline rows' median +/- this many "
+        "median absolute deviations (default 3)",
+        default="",
+    )
+    parser.addini(
+        "infx_repeats",
+        "passes of each fixed-seq-len point whose recipe names no repeats; the point keeps "
+        "their median (default 1)",
+        default="",
+    )
+    parser.addini(
+        "infx_baseline_window",
+        "baseline gate: how many recent passing rows of a point the baseline is the median "
+        "of (default 10)",
+        default="",
+    )
+    parser.addini(
         "infx_scenario_types",
         "accepted scenario-type values of changelog entries (default: fixed-seq-len, "
         "agentic-coding)",

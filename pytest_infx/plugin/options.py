@@ -181,6 +181,7 @@ def _settings(config: pytest.Config) -> Settings:
 def _history(config: pytest.Config, env: Environment, results: Path) -> HistorySettings:
     """The database URL: the option, else the ini, else ``INFX_DB_URL``, else SQLite in the
     results folder; ``off`` in any of them turns the history off."""
+    from pytest_infx.recipes.schema import MAX_REPEATS
     from pytest_infx.tolerance import tolerances
 
     url = _text(config, "infx_db") or env.db_url or default_db_url(results)
@@ -203,7 +204,32 @@ def _history(config: pytest.Config, env: Environment, results: Path) -> HistoryS
         baseline=baseline or None,
         branch=branch or None,
         tolerances=lines,
+        mad_k=_gate_number(config, "infx_baseline_mad_k", 3.0, integer=False),
+        window=int(_gate_number(config, "infx_baseline_window", 10, integer=True)),
+        repeats=int(_gate_number(config, "infx_repeats", 1, integer=True, most=MAX_REPEATS)),
     )
+
+
+def _gate_number(
+    config: pytest.Config, name: str, default: float, *, integer: bool, most: int = 1000
+) -> float:
+    """A positive, finite number of the gate from the ini; a bad one is a usage error before
+    any point is measured."""
+    import math
+
+    text = str(config.getini(name) or "").strip()
+    if not text:
+        return default
+    try:
+        value = float(int(text)) if integer else float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0 < value <= most):
+        kind = "a whole number" if integer else "a number"
+        raise pytest.UsageError(
+            f"ini {name} = {text!r}: give {kind} above 0 and at most {most}, e.g. {default:g}"
+        )
+    return value
 
 
 def _text(config: pytest.Config, name: str) -> str | None:

@@ -236,6 +236,7 @@ def _material(
         if bench.get("connections") == "per-request":
             # The default leaves the fingerprints of points made before the setting unchanged.
             bench.pop("connections")
+        bench.pop("repeats", None)
         material["fixed-seq-len"] = bench
     material["tp"] = tp
     return material

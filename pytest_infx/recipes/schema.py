@@ -31,6 +31,8 @@ EMBEDDED_PREFIX = "embedded:"
 MAX_TP = 1024
 MAX_CONCURRENCY = 1_000_000
 MAX_DRAFT_LENGTH = 256
+MAX_REPEATS = 20
+"""Passes of a fixed-seq-len point: past this a sweep takes hours for a median it had."""
 Concurrency = Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]
 DraftLength = Annotated[int, Field(ge=1, le=MAX_DRAFT_LENGTH)]
 MAX_ADMISSION_FACTOR = 1000.0
@@ -322,6 +324,10 @@ class FixedSeqLen(Strict):
     connections: Literal["per-request", "kept-alive"] = "per-request"
     """``per-request`` opens a connection for each request, as ``benchmark_serving.py`` does, so
     TTFT includes the connection set-up; ``kept-alive`` reuses one per concurrency slot."""
+    repeats: int | None = Field(default=None, ge=1, le=MAX_REPEATS)
+    """Passes of each point, whose median the point keeps (None: the ini's ``infx_repeats``,
+    else 1): one pass on a noisy host cannot tell a regression from noise. How a point is
+    judged rather than what it measures, so it is not part of the fingerprint."""
 
 
 class Recipe(Strict):

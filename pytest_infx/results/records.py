@@ -181,14 +181,22 @@ class ConfigInfo(_Model):
     dcp: Positive = 1
     pcp: Positive = 1
     dp_attention: bool = False
+    disaggregated: str | None = None
+    """A multinode (prefill/decode) config's worker sizes, ``p1-tp8-ep8-dpafalse_d2-...``:
+    part of its identity, since two splits of one GPU count are different configs."""
+    disaggregated_gpus: Positive | None = None
+    """A multinode config's prefill and decode GPUs together."""
 
     @property
     def gpus(self) -> int:
-        """InferenceX's per-GPU denominator: TP x PP x prefill context parallel size."""
-        return self.tp * self.pp * self.pcp
+        """InferenceX's per-GPU denominator: TP x PP x prefill context parallel size (a
+        multinode config's prefill and decode GPUs)."""
+        return self.disaggregated_gpus or self.tp * self.pp * self.pcp
 
     @property
     def topology(self) -> str:
+        if self.disaggregated is not None:
+            return self.disaggregated
         dpa = "true" if self.dp_attention else "false"
         return f"tp{self.tp}-pp{self.pp}-dcp{self.dcp}-pcp{self.pcp}-ep{self.ep}-dpa{dpa}"
 
@@ -431,9 +439,13 @@ class FixedRecord(_Result):
     requests: FixedRequests
     duration_s: float
     figures: dict[str, float]
+    """The median over ``passes`` where the point was measured more than once."""
     errors: list[str]
     raw_result: str
     inferencex_result: str
+    passes: list[dict[str, float]] = Field(default_factory=list)
+    """Each pass's figures when the point was measured more than once (``repeats``): the
+    spread its median was taken from; the raw and processed files are the median pass's."""
 
     @property
     def data_sha256(self) -> str | None:

@@ -39,13 +39,15 @@ def test_ingest_prints_what_it_added_and_again_adds_nothing(
 ) -> None:
     path = results_bmk(tmp_path, [agg(4, 1000.0), agg(8, 0.0, num_requests_successful=0)])
     url = f"sqlite:///{tmp_path / 'new.db'}"
-    assert main(["db", "ingest", str(path), "--db", url, "--branch", "main"]) == 0
+    assert main(["db", "ingest", str(path), "--db", url, "--branch", "main"]) == 1
     out = capsys.readouterr().out
     assert re.search(r"run ingest-[0-9a-f]{12} \(attempt 1, branch main\):", out)
     assert "1 added, 0 unchanged, 0 updated, 0 kept, 1 skipped" in out
     assert "no successful request" in out
-    assert main(["db", "ingest", str(path), "--db", url]) == 0
+    assert main(["db", "ingest", str(path), "--db", url]) == 1
     assert "0 added, 1 unchanged" in capsys.readouterr().out
+    whole = results_bmk(tmp_path, [agg(4, 1000.0)])
+    assert main(["db", "ingest", str(whole), "--db", url]) == 0, "nothing skipped: exit 0"
 
 
 def test_items_lists_the_trend_keys(db: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -152,3 +154,22 @@ def test_serve_answers_with_the_page_drawn_anew(db: str, tmp_path: Path) -> None
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def test_promote_makes_a_validated_run_the_branch_s_results_with_provenance(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"sqlite:///{tmp_path / 'h.db'}"
+    with Store.open(url) as store:
+        store.put(store.add_run(stamp("pr-12", branch="feature")), row())
+    argv = ["db", "promote", "pr-12", "--to", "main", "--by", "alice", "--db", url]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "promoted 1 point(s) of run pr-12 to main as run promoted-pr-12-to-main by alice" in out
+    with Store.open(url) as store:
+        found = store.baseline(row(), branch="main")
+        assert found is not None and store.provenance(found.run_id) == ("pr-12", "alice")
+    assert main(argv) == 4
+    assert "already promoted" in capsys.readouterr().err
+    assert main(["db", "promote", "pr-21", "--to", "main", "--db", url]) == 4
+    assert "no stored run 'pr-21'; did you mean pr-12?" in capsys.readouterr().err

@@ -173,3 +173,22 @@ def test_a_point_on_a_gpu_records_its_gpus_power_and_energy(
     page = (sweep.results / "report.html").read_text()
     assert "<th>GPU W</th><th>tok/J</th>" in page
     assert '<td class="num">650</td>' in page
+
+
+def test_a_point_measured_in_repeats_keeps_each_pass_and_their_median(sweep: Sweep) -> None:
+    _add(sweep, "--step-delay", "0.001", repeats=3)
+    result = sweep.run("-m", "fixed_seq_len", "-k", "c1", "-o", "infx_repeats=5")
+    result.assert_outcomes(passed=1)
+    point = _record(sweep, IDS[0])
+    passes = point["passes"]
+    assert len(passes) == 3, "the recipe's repeats win over the ini's"
+    for name in ("tput_per_gpu", "median_ttft"):
+        assert point["figures"][name] == sorted(each[name] for each in passes)[1]
+    assert point["requests"]["sent"] == 10
+
+
+def test_a_bad_repeats_in_the_ini_is_a_usage_error(sweep: Sweep) -> None:
+    _add(sweep)
+    result = sweep.run("-m", "fixed_seq_len", "-o", "infx_repeats=0")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: ini infx_repeats = '0': give a whole number above 0*"])

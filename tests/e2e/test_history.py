@@ -11,6 +11,7 @@ import sys
 import time
 
 import pytest
+from history.samples import row, stamp
 
 from pytest_infx.history.store import Store
 
@@ -78,10 +79,65 @@ def test_the_second_run_fails_on_the_baseline_naming_point_metric_and_delta(
 
 def test_no_baseline_passes_and_says_so(sweep: Sweep) -> None:
     _add(sweep, delay="0")
-    result = sweep.run("--infx-baseline", "main", "--infx-branch", "feature")
+    db = f"sqlite:///{sweep.root / 'history.db'}"
+    with Store.open(db) as store:
+        store.put(store.add_run(stamp("elsewhere")), row())
+    result = sweep.run("--infx-db", db, "--infx-baseline", "main", "--infx-branch", "feature")
     result.assert_outcomes(passed=len(MODES))
     assert "no baseline, passes" in result.stdout.str()
-    assert (sweep.results / "history.db").is_file()
+
+
+def test_a_gate_failed_point_is_stored_failed_never_a_baseline_and_resume_fails_it_again(
+    sweep: Sweep,
+) -> None:
+    db = f"sqlite:///{sweep.root / 'history.db'}"
+    tolerance = ("-o", "infx_baseline_tolerance=output_tput_per_gpu: -20%")
+    _add(sweep, delay="0.005")
+    sweep.run("--infx-db", db, "--infx-branch", "main").assert_outcomes(passed=len(MODES))
+    _add(sweep, delay="0.1")
+    gated = ("--infx-db", db, "--infx-branch", "main", "--infx-baseline", "main", *tolerance)
+    sweep.run(*gated).assert_outcomes(failed=len(MODES))
+    item = f"{KEY}[k1-{MODES[0]}]"
+    with Store.open(db) as store:
+        rows = store.series(item)
+        assert [found.status for found in rows] == ["pass", "fail"]
+        assert "beyond its tolerance" in rows[1].reason
+        baselines = [found for found in store.passing() if found.item == item]
+        assert [found.run_id for found in baselines] == [rows[0].run_id]
+    resumed = sweep.run("--infx-resume", *gated)
+    assert resumed.ret == pytest.ExitCode.TESTS_FAILED
+    out = resumed.stdout.str()
+    assert f"{len(MODES)} cells reused, 0 run" in out
+    assert f"{item}: output_tput_per_gpu" in out
+
+
+def test_a_mistyped_baseline_is_a_usage_error_naming_the_close_branch(sweep: Sweep) -> None:
+    _add(sweep, delay="0")
+    db = f"sqlite:///{sweep.root / 'history.db'}"
+    with Store.open(db) as store:
+        store.put(store.add_run(stamp("r1", branch="main")), row())
+    result = sweep.run("--infx-db", db, "--infx-baseline", "mian")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --infx-baseline 'mian': *did you mean 'main'?*"])
+    assert not (sweep.results / "cells").exists()
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("sqlite://", "*is in memory*"),
+        ("sqlite:///:memory:", "*is in memory*"),
+        ("mysql://u@127.0.0.1/db", "*'mysql://u@127.0.0.1/db': *SQLite or PostgreSQL, not mysql*"),
+    ],
+)
+def test_a_history_url_that_cannot_work_is_one_usage_error_before_any_point(
+    sweep: Sweep, url: str, said: str
+) -> None:
+    _add(sweep, delay="0")
+    result = sweep.run("--infx-db", url)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {said}"])
+    assert not (sweep.results / "cells").exists()
 
 
 def test_a_killed_run_keeps_every_finished_point_and_resume_adds_the_rest(
@@ -155,7 +211,7 @@ def test_xdist_workers_store_one_sweep_as_one_run(sweep: Sweep) -> None:
     assert {row.config["engine_version"] for row in rows} == {"0.33.0+fake"}
 
 
-def test_a_history_that_cannot_be_opened_fails_the_point_after_its_file_is_written(
+def test_a_history_that_cannot_be_opened_is_a_usage_error_before_any_point(
     sweep: Sweep,
 ) -> None:
     from pytest_infx.launch.ports import free_port
@@ -163,14 +219,14 @@ def test_a_history_that_cannot_be_opened_fails_the_point_after_its_file_is_writt
     _add(sweep, delay="0")
     closed = f"postgresql+psycopg://nobody@127.0.0.1:{free_port('127.0.0.1')}/none"
     result = sweep.run("--infx-db", closed)
-    result.assert_outcomes(failed=len(MODES))
-    result.stdout.fnmatch_lines(
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
         [
-            "results history: history database postgresql+psycopg://*"
+            "ERROR: results history: history database postgresql+psycopg://*"
             "cannot open it*check the URL and that the server is up"
         ]
     )
-    assert len(list((sweep.results / "cells").glob("*.json"))) == len(MODES)
+    assert not (sweep.results / "cells").exists()
 
 
 def test_a_bad_history_url_is_a_usage_error(sweep: Sweep) -> None:

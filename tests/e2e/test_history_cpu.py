@@ -81,7 +81,8 @@ def test_a_planted_slowdown_fails_on_the_baseline(
         rows = store.series(ITEM)
     finally:
         store.close()
-    assert [(row.branch, row.status) for row in rows] == [("main", "pass"), ("pr", "pass")]
+    assert [(row.branch, row.status) for row in rows] == [("main", "pass"), ("pr", "fail")]
+    assert "beyond its tolerance" in rows[1].reason
     before, after = (row.metrics["output_tput_per_gpu"] for row in rows)
     assert after < 0.95 * before
     print(f"output tok/s/gpu: main {before:.1f}, slowed {after:.1f} ({after / before - 1:+.1%})")

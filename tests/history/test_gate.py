@@ -74,3 +74,71 @@ def test_a_verdict_crosses_the_wire_whole() -> None:
         "k", {"tput_per_gpu": 88.0}, history[-1], LIMITS, baseline_run="r", history=history
     )
     assert Verdict.from_wire(verdict.to_wire()) == verdict
+
+
+NOISY = [{"tput_per_gpu": v} for v in (105.7, 79.1, 49.4, 86.9, 92.0, 70.3)]
+"""Unslowed CPU runs of one point on a shared host: a 2x spread."""
+
+
+def test_a_noisy_run_beyond_the_tolerance_but_inside_the_spread_passes() -> None:
+    verdict = compare(
+        "k", {"tput_per_gpu": 60.0}, NOISY[-1], LIMITS, baseline_run="r", history=NOISY
+    )
+    (delta,) = (d for d in verdict.deltas if d.metric == "tput_per_gpu")
+    assert delta.beyond_tolerance and not delta.outside_noise
+    assert verdict.passed
+    assert delta.runs == len(NOISY) and delta.baseline == (79.1 + 86.9) / 2
+
+
+def test_a_drop_beyond_the_tolerance_and_the_spread_fails_saying_both() -> None:
+    quiet = [{"tput_per_gpu": v} for v in (100.0, 101.0, 99.0, 100.5, 99.5)]
+    verdict = compare(
+        "k", {"tput_per_gpu": 50.0}, quiet[-1], LIMITS, baseline_run="r", history=quiet, k=3
+    )
+    assert [d.metric for d in verdict.failed] == ["tput_per_gpu"]
+    message = verdict.message()
+    assert "(median of 5 runs)" in message and "beyond its tolerance" in message
+    assert "outside the baseline's noise, median 100 +/- 3*MAD 1.5 over 5 runs" in message
+
+
+def test_the_baseline_is_the_median_of_the_last_window_rows() -> None:
+    history = [{"tput_per_gpu": v} for v in (10.0, 10.0, 10.0, 100.0, 100.0, 100.0)]
+    verdict = compare(
+        "k",
+        {"tput_per_gpu": 100.0},
+        history[-1],
+        LIMITS,
+        baseline_run="r",
+        history=history,
+        window=3,
+    )
+    assert verdict.deltas[0].baseline == 100.0 and verdict.deltas[0].runs == 3
+
+
+def test_too_few_rows_for_a_spread_leave_the_tolerance_to_decide() -> None:
+    history = [{"tput_per_gpu": 100.0}, {"tput_per_gpu": 100.0}]
+    verdict = compare(
+        "k", {"tput_per_gpu": 90.0}, history[-1], LIMITS, baseline_run="r", history=history
+    )
+    assert not verdict.passed
+    assert "too few baseline runs (2 < 3) to read the noise" in verdict.message()
+
+
+def test_a_non_finite_or_non_positive_baseline_is_never_compared_with() -> None:
+    for bad in (float("nan"), float("inf"), 0.0, -1000.0):
+        verdict = compare(
+            "k", {"tput_per_gpu": 1.0}, {"tput_per_gpu": bad}, LIMITS, baseline_run="r"
+        )
+        assert verdict.deltas == () and verdict.passed
+    mixed = [{"tput_per_gpu": v} for v in (100.0, float("nan"), -5.0, 100.0)]
+    verdict = compare(
+        "k", {"tput_per_gpu": 50.0}, mixed[-1], LIMITS, baseline_run="r", history=mixed
+    )
+    assert verdict.deltas[0].runs == 2 and not verdict.passed
+
+
+def test_a_measured_value_that_is_not_finite_never_passes() -> None:
+    verdict = compare(
+        "k", {"tput_per_gpu": float("nan")}, {"tput_per_gpu": 100.0}, LIMITS, baseline_run="r"
+    )
+    assert not verdict.passed

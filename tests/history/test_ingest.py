@@ -55,11 +55,73 @@ def test_a_row_without_successful_requests_is_skipped_never_stored_as_zero(
     assert "[3]: not an object" in tally.skipped[2]
 
 
-def test_one_agg_file_is_named_after_its_result_name(store: Store, tmp_path: Path) -> None:
-    path = tmp_path / "agg_dsr1_tp8_conc4_b200.json"
-    path.write_text(json.dumps(agg(4, 1200.0)))
-    ingest(store, [path], stamp("r"))
-    assert store.items() == ["dsr1_tp8_conc4_b200"]
+DIGEST = "lmsysorg/sglang:v0.5.21-cu130@sha256:" + "ab" * 32
+
+
+def test_nightly_files_of_one_point_from_any_runner_are_one_config_and_one_item(
+    store: Store, tmp_path: Path
+) -> None:
+    """InferenceX's file names end with the runner instance and the recipe fingerprint, and
+    its configs pin images by digest: neither may split one point's trend."""
+    for night, (runner, image) in enumerate(
+        [("b200-nv_3", DIGEST), ("b200-nv_7", "lmsysorg/sglang:v0.5.21-cu130")]
+    ):
+        path = tmp_path / f"agg_dsr1_fp4_sglang_tp8_conc4_{runner}_f{night}e3a.json"
+        path.write_text(json.dumps(agg(4, 1200.0 + night, hw=runner, image=image)))
+        ingest(store, [path], stamp(f"night{night}", day=night))
+    assert store.items() == [
+        "dsr1_fp4_sglang_tp8-ep1-dpafalse_spec-none_isl1024-osl1024_conc4_b200"
+    ]
+    rows = store.passing()
+    assert [found.config["engine_version"] for found in rows] == ["v0.5.21-cu130"] * 2
+    assert len({tuple(sorted(found.config.items())) for found in rows}) == 1
+
+
+def test_the_same_files_ingested_three_ways_are_one_run(store: Store, tmp_path: Path) -> None:
+    folder = tmp_path / "results"
+    folder.mkdir()
+    for conc in (4, 8, 16):
+        (folder / f"agg_c{conc}_h200-nv_{conc}.json").write_text(json.dumps(agg(conc, 900.0)))
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for path in folder.iterdir():
+        (copy / f"copied-{path.name}").write_bytes(path.read_bytes())
+    named = sorted(folder.iterdir())
+    ways = [[folder], list(reversed(named)), [copy]]
+    stamps = set()
+    for paths in ways:
+        found = list(files(paths))
+        stamped = default_stamp(paths, found, branch="main", commit="")
+        stamps.add(stamped.run_id)
+        ingest(store, found, stamped)
+    assert len(stamps) == 1
+    assert store.count() == 3
+
+
+def test_a_multinode_file_is_a_multinode_point_keyed_on_its_prefill_and_decode_sizes(
+    store: Store, tmp_path: Path
+) -> None:
+    def multinode(decode_workers: int) -> dict[str, object]:
+        row = agg(64, 3000.0, is_multinode=True, disagg=True, prefill_num_workers=1,
+                  prefill_tp=8, prefill_ep=8, prefill_dp_attention="false",
+                  decode_num_workers=decode_workers, decode_tp=8, decode_ep=8,
+                  decode_dp_attention="true", num_prefill_gpu=8,
+                  num_decode_gpu=8 * decode_workers)  # fmt: skip
+        del row["tp"], row["ep"]
+        return row
+
+    for workers in (1, 2):
+        path = tmp_path / f"agg_mn{workers}.json"
+        path.write_text(json.dumps(multinode(workers)))
+        tally = ingest(store, [path], stamp(f"mn{workers}"))
+        assert tally.outcomes["added"] == 1 and not tally.skipped
+    rows = store.passing()
+    assert [found.config["topology"] for found in rows] == [
+        "p1-tp8-ep8-dpafalse_d1-tp8-ep8-dpatrue",
+        "p1-tp8-ep8-dpafalse_d2-tp8-ep8-dpatrue",
+    ]
+    assert [found.config["gpus"] for found in rows] == [16, 24]
+    assert rows[0].item.startswith("dsr1_fp4_sglang_p1-tp8-ep8-dpafalse_d1-tp8-ep8-dpatrue_")
 
 
 def test_our_results_folder_is_read_and_an_old_record_is_skipped(
@@ -105,7 +167,10 @@ def test_a_fixed_seq_len_record_and_inferencex_s_processed_file_share_one_key(
     theirs.write_text(json.dumps(processed))
     assert ingest(store, [theirs], stamp("theirs")).outcomes["added"] == 1
     found = store.history(row_of(parse_record(ours)))
-    assert [s.item for s in found] == [FIXED["id"], "theirs"]
+    assert [s.item for s in found] == [
+        FIXED["id"],
+        "smollm2_bf16_vllm_tp1-ep1-dpafalse_spec-none_isl256-osl32_conc4_cpu",
+    ]
 
 
 def test_an_agentx_aggregate_is_an_agentic_row(store: Store, tmp_path: Path) -> None:

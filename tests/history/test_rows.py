@@ -37,3 +37,16 @@ def test_a_failed_record_is_a_failed_row_and_a_recorded_curve_says_so() -> None:
 def test_a_record_without_its_config_has_no_row() -> None:
     with pytest.raises(ValueError, match=r"no config identity.*before record version 2"):
         row_of(cell(**{"config!": None}))
+
+
+def test_a_cell_outside_its_golden_curve_is_stored_failed_with_why() -> None:
+    record = cell(config=CONFIG.model_dump(), golden__ok=False, golden__drifted=1)
+    assert record.passed, "its own checks passed: only the golden gate failed it"
+    row = row_of(record)
+    assert (row.status, row.golden) == ("fail", "fail")
+    assert row.reason == "AL outside its golden curve's tolerance"
+
+
+def test_a_failed_record_s_reasons_are_its_row_s() -> None:
+    record = point(config=CONFIG.model_dump(), verdict="fail", reasons=["3 of 10 failed"])
+    assert (row_of(record).status, row_of(record).reason) == ("fail", "3 of 10 failed")

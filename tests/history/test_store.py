@@ -109,11 +109,23 @@ def test_the_migrated_database_has_exactly_the_declared_tables(db_url: str) -> N
 def test_an_older_database_is_upgraded_and_keeps_its_rows(db_url: str) -> None:
     old = Store.open(db_url, migrate_to="0001")
     run = old.add_run(stamp("r1"))
-    old.put(run, row())
+    with old.engine.begin() as connection:
+        connection.exec_driver_sql(
+            "INSERT INTO configs (model_prefix, hardware, framework, engine_version, precision, "
+            "spec_method, topology, tp, ep, dp_attention, gpus) "
+            "VALUES ('m', 'cpu', 'vllm', '1', 'bf16', 'none', 'tp1', 1, 1, false, 1)"
+        )
+        connection.exec_driver_sql(
+            "INSERT INTO points (run, config, kind, isl, osl, conc, offload_mode, cell, item, "
+            "recipe, dataset, status, metrics, written) VALUES "
+            f"({run}, 1, 'agentic', 0, 0, 4, 'none', '', 'i', 'r', 'd', 'pass', "
+            "'{\"tput_per_gpu\": 1.0}', '2026-11-01 12:00:00')"
+        )
     old.close()
     store = Store.open(db_url)
     try:
         assert store.count() == 1
+        assert [found.reason for found in store.series("i")] == [""]
         with store.engine.connect() as connection:
             indexes = {i["name"] for i in inspect(connection).get_indexes("points")}
         assert "ix_points_lookup" in indexes
@@ -174,3 +186,58 @@ def test_an_unreachable_server_is_a_store_error() -> None:
     port = free_port("127.0.0.1")
     with pytest.raises(StoreError, match=r"cannot open it.*check the URL and that the server"):
         Store.open(f"postgresql+psycopg://postgres@127.0.0.1:{port}/none")
+
+
+def test_a_baseline_names_a_stored_run_or_branch_and_a_typo_names_the_close_ones(
+    store: Store,
+) -> None:
+    store.put(store.add_run(stamp("1234", branch="main")), row())
+    store.add_run(stamp("empty", branch="release"))
+    assert store.baseline_kind("main") == "branch"
+    assert store.baseline_kind("1234") == "run"
+    with pytest.raises(StoreError, match=r"'mian': no branch or run .* did you mean 'main'\?"):
+        store.baseline_kind("mian")
+    with pytest.raises(StoreError, match=r"'release': .*stored branches: main"):
+        store.baseline_kind("release")
+
+
+def test_a_failed_row_keeps_its_reason(store: Store) -> None:
+    store.put(store.add_run(stamp("r1")), row(status=Verdict.FAIL, reason="beyond tolerance"))
+    (found,) = store.series(row().item)
+    assert (found.status, found.reason) == ("fail", "beyond tolerance")
+
+
+def test_promote_copies_a_validated_run_to_the_branch_with_its_provenance(store: Store) -> None:
+    run = store.add_run(stamp("pr-7", branch="feature"))
+    store.put(run, row())
+    store.put(run, row(conc=8))
+    promoted, count = store.promote("pr-7", "main", by="alice")
+    assert count == 2 and promoted.branch == "main"
+    assert store.provenance(promoted.run_id) == ("pr-7", "alice")
+    assert store.provenance("pr-7") is None
+    found = store.baseline(row(), branch="main")
+    assert found is not None and found.run_id == promoted.run_id
+    with pytest.raises(StoreError, match="already promoted"):
+        store.promote("pr-7", "main", by="alice")
+
+
+def test_promote_refuses_a_run_with_a_failed_point_or_an_unknown_run(store: Store) -> None:
+    run = store.add_run(stamp("pr-8", branch="feature"))
+    store.put(run, row())
+    store.put(run, row(conc=8, status=Verdict.FAIL, reason="slower"))
+    with pytest.raises(StoreError, match=r"'pr-8' is not validated: 1 point\(s\) failed.*slower"):
+        store.promote("pr-8", "main", by="alice")
+    with pytest.raises(StoreError, match=r"no stored run 'pr-9'; did you mean pr-8\?"):
+        store.promote("pr-9", "main", by="alice")
+    assert store.baseline(row(), branch="main") is None
+
+
+def test_every_row_is_read_with_its_verdict_for_a_view_to_show(store: Store) -> None:
+    run = store.add_run(stamp("r1"))
+    store.put(run, row())
+    store.put(run, row(conc=8, status=Verdict.FAIL, reason="beyond its tolerance"))
+    assert [(found.conc, found.status, found.reason) for found in store.points()] == [
+        (4, "pass", ""),
+        (8, "fail", "beyond its tolerance"),
+    ]
+    assert len(store.passing()) == 1

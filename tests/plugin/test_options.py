@@ -148,3 +148,35 @@ def test_the_tolerance_ini_is_checked_before_anything_runs(pytester: pytest.Pyte
             "rises, so its tolerance is written median_ttft: +10%"
         ]
     )
+
+
+def test_the_gate_s_noise_band_and_repeats_come_from_the_ini(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\ninfx = true\n")
+    found = _settings(pytester).history
+    assert (found.mad_k, found.window, found.repeats) == (3.0, 10, 1)
+    pytester.makeini(
+        "[pytest]\ninfx = true\ninfx_baseline_mad_k = 2.5\ninfx_baseline_window = 20\n"
+        "infx_repeats = 3\n"
+    )
+    found = _settings(pytester).history
+    assert (found.mad_k, found.window, found.repeats) == (2.5, 20, 3)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("infx_baseline_mad_k = nan", "ini infx_baseline_mad_k = 'nan': give a number above 0"),
+        ("infx_baseline_mad_k = -1", "ini infx_baseline_mad_k = '-1': give a number above 0"),
+        ("infx_baseline_window = 2.5", "ini infx_baseline_window = '2.5': give a whole number"),
+        (
+            "infx_repeats = 21",
+            "ini infx_repeats = '21': give a whole number above 0 and at most 20",
+        ),
+    ],
+)
+def test_a_bad_gate_number_is_a_usage_error(
+    pytester: pytest.Pytester, line: str, message: str
+) -> None:
+    pytester.makeini(f"[pytest]\ninfx = true\n{line}\n")
+    with pytest.raises(pytest.UsageError, match=f"^{message}"):
+        _settings(pytester)

@@ -129,6 +129,10 @@ def _prepare(session: pytest.Session, settings: Settings) -> None:
     from pytest_infx.prepare import precision, preflight
 
     config = session.config
+    if not settings.plan and not hasattr(config, "workerinput"):
+        from pytest_infx.plugin.run.history import History
+
+        History(settings, {}).check()
     config.stash[stash.SESSION_ITEMS] = list(session.items)
     datasets = preflight.Datasets(settings.dataset_dir)
     datasets.golden = preflight.GoldenTree.from_wire(workers.golden_tree(config))

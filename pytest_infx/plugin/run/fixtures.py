@@ -8,6 +8,7 @@ and the results folder. Items only ask for "the server of my point".
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pytest
@@ -20,6 +21,7 @@ from pytest_infx.plugin.run.session import Run
 from pytest_infx.plugin.stash import PREFLIGHT, REF, REUSE
 
 if TYPE_CHECKING:
+    from pytest_infx.history.gate import Verdict
     from pytest_infx.launch import ServerHandle
     from pytest_infx.recipes.points import Point
 
@@ -73,9 +75,30 @@ def runnable(kind: Kind, point: Point, run: Run, request: pytest.FixtureRequest)
     server."""
     reuse = request.node.stash.get(REUSE, None)
     if reuse is not None:
-        run.history.put_missing(reuse.record)
-        return kind.reused(point, reuse, run, request)
+        record = reuse.record
+        judged = run.history.judge(record, point)
+        run.history.put_missing(record, judged)
+        return Gated(kind.reused(point, reuse, run, request), run, request.node, point, judged)
     return kind.fresh(point, request.getfixturevalue("infx_server"), run, request)
+
+
+@dataclass
+class Gated:
+    """A reused point judged by the baseline gate like a measured one, so a resumed folder of
+    a gate-failed sweep fails again rather than turning green."""
+
+    reused: Runnable
+    session: Run
+    node: pytest.Item
+    point: Point
+    judged: Verdict | None
+
+    def run(self) -> None:
+        __tracebackhide__ = True
+        self.reused.run()
+        if self.judged is not None:
+            record = self.node.stash[REUSE].record
+            self.session.gate(self.node, record, self.point, self.judged)
 
 
 GOLDEN_EXTRA = (

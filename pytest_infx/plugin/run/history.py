@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import socket
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final, TypeVar, cast
@@ -96,6 +97,7 @@ def config_of(point: Point, engines: EngineRegistry) -> ConfigInfo:
     """InferenceX's config identity of a point, as its result names carry it."""
     from pytest_infx.agentic.shape import shape_of
     from pytest_infx.hardware import gpu_type
+    from pytest_infx.images import version_of
     from pytest_infx.results.records import ConfigInfo
 
     shape = shape_of(point, engines=engines)
@@ -104,7 +106,7 @@ def config_of(point: Point, engines: EngineRegistry) -> ConfigInfo:
         model_prefix=shape.model_prefix,
         hardware=gpu_type(shape.runner),
         framework=shape.framework,
-        engine_version=engine.version or engine.image or "",
+        engine_version=engine.version or version_of(engine.image or ""),
         precision=shape.precision,
         spec_method=shape.spec_decoding,
         tp=shape.tp,
@@ -152,19 +154,35 @@ class History:
         """The record with its config identity, as its file and the store keep it."""
         return cast(R, record.model_copy(update={"config": config_of(point, engines)}))
 
-    def put(self, record: Record) -> None:
-        """Store one finished point, when the history is on."""
+    def put(
+        self, record: Record, gate: Verdict | None = None, problems: Sequence[str] = ()
+    ) -> None:
+        """Store one finished point with its final verdict, when the history is on: a point
+        that passed its own checks but failed the baseline ``gate``, or has ``problems`` its
+        record does not hold, is stored as failed with why, so it never becomes a baseline."""
         if self.on:
+            from dataclasses import replace
+
             from pytest_infx.history.rows import row_of
+            from pytest_infx.results.verdict import Verdict as Word
 
             store, run = self.store()
-            store.put(run, row_of(record))
+            row = row_of(record)
+            if problems:
+                reason = "; ".join([*filter(None, [row.reason]), *problems])
+                row = replace(row, status=Word.FAIL, reason=reason)
+            elif gate is not None and not gate.passed:
+                row = replace(row, status=Word.FAIL, reason=gate.message())
+            store.put(run, row)
 
-    def put_missing(self, record: Record) -> None:
-        """Store a reused point that no run stored: one whose run was killed between writing its
-        result file and its row, so the resumed run keeps every finished point."""
-        if self.on and not self.store()[0].has_item(record.id):
-            self.put(record)
+    def put_missing(self, record: Record, gate: Verdict | None = None) -> None:
+        """Store a reused point that no run stored (one whose run was killed between writing
+        its result file and its row, so the resumed run keeps every finished point), and a
+        reused point the gate fails now, as this run's failed row."""
+        if not self.on:
+            return
+        if (gate is not None and not gate.passed) or not self.store()[0].has_item(record.id):
+            self.put(record, gate)
 
     def judge(self, record: Record, point: Point) -> Verdict | None:
         """The point against the baseline the run names; None without ``--infx-baseline``
@@ -185,6 +203,7 @@ class History:
                 source=f"{point.path}: tolerance",
             ),
         )
+        history = self.settings.history
         by_branch = self._baseline_is_branch
         earlier = store.history(
             row,
@@ -200,6 +219,8 @@ class History:
             limits,
             baseline_run=latest.run_label if latest else None,
             history=[found.metrics for found in earlier],
+            k=history.mad_k,
+            window=history.window,
         )
 
     @functools.cached_property
@@ -220,6 +241,48 @@ class History:
         assert baseline is not None
         store, _ = self.store()
         return not store.has_run(baseline)
+
+    def check(self) -> None:
+        """Open the database and check its schema, and that ``--infx-baseline`` names a stored
+        branch or run, before any point is measured: a URL that cannot work or a mistyped
+        baseline is one usage error rather than a failure of every point after it ran."""
+        from sqlalchemy.engine import make_url
+        from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+        from pytest_infx.history.store import Store, StoreError
+
+        url = self.settings.history.url
+        if url is None:
+            return
+        try:
+            parsed = make_url(url)
+        except ArgumentError:
+            parsed = None
+        backend = None if parsed is None else parsed.get_backend_name()
+        if backend is not None and backend not in ("sqlite", "postgresql"):
+            raise pytest.UsageError(
+                f"history database {url!r}: pytest-infx keeps its history in SQLite or "
+                f"PostgreSQL, not {backend}; give sqlite:///PATH or "
+                "postgresql+psycopg://user@host/db, or --infx-db off"
+            )
+        if parsed is not None and backend == "sqlite":
+            if parsed.database in (None, "", ":memory:") or "mode=memory" in url:
+                raise pytest.UsageError(
+                    f"history database {url!r} is in memory, so every point stored would be "
+                    "lost when the run ends: give sqlite:///PATH, or --infx-db off"
+                )
+        try:
+            store = Store.open(url)
+        except (StoreError, SQLAlchemyError) as exc:
+            raise pytest.UsageError(f"results history: {exc}") from None
+        try:
+            baseline = self.settings.history.baseline
+            if baseline is not None:
+                store.baseline_kind(baseline)
+        except StoreError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        finally:
+            store.close()
 
     def close(self) -> None:
         if self._store is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar, cast
 
@@ -24,6 +24,7 @@ from pytest_infx.settings import Settings
 if TYPE_CHECKING:
     from pytest_infx.engines.embedded import EmbeddedEngine
     from pytest_infx.engines.registry import EngineRegistry
+    from pytest_infx.history.gate import Verdict
     from pytest_infx.launch import ServerHandle, ServerPool
     from pytest_infx.launch.telemetry import Sampler
     from pytest_infx.plugin.output.activity import Tracker
@@ -50,6 +51,7 @@ class Run:
     _progress: Tracker | None = None
     _history: History | None = None
     _telemetry: dict[str, Sampler] = field(default_factory=dict)
+    _judged: dict[str, Verdict | None] = field(default_factory=dict)
     """Each measured point's stopped GPU sampler, until its record is kept."""
 
     def say(self, message: str) -> None:
@@ -195,18 +197,22 @@ class Run:
             self._history = History(self.settings, stamp(self.config, self.settings))
         return self._history
 
-    def keep(self, record: R, point: Point) -> R:
+    def keep(self, record: R, point: Point, *, problems: Sequence[str] = ()) -> R:
         """Write an item's result file, tell the ``pytest_infx_result`` hooks (which get the
         file's JSON value, so a hook's change cannot reach the file), then write its row in
         the results history; every result of a run is kept here, the file first, so a
-        database that is down loses nothing. Returns the record as written, with its config
-        identity."""
+        database that is down loses nothing. The baseline gate is judged before the row is
+        written, so the row holds the point's final verdict; ``problems`` fail a point whose
+        record passed (an export that failed after it) in the row too. Returns the record as
+        written, with its config identity."""
         __tracebackhide__ = True
         record = self.history.identified(record, point, self.engines)
         record = self._with_telemetry(record, point)
         path = write_result(self.layout, record)
         self.config.hook.pytest_infx_result(config=self.config, path=path, record=record.as_json())
-        self.history.put(record)
+        judged = None if problems else self.history.judge(record, point)
+        self._judged[point.id] = judged
+        self.history.put(record, judged, problems)
         return record
 
     def _with_telemetry(self, record: R, point: Point) -> R:
@@ -227,13 +233,17 @@ class Run:
         )
         return cast(R, record.model_copy(update={"gpu_telemetry": telemetry}))
 
-    def gate(self, node: pytest.Item, record: Record, point: Point) -> None:
+    def gate(
+        self, node: pytest.Item, record: Record, point: Point, verdict: Verdict | None = None
+    ) -> None:
         """The baseline gate, for a point that passed its own: the comparison goes on the
-        item for the end-of-run table, and a metric past its tolerance fails the point."""
+        item for the end-of-run table, and a metric past its tolerance fails the point. The
+        verdict is the one ``keep`` stored (or ``verdict``, a reused point's)."""
         __tracebackhide__ = True
         from pytest_infx.plugin.output.summary import BASELINE_PROPERTY
 
-        verdict = self.history.judge(record, point)
+        if verdict is None:
+            verdict = self._judged.pop(point.id, None)
         if verdict is None:
             return
         node.user_properties.append((BASELINE_PROPERTY, verdict.to_wire()))

@@ -82,3 +82,28 @@ def test_a_point_config_is_inferencex_s_identity(tmp_path: Path) -> None:
         "ngram",
     )
     assert config.topology == "tp1-pp1-dcp1-pcp1-ep1-dpafalse"
+
+
+def test_a_point_with_problems_or_a_failed_gate_is_stored_failed_with_why(tmp_path: Path) -> None:
+    from results import samples
+
+    from pytest_infx.history.gate import Delta
+    from pytest_infx.history.gate import Verdict as Comparison
+    from pytest_infx.history.store import Store
+    from pytest_infx.plugin.run.history import History
+
+    url = f"sqlite:///{tmp_path / 'h.db'}"
+    settings = replace(_settings(tmp_path), history=HistorySettings(url=url))
+    history = History(settings, new_stamp(settings))
+    slower = Comparison("a", "r0", (Delta("tput_per_gpu", 100.0, 50.0, 0.05),))
+    try:
+        history.put(samples.point(id="exported", concurrency=1), problems=["aiperf exited with 1"])
+        history.put(samples.point(id="gated", concurrency=2), slower)
+        history.put(samples.point(id="fine", concurrency=4), None)
+    finally:
+        history.close()
+    with Store.open(url) as store:
+        found = {row.item: (row.status, row.reason) for row in store.points()}
+    assert found["exported"] == ("fail", "aiperf exited with 1")
+    assert found["gated"][0] == "fail" and "tput_per_gpu 50" in found["gated"][1]
+    assert found["fine"] == ("pass", "")

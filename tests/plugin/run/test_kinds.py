@@ -119,7 +119,12 @@ def test_the_fixture_asks_the_kind_for_a_fresh_runnable_or_the_reused_one(tmp_pa
     reuse = Reuse(tmp_path / "stored.json", samples.cell(id=point.id))
     kind: Any = _Kind()
     stored: list[object] = []
-    run: Any = SimpleNamespace(history=SimpleNamespace(put_missing=stored.append))
+    run: Any = SimpleNamespace(
+        history=SimpleNamespace(
+            judge=lambda record, point: None,
+            put_missing=lambda record, judged: stored.append(record),
+        )
+    )
     assert cast(Any, runnable(kind, point, run, _request(None))) == (
         "fresh",
         point,
@@ -127,7 +132,7 @@ def test_the_fixture_asks_the_kind_for_a_fresh_runnable_or_the_reused_one(tmp_pa
     )
     assert stored == []
     fresh_or_reused = cast(Any, runnable(kind, point, run, _request(reuse)))
-    assert fresh_or_reused == ("reused", point, reuse)
+    assert fresh_or_reused.reused == ("reused", point, reuse)
     assert stored == [reuse.record], "a reused point goes to the history if no run stored it"
 
 

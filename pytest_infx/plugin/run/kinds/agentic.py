@@ -181,18 +181,18 @@ class AgenticPoint:
             throughput=throughput,
             inferencex_result=infx_file,
         )
-        record = self.run_ctx.keep(record, self.point)
+        problems = [] if records_error is None else [records_error]
+        if result.exit_code != 0:
+            problems.append(
+                f"aiperf exited with {result.exit_code} after writing its results; see "
+                f"{run.artifact_dir / CONSOLE_LOG_NAME}"
+            )
+        record = self.run_ctx.keep(record, self.point, problems=problems)
         attach(self.request.node, record)
         if not verdict.passed:
             pytest.fail(f"{self.point.id}: {verdict.message}", pytrace=False)
-        if records_error is not None:
-            pytest.fail(f"{self.point.id}: {records_error}", pytrace=False)
-        if result.exit_code != 0:
-            pytest.fail(
-                f"{self.point.id}: aiperf exited with {result.exit_code} after writing its "
-                f"results; see {run.artifact_dir / CONSOLE_LOG_NAME}",
-                pytrace=False,
-            )
+        if problems:
+            pytest.fail(f"{self.point.id}: {problems[0]}", pytrace=False)
         self.run_ctx.gate(self.request.node, record, self.point)
 
 
