@@ -156,7 +156,7 @@ def test_an_unusable_cache_folder_is_a_usage_error_of_the_run(
     result.stderr.fnmatch_lines(["ERROR: INFX_CACHE_DIR */afile: is a file, not a folder; *"])
 
 
-@pytest.mark.parametrize("value", ["abc", "0", "-3"])
+@pytest.mark.parametrize("value", ["abc", "0", "-3", "inf", "1e400"])
 def test_an_unusable_input_limit_is_one_usage_error_naming_the_variable(
     recipes: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, value: str
 ) -> None:
