@@ -131,7 +131,7 @@ def _ingest(args: argparse.Namespace) -> int:
     print(f"run {stamp.run_id} (attempt {stamp.attempt}, branch {stamp.branch}):")
     for line in tally.lines():
         print(line)
-    return 0
+    return 1 if tally.refused else 0
 
 
 def _items(args: argparse.Namespace) -> int:
