@@ -47,9 +47,8 @@ def _of_cell(record: CellRecord) -> Metrics:
         found["al"] = record.al
     if record.acceptance_rate is not None:
         found["acceptance_rate"] = record.acceptance_rate
-    requests = record.requests
-    if requests.wall_s > 0:
-        rate = requests.completion_tokens / requests.wall_s
+    rate = record.output_tokens_per_s
+    if rate is not None:
         found["output_tput"] = rate
         found["output_tput_per_gpu"] = rate / record.point.tp
     return found
