@@ -152,8 +152,8 @@ def _golden_name_problem(
         from pytest_infx.golden.store import GoldenStore
 
         try:
-            load_curve(GoldenStore(golden_root).path(name))
-        except (GoldenFileError, OSError) as exc:
+            load_curve(GoldenStore(golden_root).path(name, source=str(point.path), field="golden"))
+        except (GoldenFileError, OSError, OutsideFolderError) as exc:
             return (
                 f"{_golden_line(point)}: speedbench.golden: the golden file cannot be used: {exc}"
             )
