@@ -26,6 +26,11 @@ class OutsideFolderError(ValueError):
         self.folder = folder
 
 
+def within(folder: Path, path: Path) -> bool:
+    """Whether ``path`` is ``folder`` or under it once both have every symbolic link followed."""
+    return path.resolve().is_relative_to(folder.resolve())
+
+
 def inside(folder: Path, written: str | os.PathLike[str], *, source: str, field: str) -> Path:
     """``written`` (relative to ``folder``, or absolute) as a path that, with every symbolic link
     followed, is ``folder`` or under it; ``source`` (the file that wrote it) and ``field`` name it
@@ -36,6 +41,6 @@ def inside(folder: Path, written: str | os.PathLike[str], *, source: str, field:
     if "\x00" in text:
         raise OutsideFolderError(source, field, text, top)
     resolved = (top / text).resolve()
-    if not resolved.is_relative_to(top):
+    if not within(top, resolved):
         raise OutsideFolderError(source, field, text, top)
     return resolved

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_infx.files.contained import OutsideFolderError, inside
+from pytest_infx.files.contained import OutsideFolderError, inside, within
 
 
 def test_a_path_inside_its_folder_is_returned_resolved(tmp_path: Path) -> None:
@@ -30,3 +30,12 @@ def test_a_symbolic_link_out_of_the_folder_is_followed_and_refused(tmp_path: Pat
     (top / "etc").symlink_to("/etc")
     with pytest.raises(OutsideFolderError, match="'etc/passwd'"):
         inside(top, "etc/passwd", source="a.yaml", field="path")
+
+
+def test_within_follows_links_on_both_sides(tmp_path: Path) -> None:
+    top = tmp_path / "repo"
+    (top / "_base").mkdir(parents=True)
+    (top / "out").symlink_to(tmp_path)
+    assert within(top, top / "_base" / "b.yaml")
+    assert not within(top, top / "out" / "b.yaml")
+    assert within(tmp_path / "repo" / ".." / "repo", top / "_base")
