@@ -25,7 +25,7 @@ from pydantic import (
 )
 
 from pytest_infx.files import strictjson
-from pytest_infx.files.numbers import Figure, rate
+from pytest_infx.files.numbers import Figure, FiniteFloat, rate
 from pytest_infx.files.textio import InputFileError, read_input
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ class _Model(BaseModel):
 
 
 Count = Annotated[int, Field(ge=0)]
-Finite = Annotated[float, Field(allow_inf_nan=False)]
+Finite = FiniteFloat
 """An AL a reused cell gates on: NaN or infinity there is a broken file (a measured cell whose
 counters were not finite has no AL, so it never writes one)."""
 Positive = Annotated[int, Field(ge=1)]
