@@ -10,9 +10,6 @@ of letting it reach the store, a table or a gate.
 from __future__ import annotations
 
 import math
-from typing import Annotated
-
-from pydantic import Field
 
 
 class NumberError(ValueError):
@@ -82,9 +79,3 @@ def rate(amount: float, seconds: float, field: str) -> float | None:
     if not math.isfinite(quotient):
         raise NumberError(field, seconds, f"a time that gives a finite rate for {amount:g}")
     return quotient
-
-
-Figure = Annotated[float, Field(ge=0, allow_inf_nan=False)]
-"""A figure as a field of a strict pydantic model: finite and not negative."""
-FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
-"""A finite number of either sign as a field of a strict pydantic model."""

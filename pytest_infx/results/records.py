@@ -25,7 +25,7 @@ from pydantic import (
 )
 
 from pytest_infx.files import strictjson
-from pytest_infx.files.numbers import Figure, FiniteFloat, rate
+from pytest_infx.files.numbers import rate
 from pytest_infx.files.textio import InputFileError, read_input
 
 if TYPE_CHECKING:
@@ -51,9 +51,13 @@ class _Model(BaseModel):
 
 
 Count = Annotated[int, Field(ge=0)]
-Finite = FiniteFloat
+Finite = Annotated[float, Field(allow_inf_nan=False)]
 """An AL a reused cell gates on: NaN or infinity there is a broken file (a measured cell whose
 counters were not finite has no AL, so it never writes one)."""
+Figure = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+"""A measured figure as a record field: what :func:`pytest_infx.files.numbers.figure` accepts
+(finite, not negative), spelled for pydantic, which the number readers leave out so that a warm
+collection never imports it."""
 Positive = Annotated[int, Field(ge=1)]
 
 

@@ -1,9 +1,8 @@
 import math
 
 import pytest
-from pydantic import BaseModel, ConfigDict, ValidationError
 
-from pytest_infx.files.numbers import Figure, NumberError, count, figure, finite, positive, rate
+from pytest_infx.files.numbers import NumberError, count, figure, finite, positive, rate
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf, float("1e999"), True, "5", None])
@@ -49,15 +48,3 @@ def test_a_rate_over_a_denormal_time_is_refused_instead_of_infinite() -> None:
     assert rate(100, 2.0, "wall_s") == 50.0
     with pytest.raises(NumberError, match="'wall_s' is 1e-320"):
         rate(100, 1e-320, "wall_s")
-
-
-class _Row(BaseModel):
-    model_config = ConfigDict(strict=True)
-    value: Figure
-
-
-@pytest.mark.parametrize("bad", [math.nan, math.inf, -1.0, True])
-def test_the_figure_type_refuses_what_the_reader_refuses(bad: object) -> None:
-    with pytest.raises(ValidationError):
-        _Row(value=bad)  # type: ignore[arg-type]
-    assert _Row(value=2).value == 2.0
