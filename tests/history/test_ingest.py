@@ -215,3 +215,13 @@ def test_files_are_found_in_a_stable_order(tmp_path: Path) -> None:
         "a/1.json",
         "b/2.json",
     ]
+
+
+def test_our_fixed_seq_len_record_with_a_nan_figure_is_never_stored(
+    store: Store, tmp_path: Path
+) -> None:
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps(with_fields(FIXED, {"figures.tput_per_gpu": math.nan})))
+    tally = ingest(store, [path], stamp("r"))
+    assert store.count() == 0
+    assert tally.skipped == [f"{path}: 'figures.tput_per_gpu': Input should be a finite number"]
