@@ -13,6 +13,7 @@ the median TTFT rise by 10 % at most.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -132,7 +133,15 @@ def parse_tolerance(text: str, *, source: str) -> Tolerance:
             f"{source}: {text.strip()!r}: {name} hurts when it {direction}, so its tolerance "
             f"is written {name}: {harmful}{number}%"
         )
-    return Tolerance(name, float(number) / 100.0)
+    fraction = float(number) / 100.0
+    if found.higher_is_better and not fraction < 1.0:
+        raise ValueError(
+            f"{source}: {text.strip()!r}: {name} cannot fall by {number}% or more, so the gate "
+            f"would never fire; give a fall below 100% ({name}: -5%)"
+        )
+    if not math.isfinite(fraction):
+        raise ValueError(f"{source}: {text.strip()!r}: {number}% is not a finite tolerance")
+    return Tolerance(name, fraction)
 
 
 def tolerances(entries: Iterable[str], *, source: str) -> tuple[Tolerance, ...]:

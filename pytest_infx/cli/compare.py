@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, TypeGuard, TypeVar
 
 from pytest_infx.engines.registry import installed
+from pytest_infx.files.numbers import NumberError, count
 from pytest_infx.lint.masters import master_files
 from pytest_infx.recipes.errors import Location, RecipeError, RecipeErrors
 from pytest_infx.recipes.loader import load_tree
@@ -34,6 +35,9 @@ T = TypeVar("T")
 SCENARIOS = {"agentic-coding": "agentic", "fixed-seq-len": "fixed_seq_len"}
 """InferenceX's scenario names and the kinds of the recipe points that stand for them."""
 CONC_STEP = 2
+CONC_FIELDS = ("conc-list", "conc-start", "conc-end")
+"""The concurrency fields of a search-space entry: another ``conc…`` field is a misspelling,
+and an entry with none of them would silently give no point."""
 _RUNNER = re.compile(r"(?:^|[:-])([a-z]+[0-9]+[a-z]*)(?:-|$)")
 
 
@@ -154,7 +158,7 @@ def _group_points(key: str, group: LinedDict, *, fixed: bool) -> Iterator[Config
     space: list[Any] = _field(group, "search-space", list, f"{key} search-space", "a list", [])
     for entry in _items(space, LinedDict, f"{key} search-space", "a mapping"):
         variant = variant_of(entry)
-        tp = _field(entry, "tp", int, f"{key} tp", "a whole number")
+        tp = _count_field(entry, "tp", f"{key} tp")
         for conc in _concurrencies(key, entry):
             yield ConfigPoint(key, tp, conc, variant, *lengths)
 
@@ -162,9 +166,23 @@ def _group_points(key: str, group: LinedDict, *, fixed: bool) -> Iterator[Config
 def _concurrencies(key: str, entry: LinedDict) -> list[int]:
     """A search-space entry's concurrencies: its ``conc-list``, or its ``conc-start`` doubled
     while below ``conc-end``, then ``conc-end``."""
+    for name in entry:
+        if str(name).startswith("conc") and name not in CONC_FIELDS:
+            where = entry.where(name)
+            raise _malformed(
+                where.path, where.line or 1, f"{key} {name}", "one of " + ", ".join(CONC_FIELDS)
+            )
+    if not any(name in entry for name in CONC_FIELDS):
+        where = entry.location
+        raise _malformed(
+            where.path, where.line or 1, f"{key} search-space entry", "given a conc-list or a range"
+        )
     if "conc-list" in entry or "conc-start" not in entry:
         listed: list[Any] = _field(entry, "conc-list", list, f"{key} conc-list", "a list", [])
-        return list(_items(listed, int, f"{key} conc-list", "a whole number"))
+        items = _items(listed, int, f"{key} conc-list", "a whole number")
+        return [
+            _counted(conc, listed, index, f"{key} conc-list") for index, conc in enumerate(items)
+        ]
     start = _field(entry, "conc-start", int, f"{key} conc-start", "a whole number")
     end = _field(entry, "conc-end", int, f"{key} conc-end", "a whole number")
     if start < 1 or end < start:
@@ -215,6 +233,30 @@ def _field(
         return value
     where = mapping.where(name)
     raise _malformed(where.path, where.line or 1, what, expected)
+
+
+def _count_field(mapping: LinedDict, name: str, what: str) -> int:
+    """``mapping[name]`` as a count from 1 (a TP of 0 or -8 is no point); else a RecipeError at
+    its line."""
+    value = mapping.get(name)
+    try:
+        return count(value, name)
+    except NumberError:
+        where = mapping.where(name)
+        raise _malformed(where.path, where.line or 1, what, "a whole number from 1") from None
+
+
+def _counted(value: int, values: list[Any], index: int, what: str) -> int:
+    """An item of a list of counts (a concurrency of -1 is no point); else a RecipeError at
+    the item's line."""
+    try:
+        return count(value, what)
+    except NumberError:
+        assert isinstance(values, LinedList)
+        where = values.where(index)
+        raise _malformed(
+            where.path, where.line or 1, f"each item of {what}", "a whole number from 1"
+        ) from None
 
 
 def _is(value: object, kind: type[T]) -> TypeGuard[T]:

@@ -147,7 +147,7 @@ def _ingest(args: argparse.Namespace) -> int:
     print(f"run {stamp.run_id} (attempt {stamp.attempt}, branch {stamp.branch}):")
     for line in tally.lines():
         print(line)
-    return 1 if tally.skipped else 0
+    return 1 if tally.skipped or tally.refused else 0
 
 
 def _promote(args: argparse.Namespace) -> int:

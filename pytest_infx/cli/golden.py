@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_infx.engines.registry import ENGINES, installed
+from pytest_infx.files.contained import OutsideFolderError
 from pytest_infx.golden.io import GoldenFileError, dump_curve
 from pytest_infx.golden.lookup import GoldenLookupError, golden_cell
 from pytest_infx.golden.store import GoldenNotFoundError, GoldenStore
@@ -67,8 +68,8 @@ def _list(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     try:
-        curve = _store(args).get(args.curve)
-    except (GoldenNotFoundError, GoldenFileError) as exc:
+        curve = _store(args).get(args.curve, source="infx golden show", field="CURVE")
+    except (GoldenNotFoundError, GoldenFileError, OutsideFolderError) as exc:
         print(f"infx golden: {exc}", file=sys.stderr)
         return 1
     sys.stdout.write(dump_curve(curve))

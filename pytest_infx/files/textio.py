@@ -11,6 +11,7 @@ import os
 import stat
 from pathlib import Path
 
+from pytest_infx.files.numbers import positive
 from pytest_infx.settings import Environment, environment
 
 LIMIT_VAR = "INFX_MAX_INPUT_MB"
@@ -37,13 +38,11 @@ def input_limit(env: Environment | None = None) -> int:
     if not value:
         return DEFAULT_LIMIT_MB << 20
     try:
-        megabytes = float(value)
+        megabytes = positive(float(value), LIMIT_VAR)
     except ValueError:
-        megabytes = -1.0
-    if not megabytes > 0:
         raise InputFileError(
             f"${LIMIT_VAR}", f"{value!r} is not a size; give a positive number of MiB"
-        )
+        ) from None
     return int(megabytes * (1 << 20))
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from pytest_infx.files.contained import inside
 from pytest_infx.files.textio import NotUtf8Error, read_utf8
 from pytest_infx.golden.curve import Curve
 from pytest_infx.golden.io import GoldenFileError, load_curve, not_utf8
@@ -57,7 +58,12 @@ class GoldenStore:
     def __repr__(self) -> str:
         return f"GoldenStore({str(self.root)!r})"
 
-    def path(self, name: str) -> Path:
+    def path(self, name: str, *, source: str = "the curve name", field: str = "curve") -> Path:
+        """The file of curve ``name``, which must stay inside the golden folder after symbolic
+        links: a name is read from recipes and result records, and ``../../x`` must not make
+        the report or a gate read a file outside it. OutsideFolderError (a ValueError) names
+        ``source`` and ``field``, where the name was written."""
+        inside(self.root, f"{name}.yaml", source=source, field=field)
         return self.root / f"{name}.yaml"
 
     def names(self) -> tuple[str, ...]:
@@ -71,8 +77,8 @@ class GoldenStore:
             )
         )
 
-    def get(self, name: str) -> Curve:
-        path = self.path(name)
+    def get(self, name: str, *, source: str = "the curve name", field: str = "curve") -> Curve:
+        path = self.path(name, source=source, field=field)
         if not path.is_file():
             raise GoldenNotFoundError(name, self.root, self.names())
         return load_curve(path)

@@ -17,13 +17,15 @@ or copied elsewhere are one run). A multinode row keys on its prefill and decode
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from pytest_infx.files import strictjson
+from pytest_infx.files.numbers import NumberError, count
+from pytest_infx.files.strictjson import RepeatedKeyError
 from pytest_infx.files.textio import InputFileError, read_input
 from pytest_infx.hardware import gpu_type
 from pytest_infx.history.metrics import of_inferencex
@@ -44,14 +46,19 @@ class Tally:
 
     outcomes: Counter[str] = field(default_factory=Counter)
     skipped: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    """Rows or files with a figure, count or key that is not what its field needs: bad input,
+    unlike a skipped row, so ``infx db ingest`` ends non-zero when there is one."""
 
     def lines(self) -> list[str]:
         counts = ", ".join(
             f"{self.outcomes.get(name, 0)} {name}"
             for name in ("added", "unchanged", "updated", "kept")
         )
-        lines = [f"{counts}, {len(self.skipped)} skipped"]
+        refused = f", {len(self.refused)} refused" if self.refused else ""
+        lines = [f"{counts}, {len(self.skipped)} skipped{refused}"]
         lines += [f"  skipped {reason}" for reason in self.skipped]
+        lines += [f"  refused {reason}" for reason in self.refused]
         return lines
 
 
@@ -108,7 +115,10 @@ def ingest(store: Store, found: Iterable[Path], stamp: RunStamp) -> Tally:
     run = store.add_run(stamp)
     for path in found:
         try:
-            data = json.loads(read_input(path))
+            data = strictjson.loads(read_input(path))
+        except RepeatedKeyError as exc:
+            tally.refused.append(f"{path}: {exc}")
+            continue
         except (OSError, InputFileError, ValueError) as exc:
             tally.skipped.append(f"{path}: not a JSON file we can read ({exc})")
             continue
@@ -196,7 +206,34 @@ def _int(value: object, default: int = 0) -> int:
     return default
 
 
+def _count(data: Mapping[str, object], name: str, absent: int | None = None) -> int:
+    """A count of the row; ``absent`` where the row has none (``None``: the count is needed)."""
+    value = data.get(name)
+    return absent if value is None and absent is not None else count(value, name)
+
+
+def _name(data: Mapping[str, object], name: str) -> str:
+    """A key field naming something (hardware, framework): a non-empty string, since a ``null``
+    would be stored as the name ``None`` and become another point's identity."""
+    value = data[name]
+    if not isinstance(value, str) or not value.strip():
+        raise NumberError(name, value, "a name (a non-empty string)")
+    return value
+
+
 def _inferencex_row(
+    data: Mapping[str, object], where: str, item: str, tally: Tally
+) -> PointRow | None:
+    """The row of one InferenceX result; a key field or figure that is not what it must be
+    refuses the whole row (``tally.refused``, naming the field), so nothing of it is stored."""
+    try:
+        return _checked_row(data, where, item, tally)
+    except NumberError as exc:
+        tally.refused.append(f"{where}: {exc}; fix or remove this entry")
+        return None
+
+
+def _checked_row(
     data: Mapping[str, object], where: str, item: str, tally: Tally
 ) -> PointRow | None:
     multinode = _multinode(data)
@@ -208,7 +245,7 @@ def _inferencex_row(
         tally.skipped.append(f"{where}: not a result we know (no {', '.join(missing)})")
         return None
     for counter in ("num_requests_successful", "completed"):
-        if counter in data and _int(data.get(counter), -1) == 0:
+        if counter in data and count(data[counter], counter, least=0) == 0:
             tally.skipped.append(f"{where}: no successful request, so no measurement")
             return None
     metrics = of_inferencex(data)
@@ -217,19 +254,18 @@ def _inferencex_row(
         return None
     agentic = data.get("scenario_type") == AGENTIC_SCENARIO or "request_metrics" in data
     image = str(data.get("image") or "")
-    tp = max(1, _int(data.get("tp") if multinode is None else data.get("decode_tp"), 1))
     config = ConfigInfo(
         model_prefix=str(data.get("infmax_model_prefix") or data.get("model_prefix") or ""),
-        hardware=gpu_type(str(data["hw"])),
-        framework=str(data["framework"]),
+        hardware=gpu_type(_name(data, "hw")),
+        framework=_name(data, "framework"),
         engine_version=version_of(image),
-        precision=str(data["precision"]),
+        precision=_name(data, "precision"),
         spec_method=str(data.get("spec_decoding") or "none"),
-        tp=tp,
-        ep=max(1, _int(data.get("ep"), 1)),
-        pp=max(1, _int(data.get("pp"), 1)),
-        dcp=max(1, _int(data.get("dcp_size"), 1)),
-        pcp=max(1, _int(data.get("pcp_size"), 1)),
+        tp=_count(data, "tp" if multinode is None else "decode_tp"),
+        ep=_count(data, "ep", 1),
+        pp=_count(data, "pp", 1),
+        dcp=_count(data, "dcp_size", 1),
+        pcp=_count(data, "pcp_size", 1),
         dp_attention=str(data.get("dp_attention", "false")).lower() == "true",
         disaggregated=None if multinode is None else multinode[0],
         disaggregated_gpus=None if multinode is None else multinode[1],
@@ -237,14 +273,14 @@ def _inferencex_row(
     return PointRow(
         config=config,
         kind="agentic" if agentic else "fixed-seq-len",
-        conc=max(1, _int(data.get("conc"), 1)),
+        conc=_count(data, "conc"),
         cell="",
         item=item,
         recipe=str(data.get("model") or ""),
         dataset="agentic-traces" if agentic else "random",
         status=Verdict.PASS,
         metrics=metrics,
-        isl=0 if agentic else _int(data.get("isl")),
-        osl=0 if agentic else _int(data.get("osl")),
+        isl=0 if agentic else _count(data, "isl", 0),
+        osl=0 if agentic else _count(data, "osl", 0),
         offload_mode=str(data.get("kv_offloading") or "none"),
     )

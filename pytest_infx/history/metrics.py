@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from pytest_infx.files.numbers import figure
 from pytest_infx.tolerance import LATENCIES, METRICS
 
 if TYPE_CHECKING:
@@ -46,9 +47,8 @@ def _of_cell(record: CellRecord) -> Metrics:
         found["al"] = record.al
     if record.acceptance_rate is not None:
         found["acceptance_rate"] = record.acceptance_rate
-    requests = record.requests
-    if requests.wall_s > 0:
-        rate = requests.completion_tokens / requests.wall_s
+    rate = record.output_tokens_per_s
+    if rate is not None:
         found["output_tput"] = rate
         found["output_tput_per_gpu"] = rate / record.point.tp
     return found
@@ -83,12 +83,13 @@ def _percentiles(name: str, block: Percentiles) -> Metrics:
 
 def of_inferencex(agg: Mapping[str, object]) -> Metrics:
     """The figures of one of InferenceX's processed results: a fixed-seq-len ``agg_*.json`` row
-    (flat keys, seconds) or an AgentX aggregate (nested ``request_metrics``)."""
+    (flat keys, seconds) or an AgentX aggregate (nested ``request_metrics``). A figure that is
+    there but not a finite number of at least 0 raises NumberError naming it."""
     found: Metrics = {}
     for name in METRICS:
         value = agg.get(name)
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            found[name] = float(value)
+        if value is not None:
+            found[name] = figure(value, name)
     request_metrics = agg.get("request_metrics")
     if isinstance(request_metrics, Mapping):
         found.update(_of_agentx(request_metrics))
@@ -106,8 +107,8 @@ def _of_agentx(block: Mapping[str, object]) -> Metrics:
             ("input_tput_per_gpu", "input_tput_tps"),
         ):
             value = per_gpu.get(theirs)
-            if isinstance(value, int | float) and not isinstance(value, bool):
-                found[ours] = float(value)
+            if value is not None:
+                found[ours] = figure(value, f"request_metrics.throughput.per_gpu.{theirs}")
     latency = block.get("latency")
     if isinstance(latency, Mapping):
         for name in (*LATENCIES, "intvty"):
@@ -116,6 +117,7 @@ def _of_agentx(block: Mapping[str, object]) -> Metrics:
                 continue
             for stat, theirs in (("mean", "mean"), ("median", "p50"), ("p90", "p90")):
                 value = stats.get(theirs)
-                if isinstance(value, int | float) and not isinstance(value, bool):
-                    found[f"{stat}_{name}"] = float(value)
+                if value is not None:
+                    field = f"request_metrics.latency.{name}.{theirs}"
+                    found[f"{stat}_{name}"] = figure(value, field)
     return found

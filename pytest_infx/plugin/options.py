@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_infx.files.cachedir import cache_root
+from pytest_infx.files.numbers import NumberError, count
 from pytest_infx.files.textio import InputFileError, input_limit
 from pytest_infx.plugin.stash import ENGINES, SETTINGS
 from pytest_infx.settings import (
@@ -98,6 +99,9 @@ def engines(config: pytest.Config) -> EngineRegistry:
 
 
 BOOL_INIS = ("infx_resume", "infx_lint")
+MAX_GPU_COUNT = 1024
+"""More GPUs than any one node has: the leaser lists every GPU and tries lock files across them,
+so ten million would grow memory and not finish instead of failing at once."""
 
 
 def check_ini_booleans(config: pytest.Config) -> None:
@@ -151,10 +155,14 @@ def _settings(config: pytest.Config) -> Settings:
         input_limit(env)
     except (usage.UsageError, InputFileError) as exc:
         raise pytest.UsageError(str(exc)) from None
-    if gpu_count is not None and gpu_count < 0:
-        raise pytest.UsageError(
-            f"--infx-gpu-count {gpu_count}: give 0 or more GPUs (default: what nvidia-smi shows)"
-        )
+    if gpu_count is not None:
+        try:
+            count(gpu_count, "--infx-gpu-count", least=0, most=MAX_GPU_COUNT)
+        except NumberError:
+            raise pytest.UsageError(
+                f"--infx-gpu-count {gpu_count}: give 0 to {MAX_GPU_COUNT} GPUs (default: what "
+                "nvidia-smi shows)"
+            ) from None
     return Settings(
         rootdir=root,
         recipes=recipe_folder,

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from pytest_infx.files.contained import OutsideFolderError, inside
 from pytest_infx.files.textio import InputFileError, not_a_file, open_regular
 from pytest_infx.recipes.schema import PRECISION_LABELS
 
@@ -241,6 +242,11 @@ def checkpoint_files(path: Path) -> tuple[Path, ...]:
                 f"{index}: unreadable index ({type(exc).__name__}: {exc}); "
                 "expected a JSON object with a 'weight_map' of tensor -> shard file"
             ) from None
+        try:
+            for shard in shards:
+                inside(path, shard, source=str(index), field="weight_map")
+        except OutsideFolderError as exc:
+            raise PrecisionError(str(exc)) from None
         missing = [s for s in shards if not (path / s).is_file()]
         if missing:
             raise PrecisionError(

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_infx.engines.base import PlanError
+from pytest_infx.files.contained import OutsideFolderError, inside
 from pytest_infx.prepare.plan import server_plan
 from pytest_infx.prepare.precision import PrecisionCheck
 from pytest_infx.recipes.points import Point
@@ -75,15 +76,22 @@ class Datasets:
     _cache: dict[tuple[Path, str, int | None], Dataset | DatasetError] = field(default_factory=dict)
     golden_checked: dict[tuple[Path, str], str | None] = field(default_factory=dict)
 
-    def path_of(self, bench: Speedbench) -> Path:
+    def path_of(self, bench: Speedbench, source: str = "the recipe") -> Path:
+        """The recipe's dataset ``path``, which must stay inside the dataset folder (the rootdir
+        or ``--infx-dataset-dir``) after symbolic links; DatasetError names ``source``."""
         if bench.dataset.path is None:
             return default_dataset_path()
-        return self.base / bench.dataset.path
+        try:
+            return inside(
+                self.base, bench.dataset.path, source=source, field="speedbench.dataset.path"
+            )
+        except OutsideFolderError as exc:
+            raise DatasetError(str(exc)) from None
 
-    def get(self, bench: Speedbench) -> Dataset:
-        """The prompts of a SPEED-Bench block (a cell's ``bench``)."""
+    def get(self, bench: Speedbench, source: str = "the recipe") -> Dataset:
+        """The prompts of a SPEED-Bench block (a cell's ``bench``) of the recipe ``source``."""
         ref = bench.dataset
-        key = (self.path_of(bench), ref.category, ref.expected_rows)
+        key = (self.path_of(bench, source), ref.category, ref.expected_rows)
         found = self._cache.get(key)
         if found is None:
             try:
@@ -144,8 +152,8 @@ def _golden_name_problem(
         from pytest_infx.golden.store import GoldenStore
 
         try:
-            load_curve(GoldenStore(golden_root).path(name))
-        except (GoldenFileError, OSError) as exc:
+            load_curve(GoldenStore(golden_root).path(name, source=str(point.path), field="golden"))
+        except (GoldenFileError, OSError, OutsideFolderError) as exc:
             return (
                 f"{_golden_line(point)}: speedbench.golden: the golden file cannot be used: {exc}"
             )
@@ -207,7 +215,7 @@ def preflight(
     cell = point.cell
     if cell is not None:
         try:
-            datasets.get(cell.bench)
+            datasets.get(cell.bench, str(point.path))
         except DatasetError as exc:
             problems.append(str(exc))
     if precision is not None:

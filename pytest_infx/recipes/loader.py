@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from pytest_infx.files.contained import within
 from pytest_infx.files.store import content_digest
 from pytest_infx.recipes.checks import embedded_models, quoted_booleans, recipe_errors
 from pytest_infx.recipes.errors import Location, RecipeError, RecipeErrors
@@ -239,7 +240,7 @@ def read_tree(root: Path, previous: Tree | None = None, rules: EngineRules | Non
         except (RecipeError, RecipeErrors) as exc:
             errors.setdefault(path, []).extend(_flatten([exc]))
             continue
-        outside = next((p for p in chain if not p.is_relative_to(inside)), None)
+        outside = next((p for p in chain if not within(inside, p)), None)
         if outside is not None:
             sources.pop()
             errors.setdefault(path, []).append(

@@ -10,7 +10,6 @@ file from a newer pytest-infx is refused by name instead of being misread.
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Final, Literal
 
@@ -22,8 +21,11 @@ from pydantic import (
     JsonValue,
     TypeAdapter,
     ValidationError,
+    model_validator,
 )
 
+from pytest_infx.files import strictjson
+from pytest_infx.files.numbers import rate
 from pytest_infx.files.textio import InputFileError, read_input
 
 if TYPE_CHECKING:
@@ -52,6 +54,10 @@ Count = Annotated[int, Field(ge=0)]
 Finite = Annotated[float, Field(allow_inf_nan=False)]
 """An AL a reused cell gates on: NaN or infinity there is a broken file (a measured cell whose
 counters were not finite has no AL, so it never writes one)."""
+Figure = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+"""A measured figure as a record field: what :func:`pytest_infx.files.numbers.figure` accepts
+(finite, not negative), spelled for pydantic, which the number readers leave out so that a warm
+collection never imports it."""
 Positive = Annotated[int, Field(ge=1)]
 
 
@@ -113,7 +119,14 @@ class CellRequests(_Model):
     failed: Count
     empty: Count
     completion_tokens: Count
-    wall_s: float
+    wall_s: Figure
+
+    @model_validator(mode="after")
+    def _finite_rate(self) -> CellRequests:
+        """A wall time so small (``1e-320``) that the output rate over it is infinite is a
+        broken file: the history would store that rate as the cell's throughput."""
+        rate(self.completion_tokens, self.wall_s, "requests.wall_s")
+        return self
 
 
 class CounterValues(_Model):
@@ -280,7 +293,7 @@ class CellRecord(_Result):
     @property
     def output_tokens_per_s(self) -> float | None:
         requests = self.requests
-        return requests.completion_tokens / requests.wall_s if requests.wall_s > 0 else None
+        return rate(requests.completion_tokens, requests.wall_s, "requests.wall_s")
 
     @property
     def passed(self) -> bool:
@@ -437,9 +450,11 @@ class FixedRecord(_Result):
     point: FixedPoint
     prompts: FixedPrompts
     requests: FixedRequests
-    duration_s: float
-    figures: dict[str, float]
-    """The median over ``passes`` where the point was measured more than once."""
+    duration_s: Figure
+    figures: dict[str, Figure]
+    """The median over ``passes`` where the point was measured more than once. Checked when read
+    back: a NaN, infinite or negative figure is a broken file, never a passing point that resume
+    reuses or the history stores."""
     errors: list[str]
     raw_result: str
     inferencex_result: str
@@ -495,7 +510,7 @@ def read_record(path: Path) -> Record:
     when it is not JSON, nested past what the parser can follow, or not a record of this
     version."""
     try:
-        data = json.loads(read_input(path))
+        data = strictjson.loads(read_input(path))
     except (FileNotFoundError, InputFileError):
         raise
     except RecursionError:

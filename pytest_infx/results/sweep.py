@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_infx.files.contained import OutsideFolderError
 from pytest_infx.golden.compare import DEFAULT_TOLERANCE, DEFAULT_Z
 from pytest_infx.golden.curve import Curve
 from pytest_infx.golden.io import GoldenFileError
@@ -307,13 +308,13 @@ def _fixed_point(
 
 
 def _golden(
-    store: GoldenStore, name: str | None, problems: list[str]
+    store: GoldenStore, name: str | None, problems: list[str], source: str, field: str
 ) -> tuple[Curve | None, str | None]:
     if name is None:
         return None, "no cell of this recipe names its golden curve (none reached the comparison)"
     try:
-        return store.get(name), None
-    except (GoldenNotFoundError, GoldenFileError) as exc:
+        return store.get(name, source=source, field=field), None
+    except (GoldenNotFoundError, GoldenFileError, OutsideFolderError) as exc:
         problems.append(str(exc))
         return None, str(exc)
 
@@ -334,8 +335,10 @@ def _al_recipe(
         )
     )
     goldens = [d.golden for _, d in rows if d.golden is not None]
-    name = next((g.curve for g in goldens if g.curve), None) or curves.get(key)
-    curve, problem = _golden(store, name, problems)
+    named = next(((p, d.golden.curve) for p, d in rows if d.golden and d.golden.curve), None)
+    name = named[1] if named else curves.get(key)
+    source, field = (str(named[0]), "golden.curve") if named else (key, "speedbench.golden")
+    curve, problem = _golden(store, name, problems, source, field)
     tolerances = [_finite(g.tolerance) for g in goldens]
     known = [t for t in tolerances if t is not None]
     if known:

@@ -287,3 +287,25 @@ def test_amd_s_master_config_is_compared_too(
     assert "dsr1-fp8-mi355x-atom-mtp:" in out
     assert "only in the master configs: tp8-isl8192-osl1024-c4, tp8-isl8192-osl1024-c8" in out
     assert "2 keys of *-master.yaml (single-node vllm/sglang/atom/trt" in out
+
+
+@pytest.mark.parametrize(
+    ("entry", "problem"),
+    [
+        ("{tp: 8, ep: 1, conc-lst: [4, 8]}", "conc-lst must be one of conc-list, conc-start, conc"),
+        ("{tp: 8, ep: 1}", "search-space entry must be given a conc-list or a range"),
+        ("{tp: 0, ep: 1, conc-list: [4]}", "dsr1-fp8-h200-sglang tp must be a whole number from 1"),
+        ("{tp: -8, ep: 1, conc-list: [4]}", "tp must be a whole number from 1"),
+        ("{tp: 8, ep: 1, conc-list: [4, -1]}", "each item of dsr1-fp8-h200-sglang conc-list must"),
+    ],
+    ids=["misspelled", "no-conc", "tp0", "tp-8", "conc-1"],
+)
+def test_a_search_space_entry_that_gives_no_real_point_is_an_error_at_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], entry: str, problem: str
+) -> None:
+    body = FIXED_MASTER.replace("{tp: 8, ep: 1, conc-start: 4, conc-end: 48}", entry)
+    write(tmp_path / "infx" / "configs" / "nvidia-master.yaml", body)
+    status = main(["compare-configs", str(tmp_path / "infx"), "--recipes", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert status == 2
+    assert "nvidia-master.yaml:9" in out and problem in out

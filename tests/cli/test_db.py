@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 import subprocess
 import sys
@@ -48,6 +49,17 @@ def test_ingest_prints_what_it_added_and_again_adds_nothing(
     assert "0 added, 1 unchanged" in capsys.readouterr().out
     whole = results_bmk(tmp_path, [agg(4, 1000.0)])
     assert main(["db", "ingest", str(whole), "--db", url]) == 0, "nothing skipped: exit 0"
+
+
+def test_ingest_ends_non_zero_when_a_row_was_refused_and_stores_the_others(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = results_bmk(tmp_path, [agg(4, 1000.0), agg(8, math.nan)])
+    url = f"sqlite:///{tmp_path / 'new.db'}"
+    assert main(["db", "ingest", str(path), "--db", url]) == 1
+    out = capsys.readouterr().out
+    assert "1 added, 0 unchanged, 0 updated, 0 kept, 0 skipped, 1 refused" in out
+    assert f"  refused {path}[1]: 'tput_per_gpu' is nan, not a finite number of at least 0" in out
 
 
 def test_items_lists_the_trend_keys(db: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -107,3 +107,18 @@ def test_root_defaults_to_golden_under_the_current_directory(
     monkeypatch.chdir(tmp_path / "golden")
     assert main(["golden", "list"]) == 1
     assert "no curves in" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("verb", [["show"], ["lookup"]])
+def test_show_and_lookup_refuse_a_curve_outside_the_golden_folder(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, verb: list[str]
+) -> None:
+    golden = tmp_path / "golden"
+    shutil.copytree(REPO_GOLDEN, golden)
+    shutil.copy(golden / "dsv4_mtp.yaml", tmp_path / "stolen.yaml")
+    args = [*verb, "../stolen"] + (["8", "--thinking", "off"] if verb == ["lookup"] else [])
+    assert main(["golden", "--root", str(golden), *args]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "'../stolen.yaml', which leads outside" in captured.err
+    assert str(golden.resolve()) in captured.err

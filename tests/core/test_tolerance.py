@@ -31,6 +31,9 @@ def test_a_tolerance_reads_its_metric_and_fraction() -> None:
             "tput_per_gpu hurts when it falls, so its tolerance is written tput_per_gpu: -5%",
         ),
         ("median_ttft: -10%", "median_ttft hurts when it rises"),
+        ("tput_per_gpu: -100%", "tput_per_gpu cannot fall by 100% or more, so the gate would"),
+        ("output_tput_per_gpu: -200%", "cannot fall by 200% or more"),
+        (f"median_ttft: +{'9' * 400}%", "% is not a finite tolerance"),
     ],
 )
 def test_a_bad_tolerance_says_where_and_how_to_write_it(text: str, message: str) -> None:

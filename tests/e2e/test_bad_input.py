@@ -110,7 +110,8 @@ def test_under_xdist_a_recipe_error_is_reported_while_the_others_run(
             "",
             "--infx-results */afile/sub: cannot be created: */afile is a file; *",
         ),
-        (("--infx-gpu-count", "-1"), "", "--infx-gpu-count -1: give 0 or more GPUs *"),
+        (("--infx-gpu-count", "-1"), "", "--infx-gpu-count -1: give 0 to 1024 GPUs *"),
+        (("--infx-gpu-count", "10000000"), "", "--infx-gpu-count 10000000: give 0 to 1024 GPUs *"),
         (("--infx-recipes", "nope"), "", "--infx-recipes */nope: does not exist; *"),
         (("--infx-dataset-dir", "nope"), "", "--infx-dataset-dir */nope: does not exist; *"),
         (("--infx-progress-interval", "0.001"), "", "--infx-progress-interval 0.001: *at least*"),
@@ -156,7 +157,7 @@ def test_an_unusable_cache_folder_is_a_usage_error_of_the_run(
     result.stderr.fnmatch_lines(["ERROR: INFX_CACHE_DIR */afile: is a file, not a folder; *"])
 
 
-@pytest.mark.parametrize("value", ["abc", "0", "-3"])
+@pytest.mark.parametrize("value", ["abc", "0", "-3", "inf", "1e400"])
 def test_an_unusable_input_limit_is_one_usage_error_naming_the_variable(
     recipes: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, value: str
 ) -> None:

@@ -63,3 +63,18 @@ def test_an_agentic_point_without_its_golden_curve_never_starts_a_server(sweep: 
             "*missing_curve*"
         ),
     )
+
+
+def test_a_dataset_path_out_of_the_repository_never_starts_a_server(sweep: Sweep) -> None:
+    outside = sweep.root.parent / "outside"
+    outside.mkdir()
+    prompts(outside / "ds.jsonl")
+    sweep.add("fake-cpu-vllm", dataset={"category": "coding", "path": "../outside/ds.jsonl"})
+    _assert_preflight_errors(
+        sweep,
+        2,
+        lit(
+            f"*fake-cpu-vllm.yaml: 'speedbench.dataset.path' is '../outside/ds.jsonl', which"
+            f" leads outside {sweep.root.resolve()}; give a path inside {sweep.root.resolve()}"
+        ),
+    )

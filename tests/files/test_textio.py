@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_infx.files.textio import LIMIT_VAR, NotUtf8Error, read_utf8
+from pytest_infx.files.textio import LIMIT_VAR, NotUtf8Error, input_limit, read_utf8
 
 
 def test_utf8_text_is_read(tmp_path: Path) -> None:
@@ -53,3 +53,15 @@ def test_a_file_over_the_limit_is_refused_until_the_user_raises_it(
     monkeypatch.setenv(LIMIT_VAR, "lots")
     with pytest.raises(OSError, match=rf"\${LIMIT_VAR}: 'lots' is not a size"):
         read_utf8(path)
+
+
+@pytest.mark.parametrize("value", ["inf", "1e400", "nan", "-inf"])
+def test_an_input_limit_that_is_not_a_finite_size_is_refused_by_name(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv(LIMIT_VAR, value)
+    with pytest.raises(OSError) as info:
+        input_limit()
+    assert str(info.value) == (
+        f"${LIMIT_VAR}: {value!r} is not a size; give a positive number of MiB"
+    )

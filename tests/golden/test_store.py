@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_infx.files.contained import OutsideFolderError
 from pytest_infx.golden.io import GoldenFileError
 from pytest_infx.golden.store import GoldenNotFoundError, GoldenStore
 
@@ -118,3 +119,20 @@ def test_the_committed_mimo_curve_has_the_measured_values_and_provenance() -> No
     assert header.sampling["temperature"] == 1.0 and header.sampling["top_p"] == 0.95
     assert header.chat_template_kwargs["thinking_on"] == {"enable_thinking": True}
     assert not header.reference
+
+
+@pytest.mark.parametrize("name", ["../outside/g", "/etc/g", "link/g"])
+def test_a_curve_name_that_leads_out_of_the_golden_folder_is_refused_unread(
+    tmp_path: Path, name: str
+) -> None:
+    golden = tmp_path / "golden"
+    golden.mkdir()
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "g.yaml").write_text(CURVE)
+    (golden / "link").symlink_to(tmp_path / "outside")
+    with pytest.raises(OutsideFolderError) as info:
+        GoldenStore(golden).get(name, source="cells/x.json", field="golden.curve")
+    assert str(info.value) == (
+        f"cells/x.json: 'golden.curve' is '{name}.yaml', which leads outside "
+        f"{golden.resolve()}; give a path inside {golden.resolve()}"
+    )

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -124,6 +125,71 @@ def test_a_multinode_file_is_a_multinode_point_keyed_on_its_prefill_and_decode_s
     assert rows[0].item.startswith("dsr1_fp4_sglang_p1-tp8-ep8-dpafalse_d1-tp8-ep8-dpatrue_")
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "need"),
+    [
+        ("tput_per_gpu", math.nan, "a finite number of at least 0"),
+        ("tput_per_gpu", math.inf, "a finite number of at least 0"),
+        ("tput_per_gpu", -1000.0, "a finite number of at least 0"),
+        ("median_ttft", -5, "a finite number of at least 0"),
+        ("isl", -1024, "a whole number from 1"),
+        ("conc", -4, "a whole number from 1"),
+        ("conc", 4.5, "a whole number from 1"),
+        ("conc", True, "a whole number from 1"),
+        ("tp", 0, "a whole number from 1"),
+        ("tp", "eight", "a whole number from 1"),
+        ("hw", None, "a name (a non-empty string)"),
+    ],
+)
+def test_a_row_with_a_bad_figure_or_key_is_refused_and_the_others_are_stored(
+    store: Store, tmp_path: Path, field: str, value: object, need: str
+) -> None:
+    path = results_bmk(tmp_path, [agg(4, 1000.0), {**agg(8, 900.0), field: value}])
+    tally = ingest(store, [path], stamp("r"))
+    assert tally.outcomes["added"] == 1 and store.count() == 1
+    assert tally.refused == [
+        f"{path}[1]: '{field}' is {value!r}, not {need}; fix or remove this entry"
+    ]
+    assert tally.lines()[0].endswith("0 skipped, 1 refused")
+    assert {s.conc for s in store.passing()} == {4}
+
+
+def test_the_figures_of_an_agentx_aggregate_are_checked_where_they_are_read(
+    store: Store, tmp_path: Path
+) -> None:
+    path = tmp_path / "agg_agentic.json"
+    block = {"latency": {"ttft": {"p50": math.inf}}}
+    path.write_text(
+        json.dumps({**agg(4, 1.0, scenario_type="agentic-coding"), "request_metrics": block})
+    )
+    tally = ingest(store, [path], stamp("r"))
+    assert store.count() == 0
+    assert tally.refused == [
+        f"{path}: 'request_metrics.latency.ttft.p50' is inf, not a finite number of at least 0;"
+        " fix or remove this entry"
+    ]
+
+
+def test_infinity_written_as_1e999_is_refused_like_infinity(store: Store, tmp_path: Path) -> None:
+    path = tmp_path / "agg_a.json"
+    path.write_text(json.dumps(agg(4, 1000.0)).replace("1000.0", "1e999"))
+    tally = ingest(store, [path], stamp("r"))
+    assert store.count() == 0 and len(tally.refused) == 1
+    assert "'tput_per_gpu' is inf" in tally.refused[0]
+
+
+def test_a_repeated_key_refuses_its_file_naming_the_key(store: Store, tmp_path: Path) -> None:
+    path = tmp_path / "agg_a.json"
+    path.write_text(json.dumps(agg(4, 1000.0))[:-1] + ', "tput_per_gpu": 5.0}')
+    other = tmp_path / "agg_b.json"
+    other.write_text(json.dumps(agg(8, 900.0)))
+    tally = ingest(store, [path, other], stamp("r"))
+    assert tally.refused == [
+        f"{path}: key 'tput_per_gpu' appears twice in one object; keep the one that is meant"
+    ]
+    assert tally.outcomes["added"] == 1 and store.count() == 1
+
+
 def test_our_results_folder_is_read_and_an_old_record_is_skipped(
     store: Store, tmp_path: Path
 ) -> None:
@@ -214,3 +280,13 @@ def test_files_are_found_in_a_stable_order(tmp_path: Path) -> None:
         "a/1.json",
         "b/2.json",
     ]
+
+
+def test_our_fixed_seq_len_record_with_a_nan_figure_is_never_stored(
+    store: Store, tmp_path: Path
+) -> None:
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps(with_fields(FIXED, {"figures.tput_per_gpu": math.nan})))
+    tally = ingest(store, [path], stamp("r"))
+    assert store.count() == 0
+    assert tally.skipped == [f"{path}: 'figures.tput_per_gpu': Input should be a finite number"]

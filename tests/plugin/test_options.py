@@ -180,3 +180,15 @@ def test_a_bad_gate_number_is_a_usage_error(
     pytester.makeini(f"[pytest]\ninfx = true\n{line}\n")
     with pytest.raises(pytest.UsageError, match=f"^{message}"):
         _settings(pytester)
+
+
+def test_a_tolerance_ini_that_can_never_fire_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makeini(
+        "[pytest]\ninfx = true\naddopts = -p no:cacheprovider\n"
+        "infx_baseline_tolerance =\n    tput_per_gpu: -100%\n"
+    )
+    result = pytester.runpytest("--collect-only", "-q")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["ERROR: ini infx_baseline_tolerance: 'tput_per_gpu: -100%': tput_per_gpu cannot fall by*"]
+    )

@@ -171,6 +171,27 @@ def test_an_index_naming_a_missing_shard_or_an_empty_folder_is_an_error(tmp_path
         census(tmp_path)
 
 
+@pytest.mark.parametrize(
+    "shard", ["../outside/shard.safetensors", "/proc/self/environ", "link/shard.safetensors"]
+)
+def test_an_index_naming_a_shard_outside_the_checkpoint_is_refused_unread(
+    tmp_path: Path, shard: str
+) -> None:
+    checkpoint = tmp_path / "ckpt"
+    checkpoint.mkdir()
+    (tmp_path / "outside").mkdir()
+    write_safetensors(tmp_path / "outside" / "shard.safetensors", EMBED)
+    (checkpoint / "link").symlink_to(tmp_path / "outside")
+    index = checkpoint / "model.safetensors.index.json"
+    index.write_text(json.dumps({"weight_map": {"w": shard}}))
+    with pytest.raises(PrecisionError) as info:
+        census(checkpoint)
+    assert str(info.value) == (
+        f"{index}: 'weight_map' is {shard!r}, which leads outside {checkpoint.resolve()}; "
+        f"give a path inside {checkpoint.resolve()}"
+    )
+
+
 def test_labels_and_their_aliases(tmp_path: Path) -> None:
     found = census(mxfp4_checkpoint(tmp_path))
     assert normalise(" MXFP4 ") == normalise("nvfp4") == "fp4"

@@ -2,11 +2,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from core.helpers import changed, line_of, speedbench, write
 
 from pytest_infx.prepare.preflight import Datasets, GoldenTree, golden_name_problem, golden_tree
 from pytest_infx.recipes.loader import load_file
 from pytest_infx.recipes.points import Point, expand
+from pytest_infx.speedbench.dataset import DatasetError
 
 CURVE = "# Source: hand-written\nm:\n  thinking_on:\n    1: 1.50\n"
 
@@ -86,3 +88,31 @@ def test_a_golden_file_that_is_not_utf8_fails_before_any_server(tmp_path: Path) 
     line = line_of(point.path.read_text(), "golden:")
     assert problem.startswith(f"{point.path}:{line}: speedbench.golden: the golden file cannot")
     assert "mimov2.6flash_dflash.yaml:1: column 12: not valid UTF-8 (byte 0xe9)" in problem
+
+
+@pytest.mark.parametrize("where", ["../outside/ds.jsonl", "/etc/hostname", "link/hostname"])
+def test_a_recipe_dataset_path_out_of_the_dataset_folder_is_refused_unread(
+    tmp_path: Path, where: str
+) -> None:
+    repo = tmp_path / "repo"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "ds.jsonl").write_text("not json\n")
+    repo.mkdir()
+    (repo / "link").symlink_to("/etc")
+    recipe = changed(speedbench("a-b300", draft_lengths=(1,)), "speedbench.dataset.path", where)
+    point = expand(load_file(write(repo / "recipes" / "a.yaml", recipe)))[0]
+    assert point.cell is not None
+    with pytest.raises(DatasetError) as info:
+        Datasets(repo).get(point.cell.bench, str(point.path))
+    assert str(info.value) == (
+        f"{point.path}: 'speedbench.dataset.path' is {where!r}, which leads outside "
+        f"{repo.resolve()}; give a path inside {repo.resolve()}"
+    )
+
+
+def test_a_recipe_dataset_path_inside_the_dataset_folder_is_read(tmp_path: Path) -> None:
+    recipe = changed(speedbench("a-b300", draft_lengths=(1,)), "speedbench.dataset.path", "d.jsonl")
+    point = expand(load_file(write(tmp_path / "recipes" / "a.yaml", recipe)))[0]
+    assert point.cell is not None
+    assert Datasets(tmp_path).path_of(point.cell.bench) == tmp_path.resolve() / "d.jsonl"

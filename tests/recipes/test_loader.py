@@ -798,6 +798,16 @@ def test_a_tolerance_that_cannot_hurt_is_an_error_at_its_line(tmp_path: Path) ->
     )
 
 
+def test_a_tolerance_of_a_fall_of_100_percent_or_more_is_an_error_at_its_line(
+    tmp_path: Path,
+) -> None:
+    recipe = changed(speedbench("a-b300"), "tolerance", {"tput_per_gpu": "-200%"})
+    path = write(tmp_path / "a.yaml", recipe)
+    error = only_error(path, "tolerance")
+    assert_points_at(error, path, line_of(dump(recipe), "tolerance:"), "tolerance")
+    assert "tput_per_gpu cannot fall by 200% or more, so the gate would never fire" in str(error)
+
+
 def test_a_tolerance_is_no_part_of_the_fingerprint(tmp_path: Path) -> None:
     plain = write(tmp_path / "a.yaml", speedbench("a-b300"))
     before = [p.fingerprint for p in expand(load_file(plain, rules=RULES))]

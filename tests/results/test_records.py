@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from pytest_infx.results.records import (
     parse_record,
     read_record,
 )
-from results.samples import CELL, POINT, TELEMETRY, cell, point, with_fields
+from results.samples import CELL, FIXED, POINT, TELEMETRY, cell, point, with_fields
 
 
 @pytest.mark.parametrize("record", [cell(), point()], ids=["cell", "point"])
@@ -119,3 +120,40 @@ def test_a_pipe_is_refused_without_blocking(tmp_path: Path) -> None:
         read_record(path)
     with pytest.raises(FileNotFoundError):
         read_record(tmp_path / "absent.json")
+
+
+@pytest.mark.parametrize(
+    ("fields", "where"),
+    [
+        ({"figures.tput_per_gpu": math.nan}, "'figures.tput_per_gpu': Input should be a finite"),
+        ({"figures.median_ttft": math.inf}, "'figures.median_ttft': Input should be a finite"),
+        ({"figures.tput_per_gpu": -1000.0}, "'figures.tput_per_gpu': Input should be greater"),
+        ({"duration_s": -30.0}, "'duration_s': Input should be greater than or equal to 0"),
+    ],
+)
+def test_a_fixed_seq_len_file_with_a_broken_figure_is_refused_naming_the_file(
+    tmp_path: Path, fields: dict[str, Any], where: str
+) -> None:
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps(with_fields(FIXED, fields)))
+    with pytest.raises(RecordError) as caught:
+        read_record(path)
+    assert str(caught.value).startswith(f"{path}: {where}")
+
+
+def test_a_cell_whose_wall_time_gives_an_infinite_rate_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(with_fields(CELL, {"requests.wall_s": 1e-320})))
+    with pytest.raises(RecordError, match=r"'requests\.wall_s' is 1e-320, not a time") as caught:
+        read_record(path)
+    assert str(caught.value).startswith(f"{path}: ")
+
+
+def test_a_repeated_key_in_a_result_file_is_refused_at_that_key(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(CELL)[:-1] + ', "al": 9.99}')
+    with pytest.raises(RecordError) as caught:
+        read_record(path)
+    assert str(caught.value) == (
+        f"{path}: does not parse (key 'al' appears twice in one object; keep the one that is meant)"
+    )

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pytest_infx.results.sweep import AgenticPoint, AgenticRecipe, read_sweep
 from pytest_infx.results.verdict import Verdict
-from results.samples import POINT, with_fields
+from results.samples import CELL, POINT, with_fields
 
 
 def point(item_id: str, tp: int, concurrency: int) -> AgenticPoint:
@@ -83,3 +83,23 @@ def test_a_result_entry_that_is_not_a_file_is_a_problem_never_a_hang(tmp_path: P
             f"{deep}: nested too deeply to be a result record; it is left out of the report",
         ]
     )
+
+
+def test_a_record_s_golden_curve_outside_the_golden_folder_is_not_shown(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    (results / "cells").mkdir(parents=True)
+    golden = tmp_path / "golden"
+    golden.mkdir()
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "g.yaml").write_text("m:\n  thinking_off:\n    2: 9.99\n")
+    record = results / "cells" / "r[k2-thinking_off].json"
+    record.write_text(json.dumps(with_fields(CELL, {"golden.curve": "../outside/g"})))
+    sweep = read_sweep(results, golden)
+    (recipe,) = sweep.al
+    assert recipe.golden is None
+    problem = (
+        f"{record}: 'golden.curve' is '../outside/g.yaml', which leads outside "
+        f"{golden.resolve()}; give a path inside {golden.resolve()}"
+    )
+    assert recipe.golden_problem == problem
+    assert problem in sweep.problems

@@ -121,3 +121,21 @@ def test_a_result_file_that_is_a_pipe_or_nests_too_deep_runs_the_cell_again(
     assert judge(path, point, "a" * 64) == (
         "with a result file that is not reusable (nested too deeply to be a result record)"
     )
+
+
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        ({"requests.wall_s": 1e-320}, "'requests.wall_s' is 1e-320, not a time"),
+        ({"requests.wall_s": -1.5}, "'requests.wall_s': Input should be greater than or equal"),
+    ],
+)
+def test_a_passed_cell_with_a_broken_figure_is_not_reused(
+    tmp_path: Path, fields: dict[str, Any], problem: str
+) -> None:
+    point = _points(tmp_path)[0]
+    path = tmp_path / "cell.json"
+    path.write_text(json.dumps(_stored(point, al=1.5, **fields)))
+    why = judge(path, point, "a" * 64)
+    assert isinstance(why, str) and why.startswith("with a result file that is not reusable (")
+    assert problem in why

@@ -101,7 +101,7 @@ class SpeedbenchCell:
         from pytest_infx.speedbench.record import cell_record, engine_info
 
         point = self.point
-        dataset = self.run_ctx.datasets.get(self.cell.bench)
+        dataset = self.run_ctx.datasets.get(self.cell.bench, str(point.path))
         tracker = self.run_ctx.progress
         try:
             with (
@@ -273,7 +273,7 @@ class SpeedbenchKind:
         return layout.cell(point.id)
 
     def data_sha256(self, point: Point, datasets: Datasets) -> str | None:
-        return datasets.get(cell_of(point).bench).sha256
+        return datasets.get(cell_of(point).bench, str(point.path)).sha256
 
 
 SPEEDBENCH = SpeedbenchKind()
