@@ -322,6 +322,10 @@ class FixedSeqLen(Strict):
     connections: Literal["per-request", "kept-alive"] = "per-request"
     """``per-request`` opens a connection for each request, as ``benchmark_serving.py`` does, so
     TTFT includes the connection set-up; ``kept-alive`` reuses one per concurrency slot."""
+    prompt_workers: int = Field(default=8, ge=0)
+    """The workers ``benchmark_serving.py`` splits prompt generation over, which decides the ids
+    that pad a prompt that re-encodes short: 8 as on a GPU runner; 0 is its own rule,
+    ``min(cpu_count, 8)``, which makes the prompts depend on the machine."""
 
 
 class Recipe(Strict):
