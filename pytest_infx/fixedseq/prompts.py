@@ -9,12 +9,21 @@ the prefix and the ids ``(offset_i + i + j) % vocab_size``, decoded to text. Dec
 not always encode back to as many tokens, so the text is encoded again, cut or padded with
 further random ids, and decoded, up to ten times. The prompt length the metrics count is the
 target, as InferenceX counts it, not what the server tokenises.
+
+The padding ids come from a generator of their own, so that they do not depend on how the work is
+split: one seeded with the first four words of the global generator's state key after the draws
+above (which only change when the generator refills its block, so many cases share it). With one
+worker every padding draw comes from it; with several, prompts are cut into ``workers`` chunks of
+``ceil(n / workers)`` and each chunk, in order, pads from a generator seeded by one draw of it.
+The worker count therefore changes the prompts that need padding, and only those.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +33,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 MAX_RETRIES = 10
+MAX_AUTO_WORKERS = 8
 _CLEANUPS = (
     (" .", "."),
     (" ?", "?"),
@@ -144,7 +154,10 @@ def random_prompts(
     range_ratio: float,
     seed: int,
     prefix_len: int = 0,
+    workers: int = MAX_AUTO_WORKERS,
 ) -> RandomPrompts:
+    """``workers`` is the split InferenceX's client would use; 0 or less is its own rule,
+    ``min(cpu_count, 8)``, which makes the prompts depend on the machine."""
     import numpy as np
 
     rng = np.random.RandomState(seed)
@@ -153,13 +166,38 @@ def random_prompts(
     input_lens = rng.randint(int(input_len * range_ratio), input_len + 1, size=num_prompts)
     output_lens = rng.randint(int(output_len * range_ratio), output_len + 1, size=num_prompts)
     offsets = rng.randint(0, vocab, size=num_prompts)
+    padding = _padding_generators(rng, num_prompts, workers)
     requests = []
     for i in range(num_prompts):
         target = prefix_len + int(input_lens[i])
         ids = prefix + [int((offsets[i] + i + j) % vocab) for j in range(int(input_lens[i]))]
-        prompt, ids = _fitted(tokenizer, tokenizer.decode(ids), target, rng, vocab)
+        prompt, ids = _fitted(tokenizer, tokenizer.decode(ids), target, padding[i], vocab)
         requests.append(RandomRequest(prompt, target, int(output_lens[i]), tuple(ids)))
     return RandomPrompts(tuple(requests))
+
+
+def resolved_workers(workers: int) -> int:
+    """The worker count a setting stands for: 0 or less is InferenceX's automatic rule."""
+    return workers if workers > 0 else min(os.cpu_count() or 1, MAX_AUTO_WORKERS)
+
+
+def _padding_generators(
+    rng: np.random.RandomState, num_prompts: int, workers: int
+) -> list[np.random.RandomState]:
+    """Each prompt's padding generator; seeding from the state key leaves ``rng`` unadvanced."""
+    import numpy as np
+
+    key = rng.get_state(legacy=False)["state"]["key"]
+    local = np.random.RandomState([int(word) for word in key[:4]])
+    count = resolved_workers(workers)
+    if count <= 1 or num_prompts == 0:
+        return [local] * num_prompts
+    chunk = math.ceil(num_prompts / count)
+    generators: list[np.random.RandomState] = []
+    for start in range(0, num_prompts, chunk):
+        seeded = np.random.RandomState(int(local.randint(0, 2**31)))
+        generators.extend([seeded] * (min(start + chunk, num_prompts) - start))
+    return generators
 
 
 def _fitted(

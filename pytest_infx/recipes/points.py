@@ -237,6 +237,9 @@ def _material(
             # The default leaves the fingerprints of points made before the setting unchanged.
             bench.pop("connections")
         bench.pop("repeats", None)
+        if bench.get("prompt-workers") == FixedSeqLen.model_fields["prompt_workers"].default:
+            # The default leaves the fingerprints of points made before the setting unchanged.
+            bench.pop("prompt-workers")
         material["fixed-seq-len"] = bench
     material["tp"] = tp
     return material

@@ -328,6 +328,10 @@ class FixedSeqLen(Strict):
     """Passes of each point, whose median the point keeps (None: the ini's ``infx_repeats``,
     else 1): one pass on a noisy host cannot tell a regression from noise. How a point is
     judged rather than what it measures, so it is not part of the fingerprint."""
+    prompt_workers: int = Field(default=8, ge=0)
+    """The workers ``benchmark_serving.py`` splits prompt generation over, which decides the ids
+    that pad a prompt that re-encodes short: 8 as on a GPU runner; 0 is its own rule,
+    ``min(cpu_count, 8)``, which makes the prompts depend on the machine."""
 
 
 class Recipe(Strict):

@@ -156,3 +156,76 @@ def test_prompts_of_the_real_checkpoint_match_what_transformers_makes_of_them() 
     assert theirs["vocab"] == tokenizer.vocab_size
     assert theirs["decoded"] == [r.prompt for r in ours.requests]
     assert theirs["encoded"] == [tokenizer.encode(r.prompt) for r in ours.requests]
+
+
+def _padding_seeds(seed: int, n: int, workers: int) -> list[np.random.RandomState]:
+    """benchmark_serving.py's padding generators, spelled with the global generator: one from
+    the state key after the draws for serial generation, one per chunk of workers otherwise."""
+    np.random.seed(seed)
+    for _ in range(3):
+        np.random.randint(0, 50, size=n)
+    state = np.random.get_state()
+    assert isinstance(state, tuple)
+    local = np.random.RandomState(state[1][:4].tolist())
+    if workers <= 1:
+        return [local] * n
+    chunk = -(-n // workers)
+    chunks = [
+        np.random.RandomState(local.randint(0, 2**31)) for w in range(workers) if w * chunk < n
+    ]
+    return [chunks[i // chunk] for i in range(n)]
+
+
+@pytest.mark.parametrize("workers", [1, 3, 8])
+def test_padding_comes_from_the_generator_of_the_prompt_s_worker(workers: int) -> None:
+    made = random_prompts(
+        Pairs(), input_len=6, output_len=4, num_prompts=7, range_ratio=1.0, seed=5, workers=workers
+    )
+    generators = _padding_seeds(5, 7, workers)
+    tok = Pairs()
+    drawn = zip(_reference(tok, 6, 4, 7, 1.0, 5), made.requests, generators, strict=True)
+    for row, request, rng in drawn:
+        assert isinstance(row, tuple)
+        ids = list(row[0])
+        for _ in range(10):
+            ids = tok.encode(tok.decode(ids))
+            ids += [int(v) for v in rng.randint(0, 50, size=6 - len(ids))]
+        assert list(request.token_ids) == ids
+
+
+def test_the_worker_count_changes_padded_prompts_but_not_their_lengths() -> None:
+    def made(workers: int) -> list[tuple[int, int, tuple[int, ...]]]:
+        prompts = random_prompts(
+            Pairs(),
+            input_len=12,
+            output_len=4,
+            num_prompts=9,
+            range_ratio=0.5,
+            seed=1,
+            workers=workers,
+        )
+        return [(r.prompt_len, r.output_len, r.token_ids) for r in prompts.requests]
+
+    serial, split = made(1), made(8)
+    assert [r[:2] for r in serial] == [r[:2] for r in split]
+    assert [r[2] for r in serial] != [r[2] for r in split]
+
+
+def test_zero_workers_is_inferencex_s_rule_of_the_cpu_count_up_to_eight(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def made(workers: int) -> str:
+        return random_prompts(
+            Pairs(),
+            input_len=12,
+            output_len=4,
+            num_prompts=9,
+            range_ratio=0.5,
+            seed=1,
+            workers=workers,
+        ).sha256
+
+    monkeypatch.setattr("os.cpu_count", lambda: 3)
+    assert made(0) == made(3) != made(8)
+    monkeypatch.setattr("os.cpu_count", lambda: 64)
+    assert made(0) == made(8)

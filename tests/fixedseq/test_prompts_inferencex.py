@@ -1,7 +1,8 @@
 """Our prompts and processed file against InferenceX's own code, run unmodified from a checkout
 named by ``$INFX_INFERENCEX_CHECKOUT``; skipped without one. ``benchmark_serving.py`` runs with
 the embedded engine's python (it has transformers, NumPy and aiohttp) against a recording
-server, and its prompts must be ours for the same tokenizer and seed."""
+server, and its prompts must be ours for the same tokenizer and seed (and worker count: 0 for its
+own rule, as it runs on this machine)."""
 
 from __future__ import annotations
 
@@ -59,6 +60,7 @@ def test_benchmark_serving_sends_our_prompts_and_process_result_makes_our_file(
         num_prompts=10 * CONC,
         range_ratio=0.8,
         seed=0,
+        workers=0,
     )
     assert sorted(sent) == sorted((r.prompt, r.output_len) for r in ours.requests)
 

@@ -471,3 +471,18 @@ def test_kept_alive_connections_change_the_fingerprint_and_the_default_does_not(
     assert {p.fixed_seq_len.connections for p in points_of(tmp_path, kept) if p.fixed_seq_len} == {
         "kept-alive"
     }
+
+
+def test_a_prompt_worker_count_other_than_eight_changes_the_fingerprint(tmp_path: Path) -> None:
+    before = hashes(tmp_path, _fixed())
+    default = _fixed()
+    default["fixed-seq-len"]["prompt-workers"] = 8
+    assert hashes(tmp_path, default) == before
+    serial = _fixed()
+    serial["fixed-seq-len"]["prompt-workers"] = 1
+    assert set(hashes(tmp_path, serial).values()).isdisjoint(before.values())
+    auto = _fixed()
+    auto["fixed-seq-len"]["prompt-workers"] = 0
+    assert {
+        p.fixed_seq_len.prompt_workers for p in points_of(tmp_path, auto) if p.fixed_seq_len
+    } == {0}

@@ -231,3 +231,39 @@ def test_a_reused_fixed_seq_len_point_leaves_what_a_measured_one_leaves() -> Non
         (FIXED_PROPERTY, record.as_json()),
     ]
     assert reuse.figure() == "40.0 output tok/s/GPU"
+
+
+@pytest.mark.parametrize("workers", [1, 8])
+def test_a_fixed_seq_len_point_pads_its_prompts_as_its_prompt_workers_say(
+    tmp_path: Path, workers: int
+) -> None:
+    from pytest_infx.fixedseq.prompts import HubTokenizer, random_prompts
+
+    tokenizer = Path(__file__).parents[2] / "fixedseq" / "data" / "smollm2"
+    data = recipe(KEY, record=tmp_path / "starts.jsonl")
+    data["fixed-seq-len"] = {
+        "points": [{"tp": 1, "isl": 1024, "osl": 32, "concurrency": [1]}],
+        "prompts-per-concurrency": 8,
+        "random-range-ratio": 0.0,
+        "seed": 42,
+        "prompt-workers": workers,
+    }
+    write_recipe(tmp_path / "recipes", data)
+    (point,) = [p for p in expand_all(load_tree(tmp_path / "recipes")) if p.fixed_seq_len]
+    assert point.fixed_seq_len is not None
+    run: Any = SimpleNamespace(model_dir=lambda _: tokenizer)
+    made = fixed.FixedPoint(point, point.fixed_seq_len, cast(Any, None), run, _request(None))
+    expected = {
+        count: random_prompts(
+            HubTokenizer.load(tokenizer),
+            input_len=1024,
+            output_len=32,
+            num_prompts=8,
+            range_ratio=0.0,
+            seed=42,
+            workers=count,
+        ).sha256
+        for count in (1, 8)
+    }
+    assert expected[1] != expected[8]
+    assert made.prompts().sha256 == expected[workers]

@@ -59,6 +59,7 @@ class FixedPoint:
             num_prompts=block.prompts_per_concurrency * point.concurrency,
             range_ratio=block.random_range_ratio,
             seed=block.seed,
+            workers=block.prompt_workers,
         )
 
     def shape(self) -> PointShape:
