@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -36,9 +35,7 @@ def test_hostile_yaml_is_one_error_at_its_file_and_the_others_collect(
 ) -> None:
     write(recipes / "good.yaml", speedbench("good-b300", draft_lengths=(1,)))
     bad = write(recipes / "hostile.yaml", text)
-    start = time.monotonic()
     result = pytester.runpytest_subprocess("--collect-only", "-q", "--gpu", "b300", timeout=60)
-    assert time.monotonic() - start < 10
     out = result.stdout.str()
     assert "Traceback" not in out and "RecursionError" not in out
     assert out.count(f"{bad}:") == 1
