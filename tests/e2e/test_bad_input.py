@@ -9,6 +9,11 @@ from pathlib import Path
 
 import pytest
 from core.helpers import agentic, speedbench, write
+from recipes.test_labels import longest_shipped_key
+
+from .conftest import Sweep
+from .fake_vllm import DEFAULT_PATTERN, expected_al
+from .helpers import MODES, records
 
 LAUGHS = (
     "key: laughs\na0: &a0 ["
@@ -291,3 +296,17 @@ def test_a_golden_file_or_script_that_is_a_pipe_never_blocks_lint(
     result = pytester.runpytest_subprocess("-m", "infx_lint", "-k", "golden", timeout=60)
     result.stdout.fnmatch_lines(["golden/demo.yaml: is a pipe, not a regular file; give a file.*"])
     assert "Traceback" not in result.stdout.str()
+
+
+def test_the_longest_shipped_recipe_key_plans_and_launches(sweep: Sweep) -> None:
+    """Rule 3: a label is derived within the launcher's bound, so a key of any length runs."""
+    key = longest_shipped_key()
+    sweep.add(key)
+    sweep.commit_golden({m: {1: expected_al(DEFAULT_PATTERN, 1)} for m in MODES})
+    plan = sweep.pytester.runpytest("--gpu", "cpu", "--collect-only", "-q", "--infx-plan")
+    assert plan.ret == pytest.ExitCode.OK, plan.stdout.str()
+    assert "SpecError" not in plan.stdout.str()
+    result = sweep.run()
+    assert "must be 1-64 characters" not in result.stdout.str()
+    result.assert_outcomes(passed=len(MODES))
+    assert len(records(sweep.record)) == 1
