@@ -58,7 +58,7 @@ def short_names(
 
 
 def configure(config: pytest.Config) -> None:
-    options.check_ini_booleans(config)
+    options.check(config)
     collect.widen_to_recipes(config)
     stash.add(config, stash.NOTES, markers.register(config))
     config.stash[stash.REASONS] = ()

@@ -3,6 +3,7 @@ in one place so hooks and fixtures read them the same way (:mod:`.declare` decla
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shlex
@@ -98,6 +99,45 @@ def engines(config: pytest.Config) -> EngineRegistry:
 
 
 BOOL_INIS = ("infx_resume", "infx_lint")
+PATH_OPTIONS = (
+    "--infx-results",
+    "--infx-recipes",
+    "--infx-dataset-dir",
+    "--infx-staged-root",
+    "--infx-download-root",
+    "--infx-lint-root",
+)
+
+
+def check(config: pytest.Config) -> None:
+    """Every option, ini key and variable is checked here, at configure, before collection
+    or any server starts: a value that cannot work is one usage line, never an error of every
+    item later."""
+    check_ini_booleans(config)
+    if hasattr(config, "workerinput"):
+        return
+    _check_rootdir(config)
+    settings(config)
+
+
+def _check_rootdir(config: pytest.Config) -> None:
+    """pytest picks the rootdir and ini file before it loads the plugin, so the folder in
+    ``--infx-results /tmp/x`` is taken for a test path there: the run would start from that
+    folder without the project's ini file, collect nothing and exit 5, which CI reads as
+    "nothing to test". Said instead, with the form that works."""
+    from pytest_infx.compat.pytest import setup_from_paths
+
+    expected = setup_from_paths(config)
+    if expected == (config.rootpath, config.inipath):
+        return
+    args = list(config.invocation_params.args)
+    for flag, value in itertools.pairwise(args):
+        if flag in PATH_OPTIONS and os.path.lexists(config.invocation_params.dir / value):
+            raise pytest.UsageError(
+                f"{flag} {value}: pytest took this folder for a test path before pytest-infx"
+                f" was loaded, and would run from {config.rootpath} without the ini file of"
+                f" {expected[0]}; write {flag}={value}"
+            )
 
 
 def check_ini_booleans(config: pytest.Config) -> None:
@@ -140,11 +180,12 @@ def _settings(config: pytest.Config) -> Settings:
             dataset_dir = usage.resolved("--infx-dataset-dir", Path(dataset_dir))
             usage.existing_folder("--infx-dataset-dir", dataset_dir)
         golden_ini = config.getini("infx_golden")
+        golden_shown = "ini infx_golden" if golden_ini else "the golden folder"
         golden = usage.resolved(
-            "ini infx_golden" if golden_ini else "the golden folder",
-            root / (golden_ini or DEFAULT_GOLDEN_DIR),
-            "give the golden curve folder",
+            golden_shown, root / (golden_ini or DEFAULT_GOLDEN_DIR), "give the golden curve folder"
         )
+        if os.path.lexists(golden):
+            usage.existing_folder(golden_shown, golden, "give the golden curve folder")
         if env.cache_dir:
             usage.writable_folder("INFX_CACHE_DIR", Path(env.cache_dir))
         roots = _roots(config, env)
@@ -217,6 +258,7 @@ def _text(config: pytest.Config, name: str) -> str | None:
 
 def _lint(config: pytest.Config) -> LintSettings:
     from pytest_infx import usage
+    from pytest_infx.lint.context import repository_root
     from pytest_infx.lint.findings import selectors
 
     root = _text(config, "infx_lint_root")
@@ -224,6 +266,8 @@ def _lint(config: pytest.Config) -> LintSettings:
     shown = "--infx-lint-root" if config.getoption("infx_lint_root") else "ini infx_lint_root"
     try:
         lint_root = usage.resolved(shown, config.rootpath / root) if root else None
+        if lint_root is not None:
+            repository_root(shown, lint_root)
     except usage.UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
     return LintSettings(

@@ -129,6 +129,10 @@ def test_under_xdist_a_recipe_error_is_reported_while_the_others_run(
         (("--infx-lint-root", "loop"), "", "--infx-lint-root */loop: is a symbolic link loop; *"),
         ((), "infx_golden = loop", "ini infx_golden */loop: is a symbolic link loop; *"),
         ((), "infx_download_root = afile", "ini infx_download_root afile: is a file, not a*"),
+        ((), "infx_golden = afile", "ini infx_golden */afile: is a file, not a folder; *"),
+        ((), "infx_golden = /dev/null", "ini infx_golden /dev/null: is a character device*"),
+        (("-o", "infx_lint_root=/"), "", "ini infx_lint_root /: is not a repository *"),
+        (("--infx-lint-root=/proc",), "", "--infx-lint-root /proc: is not a repository *"),
     ],
 )
 def test_a_value_that_cannot_be_used_is_one_usage_line_before_anything_starts(
@@ -179,6 +183,7 @@ def test_an_unusable_input_limit_is_one_usage_error_naming_the_variable(
         (["changed", "--recipes", "{tmp}/nonexistent"], "infx changed: error: --recipes *"),
         (["recipes", "--recipes", "{tmp}/nonexistent"], "infx recipes: error: --recipes *"),
         (["lint", "--root", "{tmp}/nonexistent"], "infx lint: error: --root *"),
+        (["lint", "--root", "/proc"], "infx lint: error: --root /proc: is not a repository *"),
         (
             ["engine", "install", "aiperf", "--cache-dir", "{tmp}/afile/x"],
             "infx engine: error: --cache-dir */afile/x: cannot be created: */afile is a file; *",
@@ -310,3 +315,24 @@ def test_the_longest_shipped_recipe_key_plans_and_launches(sweep: Sweep) -> None
     assert "must be 1-64 characters" not in result.stdout.str()
     result.assert_outcomes(passed=len(MODES))
     assert len(records(sweep.record)) == 1
+
+
+@pytest.mark.parametrize(
+    "flag", ["--infx-results", "--infx-dataset-dir", "--infx-staged-root", "--infx-download-root"]
+)
+def test_a_folder_outside_the_project_in_the_space_form_is_never_a_silent_empty_run(
+    recipes: Path, pytester: pytest.Pytester, flag: str
+) -> None:
+    """Rule 3: pytest picks its rootdir before the plugin's options are known, and took the
+    value for a test path; the run said nothing and exited 5, which CI reads as a pass."""
+    write(recipes / "good.yaml", speedbench("good-b300", draft_lengths=(1,)))
+    pytester.makeini("[pytest]\ninfx = true\naddopts = -p no:cacheprovider\n")
+    outside = pytester.path.parent / f"outside-{flag.strip('-')}"
+    outside.mkdir()
+    result = pytester.runpytest("--collect-only", "-q", "--gpu", "b300", flag, str(outside))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [f"ERROR: {flag} {outside}: pytest took this folder for a test path *; write {flag}=*"]
+    )
+    joined = pytester.runpytest("--collect-only", "-q", "--gpu", "b300", f"{flag}={outside}")
+    assert joined.ret == pytest.ExitCode.OK
