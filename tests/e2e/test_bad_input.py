@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -336,3 +337,89 @@ def test_a_folder_outside_the_project_in_the_space_form_is_never_a_silent_empty_
     )
     joined = pytester.runpytest("--collect-only", "-q", "--gpu", "b300", f"{flag}={outside}")
     assert joined.ret == pytest.ExitCode.OK
+
+
+def test_a_truncated_golden_curve_is_named_by_preflight_before_any_server_starts(
+    sweep: Sweep,
+) -> None:
+    """Rule 3: the curve has one cell of the four the recipe needs; the other three are named,
+    and since every server would serve a missing cell, none starts."""
+    sweep.add("fake-cpu-vllm", draft_lengths=(1, 2))
+    sweep.commit_golden({"thinking_on": {1: expected_al(DEFAULT_PATTERN, 1)}})
+    result = sweep.run("-k", "not k1-thinking_on")
+    result.assert_outcomes(errors=3)
+    out = result.stdout.str()
+    for mode, k in (("thinking_off", 1), ("thinking_off", 2), ("thinking_on", 2)):
+        assert f"has no cell {mode} k={k} (it has thinking_on k=1)" in out, out
+    assert records(sweep.record) == []
+
+
+RULE4 = [
+    (["report", "{tmp}/" + "x" * 300], "infx report: error: */xxx*: File name too long; *"),
+    (
+        ["db", "items", "--db", "sqlite:///{tmp}/notdb.db"],
+        "infx db: error: history database sqlite:///*/notdb.db: file is not a database; *",
+    ),
+    (
+        ["db", "dashboard", "--db", "sqlite:///{tmp}/notdb.db", "--since", "99999999999d"],
+        "infx db: error: --since '99999999999d': reaches before the first year; *",
+    ),
+    (["db", "dashboard", "--out", "{tmp}"], "infx db: error: --out *: is a folder; *"),
+    (
+        ["db", "dashboard", "--out", "/proc/x.html"],
+        "infx db: error: --out /proc/x.html: its folder /proc is not writable; *",
+    ),
+    (["db", "serve", "--port", "99999"], "infx db: error: --port 99999: not a port; *"),
+    (
+        ["db", "ingest", "{tmp}/loops", "--db", "sqlite:///{tmp}/new.db"],
+        "infx db: error: no JSON result file in */loops; *",
+    ),
+    (["cache", "--cache-dir", "{tmp}/afile"], "infx cache: error: --cache-dir */afile: is a file*"),
+    (
+        ["engine", "check", "--recipes", "{tmp}/empty", "--golden", "{tmp}", "--no-install"],
+        "infx engine check: error: no points in */empty; give the recipe folder that holds them",
+    ),
+    (
+        ["engine", "check", "--recipes", "{tmp}/one", "--golden", "{tmp}", "--gpu", "h100"],
+        "infx engine check: error: no points in */one for --gpu h100; *, or another runner",
+    ),
+]
+
+
+@pytest.mark.parametrize(("argv", "shown"), RULE4, ids=[" ".join(a[:2]) for a, _ in RULE4])
+def test_rule4_each_infx_failure_is_one_line_naming_the_input_with_a_usage_status(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], shown: str
+) -> None:
+    """Rule 4: no traceback, one line naming the input, what is wrong and what to do."""
+    from pytest_infx.cli import main
+
+    (tmp_path / "afile").write_text("")
+    (tmp_path / "notdb.db").write_text("not a database\n" * 10)
+    (tmp_path / "loops").mkdir()
+    (tmp_path / "loops" / "a.json").symlink_to("b.json")
+    (tmp_path / "loops" / "b.json").symlink_to("a.json")
+    (tmp_path / "empty").mkdir()
+    write(tmp_path / "one" / "good.yaml", speedbench("good-b300", draft_lengths=(1,)))
+    assert main([a.replace("{tmp}", str(tmp_path)) for a in argv]) == 4
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and fnmatch.fnmatch(err[0], shown), err
+
+
+def test_rule4_a_bad_file_in_an_ingest_of_many_is_skipped_and_the_others_are_stored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Deep JSON aborted the ingest of every file after it."""
+    from history.inferencex_files import agg
+
+    from pytest_infx.cli import main
+
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "agg_a_deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    (tmp_path / "in" / "agg_dsr1_tp8_conc4_b200.json").write_text(json.dumps(agg(4, 1200.0)))
+    db = f"sqlite:///{tmp_path / 'h.db'}"
+    assert main(["db", "ingest", str(tmp_path / "in"), "--db", db]) == 0
+    out = capsys.readouterr().out
+    assert "1 added" in out and "1 skipped" in out
+    assert "agg_a_deep.json: not a JSON file we can read" in out
+    assert main(["db", "items", "--db", db]) == 0
+    assert capsys.readouterr().out.splitlines() == ["dsr1_tp8_conc4_b200"]
