@@ -94,7 +94,7 @@ def ingest(store: Store, found: Iterable[Path], stamp: RunStamp) -> Tally:
     for path in found:
         try:
             data = json.loads(read_input(path))
-        except (OSError, InputFileError, ValueError) as exc:
+        except (OSError, InputFileError, ValueError, RecursionError) as exc:
             tally.skipped.append(f"{path}: not a JSON file we can read ({exc})")
             continue
         for row in rows_of(path, data, tally):
