@@ -1,19 +1,10 @@
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from known_recipes import longest_shipped_key
 
 from pytest_infx.launch.spec import ServerSpec
 from pytest_infx.recipes.labels import MAX_LABEL, server_label
-from pytest_infx.recipes.source import load_yaml
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def longest_shipped_key() -> str:
-    keys = [str(load_yaml(p)["key"]) for p in (REPO / "recipes").glob("*.yaml")]
-    return max(keys, key=len)
 
 
 def test_a_short_key_keeps_its_readable_label() -> None:
