@@ -425,3 +425,22 @@ def test_rule4_a_bad_file_in_an_ingest_of_many_is_skipped_and_the_others_are_sto
     assert "agg_a_deep.json: not a JSON file we can read" in out
     assert main(["db", "items", "--db", db]) == 0
     assert capsys.readouterr().out.splitlines() == ["dsr1_tp8_conc4_b200"]
+
+
+def test_rule4_a_read_only_history_database_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from history.inferencex_files import agg
+
+    from pytest_infx.cli import main
+
+    (tmp_path / "agg_dsr1_tp8_conc4_b200.json").write_text(json.dumps(agg(4, 1200.0)))
+    db = tmp_path / "h.db"
+    assert main(["db", "ingest", str(tmp_path), "--db", f"sqlite:///{db}"]) == 0
+    capsys.readouterr()
+    read_only = f"sqlite:///file:{db}?mode=ro&uri=true"
+    assert main(["db", "ingest", str(tmp_path), "--db", read_only, "--run-id", "again"]) == 4
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith("infx db: error: history database sqlite:///file")
+    assert "attempt to write a readonly database; give a database" in err[0]
