@@ -444,3 +444,18 @@ def test_rule4_a_read_only_history_database_is_one_line(
     assert len(err) == 1, err
     assert err[0].startswith("infx db: error: history database sqlite:///file")
     assert "attempt to write a readonly database; give a database" in err[0]
+
+
+def test_rule4_infx_cache_names_a_cache_variable_that_is_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_infx.cli import main
+
+    (tmp_path / "afile").write_text("")
+    monkeypatch.setenv("INFX_CACHE_DIR", str(tmp_path / "afile"))
+    assert main(["cache", "--recipes", str(tmp_path)]) == 4
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        f"infx cache: error: INFX_CACHE_DIR {tmp_path}/afile: is a file, not a folder;"
+        " give the cache folder"
+    ]
