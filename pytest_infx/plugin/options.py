@@ -3,7 +3,6 @@ in one place so hooks and fixtures read them the same way (:mod:`.declare` decla
 
 from __future__ import annotations
 
-import itertools
 import os
 import re
 import shlex
@@ -99,45 +98,6 @@ def engines(config: pytest.Config) -> EngineRegistry:
 
 
 BOOL_INIS = ("infx_resume", "infx_lint")
-PATH_OPTIONS = (
-    "--infx-results",
-    "--infx-recipes",
-    "--infx-dataset-dir",
-    "--infx-staged-root",
-    "--infx-download-root",
-    "--infx-lint-root",
-)
-
-
-def check(config: pytest.Config) -> None:
-    """Every option, ini key and variable is checked here, at configure, before collection
-    or any server starts: a value that cannot work is one usage line, never an error of every
-    item later."""
-    check_ini_booleans(config)
-    if hasattr(config, "workerinput"):
-        return
-    _check_rootdir(config)
-    settings(config)
-
-
-def _check_rootdir(config: pytest.Config) -> None:
-    """pytest picks the rootdir and ini file before it loads the plugin, so the folder in
-    ``--infx-results /tmp/x`` is taken for a test path there: the run would start from that
-    folder without the project's ini file, collect nothing and exit 5, which CI reads as
-    "nothing to test". Said instead, with the form that works."""
-    from pytest_infx.compat.pytest import setup_from_paths
-
-    expected = setup_from_paths(config)
-    if expected == (config.rootpath, config.inipath):
-        return
-    args = list(config.invocation_params.args)
-    for flag, value in itertools.pairwise(args):
-        if flag in PATH_OPTIONS and os.path.lexists(config.invocation_params.dir / value):
-            raise pytest.UsageError(
-                f"{flag} {value}: pytest took this folder for a test path before pytest-infx"
-                f" was loaded, and would run from {config.rootpath} without the ini file of"
-                f" {expected[0]}; write {flag}={value}"
-            )
 
 
 def check_ini_booleans(config: pytest.Config) -> None:
