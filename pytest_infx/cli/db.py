@@ -213,7 +213,13 @@ def _serve(args: argparse.Namespace) -> int:
         def log_message(self, format: str, *values: object) -> None:
             return
 
-    server = ThreadingHTTPServer((args.host, args.port), Handler)
+    try:
+        server = ThreadingHTTPServer((args.host, args.port), Handler)
+    except OSError as exc:
+        raise UsageError(
+            f"--host {args.host} --port {args.port}: {exc.strerror or exc}; give another port,"
+            " or an address of this machine"
+        ) from None
     print(f"serving the history dashboard on http://{args.host}:{server.server_port}/", flush=True)
     try:
         server.serve_forever()

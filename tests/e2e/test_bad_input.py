@@ -459,3 +459,28 @@ def test_rule4_infx_cache_names_a_cache_variable_that_is_a_file(
         f"infx cache: error: INFX_CACHE_DIR {tmp_path}/afile: is a file, not a folder;"
         " give the cache folder"
     ]
+
+
+def test_rule4_a_port_in_use_is_one_line_from_infx_db_serve(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import socket
+
+    from history.inferencex_files import agg
+
+    from pytest_infx.cli import main
+
+    (tmp_path / "agg_dsr1_tp8_conc4_b200.json").write_text(json.dumps(agg(4, 1200.0)))
+    db = f"sqlite:///{tmp_path / 'h.db'}"
+    assert main(["db", "ingest", str(tmp_path), "--db", db]) == 0
+    capsys.readouterr()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["db", "serve", "--db", db, "--port", str(port)]) == 4
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        f"infx db: error: --host 127.0.0.1 --port {port}: Address already in use; give another"
+        " port, or an address of this machine"
+    ]
