@@ -120,3 +120,17 @@ def existing_folder(what: str, path: Path, accepted: str = "give an existing fol
     if problem is not None:
         raise UsageError(f"{what} {path}: {problem}; {accepted}")
     return path
+
+
+def writable_file(
+    what: str, path: Path, accepted: str = "give a file in a folder you can write to"
+) -> Path:
+    """``path`` as a file to write: not a folder, and in a folder that can take it; else a
+    UsageError naming ``what``, instead of an error about the temporary file an atomic write
+    makes beside it."""
+    if path.is_dir():
+        raise UsageError(f"{what} {path}: is a folder; {accepted}")
+    problem = folder_problem(path.parent)
+    if problem is not None:
+        raise UsageError(f"{what} {path}: its folder {path.parent} {problem}; {accepted}")
+    return path

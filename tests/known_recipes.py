@@ -27,3 +27,12 @@ def copy_recipes(to: Path) -> None:
         return [name for name in names if top and name not in KNOWN_RECIPES]
 
     shutil.copytree(REPO / "recipes", to, ignore=ignore)
+
+
+def longest_shipped_key() -> str:
+    """The longest recipe key this repository ships: a label derived from it must still
+    launch (the launcher bounds a label's length)."""
+    from pytest_infx.recipes.source import load_yaml
+
+    keys = [str(load_yaml(path)["key"]) for path in (REPO / "recipes").glob("*.yaml")]
+    return max(keys, key=len)

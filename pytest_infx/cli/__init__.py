@@ -9,6 +9,7 @@ returning an exit status). The modules import what is heavy inside their command
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import signal
 import sys
@@ -51,7 +52,50 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"infx {args.command}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except Exception as exc:
+        message = expected_error(exc, args)
+        if message is None:
+            raise
+        print(f"infx {args.command}: error: {message}", file=sys.stderr)
+        return EXIT_STATUS
     return status
+
+
+_OS_HINTS = {
+    errno.ENAMETOOLONG: "give a shorter path",
+    errno.EISDIR: "give a file, not a folder",
+    errno.ENOTDIR: "give a path whose folders are folders",
+    errno.ELOOP: "remove the symbolic link loop or give another path",
+    errno.ENOENT: "give a path that exists",
+    errno.EACCES: "give a path you may read and write",
+    errno.EPERM: "give a path you may read and write",
+    errno.EROFS: "give a path on a writable file system",
+    errno.ENOSPC: "free some space",
+    errno.EADDRINUSE: "give another --port, or stop what listens there",
+    errno.EADDRNOTAVAIL: "give an address of this machine",
+}
+
+
+def expected_error(exc: BaseException, args: argparse.Namespace) -> str | None:
+    """The one line for a failure a command can meet on any input (a path the system refuses,
+    a history database that is no database or is read-only): the input, what is wrong and what
+    to do. ``None`` for anything else, which is a defect and keeps its traceback."""
+    if isinstance(exc, OSError):
+        where = exc.filename if exc.filename is not None else "the system"
+        hint = _OS_HINTS.get(exc.errno or 0, "check the path and try again")
+        return f"{where}: {exc.strerror or exc}; {hint}"
+    database = sys.modules.get("sqlalchemy.exc")
+    if database is not None and isinstance(exc, database.SQLAlchemyError):
+        from pytest_infx.cli.db import shown_url, url_of
+
+        cause = getattr(exc, "orig", None) or exc
+        first = str(cause).splitlines()[0] if str(cause) else type(cause).__name__
+        url = shown_url(url_of(getattr(args, "db", None)))
+        return (
+            f"history database {url}: {first}; give a database a pytest-infx run wrote and you"
+            " may write to (--db or $INFX_DB_URL)"
+        )
+    return None
 
 
 def _silence_stdout() -> None:

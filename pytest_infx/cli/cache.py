@@ -9,6 +9,7 @@ above the recipes and the engine adapters.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 from dataclasses import dataclass
@@ -108,7 +109,14 @@ def _human(size: int) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from pytest_infx.files.cachedir import cache_root
     from pytest_infx.recipes.errors import RecipeErrors
+    from pytest_infx.usage import existing_folder
+
+    root = cache_root(args.cache_dir)
+    if os.path.lexists(root):
+        what = "--cache-dir" if args.cache_dir is not None else "INFX_CACHE_DIR"
+        existing_folder(what, root, "give the cache folder")
 
     try:
         used = used_folders(args.recipes, args.cache_dir)

@@ -139,6 +139,12 @@ def _ingest(args: argparse.Namespace) -> int:
     if missing:
         raise UsageError(f"no such file or folder: {', '.join(missing)}")
     found = list(files(args.paths))
+    if not found:
+        shown = ", ".join(str(path) for path in args.paths)
+        raise UsageError(
+            f"no JSON result file in {shown}; give a results folder, an agg_*.json or an AgentX"
+            " aggregate"
+        )
     stamp = default_stamp(args.paths, found, branch=args.branch, commit=args.commit)
     if args.run_id:
         stamp = replace(stamp, run_id=args.run_id, attempt=args.attempt)
@@ -183,6 +189,10 @@ def _since(text: str | None) -> datetime | None:
         return since(text)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    except OverflowError:
+        raise UsageError(
+            f"--since {text!r}: reaches before the first year; give a shorter span or a date"
+        ) from None
 
 
 def _add_runs(parser: argparse.ArgumentParser) -> None:
@@ -215,10 +225,10 @@ def _page(args: argparse.Namespace) -> str:
     with open_store(args.db) as store:
         rows = [row for item in store.items() for row in store.series(item, since=moment)]
     rows.sort(key=lambda row: (row.started, row.attempt))
-    return page(rows, source=_shown_url(url_of(args.db)), latest=args.runs)
+    return page(rows, source=shown_url(url_of(args.db)), latest=args.runs)
 
 
-def _shown_url(url: str) -> str:
+def shown_url(url: str) -> str:
     from sqlalchemy.engine import make_url
 
     return make_url(url).render_as_string(hide_password=True)
@@ -226,7 +236,9 @@ def _shown_url(url: str) -> str:
 
 def _dashboard(args: argparse.Namespace) -> int:
     from pytest_infx.files.atomic import atomic_write_text
+    from pytest_infx.usage import writable_file
 
+    writable_file("--out", args.out)
     atomic_write_text(args.out, _page(args))
     print(f"wrote {args.out}")
     return 0
@@ -235,6 +247,8 @@ def _dashboard(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port {args.port}: not a port; give 1 to 65535, or 0 for a free one")
     _page(args)
 
     class Handler(BaseHTTPRequestHandler):
@@ -256,7 +270,13 @@ def _serve(args: argparse.Namespace) -> int:
         def log_message(self, format: str, *values: object) -> None:
             return
 
-    server = ThreadingHTTPServer((args.host, args.port), Handler)
+    try:
+        server = ThreadingHTTPServer((args.host, args.port), Handler)
+    except OSError as exc:
+        raise UsageError(
+            f"--host {args.host} --port {args.port}: {exc.strerror or exc}; give another port,"
+            " or an address of this machine"
+        ) from None
     print(f"serving the history dashboard on http://{args.host}:{server.server_port}/", flush=True)
     try:
         server.serve_forever()
@@ -269,6 +289,7 @@ def _trend(args: argparse.Namespace) -> int:
     from pytest_infx.files.atomic import atomic_write_bytes
     from pytest_infx.history.trend import trend
     from pytest_infx.report import plots
+    from pytest_infx.usage import writable_file
 
     with open_store(args.db) as store:
         rows = store.series(args.key, since=_since(args.since), branch=args.branch)
@@ -287,6 +308,7 @@ def _trend(args: argparse.Namespace) -> int:
     for line in found.lines():
         print(line)
     target = args.png or Path(re.sub(r"[^A-Za-z0-9._-]+", "_", args.key).strip("_") + ".png")
+    writable_file("--png", target)
     missing = plots.missing_reason()
     if missing is not None:
         print(f"no picture: {missing}", file=sys.stderr)

@@ -125,6 +125,14 @@ def _check(args: argparse.Namespace) -> int:
         print(f"unchecked: {reason}")
     for rejection in report.rejected:
         print(rejection)
+    if not report.runs and not report.unchecked and not report.rejected:
+        runner = f" for --gpu {args.gpu}" if args.gpu is not None else ""
+        print(
+            f"infx engine check: error: no points in {args.recipes}{runner}; give the recipe"
+            " folder that holds them" + (", or another runner" if runner else ""),
+            file=sys.stderr,
+        )
+        return EXIT_STATUS
     unchecked = len(report.unchecked)
     stood_in = sum("standing in for the pinned release" in r for r in report.unchecked)
     checked = sum(run.points for run in report.runs) - stood_in

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
+from pathlib import Path
 from typing import Any
 
 import pytest
 from _pytest._code.code import TerminalRepr
+from _pytest.config.findpaths import determine_setup
 from _pytest.mark.expression import Expression
 
-__all__ = ["TerminalRepr", "fixture_manager", "marker_matcher"]
+__all__ = ["TerminalRepr", "fixture_manager", "marker_matcher", "setup_from_paths"]
 
 
 def marker_matcher(markexpr: str) -> Callable[[Collection[str]], bool] | None:
@@ -30,3 +32,19 @@ def fixture_manager(session: pytest.Session) -> Any:
     """pytest's fixture manager, which computes an item's fixture closure: recipe items are
     functions made at collection, and their closure is computed once per kind of item."""
     return session._fixturemanager
+
+
+def setup_from_paths(config: pytest.Config) -> tuple[Path, Path | None]:
+    """The rootdir and ini file pytest picks from the test paths of this command line as it
+    reads them now, with every plugin's options known. pytest picks them before any plugin is
+    loaded, when the value of a plugin's option in its space-separated form is still taken for
+    a test path; comparing the two tells that this happened."""
+    paths = config.args if config.args_source is pytest.Config.ArgsSource.ARGS else []
+    rootpath, inipath, _, _ = determine_setup(
+        inifile=config.option.inifilename,
+        override_ini=config.option.override_ini,
+        args=paths,
+        rootdir_cmd_arg=config.option.rootdir or None,
+        invocation_dir=config.invocation_params.dir,
+    )
+    return rootpath, inipath

@@ -96,6 +96,14 @@ NAMES: tuple[PrivateName, ...] = (
     ),
     PrivateName(
         "pytest",
+        "_pytest.config.findpaths",
+        "determine_setup",
+        "pytest_infx.compat.pytest",
+        "a path option's value in its space-separated form moves pytest's rootdir, which is "
+        "picked before the plugin's options are known; picked again with them, the two differ",
+    ),
+    PrivateName(
+        "pytest",
         "_pytest._code.code",
         "TerminalRepr",
         "pytest_infx.compat.pytest",

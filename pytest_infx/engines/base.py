@@ -27,6 +27,7 @@ from pytest_infx.engines.spec import (
     SyntheticSetting,
 )
 from pytest_infx.hardware import Vendor, gpu_vendor
+from pytest_infx.recipes.labels import server_label
 from pytest_infx.recipes.owned import OwnedFlags, canonical, owner
 from pytest_infx.recipes.points import Cell, Point
 from pytest_infx.recipes.schema import EMBEDDED_PREFIX, Recipe, Speculative
@@ -437,7 +438,7 @@ def make_plan(
         image_unpinned=recipe.engine.image_unpinned,
         ready_timeout_s=recipe.engine.ready_timeout,
         served_model=recipe.model.served_name,
-        label=f"{point.recipe_key}-{suffix}",
+        label=server_label(point.recipe_key, suffix),
         command=command,
         files=dict(files or {}),
     ).with_key()

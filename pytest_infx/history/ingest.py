@@ -119,7 +119,7 @@ def ingest(store: Store, found: Iterable[Path], stamp: RunStamp) -> Tally:
         except RepeatedKeyError as exc:
             tally.refused.append(f"{path}: {exc}")
             continue
-        except (OSError, InputFileError, ValueError) as exc:
+        except (OSError, InputFileError, ValueError, RecursionError) as exc:
             tally.skipped.append(f"{path}: not a JSON file we can read ({exc})")
             continue
         for row in rows_of(path, data, tally):

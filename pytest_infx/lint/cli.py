@@ -15,19 +15,19 @@ from pytest_infx.lint.context import (
     ChangelogOnly,
     build_context,
     default_base_ref,
+    repository_root,
 )
 from pytest_infx.lint.extensions import RuleRegistrationError, checked, from_entry_points
 from pytest_infx.lint.findings import UnknownRuleError, all_rules, select_rules, selectors
 from pytest_infx.lint.masters import master_changes, master_keys
 from pytest_infx.lint.scope import PullRequest, pull_request_from_env
 from pytest_infx.settings import DEFAULT_CHANGELOG_ONLY_ENTRIES
-from pytest_infx.usage import existing_folder
 
 
 def run(args: argparse.Namespace) -> int:
     root = Path(args.root or ".").resolve()
     if args.root is not None:
-        root = existing_folder("--root", root, "give the repository root")
+        root = repository_root("--root", root)
     elif not (root / CHANGELOG_NAME).exists():
         root = git_toplevel(root) or root
     out: TextIO = sys.stdout

@@ -21,6 +21,7 @@ from pytest_infx.files.textio import read_head, read_input
 from pytest_infx.lint.masters import MasterKey, changed_master_keys, master_files, master_keys
 from pytest_infx.lint.scope import ChangeSet, PullRequest, changes_since
 from pytest_infx.settings import DEFAULT_GOLDEN_DIR, DEFAULT_RECIPES_DIR
+from pytest_infx.usage import UsageError, existing_folder
 
 if TYPE_CHECKING:
     from pytest_infx.engines.registry import EngineRegistry
@@ -294,6 +295,25 @@ class LintContext:
                 return None
 
         return self.memo("head_changelog", read)
+
+
+def repository_root(what: str, path: Path) -> Path:
+    """A lint root that was given: lint reads the head of every file under it, so a folder
+    that is no repository (``/``, ``/proc``) would be read whole and never finish. A Git top
+    level, or a folder with the changelog or the recipe folder, is one; anything else is a
+    usage error."""
+    accepted = (
+        f"give the repository's top folder (a Git top level, or one with {CHANGELOG_NAME} or "
+        f"{DEFAULT_RECIPES_DIR}/)"
+    )
+    existing_folder(what, path, accepted)
+    marks = (path / ".git", path / CHANGELOG_NAME, path / DEFAULT_RECIPES_DIR)
+    if not any(os.path.lexists(mark) for mark in marks):
+        raise UsageError(
+            f"{what} {path}: is not a repository (no .git, {CHANGELOG_NAME} or "
+            f"{DEFAULT_RECIPES_DIR}/); {accepted}"
+        )
+    return path
 
 
 def default_base_ref(root: Path) -> str | None:

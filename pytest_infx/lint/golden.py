@@ -18,7 +18,7 @@ from pytest_infx.golden.store import REGISTRY_FILE, GoldenStore, RegistryEntry
 from pytest_infx.lint.context import LintContext
 from pytest_infx.lint.curves import golden_files, load_curves
 from pytest_infx.lint.findings import Finding, rule
-from pytest_infx.lint.recipes import golden_refs
+from pytest_infx.lint.recipes import golden_refs, variants
 
 _RUN_URL = re.compile(r"https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/actions/runs/(\d+)")
 _MODEL_KEY = re.compile(r"[a-z0-9_.-]+")
@@ -357,6 +357,46 @@ def check_orphans(ctx: LintContext) -> list[Finding]:
                 f"no recipe uses golden curve {name} and it is not marked as reference.",
                 "Point a recipe's golden: at it, add '# reference: true' to its header if it is"
                 " kept for comparison, or remove it and its README row.",
+            )
+        )
+    return found
+
+
+@rule(
+    "golden-cells",
+    "A SPEED-Bench recipe's golden curve has every cell the recipe measures (each draft length"
+    " under each thinking mode), so no cell is found missing only after its server ran.",
+    skip_reason=_no_golden_or_recipes,
+)
+def check_cells(ctx: LintContext) -> list[Finding]:
+    from pytest_infx.recipes.rules import locate
+
+    found: list[Finding] = []
+    seen: set[tuple[str, str, int]] = set()
+    curves = load_curves(ctx)
+    for variant in variants(ctx)[0]:
+        bench = variant.recipe.speedbench
+        curve = curves.get(bench.golden) if bench is not None else None
+        if bench is None or not isinstance(curve, Curve):
+            continue
+        missing = [(mode, k) for k, mode in variant.cells if not curve.has(mode, k)]
+        missing = [cell for cell in missing if (bench.golden, *cell) not in seen]
+        if not missing:
+            continue
+        seen.update((bench.golden, *cell) for cell in missing)
+        where = locate(variant.raw, "speedbench", "golden")
+        have = ", ".join(f"{mode} k={k}" for mode, k, _ in curve.cells()) or "none"
+        found.append(
+            Finding(
+                "golden-cells",
+                ctx.relpath(where.path if where else variant.source.path),
+                where.line if where else None,
+                None,
+                f"golden curve {bench.golden} has no cell "
+                + ", ".join(f"{mode} k={k}" for mode, k in missing)
+                + f" that {variant.recipe.key} measures (it has {have}).",
+                "Record the missing cells with --snapshot-update, or leave those draft lengths"
+                " or modes out of the recipe.",
             )
         )
     return found

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import pytest_infx.plugin.checks as checks
 import pytest_infx.plugin.collect.files as collect
 import pytest_infx.plugin.collect.lint as lint
 import pytest_infx.plugin.declare as declare
@@ -58,7 +59,7 @@ def short_names(
 
 
 def configure(config: pytest.Config) -> None:
-    options.check_ini_booleans(config)
+    checks.check(config)
     collect.widen_to_recipes(config)
     stash.add(config, stash.NOTES, markers.register(config))
     config.stash[stash.REASONS] = ()

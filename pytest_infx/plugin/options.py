@@ -144,11 +144,12 @@ def _settings(config: pytest.Config) -> Settings:
             dataset_dir = usage.resolved("--infx-dataset-dir", Path(dataset_dir))
             usage.existing_folder("--infx-dataset-dir", dataset_dir)
         golden_ini = config.getini("infx_golden")
+        golden_shown = "ini infx_golden" if golden_ini else "the golden folder"
         golden = usage.resolved(
-            "ini infx_golden" if golden_ini else "the golden folder",
-            root / (golden_ini or DEFAULT_GOLDEN_DIR),
-            "give the golden curve folder",
+            golden_shown, root / (golden_ini or DEFAULT_GOLDEN_DIR), "give the golden curve folder"
         )
+        if os.path.lexists(golden):
+            usage.existing_folder(golden_shown, golden, "give the golden curve folder")
         if env.cache_dir:
             usage.writable_folder("INFX_CACHE_DIR", Path(env.cache_dir))
         roots = _roots(config, env)
@@ -251,6 +252,7 @@ def _text(config: pytest.Config, name: str) -> str | None:
 
 def _lint(config: pytest.Config) -> LintSettings:
     from pytest_infx import usage
+    from pytest_infx.lint.context import repository_root
     from pytest_infx.lint.findings import selectors
 
     root = _text(config, "infx_lint_root")
@@ -258,6 +260,8 @@ def _lint(config: pytest.Config) -> LintSettings:
     shown = "--infx-lint-root" if config.getoption("infx_lint_root") else "ini infx_lint_root"
     try:
         lint_root = usage.resolved(shown, config.rootpath / root) if root else None
+        if lint_root is not None:
+            repository_root(shown, lint_root)
     except usage.UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
     return LintSettings(

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_infx.recipes.cache import cached
+from pytest_infx.recipes.labels import server_label
 
 if TYPE_CHECKING:
     from pytest_infx.engines.registry import EngineRegistry
@@ -111,7 +112,7 @@ def server_labels(catalog: Catalog) -> dict[str, str]:
                 point = ref.name
                 for suffix in THINKING_SUFFIXES:
                     point = point.removesuffix(suffix)
-                labels[ref.server] = f"{ref.recipe_key}-{point}"
+                labels[ref.server] = server_label(ref.recipe_key, point)
     return labels
 
 

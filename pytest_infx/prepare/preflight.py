@@ -75,6 +75,9 @@ class Datasets:
     golden: GoldenTree | None = None
     _cache: dict[tuple[Path, str, int | None], Dataset | DatasetError] = field(default_factory=dict)
     golden_checked: dict[tuple[Path, str], str | None] = field(default_factory=dict)
+    golden_cells: dict[tuple[Path, str], frozenset[tuple[str, int]] | None] = field(
+        default_factory=dict
+    )
 
     def path_of(self, bench: Speedbench, source: str = "the recipe") -> Path:
         """The recipe's dataset ``path``, which must stay inside the dataset folder (the rootdir
@@ -142,6 +145,35 @@ def golden_name_problem(
     return found
 
 
+def golden_cell_problem(point: Point, golden_root: Path, cache: Datasets) -> str | None:
+    """A cell the point needs that its curve lacks (a curve cut short, ``thinking_on: {1: 1.6}``
+    for a recipe of both modes and three draft lengths): without ``--snapshot-update``, which
+    records it, the cell could only fail after its server started and measured it."""
+    cell = point.cell
+    if cell is None or cache.golden is None or cell.bench.golden not in cache.golden.names:
+        return None
+    key = (golden_root, cell.bench.golden)
+    if key not in cache.golden_cells:
+        from pytest_infx.golden.io import GoldenFileError, load_curve
+        from pytest_infx.golden.store import GoldenStore
+
+        try:
+            curve = load_curve(GoldenStore(golden_root).path(cell.bench.golden))
+        except (GoldenFileError, OSError):
+            cache.golden_cells[key] = None
+        else:
+            cache.golden_cells[key] = frozenset((mode, k) for mode, k, _ in curve.cells())
+    cells = cache.golden_cells[key]
+    if cells is None or (cell.thinking, cell.draft_length) in cells:
+        return None
+    have = ", ".join(f"{mode} k={k}" for mode, k in sorted(cells)) or "none"
+    return (
+        f"{_golden_line(point)}: speedbench.golden: curve {cell.bench.golden!r} has no cell "
+        f"{cell.thinking} k={cell.draft_length} (it has {have}); record it with "
+        "--snapshot-update, or leave that draft length or mode out of the recipe"
+    )
+
+
 def _golden_name_problem(
     point: Point, name: str, golden_root: Path, tree: GoldenTree
 ) -> str | None:
@@ -204,6 +236,10 @@ def preflight(
     golden = golden_name_problem(point, golden_root, datasets, recording)
     if golden is not None:
         problems.append(golden)
+    elif recording is False:
+        missing = golden_cell_problem(point, golden_root, datasets)
+        if missing is not None:
+            problems.append(missing)
     try:
         synthetic_for(point, golden_root, engines)
     except (GoldenNotFoundError, GoldenLookupError, ValueError) as exc:

@@ -180,10 +180,8 @@ def test_a_hanging_aiperf_is_killed_with_its_children(tmp_path: Path, data_dir: 
     )
     (tmp_path / "tok").mkdir()
     lines: list[str] = []
-    started = time.monotonic()
     with pytest.raises(AgenticRunError, match=r"ran past 3 s and was stopped") as info:
         run_aiperf(_run(tmp_path), on_line=lines.append, timeout_s=3)
-    assert time.monotonic() - started < 30
     assert "starting services" in str(info.value)
     assert lines == [
         "starting services",

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from core.helpers import agentic, speedbench, write
+from known_recipes import longest_shipped_key
+
+from pytest_infx.lint.findings import all_rules
+
+from .conftest import Sweep
+from .fake_vllm import DEFAULT_PATTERN, expected_al
+from .helpers import MODES, records
 
 LAUGHS = (
     "key: laughs\na0: &a0 ["
@@ -36,9 +43,7 @@ def test_hostile_yaml_is_one_error_at_its_file_and_the_others_collect(
 ) -> None:
     write(recipes / "good.yaml", speedbench("good-b300", draft_lengths=(1,)))
     bad = write(recipes / "hostile.yaml", text)
-    start = time.monotonic()
     result = pytester.runpytest_subprocess("--collect-only", "-q", "--gpu", "b300", timeout=60)
-    assert time.monotonic() - start < 10
     out = result.stdout.str()
     assert "Traceback" not in out and "RecursionError" not in out
     assert out.count(f"{bad}:") == 1
@@ -85,7 +90,7 @@ def test_a_value_that_overflows_is_an_error_in_its_file_alone(
 def test_a_value_that_overflows_fails_lint(recipes: Path, pytester: pytest.Pytester) -> None:
     bad = _overflowing(recipes)
     result = pytester.runpytest("-m", "infx_lint", "-k", "recipes-load")
-    result.assert_outcomes(failed=1, deselected=20)
+    result.assert_outcomes(failed=1, deselected=len(all_rules()) - 1)
     result.stdout.fnmatch_lines([f"*{bad.name}:*admission-factor*"])
 
 
@@ -128,6 +133,10 @@ def test_under_xdist_a_recipe_error_is_reported_while_the_others_run(
         (("--infx-lint-root", "loop"), "", "--infx-lint-root */loop: is a symbolic link loop; *"),
         ((), "infx_golden = loop", "ini infx_golden */loop: is a symbolic link loop; *"),
         ((), "infx_download_root = afile", "ini infx_download_root afile: is a file, not a*"),
+        ((), "infx_golden = afile", "ini infx_golden */afile: is a file, not a folder; *"),
+        ((), "infx_golden = /dev/null", "ini infx_golden /dev/null: is a character device*"),
+        (("-o", "infx_lint_root=/"), "", "ini infx_lint_root /: is not a repository *"),
+        (("--infx-lint-root=/proc",), "", "--infx-lint-root /proc: is not a repository *"),
     ],
 )
 def test_a_value_that_cannot_be_used_is_one_usage_line_before_anything_starts(
@@ -178,6 +187,7 @@ def test_an_unusable_input_limit_is_one_usage_error_naming_the_variable(
         (["changed", "--recipes", "{tmp}/nonexistent"], "infx changed: error: --recipes *"),
         (["recipes", "--recipes", "{tmp}/nonexistent"], "infx recipes: error: --recipes *"),
         (["lint", "--root", "{tmp}/nonexistent"], "infx lint: error: --root *"),
+        (["lint", "--root", "/proc"], "infx lint: error: --root /proc: is not a repository *"),
         (
             ["engine", "install", "aiperf", "--cache-dir", "{tmp}/afile/x"],
             "infx engine: error: --cache-dir */afile/x: cannot be created: */afile is a file; *",
@@ -295,3 +305,183 @@ def test_a_golden_file_or_script_that_is_a_pipe_never_blocks_lint(
     result = pytester.runpytest_subprocess("-m", "infx_lint", "-k", "golden", timeout=60)
     result.stdout.fnmatch_lines(["golden/demo.yaml: is a pipe, not a regular file; give a file.*"])
     assert "Traceback" not in result.stdout.str()
+
+
+def test_the_longest_shipped_recipe_key_plans_and_launches(sweep: Sweep) -> None:
+    """Rule 3: a label is derived within the launcher's bound, so a key of any length runs."""
+    key = longest_shipped_key()
+    sweep.add(key)
+    sweep.commit_golden({m: {1: expected_al(DEFAULT_PATTERN, 1)} for m in MODES})
+    plan = sweep.pytester.runpytest("--gpu", "cpu", "--collect-only", "-q", "--infx-plan")
+    assert plan.ret == pytest.ExitCode.OK, plan.stdout.str()
+    assert "SpecError" not in plan.stdout.str()
+    result = sweep.run()
+    assert "must be 1-64 characters" not in result.stdout.str()
+    result.assert_outcomes(passed=len(MODES))
+    assert len(records(sweep.record)) == 1
+
+
+@pytest.mark.parametrize(
+    "flag", ["--infx-results", "--infx-dataset-dir", "--infx-staged-root", "--infx-download-root"]
+)
+def test_a_folder_outside_the_project_in_the_space_form_is_never_a_silent_empty_run(
+    recipes: Path, pytester: pytest.Pytester, flag: str
+) -> None:
+    """Rule 3: pytest picks its rootdir before the plugin's options are known, and took the
+    value for a test path; the run said nothing and exited 5, which CI reads as a pass."""
+    write(recipes / "good.yaml", speedbench("good-b300", draft_lengths=(1,)))
+    pytester.makeini("[pytest]\ninfx = true\naddopts = -p no:cacheprovider\n")
+    outside = pytester.path.parent / f"outside-{flag.strip('-')}"
+    outside.mkdir()
+    result = pytester.runpytest("--collect-only", "-q", "--gpu", "b300", flag, str(outside))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [f"ERROR: {flag} {outside}: pytest took this folder for a test path *; write {flag}=*"]
+    )
+    joined = pytester.runpytest("--collect-only", "-q", "--gpu", "b300", f"{flag}={outside}")
+    assert joined.ret == pytest.ExitCode.OK
+
+
+def test_a_truncated_golden_curve_is_named_by_preflight_before_any_server_starts(
+    sweep: Sweep,
+) -> None:
+    """Rule 3: the curve has one cell of the four the recipe needs; the other three are named,
+    and since every server would serve a missing cell, none starts."""
+    sweep.add("fake-cpu-vllm", draft_lengths=(1, 2))
+    sweep.commit_golden({"thinking_on": {1: expected_al(DEFAULT_PATTERN, 1)}})
+    result = sweep.run("-k", "not k1-thinking_on")
+    result.assert_outcomes(errors=3)
+    out = result.stdout.str()
+    for mode, k in (("thinking_off", 1), ("thinking_off", 2), ("thinking_on", 2)):
+        assert f"has no cell {mode} k={k} (it has thinking_on k=1)" in out, out
+    assert records(sweep.record) == []
+
+
+RULE4 = [
+    (["report", "{tmp}/" + "x" * 300], "infx report: error: */xxx*: File name too long; *"),
+    (
+        ["db", "items", "--db", "sqlite:///{tmp}/notdb.db"],
+        "infx db: error: history database sqlite:///*/notdb.db: file is not a database; *",
+    ),
+    (
+        ["db", "dashboard", "--db", "sqlite:///{tmp}/notdb.db", "--since", "99999999999d"],
+        "infx db: error: --since '99999999999d': reaches before the first year; *",
+    ),
+    (["db", "dashboard", "--out", "{tmp}"], "infx db: error: --out *: is a folder; *"),
+    (
+        ["db", "dashboard", "--out", "/proc/x.html"],
+        "infx db: error: --out /proc/x.html: its folder /proc is not writable; *",
+    ),
+    (["db", "serve", "--port", "99999"], "infx db: error: --port 99999: not a port; *"),
+    (
+        ["db", "ingest", "{tmp}/loops", "--db", "sqlite:///{tmp}/new.db"],
+        "infx db: error: no JSON result file in */loops; *",
+    ),
+    (["cache", "--cache-dir", "{tmp}/afile"], "infx cache: error: --cache-dir */afile: is a file*"),
+    (
+        ["engine", "check", "--recipes", "{tmp}/empty", "--golden", "{tmp}", "--no-install"],
+        "infx engine check: error: no points in */empty; give the recipe folder that holds them",
+    ),
+    (
+        ["engine", "check", "--recipes", "{tmp}/one", "--golden", "{tmp}", "--gpu", "h100"],
+        "infx engine check: error: no points in */one for --gpu h100; *, or another runner",
+    ),
+]
+
+
+@pytest.mark.parametrize(("argv", "shown"), RULE4, ids=[" ".join(a[:2]) for a, _ in RULE4])
+def test_rule4_each_infx_failure_is_one_line_naming_the_input_with_a_usage_status(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], shown: str
+) -> None:
+    """Rule 4: no traceback, one line naming the input, what is wrong and what to do."""
+    from pytest_infx.cli import main
+
+    (tmp_path / "afile").write_text("")
+    (tmp_path / "notdb.db").write_text("not a database\n" * 10)
+    (tmp_path / "loops").mkdir()
+    (tmp_path / "loops" / "a.json").symlink_to("b.json")
+    (tmp_path / "loops" / "b.json").symlink_to("a.json")
+    (tmp_path / "empty").mkdir()
+    write(tmp_path / "one" / "good.yaml", speedbench("good-b300", draft_lengths=(1,)))
+    assert main([a.replace("{tmp}", str(tmp_path)) for a in argv]) == 4
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and fnmatch.fnmatch(err[0], shown), err
+
+
+def test_rule4_a_bad_file_in_an_ingest_of_many_is_skipped_and_the_others_are_stored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Deep JSON aborted the ingest of every file after it."""
+    from history.inferencex_files import agg
+
+    from pytest_infx.cli import main
+
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "agg_a_deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    (tmp_path / "in" / "agg_dsr1_tp8_conc4_b200.json").write_text(json.dumps(agg(4, 1200.0)))
+    db = f"sqlite:///{tmp_path / 'h.db'}"
+    assert main(["db", "ingest", str(tmp_path / "in"), "--db", db]) == 0
+    out = capsys.readouterr().out
+    assert "1 added" in out and "1 skipped" in out
+    assert "agg_a_deep.json: not a JSON file we can read" in out
+    assert main(["db", "items", "--db", db]) == 0
+    assert capsys.readouterr().out.splitlines() == ["dsr1_tp8_conc4_b200"]
+
+
+def test_rule4_a_read_only_history_database_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from history.inferencex_files import agg
+
+    from pytest_infx.cli import main
+
+    (tmp_path / "agg_dsr1_tp8_conc4_b200.json").write_text(json.dumps(agg(4, 1200.0)))
+    db = tmp_path / "h.db"
+    assert main(["db", "ingest", str(tmp_path), "--db", f"sqlite:///{db}"]) == 0
+    capsys.readouterr()
+    read_only = f"sqlite:///file:{db}?mode=ro&uri=true"
+    assert main(["db", "ingest", str(tmp_path), "--db", read_only, "--run-id", "again"]) == 4
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith("infx db: error: history database sqlite:///file")
+    assert "attempt to write a readonly database; give a database" in err[0]
+
+
+def test_rule4_infx_cache_names_a_cache_variable_that_is_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_infx.cli import main
+
+    (tmp_path / "afile").write_text("")
+    monkeypatch.setenv("INFX_CACHE_DIR", str(tmp_path / "afile"))
+    assert main(["cache", "--recipes", str(tmp_path)]) == 4
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        f"infx cache: error: INFX_CACHE_DIR {tmp_path}/afile: is a file, not a folder;"
+        " give the cache folder"
+    ]
+
+
+def test_rule4_a_port_in_use_is_one_line_from_infx_db_serve(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import socket
+
+    from history.inferencex_files import agg
+
+    from pytest_infx.cli import main
+
+    (tmp_path / "agg_dsr1_tp8_conc4_b200.json").write_text(json.dumps(agg(4, 1200.0)))
+    db = f"sqlite:///{tmp_path / 'h.db'}"
+    assert main(["db", "ingest", str(tmp_path), "--db", db]) == 0
+    capsys.readouterr()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["db", "serve", "--db", db, "--port", str(port)]) == 4
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        f"infx db: error: --host 127.0.0.1 --port {port}: Address already in use; give another"
+        " port, or an address of this machine"
+    ]

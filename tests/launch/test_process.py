@@ -71,11 +71,10 @@ def test_die_during_startup_reports_exit_code_and_log_tail(
     make_spec: MakeSpec, registry: Registry, tmp_path: Path
 ) -> None:
     spec = make_spec("--die-during-startup", "--start-delay", "0.2", ready_timeout_s=30)
-    started = time.monotonic()
     with pytest.raises(process.ServerStartError) as info:
         process.start_server(spec, log_path=tmp_path / "s.log", registry=registry, grace_s=5)
     message = str(info.value)
-    assert time.monotonic() - started < 10, "an exit must end the wait before the deadline"
+    assert "was not ready after" not in message, "an exit must end the wait before the deadline"
     assert "exited with code 3 during start-up" in message
     assert "simulated start-up failure (CUDA out of memory)" in message
     assert "server.py --port" in message
@@ -122,7 +121,7 @@ def test_ignored_sigterm_gets_sigkill_after_grace(
     started = time.monotonic()
     server.stop()
     took = time.monotonic() - started
-    assert 1.0 <= took < 8.0
+    assert took >= 1.0, "SIGKILL came before the grace period ended"
     assert not is_alive(engine) and not is_alive(child)
     assert "sending SIGKILL" in server.log_path.read_text()
 

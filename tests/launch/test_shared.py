@@ -5,7 +5,6 @@ import os
 import signal
 import textwrap
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -55,10 +54,8 @@ def test_failed_start_is_remembered_and_fails_fast(
     spec = make_spec("--die-during-startup", "--start-delay", "0.5", key="broken")
     with pytest.raises(ServerStartError) as first:
         pool.acquire(spec)
-    started = time.monotonic()
     with pytest.raises(ServerStartError) as again:
         pool.acquire(spec)
-    assert time.monotonic() - started < 0.5
     assert str(first.value) in str(again.value)
     assert "simulated start-up failure" in str(again.value)
     assert "not retried" in str(again.value)
@@ -167,9 +164,7 @@ def test_an_idle_server_kept_for_expected_uses_gives_its_gpus_to_a_start(
     kept = pool.acquire(make_spec(key="tp8-a", gpus=8))
     pool.release("tp8-a")
     assert is_alive(kept.pid)
-    started = time.monotonic()
     other = pool.acquire(make_spec(key="tp8-b", gpus=8))
-    assert time.monotonic() - started < 30
     assert not group_members(kept.pgid)
     assert other.gpu_ids == tuple(range(8))
     assert f"stopping idle server '{server_name('standin', 'tp8-a')}' (GPUs 0,1,2,3,4,5,6,7)" in (
@@ -233,22 +228,21 @@ def test_a_process_sets_its_expectations_while_another_starts_a_server(
     """Two workers: the second must not wait for the first's start to begin its own."""
     first = ServerPool(pool.state_dir, registry, Layout(tmp_path).server_log, grace_s=5)
     first.expect("slow", 1)
-    starting = threading.Thread(
-        target=first.acquire, args=(make_spec("--start-delay", "2", key="slow"),)
-    )
+    gate = tmp_path / "gate"
+    slow = make_spec("--start-gate", str(gate), key="slow", ready_timeout_s=120)
+    starting = threading.Thread(target=first.acquire, args=(slow,))
     starting.start()
     try:
         assert wait_until(lambda: len(read_records(records)) == 1, timeout=10)
-        began = time.monotonic()
         pool.expect("slow", 1)
         pool.expect("fast", 1)
         handle = pool.acquire(make_spec(key="fast"))
-        took, still_starting = time.monotonic() - began, starting.is_alive()
+        assert starting.is_alive(), "the second start waited for the first to be ready"
         pool.release("fast")
-        assert took < 1.5 and still_starting, f"the second start waited {took:.1f} s"
         assert not group_members(handle.pgid)
     finally:
-        starting.join(timeout=30)
+        gate.write_text("")
+        starting.join(timeout=120)
     first.release("slow")
 
 

@@ -93,6 +93,7 @@ def test_lint_selects_rules_and_refuses_unknown_ids(
 
 
 def test_lint_that_judges_nothing_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / ".git").mkdir()
     assert main(["lint", "--root", str(tmp_path)]) == 1
     assert f"error: nothing to judge in {tmp_path}" in capsys.readouterr().out
 

@@ -18,6 +18,7 @@ GOLDEN_RULES = (
     "golden-names",
     "golden-header",
     "golden-orphans",
+    "golden-cells",
 )
 ROW_LINE = README.splitlines().index(next(r for r in README.splitlines() if "dsv4_mtp" in r)) + 1
 
@@ -39,6 +40,19 @@ def test_golden_rules_skip_without_a_golden_folder(rules_repo: MakeRulesRepo) ->
     for rule_id in GOLDEN_RULES:
         reason = get_rule(rule_id).skip_reason(ctx)
         assert reason is not None and reason.startswith("no golden folder"), rule_id
+
+
+def test_a_truncated_curve_names_the_cells_its_recipe_needs(rules_repo: MakeRulesRepo) -> None:
+    """Rule 3: the cells missing from the curve are named at the recipe's golden: line."""
+    cut = MIMO_CURVE.split("  thinking_off:")[0]
+    line = DFLASH_RECIPE.splitlines().index("  golden: mimov2.6flash_dflash") + 1
+    found = rendered(rules_repo, "golden-cells", {CURVE: cut})
+    assert len(found) == 1
+    assert found[0].startswith(
+        f"{DFLASH}:{line}: golden curve mimov2.6flash_dflash has no cell thinking_off k=1,"
+        " thinking_off k=2, thinking_off k=3,"
+    )
+    assert "Record the missing cells with --snapshot-update" in found[0]
 
 
 def test_format(rules_repo: MakeRulesRepo) -> None:

@@ -269,8 +269,8 @@ def test_a_fixed_seq_len_block_with_speculative_decoding_needs_its_golden_curve_
 @pytest.mark.parametrize(
     ("change", "expected"),
     [
-        ("draft-length: 5", "no thinking_on AL for draft length 5 (it has: 1, 2, 3)"),
-        ("draft-length: 4", "no thinking_on AL for draft length 4 (it has: 1, 2, 3)"),
+        ("draft-length: 8", "no thinking_on AL for draft length 8 (it has: 1, 2, 3, 5, 6, 7)"),
+        ("draft-length: 4", "no thinking_on AL for draft length 4 (it has: 1, 2, 3, 5, 6, 7)"),
     ],
 )
 def test_agentic_golden_must_cover_the_draft_length(
@@ -288,8 +288,8 @@ def test_agentic_golden_must_cover_the_draft_length(
 def test_agentic_golden_mode(rules_repo: MakeRulesRepo) -> None:
     off = SGLANG_AGENTIC.replace("draft-length: 3", "draft-length: 2\n    thinking: thinking_off")
     assert rendered(rules_repo, "recipes-agentic-golden", {SGLANG: off}) == []
-    bad = off.replace("draft-length: 2", "draft-length: 3")
-    assert "has no thinking_off AL for draft length 3 (it has: 1, 2)" in "".join(
+    bad = off.replace("draft-length: 2", "draft-length: 8")
+    assert "has no thinking_off AL for draft length 8 (it has: 1, 2, 3, 4, 5, 6, 7)" in "".join(
         rendered(rules_repo, "recipes-agentic-golden", {SGLANG: bad})
     )
 

@@ -34,6 +34,7 @@ def test_the_lint_settings_come_from_the_ini_and_the_options(pytester: pytest.Py
         "infx_changelog_only_entries = repeat\n"
         "infx_scenario_types =\n    fixed-seq-len\n    disagg\ninfx_lint = true\n"
     )
+    pytester.mkdir("repo").joinpath("perf-changelog.yaml").write_text("")
     found = _settings(pytester, "--infx-pr", "12", "--infx-lint-all")
     assert found.lint == LintSettings(
         root=(pytester.path / "repo").resolve(),
@@ -52,6 +53,7 @@ def test_the_lint_settings_come_from_the_ini_and_the_options(pytester: pytest.Py
 
 def test_a_lint_option_wins_over_its_ini_twin(pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\ninfx = true\ninfx_lint_root = repo\ninfx_base = origin/release\n")
+    pytester.mkdir("other").joinpath("perf-changelog.yaml").write_text("")
     found = _settings(pytester, "--infx-lint-root", "other", "--infx-base", "v1", "--infx-main")
     assert (found.lint.root, found.lint.root_option) == ((pytester.path / "other").resolve(), True)
     assert (found.lint.base, found.lint.main) == ("v1", True)

@@ -169,6 +169,9 @@ def main() -> int:
     parser.add_argument("--spawn-child", action="store_true")
     parser.add_argument("--health-503-while-starting", action="store_true")
     parser.add_argument(
+        "--start-gate", default=None, help="start listening only once this file exists"
+    )
+    parser.add_argument(
         "--bind-early",
         action="store_true",
         help="bind the port (SO_REUSEADDR) before the start delay and listen after it, as vLLM",
@@ -204,6 +207,8 @@ def main() -> int:
     )
     if args.bind_early and not _bound(server, args, listen=False):
         return 1
+    while args.start_gate and not os.path.exists(args.start_gate):
+        time.sleep(0.05)
     if not args.health_503_while_starting:
         time.sleep(args.start_delay)
         if args.die_during_startup:
