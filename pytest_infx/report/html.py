@@ -280,6 +280,13 @@ def render(
         f"({sum(1 for p in fixed if p.verdict is not Verdict.PASS)} failed), "
         f"{len(missing)} items without a result file{reused_note}.</p>",
     ]
+    rows: list[AlCell | AgenticPoint] = [*cells, *points, *fixed]
+    earlier_rows = sum(1 for row in rows if row.ran is False and row.reused is None)
+    if earlier_rows:
+        body.append(
+            f"<p>{len(rows) - earlier_rows} results from this run; {earlier_rows} from earlier "
+            "runs that left them in this folder (their measured column says so).</p>"
+        )
     if toc:
         body.append("<p>" + " · ".join(toc) + "</p>")
     if plots_missing:
