@@ -173,6 +173,8 @@ def _plan_lines(session: pytest.Session, settings: Settings) -> list[str]:
                 )
             )
     lines.extend(plan.sharing(servers))
+    points = [p for item in session.items if (p := collect.point_of(item)) is not None]
+    lines.extend(plan.missing_curves(points, settings.golden))
     return lines
 
 
