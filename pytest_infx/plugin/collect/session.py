@@ -25,8 +25,17 @@ def ignore(collection_path: Path, config: pytest.Config) -> bool | None:
     """``-m lint`` alone selects the lint rules and the host's own lint-marked tests: recipe
     items never carry the marker, so the recipe folder is not read, and a test module whose
     source cannot mark a test ``lint`` is not imported. ``-m infx_lint`` asks for the rules
-    alone, which come from no file, so nothing is collected at all."""
+    alone, which come from no file, so nothing is collected at all. Likewise an ``-m`` that can
+    select only items with a recipe marker (``-m speedbench``, the plan command's) imports
+    only the test modules whose source can carry one of those markers."""
     markexpr = markers.markexpr(config)
+    recipe_marks = collect.recipe_marks_only(markexpr) if markexpr else frozenset()
+    if recipe_marks:
+        if collect.in_recipe_folder(config, collection_path):
+            return None
+        from pytest_infx.lint import marked
+
+        return marked.skippable(collection_path, config.rootpath, recipe_marks) or None
     if markexpr not in (lint.MARKER, markers.OWN_LINT) or not lint.wants_lint(config):
         return None
     if markexpr == markers.OWN_LINT:
