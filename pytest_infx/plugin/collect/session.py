@@ -4,7 +4,7 @@ runner's selection, grouping by server, preflight, the engines' own argv check, 
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from pathlib import Path
 
 import pytest
@@ -187,6 +187,19 @@ def _plan_lines(session: pytest.Session, settings: Settings) -> list[str]:
     return lines
 
 
+def _say(config: pytest.Config) -> Callable[[str], None]:
+    """A line on the terminal while the check works: a parser import or an install can take
+    minutes, which must not look like a hang. A worker's terminal is not shown; its lines go
+    nowhere, as the controller's check says the same."""
+
+    def say(message: str) -> None:
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None and not hasattr(config, "workerinput"):
+            reporter.write_line(f"infx: {message}")
+
+    return say
+
+
 def _engine_check(session: pytest.Session, settings: Settings) -> None:
     """The selected points' server commands, parsed by their engines' own parsers; a rejected
     one fails its items in preflight, at the recipe line."""
@@ -207,6 +220,7 @@ def _engine_check(session: pytest.Session, settings: Settings) -> None:
         settings.golden,
         sources,
         mode=settings.engine_check,
+        progress=_say(config),
         engines=options.engines(config),
     )
     stash.add(config, stash.REASONS, lines)
