@@ -239,10 +239,11 @@ def _logs(sweep: Sweep, base: Path) -> str:
         return ""
     parts = ['<h2 id="logs">Server logs</h2>']
     for log in sweep.logs:
-        last = log.tail[-1] if log.tail else ""
+        stopped = " (then stopped by the launcher)" if log.stopped else ""
         parts.append(
             f"<details><summary>{_link(log.path, base, log.path.name)} "
-            f'<span class="muted">({log.size:,} bytes) {_e(last[:160])}</span></summary>'
+            f'<span class="muted">({log.size:,} bytes) {_e(log.last[:160])}{stopped}</span>'
+            "</summary>"
             f"<pre>{_e(chr(10).join(log.tail))}</pre></details>"
         )
     return "\n".join(parts)
