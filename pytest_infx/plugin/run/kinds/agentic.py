@@ -192,7 +192,7 @@ class AgenticPoint:
         if result.exit_code != 0:
             pytest.fail(
                 f"{self.point.id}: aiperf exited with {result.exit_code} after writing its "
-                f"results; see {run.artifact_dir / CONSOLE_LOG_NAME}",
+                f"results; its log {console} ends:\n" + "\n".join(result.console_tail),
                 pytrace=False,
             )
         self.run_ctx.gate(self.request.node, record, self.point)
