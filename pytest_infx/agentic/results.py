@@ -67,6 +67,9 @@ class AgenticResult:
     e2e_ms: Percentiles | None
     errors: tuple[ErrorKind, ...]
     exit_code: int = 0
+    console_tail: tuple[str, ...] = ()
+    """aiperf's last console lines when it exited non-zero: its console stays in its log file,
+    and a failure shows why without opening it."""
 
     @property
     def error_ratio(self) -> float:

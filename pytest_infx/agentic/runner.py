@@ -279,7 +279,9 @@ def run_aiperf(
     if rc != 0 and not run.export_path.is_file():
         raise AgenticRunError(f"aiperf exited with {rc}; log {log_path}\n" + _tail(tail))
     result = parse_export(run.export_path, gpus=run.gpus)
-    return result if rc == 0 else dataclasses.replace(result, exit_code=rc)
+    if rc == 0:
+        return result
+    return dataclasses.replace(result, exit_code=rc, console_tail=tuple(tail))
 
 
 def _pump(

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from pytest_infx.history.store import Store
 
 DEFAULT_PORT = 8765
+DEFAULT_DASHBOARD = Path(DEFAULT_RESULTS_DIR) / "history.html"
+"""In the results folder, which a project already ignores, rather than in the working directory."""
 
 
 def _add_db(parser: argparse.ArgumentParser) -> None:
@@ -71,7 +73,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     dashboard = actions.add_parser("dashboard", help="write the history as one HTML page")
     _add_db(dashboard)
     dashboard.add_argument(
-        "--out", type=Path, default=Path("history.html"), help="the page (default history.html)"
+        "--out",
+        type=Path,
+        default=DEFAULT_DASHBOARD,
+        help=f"the page (default {DEFAULT_DASHBOARD}, beside the history a run writes)",
     )
     dashboard.add_argument("--since", default=None, help="only runs since (30d, 2026-11-01)")
     _add_runs(dashboard)

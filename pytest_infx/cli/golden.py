@@ -14,8 +14,10 @@ from typing import Any
 
 from pytest_infx.engines.registry import ENGINES, installed
 from pytest_infx.files.contained import OutsideFolderError
+from pytest_infx.engines.spec import SyntheticSetting
+from pytest_infx.golden.curve import Mode, mode_of
 from pytest_infx.golden.io import GoldenFileError, dump_curve
-from pytest_infx.golden.lookup import GoldenLookupError, golden_cell
+from pytest_infx.golden.lookup import GoldenLookupError, golden_cell, golden_modes
 from pytest_infx.golden.store import GoldenNotFoundError, GoldenStore
 from pytest_infx.settings import DEFAULT_GOLDEN_DIR
 
@@ -38,7 +40,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     lookup.add_argument("curve", help="curve name, as `infx golden list` prints it")
     lookup.add_argument("k", type=int, help="draft length")
     lookup.add_argument(
-        "--thinking", choices=("on", "off"), default=None, help="thinking mode (default: both)"
+        "--thinking",
+        choices=("on", "off"),
+        default=None,
+        help="thinking mode (default: both, one line each)",
     )
     lookup.add_argument(
         "--engine",
@@ -77,34 +82,61 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _lookup(args: argparse.Namespace) -> int:
-    thinking = None if args.thinking is None else args.thinking == "on"
+    """Both modes unless ``--thinking`` names one, as the help says: a launch script that forces
+    the golden rate for either mode needs both, and a single-mode curve answers with its mode."""
+    store = _store(args)
     try:
-        mode, al = golden_cell(_store(args), args.curve, args.k, thinking)
-        setting = (
-            None if args.engine is None else installed().synthetic_setting(args.engine, al, args.k)
+        modes = (
+            golden_modes(store, args.curve)
+            if args.thinking is None
+            else (mode_of(args.thinking == "on"),)
         )
+        cells = [(mode, *_cell(args, store, mode)) for mode in modes]
     except (GoldenNotFoundError, GoldenFileError, GoldenLookupError, ValueError) as exc:
         print(f"infx golden: {exc}", file=sys.stderr)
         return 1
     if args.json:
-        payload: dict[str, Any] = {"curve": args.curve, "k": args.k, "mode": mode}
-        payload["al"] = al
-        if setting is not None:
-            payload["engine"] = setting.engine
-            payload["spec_config"] = dict(setting.spec_config)
-            payload["env"] = dict(setting.env)
-            payload["argv"] = list(setting.argv)
-            payload["notes"] = list(setting.notes)
-        print(json.dumps(payload))
+        for mode, al, setting in cells:
+            print(json.dumps(_payload(args, mode, al, setting)))
         return 0
-    print(f"{al:.2f}")
-    if setting is not None:
-        if setting.spec_config:
-            print(f"speculative-config += {json.dumps(dict(setting.spec_config))}")
-        for key, value in setting.env.items():
-            print(f"env {key}={value}")
-        if setting.argv:
-            print("argv " + " ".join(setting.argv))
-        for note in setting.notes:
-            print(f"note: {note}", file=sys.stderr)
+    for mode, al, setting in cells:
+        _print_cell(f"{mode} " if len(cells) > 1 else "", al, setting)
+    notes = {note: None for _, _, setting in cells if setting is not None for note in setting.notes}
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
     return 0
+
+
+def _cell(
+    args: argparse.Namespace, store: GoldenStore, mode: Mode
+) -> tuple[float, SyntheticSetting | None]:
+    _, al = golden_cell(store, args.curve, args.k, mode == "thinking_on")
+    if args.engine is None:
+        return al, None
+    return al, installed().synthetic_setting(args.engine, al, args.k)
+
+
+def _payload(
+    args: argparse.Namespace, mode: Mode, al: float, setting: SyntheticSetting | None
+) -> dict[str, Any]:
+    payload: dict[str, Any] = {"curve": args.curve, "k": args.k, "mode": mode}
+    payload["al"] = al
+    if setting is not None:
+        payload["engine"] = setting.engine
+        payload["spec_config"] = dict(setting.spec_config)
+        payload["env"] = dict(setting.env)
+        payload["argv"] = list(setting.argv)
+        payload["notes"] = list(setting.notes)
+    return payload
+
+
+def _print_cell(prefix: str, al: float, setting: SyntheticSetting | None) -> None:
+    print(f"{prefix}{al:.2f}")
+    if setting is None:
+        return
+    if setting.spec_config:
+        print(f"{prefix}speculative-config += {json.dumps(dict(setting.spec_config))}")
+    for key, value in setting.env.items():
+        print(f"{prefix}env {key}={value}")
+    if setting.argv:
+        print(f"{prefix}argv " + " ".join(setting.argv))

@@ -5,7 +5,8 @@ A flag a release renamed or dropped is not ignored by the engine: its ``argparse
 the server starts (``ambiguous option``, ``unrecognized arguments``, ``invalid choice``), an hour
 into a GPU job. The parsers run in cached tool environments that hold the engine's own Python
 package without a GPU; importing one takes seconds, so every argv of one parser environment is
-parsed in one process.
+parsed in one process, and only the argvs whose verdict is not already in the cache
+(:mod:`pytest_infx.engines.verdicts`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 from pytest_infx.engines.base import FILES, ParserEnv, PlanError, ServerPlan
 from pytest_infx.engines.optionset import OptionSet
 from pytest_infx.engines.registry import EngineRegistry, installed
+from pytest_infx.engines.verdicts import Verdicts
 from pytest_infx.envs.toolenv import InstallError, Progress, ensure, locate, spec_hash
 from pytest_infx.recipes.errors import Location
 from pytest_infx.recipes.owned import canonical
@@ -69,6 +71,8 @@ class ParserRun:
     import_s: float | None
     seconds: float
     installed_s: float | None = None
+    cached: int = 0
+    """Of ``argvs``, how many verdicts came from an earlier run's (no parser process for them)."""
 
 
 @dataclass(frozen=True)
@@ -174,16 +178,31 @@ def check(
                 group.parser = fallback
                 env = ensure(fallback.spec, progress=progress, cache_dir=cache_dir)
             installed_s = time.monotonic() - started
-        run, errors = _parse(env.python, group)
+        store = Verdicts.of(group.parser, cache_dir)
+        known = store.known(group.argvs)
+        todo = [argv for argv in group.argvs if argv not in known]
+        run: tuple[int, float | None, float] = (0, None, 0.0)
+        errors = [(argv, message) for argv, message in known.items() if message]
+        if todo:
+            if progress is not None:
+                progress(
+                    f"engine argv check: parsing {len(todo)} command(s) with the"
+                    f" {group.parser.release} parser (its import takes a while; the verdicts"
+                    " are kept for the next run)"
+                )
+            run, parsed = _parse(env.python, group, todo)
+            store.add(dict.fromkeys(todo, None) | dict(parsed))
+            errors.extend(parsed)
         runs.append(
             ParserRun(
                 group.parser.release,
                 group.parser.note,
-                run[0],
+                len(group.argvs),
                 sum(len(ps) for ps in group.argvs.values()),
                 run[1],
                 run[2],
                 installed_s,
+                cached=len(known),
             )
         )
         merged: dict[tuple[str, str], list[Point]] = {}
@@ -243,9 +262,8 @@ def _check_set(found: _SetGroup, raw_of: RawOf | None) -> tuple[ParserRun, list[
 
 
 def _parse(
-    python: Path, group: _Group
+    python: Path, group: _Group, argvs: list[tuple[str, ...]]
 ) -> tuple[tuple[int, float | None, float], list[tuple[tuple[str, ...], str]]]:
-    argvs = list(group.argvs)
     jobs = [[str(i), list(argv)] for i, argv in enumerate(argvs)]
     script = resources.files(group.parser.package) / group.parser.script
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
@@ -312,6 +330,8 @@ def summary(report: Report) -> list[str]:
         note = f" ({run.note})" if run.note else ""
         points = f"{run.points} point{'s' if run.points != 1 else ''}"
         commands = f"{run.argvs} distinct command{'s' if run.argvs != 1 else ''}"
+        if run.cached:
+            commands += f" ({run.cached} verdict{'s' if run.cached != 1 else ''} from the cache)"
         lines.append(
             f"{run.release} parser{note}: {points}, {commands},"
             f" {run.seconds:.1f}s{imported}{installed}"

@@ -16,6 +16,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import textwrap
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +40,8 @@ PIP_ARGS_VAR = "INFX_PIP_ARGS"
 DATA_PACKAGE = "pytest_infx.envs.data"
 _LOG_TAIL_LINES = 40
 _HEARTBEAT_S = 20.0
+_LINE_CHARS = 120
+"""A log line in a progress line is shortened at a word, never cut inside one."""
 _STOP_GRACE_S = 5.0
 
 
@@ -404,6 +407,7 @@ def _run(
             env=child_env,
         )
         proc = guarded.popen
+        shown = ""
         try:
             while True:
                 try:
@@ -411,7 +415,10 @@ def _run(
                     break
                 except subprocess.TimeoutExpired:
                     last = _last_line(log)
-                    steps.say(f"  ... {title} still running: {last}" if last else "  ...")
+                    # a line already shown is stale news: pip may be quiet for minutes
+                    fresh = last if last != shown else ""
+                    shown = last or shown
+                    steps.say(f"  ... {title} still running" + (f": {fresh}" if fresh else ""))
         except BaseException:
             guarded.stop()
             raise
@@ -436,7 +443,7 @@ def _last_line(log: Path) -> str:
     for line in reversed(lines):
         text = line.strip()
         if text and not text.startswith("WARNING: Location"):
-            return text[:120]
+            return textwrap.shorten(text, _LINE_CHARS, placeholder=" ...")
     return ""
 
 

@@ -55,5 +55,10 @@ def golden_cell(
     return mode, al
 
 
+def golden_modes(store: GoldenStore, curve: str) -> tuple[Mode, ...]:
+    """The modes a curve has values for, thinking on first."""
+    return tuple(_modes(store.get(curve).modes))
+
+
 def _modes(modes: Mapping[str, object]) -> list[Mode]:
     return [mode for mode in MODES if mode in modes]

@@ -73,7 +73,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"skip {selected.id}: {reason}", file=out)
             continue
         findings = selected.findings(ctx)
-        if findings:
+        if findings and selected.severity == "warning":
+            print(f"warn {selected.id}: {selected.description}", file=out)
+            for finding in findings:
+                print(f"  {finding.render()}".replace("\n", "\n  "), file=out)
+        elif findings:
             failed += len(findings)
             print(f"FAIL {selected.id}: {selected.description}", file=out)
             for finding in findings:

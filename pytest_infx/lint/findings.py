@@ -12,7 +12,7 @@ import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from pytest_infx.files.textio import InputFileError
 
@@ -75,6 +75,7 @@ def quote_lines(lines: Sequence[str], first: int) -> tuple[str, ...]:
 
 
 Check = Callable[["LintContext"], list[Finding]]
+Severity = Literal["error", "warning"]
 SkipReason = Callable[["LintContext"], str | None]
 
 
@@ -91,6 +92,9 @@ class Rule:
     description: str
     check: Check
     skip_reason: SkipReason = _never_skip
+    severity: Severity = "error"
+    """``warning``: its findings are shown, never failed on; for what a repository may ship on
+    purpose but a reader should see (a curve the first run records)."""
 
     def skip(self, ctx: LintContext) -> str | None:
         """Why the rule cannot run; an input it cannot read is for :meth:`findings` to say."""
@@ -118,14 +122,18 @@ _RULE_ATTRIBUTE = "__infx_lint_rule__"
 
 
 def rule(
-    rule_id: str, description: str, *, skip_reason: SkipReason = _never_skip
+    rule_id: str,
+    description: str,
+    *,
+    skip_reason: SkipReason = _never_skip,
+    severity: Severity = "error",
 ) -> Callable[[Check], Check]:
     """Mark ``check`` as the rule ``rule_id``: the rule travels on the function itself, and
     :func:`all_rules` reads it from the rule modules, so no registry is filled as a side effect
     of importing them (pytester imports a module again, which used to register it twice)."""
 
     def decorate(check: Check) -> Check:
-        setattr(check, _RULE_ATTRIBUTE, Rule(rule_id, description, check, skip_reason))
+        setattr(check, _RULE_ATTRIBUTE, Rule(rule_id, description, check, skip_reason, severity))
         return check
 
     return decorate

@@ -353,3 +353,38 @@ def check_agentic_golden(ctx: LintContext) -> list[Finding]:
 )
 def check_al_literals(ctx: LintContext) -> list[Finding]:
     return _findings(ctx, "recipes-al-literals", "al-literal")
+
+
+@rule(
+    "recipes-golden-uncommitted",
+    "A SPEED-Bench recipe names a committed golden curve (a warning: a recipe of a model with no "
+    "measured curve names the one its first run records).",
+    skip_reason=_no_recipes,
+    severity="warning",
+)
+def check_golden_uncommitted(ctx: LintContext) -> list[Finding]:
+    """One finding per recipe file and curve, at its ``golden:`` line, counting the cells that
+    fail before their server starts until the curve is recorded."""
+    cells: dict[tuple[Path, str], int] = {}
+    for variant in variants(ctx)[0]:
+        bench = variant.recipe.speedbench
+        if bench is not None and golden_cells(ctx, bench.golden) is None:
+            key = (variant.source.path, bench.golden)
+            cells[key] = cells.get(key, 0) + len(variant.cells)
+    refs = golden_refs(ctx)
+    found: list[Finding] = []
+    for (path, curve), count in sorted(cells.items()):
+        lines = [line for where, line in refs.get(curve, []) if where == path]
+        found.append(
+            Finding(
+                "recipes-golden-uncommitted",
+                ctx.relpath(path),
+                lines[0] if lines else None,
+                None,
+                f"speedbench.golden: no committed golden curve {curve!r}; its {count} cell(s) "
+                "fail before their server starts unless the run records it;",
+                "run them once with --snapshot-update on the hardware (with the SPEED-Bench "
+                "dataset) and commit the curve, or name an existing one (infx golden list).",
+            )
+        )
+    return found

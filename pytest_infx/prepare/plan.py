@@ -190,7 +190,45 @@ def render(
     curve = golden_of(point)
     if curve:
         lines.append(f"  golden: {curve}")
+        if (
+            golden_root is not None
+            and isinstance(point.block, Cell)
+            and uncommitted(curve, golden_root)
+        ):
+            lines.append(
+                f"  warning: golden curve {curve} is not committed ({_shown(golden_root, root)}): "
+                "this cell fails before its server starts unless the run records the curve "
+                "with --snapshot-update"
+            )
     return lines
+
+
+def uncommitted(curve: str, golden_root: Path) -> bool:
+    """A curve a recipe names that has no file: shipped recipes of a model InferenceX never
+    measured name the curve their first run records, and a plan reader should see which."""
+    return not (golden_root / f"{curve}.yaml").is_file()
+
+
+def _shown(folder: Path, root: Path | None) -> str:
+    if root is not None and folder.is_relative_to(root):
+        return f"{folder.relative_to(root)}/"
+    return f"{folder}/"
+
+
+def missing_curves(points: Iterable[Point], golden_root: Path) -> list[str]:
+    """The plan's closing line for the SPEED-Bench cells whose golden curve is not committed
+    (an agentic point's missing curve already stops its plan: it has no AL to force)."""
+    counts: dict[str, int] = {}
+    for point in points:
+        if isinstance(point.block, Cell) and uncommitted(point.block.bench.golden, golden_root):
+            counts[point.block.bench.golden] = counts.get(point.block.bench.golden, 0) + 1
+    if not counts:
+        return []
+    named = ", ".join(f"{curve} ({n})" for curve, n in sorted(counts.items()))
+    return [
+        f"golden curves not committed, for {sum(counts.values())} cell(s): {named}; record "
+        "them with --snapshot-update on the hardware (each needs its SPEED-Bench dataset)"
+    ]
 
 
 def sharing(servers: Iterable[tuple[str, str]]) -> list[str]:

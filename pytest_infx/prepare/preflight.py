@@ -267,6 +267,7 @@ def engine_check(
     install: bool = True,
     cache_dir: Path | None = None,
     engines: EngineRegistry | None = None,
+    progress: Progress | None = None,
 ) -> Report:
     """Every point of the recipe tree (of ``runner``, if given), its launch argv parsed by its
     engine's own parser; see :mod:`pytest_infx.engines.conformance`."""
@@ -280,7 +281,13 @@ def engine_check(
     every = expand_all(sources.values(), rules)
     points = [p for p in every if runner is None or p.runner == runner]
     return engine_points_check(
-        points, golden_root, sources, install=install, cache_dir=cache_dir, engines=engines
+        points,
+        golden_root,
+        sources,
+        install=install,
+        cache_dir=cache_dir,
+        progress=progress,
+        engines=engines,
     )
 
 

@@ -239,10 +239,11 @@ def _logs(sweep: Sweep, base: Path) -> str:
         return ""
     parts = ['<h2 id="logs">Server logs</h2>']
     for log in sweep.logs:
-        last = log.tail[-1] if log.tail else ""
+        stopped = " (then stopped by the launcher)" if log.stopped else ""
         parts.append(
             f"<details><summary>{_link(log.path, base, log.path.name)} "
-            f'<span class="muted">({log.size:,} bytes) {_e(last[:160])}</span></summary>'
+            f'<span class="muted">({log.size:,} bytes) {_e(log.last[:160])}{stopped}</span>'
+            "</summary>"
             f"<pre>{_e(chr(10).join(log.tail))}</pre></details>"
         )
     return "\n".join(parts)
@@ -280,6 +281,13 @@ def render(
         f"({sum(1 for p in fixed if p.verdict is not Verdict.PASS)} failed), "
         f"{len(missing)} items without a result file{reused_note}.</p>",
     ]
+    rows: list[AlCell | AgenticPoint] = [*cells, *points, *fixed]
+    earlier_rows = sum(1 for row in rows if row.ran is False and row.reused is None)
+    if earlier_rows:
+        body.append(
+            f"<p>{len(rows) - earlier_rows} results from this run; {earlier_rows} from earlier "
+            "runs that left them in this folder (their measured column says so).</p>"
+        )
     if toc:
         body.append("<p>" + " · ".join(toc) + "</p>")
     if plots_missing:

@@ -32,6 +32,12 @@ from pytest_infx.results.records import (
 from pytest_infx.results.verdict import Status, Verdict
 
 LOG_TAIL_BYTES = 4096
+LAST_WORD_BYTES = 65536
+"""Where the launcher's stop line is looked for: an engine's teardown after it runs to a few
+dozen lines, longer than the tail the report shows."""
+_STOPPED = re.compile(r"^guard: .*; stopping its process group$")
+"""The line the launcher's guard writes into the log when it stops the server."""
+_TEARDOWN_NOISE = re.compile(r"resource_tracker")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -150,9 +156,16 @@ def _variant(item_id: str) -> str:
 
 @dataclass(frozen=True, kw_only=True)
 class ServerLog:
+    """``last`` is the server's last word: the last line before the launcher stopped it
+    (``stopped``), so an engine's own teardown (vLLM's ``EngineDeadError`` on a clean shutdown,
+    the resource tracker's leak warnings) never stands in the report as what the server said
+    last; without a stop, the last line that is not such a warning."""
+
     path: Path
     size: int
     tail: tuple[str, ...]
+    last: str = ""
+    stopped: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -357,19 +370,30 @@ def _al_recipe(
     )
 
 
-def _tail(path: Path) -> tuple[str, ...]:
+def _tail(path: Path, limit: int = LOG_TAIL_BYTES) -> tuple[str, ...]:
+    """The whole lines of the last ``limit`` bytes."""
     try:
         with path.open("rb") as handle:
             handle.seek(0, 2)
             size = handle.tell()
-            handle.seek(max(0, size - LOG_TAIL_BYTES))
+            handle.seek(max(0, size - limit))
             data = handle.read()
     except OSError:
         return ()
     lines = data.decode("utf-8", errors="replace").splitlines()
-    if size > LOG_TAIL_BYTES and lines:
+    if size > limit and lines:
         lines = lines[1:]
-    return tuple(lines[-20:])
+    return tuple(lines)
+
+
+def last_word(lines: tuple[str, ...]) -> tuple[str, bool]:
+    """The server's last line and whether the launcher stopped it (see :class:`ServerLog`)."""
+    for index in range(len(lines) - 1, -1, -1):
+        if _STOPPED.match(lines[index]):
+            said = [line for line in lines[:index] if line.strip()]
+            return (said[-1] if said else lines[index]), True
+    said = [line for line in lines if line.strip() and not _TEARDOWN_NOISE.search(line)]
+    return (said[-1] if said else ""), False
 
 
 def server_logs(layout: Layout) -> tuple[ServerLog, ...]:
@@ -377,7 +401,14 @@ def server_logs(layout: Layout) -> tuple[ServerLog, ...]:
     if not folder.is_dir():
         return ()
     files = sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith("."))
-    return tuple(ServerLog(path=p, size=p.stat().st_size, tail=_tail(p)) for p in files)
+    found = []
+    for path in files:
+        last, stopped = last_word(_tail(path, LAST_WORD_BYTES))
+        tail = _tail(path)[-20:]
+        found.append(
+            ServerLog(path=path, size=path.stat().st_size, tail=tail, last=last, stopped=stopped)
+        )
+    return tuple(found)
 
 
 def read_sweep(

@@ -295,4 +295,5 @@ def test_a_run_stopped_by_the_threshold_still_returns_its_export(
     (tmp_path / "tok").mkdir()
     result = run_aiperf(_run(tmp_path, failed_request_threshold=0.1), timeout_s=60)
     assert result.exit_code == 1
+    assert result.console_tail[-1] == "failed-request threshold exceeded"
     assert (result.total, result.failed) == (100, 11)

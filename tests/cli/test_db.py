@@ -144,6 +144,16 @@ def _embedded(text: str) -> dict[str, Any]:
     return data
 
 
+def test_dashboard_writes_into_the_results_folder_by_default(
+    db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["db", "dashboard", "--db", db]) == 0
+    assert (tmp_path / "infx-results" / "history.html").is_file()
+    assert not (tmp_path / "history.html").exists()
+    assert "infx-results/history.html" in capsys.readouterr().out
+
+
 def test_serve_answers_with_the_page_drawn_anew(db: str, tmp_path: Path) -> None:
     port = free_port("127.0.0.1")
     server = subprocess.Popen(

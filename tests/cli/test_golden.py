@@ -70,6 +70,25 @@ def test_lookup_json_with_each_engine(capsys: pytest.CaptureFixture[str]) -> Non
     assert results["atom"]["argv"] == ["--spec-decode-acceptance-length", "3.35"]
 
 
+def test_lookup_without_thinking_prints_both_modes(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = infx(capsys, "lookup", "mimov2.6flash_dflash", "2")
+    assert status == 0
+    assert out == f"thinking_on {MIMO_ON[1]:.2f}\nthinking_off {MIMO_OFF[1]:.2f}\n"
+    status, out, err = infx(
+        capsys, "lookup", "mimov2.6flash_dflash", "2", "--engine", "trtllm", "--json"
+    )
+    assert status == 0
+    payloads = [json.loads(line) for line in out.splitlines()]
+    assert [(p["mode"], p["al"]) for p in payloads] == [
+        ("thinking_on", MIMO_ON[1]),
+        ("thinking_off", MIMO_OFF[1]),
+    ]
+    status, out, err = infx(capsys, "lookup", "mimov2.6flash_dflash", "2", "--engine", "trtllm")
+    assert status == 0
+    assert "thinking_off env TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=1.52" in out
+    assert err.count("two-model path") == 1
+
+
 def test_lookup_plain_text_with_an_engine(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = infx(
         capsys, "lookup", "mimov2.6flash_dflash", "3", "--thinking", "off", "--engine", "trtllm"
@@ -84,7 +103,6 @@ def test_lookup_plain_text_with_an_engine(capsys: pytest.CaptureFixture[str]) ->
     [
         (("lookup", "nope_mtp", "1", "--thinking", "on"), "no golden curve 'nope_mtp'"),
         (("lookup", "mimov2.6flash_dflash", "8", "--thinking", "on"), "has no k=8 under"),
-        (("lookup", "mimov2.6flash_dflash", "2"), "say which one"),
         (("show", "nope_mtp"), "known curves: "),
     ],
 )

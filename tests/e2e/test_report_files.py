@@ -69,3 +69,28 @@ def test_a_host_python_test_with_the_marker_writes_no_report(sweep: Sweep) -> No
     result.assert_outcomes(passed=1)
     assert "infx report" not in result.stdout.str()
     assert not sweep.results.exists()
+
+
+def test_a_run_of_one_recipe_reports_every_result_in_the_folder(sweep: Sweep) -> None:
+    """The second run selects one recipe; the other's cells, still in the folder, stay in
+    report.html and drift-summary.md, marked as an earlier run's."""
+    other = "other-cpu-vllm"
+    sweep.add(KEY, draft_lengths=[1])
+    sweep.add(other, draft_lengths=[1])
+    sweep.commit_golden({m: {1: _measured(1)} for m in MODES})
+    sweep.run().assert_outcomes(passed=4)
+    sweep.run("-k", other).assert_outcomes(passed=2)
+
+    page = html.unescape((sweep.results / "report.html").read_text())
+    assert "4 SPEED-Bench cells" in page
+    assert "2 results from this run; 2 from earlier runs" in page
+    for mode in MODES:
+        row = page.split(f"{KEY}[k1-{mode}].json")[0].rsplit("<tr", 1)[1]
+        assert "an earlier run (not selected)" in row
+        row = page.split(f"{other}[k1-{mode}].json")[0].rsplit("<tr", 1)[1]
+        assert "this run" in row
+    summary = (sweep.results / "drift-summary.md").read_text()
+    assert f"| {KEY} | " in summary and summary.split(f"| {KEY} | ")[1].split("\n")[0].endswith(
+        "| an earlier run |"
+    )
+    assert summary.split(f"| {other} | ")[1].split("\n")[0].endswith("| this run |")

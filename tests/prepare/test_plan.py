@@ -239,3 +239,27 @@ def test_plan_of_a_speculative_fixed_seq_len_point_forces_the_al_of_its_curve(
     block = plan_blocks(result)["fspec-b200-sglang[tp4-isl1024-osl1024-c4]"]
     env = dict(pair.split("=", 1) for pair in block["env"].split())
     assert env["SGLANG_SIMULATE_ACC_LEN"] == "2.97"
+
+
+def test_plan_marks_cells_whose_golden_curve_is_not_committed(
+    recipes: Path, pytester: pytest.Pytester
+) -> None:
+    curve = Path(__file__).resolve().parents[2] / "golden" / "mimov2.6flash_dflash.yaml"
+    (pytester.path / "golden").mkdir()
+    (pytester.path / "golden" / curve.name).write_text(curve.read_text())
+    write(recipes / "mimo.yaml", speedbench("mimo-b300-dflash", draft_lengths=[1]))
+    absent = speedbench("new-b300-dflash", draft_lengths=(1, 2))
+    absent["speedbench"]["golden"] = "new_dflash"
+    write(recipes / "new.yaml", absent)
+    result = pytester.runpytest("--collect-only", "-q", "--infx-plan", "--gpu", "b300")
+    assert result.ret == 0, result.stdout.str()
+    blocks = plan_blocks(result)
+    for mode in ("thinking_on", "thinking_off"):
+        assert "warning" not in blocks[f"mimo-b300-dflash[k1-{mode}]"]
+        for k in (1, 2):
+            warning = blocks[f"new-b300-dflash[k{k}-{mode}]"]["warning"]
+            assert warning.startswith("golden curve new_dflash is not committed (golden/)")
+            assert "--snapshot-update" in warning
+    result.stdout.fnmatch_lines(
+        ["golden curves not committed, for 4 cell(s): new_dflash (4); record them *"]
+    )

@@ -103,3 +103,31 @@ def test_a_record_s_golden_curve_outside_the_golden_folder_is_not_shown(tmp_path
     )
     assert recipe.golden_problem == problem
     assert problem in sweep.problems
+
+
+VLLM_TEARDOWN = [
+    "(APIServer pid=1) INFO [loggers.py:335] Engine 000: Running: 0 reqs",
+    'INFO:     127.0.0.1:34196 - "GET /metrics HTTP/1.1" 200 OK',
+    "guard: signal (SIGTERM); stopping its process group",
+    *[f"(APIServer pid=1) INFO [launcher.py:254] [shutdown] step {n}" for n in range(40)],
+    "Traceback (most recent call last):",
+    "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue.",
+    "/usr/lib/python3.11/multiprocessing/resource_tracker.py:254: UserWarning: resource_tracker:"
+    " There appear to be 1 leaked semaphore objects to clean up at shutdown",
+    "  warnings.warn('resource_tracker: There appear to be %d '",
+]
+
+
+def test_a_clean_shutdown_is_not_the_servers_last_word(tmp_path: Path) -> None:
+    logs = tmp_path / "results" / "logs"
+    logs.mkdir(parents=True)
+    (logs / "stopped.log").write_text("\n".join(VLLM_TEARDOWN) + "\n")
+    (logs / "died.log").write_text(
+        "INFO loading\nRuntimeError: CUDA out of memory\n" + "\n".join(VLLM_TEARDOWN[-2:]) + "\n"
+    )
+    found = {log.path.name: log for log in read_sweep(tmp_path / "results", tmp_path).logs}
+    stopped = found["stopped.log"]
+    assert (stopped.last, stopped.stopped) == (VLLM_TEARDOWN[1], True)
+    assert stopped.tail[-1] == VLLM_TEARDOWN[-1]
+    died = found["died.log"]
+    assert (died.last, died.stopped) == ("RuntimeError: CUDA out of memory", False)

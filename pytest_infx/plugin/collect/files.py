@@ -10,6 +10,9 @@ was collected with.
 
 from __future__ import annotations
 
+import functools
+import itertools
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -71,6 +74,13 @@ def server_label(config: pytest.Config, ref: PointRef) -> str:
     return labels[ref.server]
 
 
+_MARK_NAME = re.compile(r"[\w:+\-.\[\]\\/]+")
+"""A name in a ``-m`` expression, as pytest's expression scanner reads one."""
+MAX_OTHER_MARKS = 10
+"""Deciding tries every combination of the other names: 1,024 at most, well under a
+millisecond."""
+
+
 def widen_to_recipes(config: pytest.Config) -> None:
     """``pytest -m speedbench`` runs the recipes even where ``testpaths`` names only the
     repository's tests (a repository keeps its benchmarks out of its test command that way, so
@@ -87,6 +97,26 @@ def widen_to_recipes(config: pytest.Config) -> None:
     if not recipes.is_dir() or any(recipes.is_relative_to(root / arg) for arg in config.args):
         return
     config.args.append(str(recipes))
+
+
+@functools.lru_cache(maxsize=8)
+def recipe_marks_only(markexpr: str) -> frozenset[str]:
+    """The recipe markers ``-m markexpr`` names when every item it can select carries one of
+    them, as pytest decides it for every combination of the other names it holds; empty when
+    it can select some other item, or when it is too wide or too rich to decide cheaply
+    (marker keyword arguments), so that collection stays as it was."""
+    matches = marker_matcher(markexpr)
+    if matches is None or "=" in markexpr:
+        return frozenset()
+    names = set(_MARK_NAME.findall(markexpr)) - {"and", "or", "not"}
+    kinds = frozenset(names & set(KINDS))
+    others = sorted(names - kinds)
+    if not kinds or len(others) > MAX_OTHER_MARKS:
+        return frozenset()
+    for size in range(len(others) + 1):
+        if any(matches(chosen) for chosen in itertools.combinations(others, size)):
+            return frozenset()
+    return kinds
 
 
 def _selects_recipes_only(markexpr: str) -> bool:

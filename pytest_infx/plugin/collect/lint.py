@@ -11,6 +11,7 @@ diff against the base is only computed if the coverage rule runs.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,6 +46,10 @@ MARKER = "lint"
 
 class LintFailed(Exception):
     """Raised by a lint item; its text is every rendered finding of the rule."""
+
+
+class LintWarning(UserWarning):
+    """A warning-level rule's findings: in pytest's warnings summary, the item passing."""
 
 
 def lint_root(config: pytest.Config) -> Path:
@@ -247,6 +252,10 @@ class LintItem(pytest.Item):
             count = f"{len(findings)} finding{'s' if len(findings) != 1 else ''}"
             lines = [f"{self.rule.id}: {self.rule.description} ({count})"]
             lines.extend(finding.render() for finding in findings)
+            if self.rule.severity == "warning":
+                # shown at the rule, not at this line of the plugin
+                warnings.warn_explicit(LintWarning("\n".join(lines)), LintWarning, self.nodeid, 0)
+                return
             raise LintFailed("\n".join(lines))
 
     def repr_failure(

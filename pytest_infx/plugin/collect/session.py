@@ -4,7 +4,7 @@ runner's selection, grouping by server, preflight, the engines' own argv check, 
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from pathlib import Path
 
 import pytest
@@ -25,8 +25,17 @@ def ignore(collection_path: Path, config: pytest.Config) -> bool | None:
     """``-m lint`` alone selects the lint rules and the host's own lint-marked tests: recipe
     items never carry the marker, so the recipe folder is not read, and a test module whose
     source cannot mark a test ``lint`` is not imported. ``-m infx_lint`` asks for the rules
-    alone, which come from no file, so nothing is collected at all."""
+    alone, which come from no file, so nothing is collected at all. Likewise an ``-m`` that can
+    select only items with a recipe marker (``-m speedbench``, the plan command's) imports
+    only the test modules whose source can carry one of those markers."""
     markexpr = markers.markexpr(config)
+    recipe_marks = collect.recipe_marks_only(markexpr) if markexpr else frozenset()
+    if recipe_marks:
+        if collect.in_recipe_folder(config, collection_path):
+            return None
+        from pytest_infx.lint import marked
+
+        return marked.skippable(collection_path, config.rootpath, recipe_marks) or None
     if markexpr not in (lint.MARKER, markers.OWN_LINT) or not lint.wants_lint(config):
         return None
     if markexpr == markers.OWN_LINT:
@@ -177,7 +186,22 @@ def _plan_lines(session: pytest.Session, settings: Settings) -> list[str]:
                 )
             )
     lines.extend(plan.sharing(servers))
+    points = [p for item in session.items if (p := collect.point_of(item)) is not None]
+    lines.extend(plan.missing_curves(points, settings.golden))
     return lines
+
+
+def _say(config: pytest.Config) -> Callable[[str], None]:
+    """A line on the terminal while the check works: a parser import or an install can take
+    minutes, which must not look like a hang. A worker's terminal is not shown; its lines go
+    nowhere, as the controller's check says the same."""
+
+    def say(message: str) -> None:
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None and not hasattr(config, "workerinput"):
+            reporter.write_line(f"infx: {message}")
+
+    return say
 
 
 def _engine_check(session: pytest.Session, settings: Settings) -> None:
@@ -200,6 +224,7 @@ def _engine_check(session: pytest.Session, settings: Settings) -> None:
         settings.golden,
         sources,
         mode=settings.engine_check,
+        progress=_say(config),
         engines=options.engines(config),
     )
     stash.add(config, stash.REASONS, lines)

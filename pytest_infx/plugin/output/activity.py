@@ -24,6 +24,7 @@ FLUSH_S = 0.5
 LIVE_TICK_S = 1.0
 TAIL_BYTES = 8192
 PLUGIN_NAME = "infx-progress"
+ELLIPSIS = "... "
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -67,8 +68,18 @@ def last_line(path: str | None, width: int = 200) -> str:
     for raw in reversed(data.decode("utf-8", "replace").splitlines()):
         text = " ".join(_CONTROL.sub(" ", _ANSI.sub("", raw)).split())
         if text:
-            return text[-width:]
+            return _end_of(text, width)
     return ""
+
+
+def _end_of(text: str, width: int) -> str:
+    """The end of a long line, started at a word: a server line cut inside a word reads as
+    another word (``rror: ...``)."""
+    if len(text) <= width:
+        return text
+    end = text[-(width - len(ELLIPSIS)) :]
+    space = end.find(" ")
+    return ELLIPSIS + (end[space + 1 :] if space >= 0 else end)
 
 
 def render(activity: Activity, now: float, *, tagged: bool) -> str:

@@ -6,6 +6,8 @@ the test reports xdist already sends it; those also say which items never wrote 
 recipe file each item came from (the golden curve of a recipe whose every cell failed is found
 there), and, through the user property ``REUSED_PROPERTY`` that ``--infx-resume`` puts on a
 reused item, which cells this run took from an earlier one (their files look no different).
+The report shows every result in the folder, as ``infx report`` does, this run's marked: a run
+of one marker must not hide the cells an earlier run of another left there.
 """
 
 from __future__ import annotations
@@ -133,7 +135,6 @@ class ReportPlugin:
         sweep = read_sweep(
             options.results,
             options.golden,
-            recipes={o.recipe for o in self.outcomes.values()},
             curves=self._curves(),
             outcomes=sorted(self.outcomes.values(), key=lambda o: o.id),
         )

@@ -53,10 +53,13 @@ def al_tables(summary: Summary) -> list[str]:
     return lines
 
 
-def drift_markdown(summary: Summary) -> str:
+def drift_markdown(summary: Summary, this_run: Iterable[str] | None = None) -> str:
+    """``this_run`` names the recipes this run measured; the others' rows say they are an
+    earlier run's, whose cell files are still in the results folder."""
+    ran = None if this_run is None else set(this_run)
     rows = [
-        "| recipe | golden curve | cells checked | cells drifted | largest delta |",
-        "|---|---|---|---|---|",
+        "| recipe | golden curve | cells checked | cells drifted | largest delta | from |",
+        "|---|---|---|---|---|---|",
     ]
     details: list[str] = []
     for recipe in sorted(summary.cells):
@@ -67,7 +70,10 @@ def drift_markdown(summary: Summary) -> str:
         drifted = [g for g in goldens if not g.ok]
         deltas = [abs(g.largest_delta) for g in goldens if g.largest_delta is not None]
         largest = f"{max(deltas):.2f}" if deltas else "-"
-        rows.append(f"| {recipe} | {goldens[0].curve} | {checked} | {len(drifted)} | {largest} |")
+        source = "-" if ran is None else "this run" if recipe in ran else "an earlier run"
+        rows.append(
+            f"| {recipe} | {goldens[0].curve} | {checked} | {len(drifted)} | {largest} | {source} |"
+        )
         details += [f"- {recipe}: {line}" for g in drifted for line in g.lines]
     text = "### Golden AL drift\n\n" + "\n".join(rows) + "\n"
     if details:
@@ -76,14 +82,41 @@ def drift_markdown(summary: Summary) -> str:
 
 
 def write_drift(
-    summary: Summary, results: Path, env: Environment | None = None, *, links: str = ""
+    summary: Summary,
+    results: Path,
+    env: Environment | None = None,
+    *,
+    links: str = "",
+    this_run: Iterable[str] | None = None,
 ) -> Path | None:
     """``links`` (markdown pointing at the sweep report) follows the drift table."""
     compared = any(c.golden for cells in summary.cells.values() for c in cells.values())
     if not compared and not links:
         return None
-    text = "\n".join(part for part in (drift_markdown(summary) if compared else "", links) if part)
+    table = drift_markdown(summary, this_run) if compared else ""
+    text = "\n".join(part for part in (table, links) if part)
     return write_markdown(text, Layout(results).drift, env)
+
+
+def with_folder(summary: Summary, results: Path) -> Summary:
+    """The SPEED-Bench cells of every cell file in the results folder, this run's records over
+    them: the drift summary covers the folder as the HTML report does, so a run of another
+    marker does not drop the table of the cells an earlier run left. A file that cannot be read
+    is left out here; the HTML report names it."""
+    from pytest_infx.results.records import CellRecord, RecordError, read_record
+
+    folder = Layout(results).cells
+    merged = Summary()
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            record = read_record(path)
+        except (OSError, RecordError):
+            continue
+        if isinstance(record, CellRecord):
+            merged.add(record)
+    for recipe, cells in summary.cells.items():
+        merged.cells.setdefault(recipe, {}).update(cells)
+    return merged
 
 
 def write_markdown(text: str, path: Path, env: Environment | None = None) -> Path:
@@ -150,7 +183,13 @@ class SummaryPlugin:
         from pytest_infx.plugin.options import settings
 
         found = settings(self.config)
-        write_drift(self.summary, found.results, found.env, links=links)
+        write_drift(
+            with_folder(self.summary, found.results),
+            found.results,
+            found.env,
+            links=links,
+            this_run=self.summary.cells,
+        )
         if self.verdicts:
             from pytest_infx.history.table import markdown
 

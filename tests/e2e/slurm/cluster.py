@@ -211,5 +211,70 @@ def ensure(gpus: int = GPUS) -> Cluster:
     )
 
 
+DAEMONS = ("munged", "slurmctld", "slurmd")
+"""In start order; stopped in the reverse one."""
+
+
+def daemons() -> dict[str, set[int]]:
+    """The process ids of each Slurm or munge daemon running on this host, whoever started it."""
+    found: dict[str, set[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            name = (entry / "comm").read_text().strip()
+        except OSError:
+            continue
+        if name in DAEMONS:
+            found.setdefault(name, set()).add(int(entry.name))
+    return found
+
+
+def _terminate(pid: int, name: str) -> None:
+    """SIGTERM, then SIGKILL after 15 s; only while the process id is still that daemon's."""
+
+    def alive() -> bool:
+        try:
+            return Path(f"/proc/{pid}/comm").read_text().strip() == name
+        except OSError:
+            return False
+
+    for sig, wait_s in ((15, 15.0), (9, 5.0)):
+        if not alive():
+            return
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + wait_s
+        while alive() and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+
+class Owner:
+    """The daemons one test session started: :meth:`get` starts what is not running (a test
+    may have stopped the cluster) and remembers the processes it brought up; :meth:`release`
+    stops exactly those. A cluster that was running before the session is reused and left
+    running, as it was found."""
+
+    def __init__(self) -> None:
+        self.started: dict[str, set[int]] = {}
+
+    def get(self, gpus: int = GPUS) -> Cluster:
+        before = daemons()
+        try:
+            return ensure(gpus)
+        finally:
+            for name, pids in daemons().items():
+                new = pids - before.get(name, set())
+                if new:
+                    self.started.setdefault(name, set()).update(new)
+
+    def release(self) -> None:
+        for name in reversed(DAEMONS):
+            for pid in sorted(self.started.pop(name, set())):
+                _terminate(pid, name)
+
+
 if __name__ == "__main__":
     print(ensure())

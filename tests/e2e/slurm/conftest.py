@@ -13,7 +13,7 @@ import pytest
 from e2e.conftest import INI, Sweep, wait_gone
 from e2e.helpers import prompts
 
-from .cluster import Cluster, Unavailable, ensure
+from .cluster import Cluster, Owner, Unavailable
 
 
 @pytest.fixture(autouse=True)
@@ -33,11 +33,23 @@ def cluster_to_itself(request: pytest.FixtureRequest) -> Iterator[None]:
 
 
 @pytest.fixture(scope="session")
-def slurm_cluster() -> Cluster:
-    """The local cluster, installed and started on first use; skipped (with the reason) only
-    where it cannot run."""
+def slurm_owner() -> Iterator[Owner]:
+    """What this session started of the cluster, stopped when the session ends: munged,
+    slurmctld and slurmd do not outlive the tests that needed them (a cluster that was running
+    before the session is left running)."""
+    owner = Owner()
     try:
-        return ensure()
+        yield owner
+    finally:
+        owner.release()
+
+
+@pytest.fixture
+def slurm_cluster(slurm_owner: Owner) -> Cluster:
+    """The local cluster, installed and started on first use (and again if a test stopped it);
+    skipped (with the reason) only where it cannot run."""
+    try:
+        return slurm_owner.get()
     except Unavailable as exc:
         pytest.skip(f"no local Slurm cluster: {exc}")
 

@@ -252,3 +252,44 @@ def test_a_new_load_error_is_reported_on_warm_runs(
         assert message in result.stdout.str()
     write(path, speedbench("a-b300", draft_lengths=(3, 1)))
     assert len(collected(pytester, "--gpu", "b300")) == 4
+
+
+@pytest.mark.parametrize(
+    ("markexpr", "marks"),
+    [
+        ("speedbench", {"speedbench"}),
+        ("speedbench or agentic", {"speedbench", "agentic"}),
+        ("speedbench and not slow", {"speedbench"}),
+        ("(speedbench or fixed_seq_len) and (a or not b)", {"speedbench", "fixed_seq_len"}),
+        ("speedbench or slurm", set()),
+        ("not speedbench", set()),
+        ("speedbench or not lint", set()),
+        ("lint", set()),
+        ("speedbench or (a and not b)", set()),
+    ],
+)
+def test_which_expressions_select_only_recipe_items(markexpr: str, marks: set[str]) -> None:
+    from pytest_infx.plugin.collect.files import recipe_marks_only
+
+    assert recipe_marks_only(markexpr) == marks
+
+
+def test_a_recipe_only_selection_imports_no_test_module_that_cannot_carry_its_marker(
+    recipes: Path, pytester: pytest.Pytester
+) -> None:
+    write(recipes / "mimo.yaml", speedbench("mimo-b300-dflash", draft_lengths=[1]))
+    tests = pytester.path / "tests"
+    tests.mkdir()
+    (tests / "test_heavy.py").write_text(
+        "import package_that_is_not_installed\n\ndef test_needs_it():\n    pass\n"
+    )
+    (tests / "test_own.py").write_text(
+        "import pytest\n\n@pytest.mark.speedbench\ndef test_own_bench():\n    pass\n"
+    )
+    plan = ("--collect-only", "-q", "--gpu", "b300", "--infx-plan", "tests", "recipes")
+    result = pytester.runpytest("-m", "speedbench", *plan)
+    assert result.ret == 0, result.stdout.str()
+    assert "package_that_is_not_installed" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["tests/test_own.py::test_own_bench", "3 tests collected*"])
+    widened = pytester.runpytest("-m", "speedbench or heavy", *plan)
+    widened.stdout.fnmatch_lines(["*ModuleNotFoundError*package_that_is_not_installed*"])

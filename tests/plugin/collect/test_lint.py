@@ -57,6 +57,25 @@ def test_a_failure_names_rule_file_line_and_fix_without_traceback(
     assert "LintFailed" not in result.stdout.str()
 
 
+def test_a_warning_rule_passes_and_shows_its_findings_as_a_warning(
+    lint_repo: pytest.Pytester,
+) -> None:
+    bad = DFLASH_RECIPE.replace("golden: mimov2.6flash_dflash", "golden: mimov2.6flash_mtp")
+    write_files(lint_repo.path, {DFLASH: bad})
+    result = lint_repo.runpytest(
+        "-m", "lint", "-k", "recipes-golden-uncommitted", "-p", "no:cacheprovider"
+    )
+    assert result.ret == pytest.ExitCode.OK
+    outcomes = result.parseoutcomes()
+    assert (outcomes["passed"], outcomes["warnings"]) == (1, 1)
+    result.stdout.fnmatch_lines(
+        [
+            "  infx-lint::recipes-golden-uncommitted:0: LintWarning: recipes-golden-uncommitted: *",
+            f"  {DFLASH}:{line_of(bad, 'golden:')}: speedbench.golden: no committed golden curve*",
+        ]
+    )
+
+
 def test_k_selects_rules_by_id(lint_repo: pytest.Pytester) -> None:
     result = lint_repo.runpytest(
         "--collect-only", "-q", "-m", "lint", "-k", "changelog", "-p", "no:cacheprovider"

@@ -35,6 +35,16 @@ def test_a_starting_server_shows_its_logs_last_line(tmp_path: Path) -> None:
     )
 
 
+def test_a_long_server_line_is_shortened_at_a_word(tmp_path: Path) -> None:
+    from pytest_infx.plugin.output.activity import last_line
+
+    log = tmp_path / "server.log"
+    log.write_text("INFO " + "abcdefghij " * 30 + "compiling graphs 3/7\n")
+    shown = last_line(str(log), width=60)
+    assert shown.startswith("... abcdefghij ") and shown.endswith(" compiling graphs 3/7")
+    assert len(shown) <= 60
+
+
 def test_the_tracker_mirrors_its_activity_to_a_file_until_idle(tmp_path: Path) -> None:
     tracker = Tracker(tmp_path, "gw3", flush_s=0.05)
     tracker.begin("cell", "k[k1-thinking_off]", total=4)
