@@ -28,7 +28,6 @@ from pytest_infx.cli.compare import (
 )
 from pytest_infx.engines.registry import installed
 from pytest_infx.hardware import gpu_type
-from pytest_infx.images import pinned
 from pytest_infx.lint.masters import master_files
 from pytest_infx.recipes.errors import RecipeError
 from pytest_infx.recipes.loader import recipe_files
@@ -199,7 +198,7 @@ def render(master: MasterKey) -> str:
         f"  version: {_q(tag)}",
         f"  image: {_q(master.image)}",
     ]
-    if not pinned(master.image):
+    if "@sha256:" not in master.image:
         lines.append(f"  image-unpinned: {_q(UNPINNED)}")
     if master.agentic:
         lines.append("agentic:")
