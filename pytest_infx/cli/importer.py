@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from pytest_infx.cli.compare import (
     DEFAULT_MASTERS,
     SCENARIOS,
+    ConfigPoint,
     _concurrencies,
     _configs,
     _field,
@@ -30,7 +32,10 @@ from pytest_infx.engines.registry import installed
 from pytest_infx.hardware import gpu_type
 from pytest_infx.lint.masters import master_files
 from pytest_infx.recipes.errors import RecipeError
+from pytest_infx.recipes.fidelity import OWNED_ENV, OWNED_SERVER, flags
 from pytest_infx.recipes.loader import recipe_files
+from pytest_infx.recipes.owned import owner
+from pytest_infx.recipes.rules import al_literal_pattern
 from pytest_infx.recipes.source import LinedDict, LinedList
 from pytest_infx.settings import DEFAULT_RECIPES_DIR
 
@@ -62,6 +67,17 @@ class Arm:
 
 
 @dataclass(frozen=True)
+class Ported:
+    """The server flags and environment that InferenceX's script gave a key's points, read from
+    a recording of it: those all points share, and per point (by point name) the rest."""
+
+    args: tuple[tuple[str, str], ...]
+    env: tuple[tuple[str, str], ...]
+    per_point: tuple[tuple[str, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]], ...]
+    points: int
+
+
+@dataclass(frozen=True)
 class MasterKey:
     """One single-node key of a master config, with what its recipe needs."""
 
@@ -79,6 +95,7 @@ class MasterKey:
     duration: int | None
     agentic: tuple[Arm, ...]
     fixed: tuple[Arm, ...]
+    ported: Ported | None = None
 
 
 def master_keys(path: Path, masters: str = DEFAULT_MASTERS) -> list[MasterKey]:
@@ -151,6 +168,122 @@ def _master_key(key: str, source: str, config: LinedDict, engine: str) -> Master
     )
 
 
+def point_name(params: Mapping[str, Any]) -> str:
+    """The name of the recipe point for one point of InferenceX's sweep (``sweep.json``)."""
+    isl, osl = (int(params["isl"]), int(params["osl"])) if "isl" in params else (0, 0)
+    return ConfigPoint(
+        "", int(params["tp"]), int(params["conc"]), variant_of(params), isl, osl
+    ).name
+
+
+def read_records(path: Path) -> dict[str, list[dict[str, Any]]]:
+    """A recording of InferenceX's commands (``commands.jsonl``) by key: the records whose
+    server start was captured, of keys it could tell apart."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        server = record.get("server") or {}
+        if server.get("argv") and "|" not in record["key"]:
+            found.setdefault(record["key"], []).append(record)
+    return found
+
+
+def _portable(name: str, text: str | None, literal: re.Pattern[str]) -> bool:
+    """A setting a recipe can carry: one token, no path of InferenceX's runner, no
+    acceptance-length setting (those come from the golden curve at launch)."""
+    if text is None:
+        return True
+    return " " not in text and not text.startswith("/") and not literal.search(f"{name} {text}")
+
+
+def port(engine: str, records: Iterable[Mapping[str, Any]], *, agentic: bool) -> Ported | None:
+    """The flags and variables of a key's recorded server starts that a recipe sets: those the
+    plugin owns (model, address, TP, speculative decoding, an AgentX admission) left out."""
+    rules = installed().engine_rules()
+    tables = rules.tables(engine, agentic=agentic)
+    literal = al_literal_pattern(installed().synthetic_knobs())
+    per_point: dict[str, tuple[dict[str, str], dict[str, str]]] = {}
+    for record in records:
+        files = _options_files(record["server"].get("files") or {})
+        args: dict[str, str] = {}
+        for flag, given in flags(record["server"]["argv"], engine).items():
+            if flag in OWNED_SERVER or owner(flag, tables) is not None:
+                continue
+            options = files.get(given.rsplit("/", 1)[-1]) if given else None
+            if options is not None:
+                args[flag.lstrip("-")] = json.dumps(options)
+            elif _portable(flag, given, literal):
+                args[flag.lstrip("-")] = _arg_text(given)
+        env = {
+            name: json.dumps(str(given))
+            for name, given in (record["server"].get("env") or {}).items()
+            if name not in OWNED_ENV and _portable(name, str(given), literal)
+        }
+        per_point[point_name(record["params"])] = (args, env)
+    if not per_point:
+        return None
+    shared_args = _shared(a for a, _ in per_point.values())
+    shared_env = _shared(e for _, e in per_point.values())
+    rest = tuple(
+        (
+            name,
+            tuple(sorted((k, v) for k, v in args.items() if k not in shared_args)),
+            tuple(sorted((k, v) for k, v in env.items() if k not in shared_env)),
+        )
+        for name, (args, env) in sorted(per_point.items())
+    )
+    return Ported(
+        tuple(sorted(shared_args.items())), tuple(sorted(shared_env.items())), rest, len(rest)
+    )
+
+
+OWNED_OPTIONS = ("speculative_config",)
+"""LLM-API options the plugin sets from the recipe's speculative block and the point."""
+
+
+def _options_files(files: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The recorded files that are options mappings (TensorRT-LLM's LLM-API options YAML), by
+    file name: a recipe carries them as a mapping, and the plugin writes the file."""
+    import yaml
+
+    found: dict[str, dict[str, Any]] = {}
+    for path, entry in files.items():
+        text = entry.get("text") if isinstance(entry, Mapping) else None
+        if not isinstance(text, str):
+            continue
+        try:
+            parsed = yaml.safe_load(text)
+        except yaml.YAMLError:
+            continue
+        if isinstance(parsed, dict):
+            options = {k: v for k, v in parsed.items() if k not in OWNED_OPTIONS}
+            found[path.rsplit("/", 1)[-1]] = options
+    return found
+
+
+def _arg_text(given: str | None) -> str:
+    """An engine arg as the recipe writes it: ``true`` for a bare flag, a number as a number
+    (the engines' parsers type their sizes), other text as a string."""
+    if given is None:
+        return "true"
+    try:
+        float(given)
+    except ValueError:
+        return json.dumps(given)
+    return given if given.lower() not in ("nan", "inf", "-inf", "infinity") else json.dumps(given)
+
+
+def _shared(settings: Iterable[Mapping[str, str]]) -> dict[str, str]:
+    """The settings every mapping has, with the same value."""
+    items = list(settings)
+    if not items:
+        return {}
+    first = dict(items[0])
+    return {k: v for k, v in first.items() if all(other.get(k) == v for other in items[1:])}
+
+
 def _q(value: str) -> str:
     """A YAML scalar that reads back as this string: a JSON string is one."""
     return json.dumps(value)
@@ -166,6 +299,44 @@ def _arm_line(arm: Arm, fixed: bool) -> str:
     return f"  - {{{', '.join(fields)}}}"
 
 
+_NAME = re.compile(r"tp(?P<tp>\d+)(?:-isl(?P<isl>\d+)-osl(?P<osl>\d+))?-c(?P<c>\d+)(?:-(?P<v>.+))?")
+
+
+def _mapping(items: Iterable[tuple[str, str]]) -> str:
+    """A flow mapping of args or variables, whose values are rendered already."""
+    return "{" + ", ".join(f"{k}: {v}" for k, v in items) + "}"
+
+
+def _overrides(ported: Ported) -> list[str]:
+    """One override per arm and set of per-point settings, with the concurrencies that have
+    them; arms without a variant first, so that a variant's own settings come after."""
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for name, args, env in ported.per_point:
+        if not args and not env:
+            continue
+        found = _NAME.fullmatch(name)
+        if found is None:
+            continue
+        arm = (found["v"] or "", int(found["tp"]), int(found["isl"] or 0), int(found["osl"] or 0))
+        groups.setdefault((*arm, args, env), []).append(int(found["c"]))
+    lines: list[str] = []
+    for (variant, tp, isl, osl, args, env), concs in sorted(
+        groups.items(), key=lambda item: (item[0][0] != "", item[0][:4], sorted(item[1]))
+    ):
+        when = [f"tp: {tp}"]
+        if isl:
+            when += [f"isl: {isl}", f"osl: {osl}"]
+        if variant:
+            when.append(f"variant: {variant}")
+        when.append(f"concurrency: [{', '.join(str(c) for c in sorted(concs))}]")
+        lines += [f"  - when: {{{', '.join(when)}}}", "    engine:"]
+        if args:
+            lines.append(f"      args: {_mapping(args)}")
+        if env:
+            lines.append(f"      env: {_mapping(env)}")
+    return lines
+
+
 def render(master: MasterKey) -> str:
     """The recipe text of one key: the same input always gives the same bytes."""
     name = master.image.split("@", 1)[0]
@@ -175,9 +346,20 @@ def render(master: MasterKey) -> str:
     docs = (
         f"InferenceX's {master.source} key {master.key} on runner label {master.runner_label},"
         f" generated by infx import-inferencex: its points are the master config's search"
-        f" space; regenerate rather than edit. Engine settings are the engine's defaults: the"
-        f" per-key script's flags and environment are not ported here (spec-decoding: {spec})."
+        f" space; regenerate rather than edit."
     )
+    if master.ported is None:
+        docs += (
+            " Engine settings are the engine's defaults: no recording of the per-key script's"
+            f" server start was given (spec-decoding: {spec})."
+        )
+    else:
+        docs += (
+            " Server flags and environment are those the per-key script gave each point, as"
+            f" recorded for {master.ported.points} points, less what the plugin sets itself,"
+            " multi-token values, runner paths and acceptance-length settings"
+            f" (spec-decoding: {spec}, not ported)."
+        )
     lines = [
         f"key: {master.key}",
         f"docs: {_q(docs)}",
@@ -200,6 +382,10 @@ def render(master: MasterKey) -> str:
     ]
     if "@sha256:" not in master.image:
         lines.append(f"  image-unpinned: {_q(UNPINNED)}")
+    if master.ported is not None and master.ported.args:
+        lines.append(f"  args: {_mapping(master.ported.args)}")
+    if master.ported is not None and master.ported.env:
+        lines.append(f"  env: {_mapping(master.ported.env)}")
     if master.agentic:
         lines.append("agentic:")
         if master.duration is not None:
@@ -209,6 +395,9 @@ def render(master: MasterKey) -> str:
     if master.fixed:
         lines += ["fixed-seq-len:", "  points:"]
         lines += [_arm_line(arm, fixed=True) for arm in master.fixed]
+    overrides = _overrides(master.ported) if master.ported is not None else []
+    if overrides:
+        lines += ["overrides:", *overrides]
     return "\n".join(lines) + "\n"
 
 
@@ -228,10 +417,22 @@ def hand_written_keys(recipes: Path, generated: Path) -> set[str]:
     return keys
 
 
-def generate(masters: Iterable[MasterKey], skip: Iterable[str] = ()) -> dict[str, str]:
-    """File name -> recipe text for each key not in ``skip``."""
+def generate(
+    masters: Iterable[MasterKey],
+    skip: Iterable[str] = (),
+    records: Mapping[str, list[dict[str, Any]]] | None = None,
+) -> dict[str, str]:
+    """File name -> recipe text for each key not in ``skip``; with ``records`` (a recording of
+    InferenceX's commands, by key), with the server settings its script gave each point."""
     skipped = set(skip)
-    return {f"{m.key}.yaml": render(m) for m in masters if m.key not in skipped}
+    found: dict[str, str] = {}
+    for master in masters:
+        if master.key in skipped:
+            continue
+        recorded = records.get(master.key) if records else None
+        ported = port(master.engine, recorded, agentic=bool(master.agentic)) if recorded else None
+        found[f"{master.key}.yaml"] = render(replace(master, ported=ported))
+    return found
 
 
 def differences(out: Path, wanted: Mapping[str, str]) -> Iterator[str]:
@@ -266,6 +467,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help=f"master-config files to read, a glob (default {DEFAULT_MASTERS})",
     )
     parser.add_argument(
+        "--commands",
+        type=Path,
+        default=None,
+        help="a recording of InferenceX's commands (commands.jsonl): port each point's server"
+        " flags and environment from it",
+    )
+    parser.add_argument(
         "--check",
         action="store_true",
         help="write nothing; exit 1 when the folder is not the generator's output",
@@ -280,7 +488,12 @@ def run(args: argparse.Namespace) -> int:
     except (FileNotFoundError, RecipeError) as exc:
         print(f"infx import-inferencex: {exc}")
         return 2
-    wanted = generate(masters, hand_written_keys(args.recipes, out))
+    try:
+        records = read_records(args.commands) if args.commands is not None else None
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"infx import-inferencex: {args.commands}: not a recording of commands ({exc})")
+        return 2
+    wanted = generate(masters, hand_written_keys(args.recipes, out), records)
     stale = list(differences(out, wanted))
     if args.check:
         for line in stale:

@@ -4,6 +4,7 @@ master configs at 843c6254f (re-generated here from the reference data beside th
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,13 @@ import yaml
 from inferencex_reference import RECIPES, reference
 
 from pytest_infx.cli import main
-from pytest_infx.cli.importer import GENERATED_FOLDER, differences, generate, master_keys
+from pytest_infx.cli.importer import (
+    GENERATED_FOLDER,
+    differences,
+    generate,
+    master_keys,
+    read_records,
+)
 
 MASTER = """\
 dsr1-fp4-b200-sglang:
@@ -142,6 +149,43 @@ def test_a_folder_without_master_configs_is_an_error_without_traceback(
 def test_the_committed_recipes_are_the_generator_s_output_for_843c6254f(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    data = reference() / "data"
-    status = main(["import-inferencex", str(data), "--recipes", str(RECIPES), "--check"])
+    folder = reference()
+    command = ["import-inferencex", str(folder / "data"), "--recipes", str(RECIPES), "--check"]
+    status = main([*command, "--commands", str(folder / "commands.jsonl")])
     assert status == 0, capsys.readouterr().out
+
+
+def record(conc: int, extra: list[str], env: dict[str, str]) -> dict[str, object]:
+    argv = ["python3", "-m", "sglang.launch_server", "--model-path", "m", "--port", "8888"]
+    return {
+        "key": "dsr1-fp4-b200-sglang",
+        "params": {"tp": 4, "conc": conc, "ep": 1, "isl": 8192, "osl": 1024},
+        "server": {
+            "argv": [*argv, "--tp", "4", "--mem-fraction-static", "0.85", *extra],
+            "env": {"SLURM_JOB_ID": "4242", "SGLANG_SIMULATE_ACC_LEN": "3", **env},
+        },
+    }
+
+
+def test_a_recording_gives_each_point_its_script_s_flags_and_variables(tmp_path: Path) -> None:
+    recording = [
+        record(4, ["--cuda-graph-max-bs", "4"], {"PYTHONNOUSERSITE": "1"}),
+        record(8, ["--cuda-graph-max-bs", "8", "--chat-template", "/w/t.jinja"], {}),
+    ]
+    commands = tmp_path / "commands.jsonl"
+    commands.write_text("\n".join(json.dumps(r) for r in recording), encoding="utf-8")
+    keys = master_keys(checkout(tmp_path))
+    text = generate(keys, records=read_records(commands))["dsr1-fp4-b200-sglang.yaml"]
+    recipe = yaml.safe_load(text)
+    assert recipe["engine"]["args"] == {"mem-fraction-static": 0.85}
+    assert "env" not in recipe["engine"]
+    assert recipe["overrides"] == [
+        {
+            "when": {"tp": 4, "isl": 8192, "osl": 1024, "concurrency": [4]},
+            "engine": {"args": {"cuda-graph-max-bs": 4}, "env": {"PYTHONNOUSERSITE": "1"}},
+        },
+        {
+            "when": {"tp": 4, "isl": 8192, "osl": 1024, "concurrency": [8]},
+            "engine": {"args": {"cuda-graph-max-bs": 8}},
+        },
+    ]
