@@ -32,7 +32,7 @@ from pytest_infx.engines.registry import installed
 from pytest_infx.hardware import gpu_type
 from pytest_infx.lint.masters import master_files
 from pytest_infx.recipes.errors import RecipeError
-from pytest_infx.recipes.fidelity import OWNED_ENV, OWNED_SERVER, flags
+from pytest_infx.recipes.fidelity import OWNED_SERVER, Difference, flags, owned
 from pytest_infx.recipes.loader import recipe_files
 from pytest_infx.recipes.owned import owner
 from pytest_infx.recipes.rules import al_literal_pattern
@@ -219,7 +219,8 @@ def port(engine: str, records: Iterable[Mapping[str, Any]], *, agentic: bool) ->
         env = {
             name: json.dumps(str(given))
             for name, given in (record["server"].get("env") or {}).items()
-            if name not in OWNED_ENV and _portable(name, str(given), literal)
+            if not owned(Difference("server-env", name, str(given), None))
+            and _portable(name, str(given), literal)
         }
         per_point[point_name(record["params"])] = (args, env)
     if not per_point:

@@ -54,10 +54,13 @@ OWNED_SERVER = frozenset(
         "--server-port",
         "--enable-metrics",
         "--per-request-spec-decode-metrics",
+        "--allow-run-as-root",
+        "--oversubscribe",
     }
 )
 """Server flags the plugin sets for every point: where the weights are, the name it serves them
-under, the address it listens on and the metrics it reads its measurements from."""
+under, the address it listens on, the metrics it reads its measurements from and how its
+container runs TensorRT-LLM's MPI launcher."""
 OWNED_ENV = frozenset(
     {
         "GPU_COUNT",
@@ -72,10 +75,22 @@ OWNED_ENV = frozenset(
         "SLURM_JOBID",
         "SLURM_JOB_ID",
         "SLURM_PROCID",
+        "HOME",
+        "MODEL",
+        "MODEL_PATH",
+        "SRT_SLURM_MODEL_PREFIX",
+        "WEKA_LOADER_OVERRIDE",
+        "EVAL_FRAMEWORK",
+        "SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION",
     }
 )
 """Variables of InferenceX's runner and workflow step (its Slurm job, working folders, result
-file names), not settings of the server."""
+file names, where and how its storage serves the weights, its eval switch), and the health
+check the plugin polls (SGLang's health endpoint without a generation, as the plugin asks),
+not settings of the server. So is every ``AIPERF_*`` variable (the workflow exports the aiperf
+client's settings to every process; the plugin runs its own client) and every variable whose
+value is a path of the runner (caches, tool paths): the plugin keeps its own."""
+OWNED_ENV_PREFIXES = ("AIPERF_",)
 OWNED_CLIENT = frozenset(
     {
         "--model",
@@ -256,9 +271,34 @@ def server_differences(
         for name, entry in (record.get("files") or {}).items()
         if isinstance(entry, Mapping)
     }
-    ours_files = {name.rsplit("/", 1)[-1]: text for name, text in planned_files.items()}
+    ours_files: dict[str, str | None] = {
+        name.rsplit("/", 1)[-1]: text for name, text in planned_files.items()
+    }
+    if len(files) == 1 and len(ours_files) == 1:
+        files = {OPTIONS_FILE: _options_text(next(iter(files.values())))}
+        ours_files = {OPTIONS_FILE: _options_text(next(iter(ours_files.values())))}
     found += _compare("server-file", files, ours_files)
     return found
+
+
+OPTIONS_FILE = "options file"
+"""The name under which one options file on each side is compared, whatever each names it."""
+
+
+def _options_text(text: str | None) -> str | None:
+    """An options file's settings in one spelling: YAML read and written back sorted, so key
+    order and quoting are no difference."""
+    if text is None:
+        return None
+    import json
+
+    import yaml
+
+    try:
+        parsed = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+    return json.dumps(parsed, sort_keys=True)
 
 
 def client_differences(settings: Mapping[str, Any], record: Mapping[str, Any]) -> list[Difference]:
@@ -290,7 +330,11 @@ def owned(difference: Difference) -> bool:
     if difference.where == "server-flag":
         return difference.name in OWNED_SERVER
     if difference.where == "server-env":
-        return difference.name in OWNED_ENV
+        return (
+            difference.name in OWNED_ENV
+            or difference.name.startswith(OWNED_ENV_PREFIXES)
+            or (difference.inferencex or "").startswith("/")
+        )
     if difference.where == "client":
         return difference.name in OWNED_CLIENT
     return False

@@ -70,8 +70,26 @@ def test_server_differences_are_values_flags_and_variables_one_side_lacks() -> N
     assert found == [
         Difference("server-flag", "--enable-symm-mem", "true", None),
         Difference("server-flag", "--stream-interval", None, "10"),
-        Difference("server-file", "opts.yml", "a: 1\n", "a: 2\n"),
+        Difference("server-file", "options file", '{"a": 1}', '{"a": 2}'),
     ]
+
+
+def test_one_options_file_a_side_is_compared_by_its_settings_not_its_name() -> None:
+    record = {"argv": ["trtllm-serve"], "files": {"/w/key.yml": {"text": "b: 1\na: x\n"}}}
+    planned = {"extra-llm-api-options.yaml": "a: 'x'\nb: 1\n"}
+    assert server_differences("trtllm", ["trtllm-serve"], {}, planned, record) == []
+
+
+def test_runner_variables_and_paths_are_the_plugin_s() -> None:
+    found = [
+        Difference("server-env", "AIPERF_REQUIRED_SERVER_METRIC_PREFIX", "vllm:", None),
+        Difference("server-env", "TRITON_CACHE_DIR", "/tmp/triton", None),
+        Difference("server-env", "WEKA_LOADER_OVERRIDE", "1", None),
+        Difference("server-env", "SGLANG_RADIX_FORCE_MISS", "1", None),
+    ]
+    left, counts = unstated(found, [])
+    assert left == [found[-1]]
+    assert counts["owned"] == 3
 
 
 def test_client_flags_are_read_as_the_plan_s_settings() -> None:
