@@ -191,11 +191,15 @@ def read_records(path: Path) -> dict[str, list[dict[str, Any]]]:
 
 
 def _portable(name: str, text: str | None, literal: re.Pattern[str]) -> bool:
-    """A setting a recipe can carry: one token, no path of InferenceX's runner, no
-    acceptance-length setting (those come from the golden curve at launch)."""
+    """A setting a recipe can carry: one token (or a JSON object), no path of InferenceX's
+    runner, no acceptance-length setting (those come from the golden curve at launch)."""
     if text is None:
         return True
-    return " " not in text and not text.startswith("/") and not literal.search(f"{name} {text}")
+    return (
+        (" " not in text or text.startswith("{"))
+        and not text.startswith("/")
+        and not literal.search(f"{name} {text}")
+    )
 
 
 def port(engine: str, records: Iterable[Mapping[str, Any]], *, agentic: bool) -> Ported | None:
@@ -266,9 +270,17 @@ def _options_files(files: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
 
 def _arg_text(given: str | None) -> str:
     """An engine arg as the recipe writes it: ``true`` for a bare flag, a number as a number
-    (the engines' parsers type their sizes), other text as a string."""
+    (the engines' parsers type their sizes), a JSON object as a mapping (the engines take it
+    as JSON), other text as a string."""
     if given is None:
         return "true"
+    if given.startswith("{"):
+        try:
+            parsed = json.loads(given)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict):
+            return json.dumps(parsed)
     try:
         float(given)
     except ValueError:

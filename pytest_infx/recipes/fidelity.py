@@ -39,7 +39,12 @@ ALIASES: Mapping[str, Mapping[str, str]] = {
         "-dp": "--data-parallel-size",
         "-pp": "--pipeline-parallel-size",
     },
-    "trtllm": {"--tp": "--tp-size", "--ep": "--ep-size", "--pp": "--pp-size"},
+    "trtllm": {
+        "--tp": "--tp-size",
+        "--ep": "--ep-size",
+        "--pp": "--pp-size",
+        "--config": "--extra-llm-api-options",
+    },
     "atom": {"-tp": "--tensor-parallel-size", "--tp": "--tensor-parallel-size"},
 }
 """Each engine's spellings of one flag, under the name its parser stores it by."""
@@ -325,10 +330,12 @@ def _flatten(settings: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[st
             yield f"{prefix}{name}", given
 
 
-def owned(difference: Difference) -> bool:
-    """Whether the plugin states this difference itself: a flag or variable it owns."""
+def owned(difference: Difference, admission: Iterable[str] = ()) -> bool:
+    """Whether the plugin states this difference itself: a flag or variable it owns; for an
+    AgentX point, also the ``admission`` flags (its engine's spellings, without dashes), which
+    the plugin sets per point from the concurrency."""
     if difference.where == "server-flag":
-        return difference.name in OWNED_SERVER
+        return difference.name in OWNED_SERVER or difference.name.lstrip("-") in set(admission)
     if difference.where == "server-env":
         return (
             difference.name in OWNED_ENV
@@ -341,15 +348,16 @@ def owned(difference: Difference) -> bool:
 
 
 def unstated(
-    differences: Iterable[Difference], stated: Iterable[Stated]
+    differences: Iterable[Difference], stated: Iterable[Stated], admission: Iterable[str] = ()
 ) -> tuple[list[Difference], dict[Reason, int]]:
     """The differences neither the plugin nor the recipe states, and the count of the stated
-    ones per reason."""
+    ones per reason (``admission``: see :func:`owned`)."""
+    admission = tuple(admission)
     statements = list(stated)
     left: list[Difference] = []
     counts: dict[Reason, int] = dict.fromkeys(REASONS, 0)
     for difference in differences:
-        if owned(difference):
+        if owned(difference, admission):
             counts["owned"] += 1
             continue
         match = next((s for s in statements if s.covers(difference)), None)

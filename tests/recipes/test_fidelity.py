@@ -92,6 +92,18 @@ def test_runner_variables_and_paths_are_the_plugin_s() -> None:
     assert counts["owned"] == 3
 
 
+def test_an_agentic_point_s_admission_is_the_plugin_s() -> None:
+    found = [Difference("server-flag", "--max-num-seqs", "256", "64")]
+    assert unstated(found, [])[0] == found
+    assert unstated(found, [], admission={"max-num-seqs": "admission"})[0] == []
+
+
+def test_a_trtllm_options_file_flag_has_one_name() -> None:
+    assert flags(["trtllm-serve", "m", "--config", "a.yml"], "trtllm") == {
+        "--extra-llm-api-options": "a.yml"
+    }
+
+
 def test_client_flags_are_read_as_the_plan_s_settings() -> None:
     record = {
         "argv": [

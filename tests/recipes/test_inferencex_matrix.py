@@ -11,13 +11,12 @@ import subprocess
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Any
 
 import pytest
 from inferencex_reference import RECIPES, ROOT, records, reference, sweep_points
 
 from pytest_infx.cli import main
-from pytest_infx.cli.compare import ConfigPoint, variant_of
+from pytest_infx.cli.importer import point_name
 from pytest_infx.hardware import gpu_type
 
 KINDS = ("agentic", "fixed_seq_len", "speedbench")
@@ -41,12 +40,6 @@ LOCAL = {
 }
 """Recipes of this repository with no InferenceX key or collector at 843c6254f."""
 _NODE = re.compile(r"^recipes/.*::(?P<key>[^\[]+)\[(?P<name>[^\]]+)\]$")
-
-
-def point_name(point: dict[str, Any]) -> str:
-    """A ``sweep.json`` point's name as its recipe point is named."""
-    isl, osl = (point["isl"], point["osl"]) if "isl" in point else (0, 0)
-    return ConfigPoint("", point["tp"], point["conc"], variant_of(point), isl, osl).name
 
 
 def key_groups() -> dict[str, frozenset[str]]:
@@ -89,6 +82,7 @@ def expected() -> dict[str, dict[frozenset[str], Counter[tuple[str, str]]]]:
 
 RUNNERS = ("b200", "b300", "h100", "h200", "mi300x", "mi325x", "mi355x", "rtx6000pro")
 MARKS = " or ".join(KINDS)
+COLLECT = (sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider")
 
 
 def kind_of(name: str) -> str:
@@ -106,8 +100,7 @@ def collections() -> dict[str, dict[tuple[str, str], Counter[str]]]:
     reference()
     runs = {
         runner: subprocess.Popen(
-            [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
-            + ["-m", MARKS, "--gpu", runner, "recipes"],
+            [*COLLECT, "-m", MARKS, "--gpu", runner, "recipes"],
             cwd=ROOT,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
