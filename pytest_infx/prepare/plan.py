@@ -129,6 +129,11 @@ def client_settings(point: Point) -> dict[str, Any]:
         }
     return {
         "client": "aiperf",
+        "endpoint": "/v1/chat/completions",
+        "endpoint_type": "chat",
+        "stream": True,
+        "use_server_token_count": True,
+        "num_dataset_entries": None if block.traces == "builtin" else block.num_dataset_entries,
         "concurrency": point.concurrency,
         "duration_s": block.duration,
         "seed": block.seed,

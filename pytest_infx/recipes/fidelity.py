@@ -109,10 +109,16 @@ OWNED_CLIENT = frozenset(
         "--percentile-metrics",
         "--trust-remote-code",
         "--tokenizer-trust-remote-code",
+        "--output-artifact-dir",
+        "--no-gpu-telemetry",
+        "--stats-interval",
+        "--slice-duration",
+        "--server-metrics",
     }
 )
 """Client flags the plugin owns: the server's address and model, and where and how results
-are written and summarised."""
+are written, sampled and summarised (aiperf's artifacts, its GPU telemetry, stats intervals
+and time slices, the server metrics it scrapes: the plugin reads its own)."""
 
 CLIENT_SETTINGS: Mapping[str, str] = {
     "--dataset-name": "dataset",
@@ -134,6 +140,12 @@ CLIENT_SETTINGS: Mapping[str, str] = {
     "--warmup-grace-period": "warmup_grace_period_s",
     "--trajectory-start-min-ratio": "trajectory_start_ratio.0",
     "--trajectory-start-max-ratio": "trajectory_start_ratio.1",
+    "--endpoint-type": "endpoint_type",
+    "--streaming": "stream",
+    "--use-server-token-count": "use_server_token_count",
+    "--num-dataset-entries": "num_dataset_entries",
+    "--public-dataset": "traces",
+    "--scenario": "scenario",
 }
 """InferenceX's client flags (``benchmark_serving.py``'s and aiperf's) and the name of the plan's
 client setting that holds the same value."""
@@ -309,8 +321,9 @@ def _options_text(text: str | None) -> str | None:
 def client_differences(settings: Mapping[str, Any], record: Mapping[str, Any]) -> list[Difference]:
     """The client's settings: each InferenceX flag read as the plan's setting that holds it;
     a flag with no such setting is a difference with no value on our side."""
-    theirs: dict[str, str | None] = {}
-    for flag, given in flags(record.get("argv") or (), "client").items():
+    argv = list(record.get("argv") or ())
+    theirs: dict[str, str | None] = {"client": "aiperf"} if argv[:1] == ["aiperf"] else {}
+    for flag, given in flags(argv, "client").items():
         name = CLIENT_SETTINGS.get(flag, flag)
         theirs[name] = "true" if given is None else given
     ours = {name: value(v) for name, v in _flatten(settings)}
