@@ -192,6 +192,12 @@ def render(
         lines.append(f"    file {FILES}/{name}:")
         lines += [f"      {line}" for line in text.splitlines()]
     lines.append("  client: " + json.dumps(client_settings(point), sort_keys=True))
+    for stated in point.recipe.differences:
+        lines.append(
+            f"  differs from InferenceX: {stated.name} InferenceX {stated.inferencex!r},"
+            f" ours {stated.ours!r} ({stated.reason}"
+            + (f": {stated.evidence})" if stated.evidence else ")")
+        )
     curve = golden_of(point)
     if curve:
         lines.append(f"  golden: {curve}")

@@ -239,3 +239,25 @@ def test_plan_of_a_speculative_fixed_seq_len_point_forces_the_al_of_its_curve(
     block = plan_blocks(result)["fspec-b200-sglang[tp4-isl1024-osl1024-c4]"]
     env = dict(pair.split("=", 1) for pair in block["env"].split())
     assert env["SGLANG_SIMULATE_ACC_LEN"] == "2.97"
+
+
+def test_plan_shows_the_differences_from_inferencex_its_recipe_states(
+    recipes: Path, pytester: pytest.Pytester
+) -> None:
+    recipe = agentic("a-b200-agentic", points={4: (8,)})
+    recipe["differences"] = [
+        {
+            "variable": "SGLANG_RADIX_FORCE_MISS",
+            "inferencex": "1",
+            "ours": None,
+            "reason": "better-default",
+            "evidence": "prefix hits are what AgentX traces measure",
+        }
+    ]
+    write(recipes / "a.yaml", recipe)
+    result = pytester.runpytest("--collect-only", "--infx-plan", "--gpu", "b200")
+    block = plan_blocks(result)["a-b200-agentic[tp4-c8]"]
+    assert block["differs"] == (
+        "from InferenceX: SGLANG_RADIX_FORCE_MISS InferenceX '1', ours None"
+        " (better-default: prefix hits are what AgentX traces measure)"
+    )
