@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -69,12 +69,35 @@ class Arm:
 @dataclass(frozen=True)
 class Ported:
     """The server flags and environment that InferenceX's script gave a key's points, read from
-    a recording of it: those all points share, and per point (by point name) the rest."""
+    a recording of it: those all points share, and per point (by point name) the rest; and the
+    speculative decoding all its points run, as a recipe's speculative block writes it."""
 
     args: tuple[tuple[str, str], ...]
     env: tuple[tuple[str, str], ...]
     per_point: tuple[tuple[str, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]], ...]
     points: int
+    speculative: str | None = None
+
+
+GOLDEN = {"dsv4": "dsv4_mtp", "glm5.2": "glm5.2_mtp", "qwen3.5": "qwen3.5_mtp"}
+"""The golden acceptance curve of each model family's MTP head, by InferenceX's model prefix:
+its synthetic acceptance comes from there, as InferenceX's scripts take it."""
+
+
+def speculative_of(engine: str, prefix: str, argv: Sequence[str]) -> str | None:
+    """The speculative block (flow mapping) for SGLang's EAGLE/NEXTN MTP flags as its adapter
+    writes them back (algorithm, steps, top-k 1, steps + 1 draft tokens), where the model has
+    a golden curve; ``None`` for the rest, which keep their difference."""
+    found = flags(argv, engine)
+    method = found.get("--speculative-algorithm")
+    steps = found.get("--speculative-num-steps")
+    if engine != "sglang" or prefix not in GOLDEN or method not in ("EAGLE", "NEXTN"):
+        return None
+    if steps is None or not steps.isdigit() or found.get("--speculative-eagle-topk") != "1":
+        return None
+    if found.get("--speculative-num-draft-tokens") != str(int(steps) + 1):
+        return None
+    return f"{{method: {method.lower()}, draft-length: {steps}, golden: {GOLDEN[prefix]}}}"
 
 
 @dataclass(frozen=True)
@@ -202,17 +225,21 @@ def _portable(name: str, text: str | None, literal: re.Pattern[str]) -> bool:
     )
 
 
-def port(engine: str, records: Iterable[Mapping[str, Any]], *, agentic: bool) -> Ported | None:
+def port(
+    engine: str, prefix: str, records: Iterable[Mapping[str, Any]], *, agentic: bool
+) -> Ported | None:
     """The flags and variables of a key's recorded server starts that a recipe sets: those the
     plugin owns (model, address, TP, speculative decoding, an AgentX admission) left out."""
     rules = installed().engine_rules()
     tables = rules.tables(engine, agentic=agentic)
     literal = al_literal_pattern(installed().synthetic_knobs())
     per_point: dict[str, tuple[dict[str, str], dict[str, str]]] = {}
+    specs: set[str | None] = set()
     for record in records:
+        specs.add(speculative_of(engine, prefix, record["server"]["argv"]))
         files = _options_files(record["server"].get("files") or {})
         args: dict[str, str] = {}
-        for flag, given in flags(record["server"]["argv"], engine).items():
+        for flag, given in flags(record["server"]["argv"], engine, spelled=False).items():
             if flag in OWNED_SERVER or owner(flag, tables) is not None:
                 continue
             options = files.get(given.rsplit("/", 1)[-1]) if given else None
@@ -240,7 +267,11 @@ def port(engine: str, records: Iterable[Mapping[str, Any]], *, agentic: bool) ->
         for name, (args, env) in sorted(per_point.items())
     )
     return Ported(
-        tuple(sorted(shared_args.items())), tuple(sorted(shared_env.items())), rest, len(rest)
+        tuple(sorted(shared_args.items())),
+        tuple(sorted(shared_env.items())),
+        rest,
+        len(rest),
+        next(iter(specs)) if len(specs) == 1 else None,
     )
 
 
@@ -371,7 +402,15 @@ def render(master: MasterKey) -> str:
             " Server flags and environment are those the per-key script gave each point, as"
             f" recorded for {master.ported.points} points, less what the plugin sets itself,"
             " multi-token values, runner paths and acceptance-length settings"
-            f" (spec-decoding: {spec}, not ported)."
+            f" (spec-decoding: {spec}"
+            + (
+                ", ported"
+                if master.ported.speculative
+                else ", not ported"
+                if spec != "none"
+                else ""
+            )
+            + ")."
         )
     lines = [
         f"key: {master.key}",
@@ -403,10 +442,15 @@ def render(master: MasterKey) -> str:
         lines.append("agentic:")
         if master.duration is not None:
             lines.append(f"  duration: {master.duration}")
+        if master.ported is not None and master.ported.speculative is not None:
+            lines.append(f"  speculative: {master.ported.speculative}")
         lines.append("  points:")
         lines += [_arm_line(arm, fixed=False) for arm in master.agentic]
     if master.fixed:
-        lines += ["fixed-seq-len:", "  points:"]
+        lines.append("fixed-seq-len:")
+        if master.ported is not None and master.ported.speculative is not None:
+            lines.append(f"  speculative: {master.ported.speculative}")
+        lines.append("  points:")
         lines += [_arm_line(arm, fixed=True) for arm in master.fixed]
     overrides = _overrides(master.ported) if master.ported is not None else []
     if overrides:
@@ -443,7 +487,11 @@ def generate(
         if master.key in skipped:
             continue
         recorded = records.get(master.key) if records else None
-        ported = port(master.engine, recorded, agentic=bool(master.agentic)) if recorded else None
+        ported = (
+            port(master.engine, master.prefix, recorded, agentic=bool(master.agentic))
+            if recorded
+            else None
+        )
         found[f"{master.key}.yaml"] = render(replace(master, ported=ported))
     return found
 

@@ -197,7 +197,7 @@ def _same(stated: str | None, found: str | None) -> bool:
 
 def value(raw: object) -> str | None:
     """One spelling of a value: numbers as Python writes them (``0.80`` is ``0.8``, ``8.0`` is
-    ``8``), booleans lower-case, other text as it is."""
+    ``8``), booleans lower-case, JSON with sorted keys and no spaces, other text as it is."""
     if raw is None:
         return None
     if isinstance(raw, bool):
@@ -205,6 +205,13 @@ def value(raw: object) -> str | None:
     text = str(raw)
     if text.lower() in ("true", "false"):
         return text.lower()
+    if text.startswith(("{", "[")):
+        import json
+
+        try:
+            return json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"))
+        except ValueError:
+            return text
     try:
         number = float(text)
     except ValueError:
@@ -214,11 +221,12 @@ def value(raw: object) -> str | None:
     return str(int(number)) if number.is_integer() and "e" not in text.lower() else repr(number)
 
 
-def flags(argv: Sequence[str], engine: str) -> dict[str, str | None]:
+def flags(argv: Sequence[str], engine: str, *, spelled: bool = True) -> dict[str, str | None]:
     """A command line's flags by the name the engine's parser stores them under: ``--a=b`` and
     ``--a b`` are one, a bare flag has ``None``, what comes before the first ``--`` flag (the
     command, ``python3 -m module``, vLLM's model) is left out and a positional after a flag is
-    its value."""
+    its value. With ``spelled``, values in one spelling (:func:`value`) and an options file's
+    path as :data:`OPTIONS_FILE`; without, as written."""
     aliases = ALIASES.get(engine, {})
     found: dict[str, str | None] = {}
     name: str | None = None
@@ -231,7 +239,9 @@ def flags(argv: Sequence[str], engine: str) -> dict[str, str | None]:
             name = None if has_value else flag
         elif name is not None:
             found[name] = token if found[name] is None else f"{found[name]} {token}"
-    return {k: value(v) for k, v in found.items()}
+    if not spelled:
+        return found
+    return {k: OPTIONS_FILE if k in OPTIONS_FLAGS else value(v) for k, v in found.items()}
 
 
 def _negative_number(token: str) -> bool:
@@ -300,6 +310,9 @@ def server_differences(
 
 OPTIONS_FILE = "options file"
 """The name under which one options file on each side is compared, whatever each names it."""
+OPTIONS_FLAGS = frozenset({"--extra-llm-api-options"})
+"""Flags that name an options file: its path is where each side wrote it, its settings are
+compared as the file."""
 
 
 def _options_text(text: str | None) -> str | None:

@@ -18,6 +18,7 @@ from pytest_infx.cli.importer import (
     generate,
     master_keys,
     read_records,
+    speculative_of,
 )
 
 MASTER = """\
@@ -189,3 +190,13 @@ def test_a_recording_gives_each_point_its_script_s_flags_and_variables(tmp_path:
             "engine": {"args": {"cuda-graph-max-bs": 8}},
         },
     ]
+
+
+def test_sglang_mtp_flags_become_a_speculative_block_where_the_model_has_a_curve() -> None:
+    argv = ["sglang", "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3"]
+    argv += ["--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"]
+    block = "{method: eagle, draft-length: 3, golden: qwen3.5_mtp}"
+    assert speculative_of("sglang", "qwen3.5", argv) == block
+    assert speculative_of("sglang", "dsr1", argv) is None
+    assert speculative_of("sglang", "qwen3.5", [*argv[:-1], "5"]) is None
+    assert speculative_of("vllm", "qwen3.5", argv) is None

@@ -36,6 +36,7 @@ def test_one_value_has_one_spelling() -> None:
     assert value("True") == value(True) == "true"
     assert value("inf") == "inf"
     assert value("fp8_e4m3") == "fp8_e4m3"
+    assert value('{"b": 1, "a": true}') == value('{"a":true,"b":1}') == '{"a":true,"b":1}'
     assert value(None) is None
 
 
@@ -100,7 +101,7 @@ def test_an_agentic_point_s_admission_is_the_plugin_s() -> None:
 
 def test_a_trtllm_options_file_flag_has_one_name() -> None:
     assert flags(["trtllm-serve", "m", "--config", "a.yml"], "trtllm") == {
-        "--extra-llm-api-options": "a.yml"
+        "--extra-llm-api-options": "options file"
     }
 
 
