@@ -49,6 +49,9 @@ KV_HEADS = {"dsr1": 128, "dsv4": 1, "glm5.2": 64, "qwen3.5": 2}
 """``num_key_value_heads`` of each model family's ``config.json``, by InferenceX's model prefix,
 as the hand-written recipes record them: the master configs do not say, and an engine that
 shards attention over TP needs it to check the TP."""
+MODEL_LEN_MARGIN = 256
+"""A fixed-seq-len key's context beyond its input and output lengths, as the sweep's
+``max-model-len`` gives it."""
 UNPINNED = (
     "InferenceX's master config names this image by tag only and records no digest; the tag"
     " is what its runners pull"
@@ -145,7 +148,7 @@ def _master_key(key: str, source: str, config: LinedDict, engine: str) -> Master
     scenarios = _field(config, "scenarios", LinedDict, f"{key}.scenarios", "a mapping")
     arms: dict[str, list[Arm]] = {name: [] for name in SCENARIOS}
     specs: set[str] = set()
-    lengths: set[tuple[int, int, int | None]] = set()
+    lengths: set[tuple[int, int]] = set()
     durations: set[int] = set()
     for scenario in SCENARIOS:
         if not scenarios.get(scenario):
@@ -166,13 +169,13 @@ def _master_key(key: str, source: str, config: LinedDict, engine: str) -> Master
                 concs = tuple(_concurrencies(key, entry))
                 arms[scenario].append(Arm(tp, variant_of(entry), concs, isl, osl))
             if isl:
-                lengths.add((isl, osl, None))
+                lengths.add((isl, osl))
             if isinstance(group.get("duration"), int):
                 durations.add(group["duration"])
     max_model_len = None
     if len(lengths) == 1:
-        isl, osl, _ = next(iter(lengths))
-        max_model_len = isl + osl + 256
+        isl, osl = next(iter(lengths))
+        max_model_len = isl + osl + MODEL_LEN_MARGIN
     return MasterKey(
         key=key,
         source=source,
