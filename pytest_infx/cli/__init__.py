@@ -17,14 +17,25 @@ from collections.abc import Sequence
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from pytest_infx.cli import cache, compare, db, engine, golden, recipes
+    from pytest_infx.cli import cache, compare, db, engine, golden, importer, recipes
     from pytest_infx.lint import cli as lint_cli
     from pytest_infx.prepare import precision
     from pytest_infx.report import cli as report_cli
 
     parser = argparse.ArgumentParser(prog="infx", description=__doc__.splitlines()[0])
     subparsers = parser.add_subparsers(dest="command", required=True)
-    for module in (recipes, engine, cache, golden, lint_cli, compare, precision, report_cli, db):
+    for module in (
+        recipes,
+        engine,
+        cache,
+        golden,
+        lint_cli,
+        compare,
+        importer,
+        precision,
+        report_cli,
+        db,
+    ):
         module.register(subparsers)
     return parser
 

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_infx.engines.registry import ENGINES, installed
-from pytest_infx.files.contained import OutsideFolderError
 from pytest_infx.engines.spec import SyntheticSetting
+from pytest_infx.files.contained import OutsideFolderError
 from pytest_infx.golden.curve import Mode, mode_of
 from pytest_infx.golden.io import GoldenFileError, dump_curve
 from pytest_infx.golden.lookup import GoldenLookupError, golden_cell, golden_modes

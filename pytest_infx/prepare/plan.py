@@ -129,6 +129,11 @@ def client_settings(point: Point) -> dict[str, Any]:
         }
     return {
         "client": "aiperf",
+        "endpoint": "/v1/chat/completions",
+        "endpoint_type": "chat",
+        "stream": True,
+        "use_server_token_count": True,
+        "num_dataset_entries": None if block.traces == "builtin" else block.num_dataset_entries,
         "concurrency": point.concurrency,
         "duration_s": block.duration,
         "seed": block.seed,
@@ -187,6 +192,12 @@ def render(
         lines.append(f"    file {FILES}/{name}:")
         lines += [f"      {line}" for line in text.splitlines()]
     lines.append("  client: " + json.dumps(client_settings(point), sort_keys=True))
+    for stated in point.recipe.differences:
+        lines.append(
+            f"  differs from InferenceX: {stated.name} InferenceX {stated.inferencex!r},"
+            f" ours {stated.ours!r} ({stated.reason}"
+            + (f": {stated.evidence})" if stated.evidence else ")")
+        )
     curve = golden_of(point)
     if curve:
         lines.append(f"  golden: {curve}")

@@ -215,7 +215,7 @@ def _material(
     material = {
         k: v
         for k, v in dumped.items()
-        if k not in ("speedbench", "agentic", "fixed-seq-len", "docs", "tolerance")
+        if k not in ("speedbench", "agentic", "fixed-seq-len", "docs", "tolerance", "differences")
     }
     if kind == "speedbench":
         bench = dict(dumped["speedbench"])

@@ -334,6 +334,40 @@ class FixedSeqLen(Strict):
     ``min(cpu_count, 8)``, which makes the prompts depend on the machine."""
 
 
+Scalar = str | int | float | bool | None
+
+
+class StatedDifference(Strict):
+    """A setting in which the recipe's planned command differs from the InferenceX command it
+    mirrors, and why: the plugin owns it, ours is a better default (with the evidence), or a
+    tool cannot do what InferenceX does. ``"*"`` for a value matches any (a per-point value)."""
+
+    flag: str | None = Field(default=None, pattern=r"^-")
+    variable: EnvName | None = None
+    setting: str | None = None
+    """A client setting, by the plan's name for it (``num_prompts``)."""
+    inferencex: Scalar
+    ours: Scalar
+    reason: Literal["owned", "better-default", "tool-limit"]
+    evidence: str | None = Field(default=None, min_length=1)
+
+    @model_validator(mode="after")
+    def _one_name(self) -> StatedDifference:
+        named = [n for n in ("flag", "variable", "setting") if getattr(self, n) is not None]
+        if len(named) != 1:
+            raise ValueError(
+                "a stated difference names exactly one 'flag', 'variable' or 'setting'; got "
+                + (", ".join(named) or "none")
+            )
+        if self.reason == "better-default" and self.evidence is None:
+            raise ValueError("a better default needs its 'evidence' (a measurement, an issue)")
+        return self
+
+    @property
+    def name(self) -> str:
+        return self.flag or self.variable or self.setting or ""
+
+
 class Recipe(Strict):
     """One benchmark configuration: one recipe key, one or both benchmark kinds."""
 
@@ -348,6 +382,9 @@ class Recipe(Strict):
     docs: str | None = None
     """Prose for the reader: where and why the recipe departs from the script it mirrors. It
     changes no result, so it is not part of any fingerprint."""
+    differences: list[StatedDifference] = Field(default_factory=list)
+    """Where the planned commands differ from InferenceX's, and why. It judges the plan rather
+    than making it, so it is not part of any fingerprint."""
     tolerance: dict[str, str] = Field(default_factory=dict)
     """The baseline gate's tolerance per metric (``tput_per_gpu: -5%``), over the ini's. It
     judges results rather than making them, so it is not part of any fingerprint either."""

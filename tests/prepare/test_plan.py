@@ -263,3 +263,25 @@ def test_plan_marks_cells_whose_golden_curve_is_not_committed(
     result.stdout.fnmatch_lines(
         ["golden curves not committed, for 4 cell(s): new_dflash (4); record them *"]
     )
+
+
+def test_plan_shows_the_differences_from_inferencex_its_recipe_states(
+    recipes: Path, pytester: pytest.Pytester
+) -> None:
+    recipe = agentic("a-b200-agentic", points={4: (8,)})
+    recipe["differences"] = [
+        {
+            "variable": "SGLANG_RADIX_FORCE_MISS",
+            "inferencex": "1",
+            "ours": None,
+            "reason": "better-default",
+            "evidence": "prefix hits are what AgentX traces measure",
+        }
+    ]
+    write(recipes / "a.yaml", recipe)
+    result = pytester.runpytest("--collect-only", "--infx-plan", "--gpu", "b200")
+    block = plan_blocks(result)["a-b200-agentic[tp4-c8]"]
+    assert block["differs"] == (
+        "from InferenceX: SGLANG_RADIX_FORCE_MISS InferenceX '1', ours None"
+        " (better-default: prefix hits are what AgentX traces measure)"
+    )

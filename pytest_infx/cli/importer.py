@@ -1,0 +1,576 @@
+"""``infx import-inferencex``: one recipe per single-node key of InferenceX's master configs.
+
+InferenceX's matrix has about 120 single-node keys and over a thousand points; ported by hand,
+a concurrency is missed or a variant misnamed, and nothing says so until a number is missing.
+The generated recipes hold exactly the points its ``generate_sweep_configs.py`` expands (the
+variants named as ``infx compare-configs`` names them), its image, model and runner type, and
+are written in a stable order so that the committed tree can be re-generated and compared byte
+for byte. A key that a hand-written recipe already holds is left to that recipe.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from pytest_infx.cli.compare import (
+    DEFAULT_MASTERS,
+    SCENARIOS,
+    ConfigPoint,
+    _concurrencies,
+    _configs,
+    _field,
+    _items,
+    variant_of,
+)
+from pytest_infx.engines.registry import installed
+from pytest_infx.hardware import gpu_type
+from pytest_infx.lint.masters import master_files
+from pytest_infx.recipes.errors import RecipeError
+from pytest_infx.recipes.fidelity import OWNED_SERVER, Difference, flags, owned
+from pytest_infx.recipes.loader import recipe_files
+from pytest_infx.recipes.owned import owner
+from pytest_infx.recipes.rules import al_literal_pattern
+from pytest_infx.recipes.source import LinedDict, LinedList
+from pytest_infx.settings import DEFAULT_RECIPES_DIR
+
+GENERATED_FOLDER = "inferencex"
+"""Where the generated recipes go under the recipe folder: apart from the hand-written ones, so
+that re-generating replaces exactly its own files."""
+AGENTIC_DURATION = 3600
+"""The seconds of an AgentX point when its master config names none:
+``generate_sweep_configs.py``'s default."""
+KV_HEADS = {"dsr1": 128, "dsv4": 1, "glm5.2": 64, "qwen3.5": 2}
+"""``num_key_value_heads`` of each model family's ``config.json``, by InferenceX's model prefix,
+as the hand-written recipes record them: the master configs do not say, and an engine that
+shards attention over TP needs it to check the TP."""
+MODEL_LEN_MARGIN = 256
+"""A fixed-seq-len key's context beyond its input and output lengths, as the sweep's
+``max-model-len`` gives it."""
+UNPINNED = (
+    "InferenceX's master config names this image by tag only and records no digest; the tag"
+    " is what its runners pull"
+)
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One search-space entry as a recipe writes it: TP, variant, lengths and concurrencies."""
+
+    tp: int
+    variant: str
+    concurrency: tuple[int, ...]
+    isl: int = 0
+    osl: int = 0
+
+
+@dataclass(frozen=True)
+class Ported:
+    """The server flags and environment that InferenceX's script gave a key's points, read from
+    a recording of it: those all points share, and per point (by point name) the rest; and the
+    speculative decoding all its points run, as a recipe's speculative block writes it."""
+
+    args: tuple[tuple[str, str], ...]
+    env: tuple[tuple[str, str], ...]
+    per_point: tuple[tuple[str, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]], ...]
+    points: int
+    speculative: str | None = None
+
+
+GOLDEN = {"dsv4": "dsv4_mtp", "glm5.2": "glm5.2_mtp", "qwen3.5": "qwen3.5_mtp"}
+"""The golden acceptance curve of each model family's MTP head, by InferenceX's model prefix:
+its synthetic acceptance comes from there, as InferenceX's scripts take it."""
+
+
+def speculative_of(engine: str, prefix: str, argv: Sequence[str]) -> str | None:
+    """The speculative block (flow mapping) for SGLang's EAGLE/NEXTN MTP flags as its adapter
+    writes them back (algorithm, steps, top-k 1, steps + 1 draft tokens), where the model has
+    a golden curve; ``None`` for the rest, which keep their difference."""
+    found = flags(argv, engine)
+    method = found.get("--speculative-algorithm")
+    steps = found.get("--speculative-num-steps")
+    if engine != "sglang" or prefix not in GOLDEN or method not in ("EAGLE", "NEXTN"):
+        return None
+    if steps is None or not steps.isdigit() or found.get("--speculative-eagle-topk") != "1":
+        return None
+    if found.get("--speculative-num-draft-tokens") != str(int(steps) + 1):
+        return None
+    return f"{{method: {method.lower()}, draft-length: {steps}, golden: {GOLDEN[prefix]}}}"
+
+
+@dataclass(frozen=True)
+class MasterKey:
+    """One single-node key of a master config, with what its recipe needs."""
+
+    key: str
+    source: str
+    image: str
+    model: str
+    prefix: str
+    precision: str
+    runner_label: str
+    framework: str
+    engine: str
+    spec_decoding: tuple[str, ...]
+    max_model_len: int | None
+    duration: int | None
+    agentic: tuple[Arm, ...]
+    fixed: tuple[Arm, ...]
+    ported: Ported | None = None
+
+
+def master_keys(path: Path, masters: str = DEFAULT_MASTERS) -> list[MasterKey]:
+    """The single-node keys of the master configs named ``masters`` under ``path`` (a checkout
+    root or its configs folder) whose framework an installed engine serves, in file order."""
+    engines = {fw: name for name, fw in installed().inferencex_frameworks().items()}
+    pattern = f"configs/{masters}" if (path / "configs").is_dir() else masters
+    files = master_files(path, pattern)
+    if not files:
+        raise FileNotFoundError(f"{path}: no {pattern} here; give the checkout root")
+    found: list[MasterKey] = []
+    for key, parsed in _configs(files):
+        config = _field(parsed, key, LinedDict, f"config key {key!r}", "a mapping")
+        framework = config.get("framework")
+        scenarios = config.get("scenarios")
+        if framework not in engines or config.get("multinode") or not scenarios:
+            continue
+        source = parsed.where(key).path.name
+        found.append(_master_key(key, source, config, engines[str(framework)]))
+    return found
+
+
+def _master_key(key: str, source: str, config: LinedDict, engine: str) -> MasterKey:
+    scenarios = _field(config, "scenarios", LinedDict, f"{key}.scenarios", "a mapping")
+    arms: dict[str, list[Arm]] = {name: [] for name in SCENARIOS}
+    specs: set[str] = set()
+    lengths: set[tuple[int, int]] = set()
+    durations: set[int] = set()
+    for scenario in SCENARIOS:
+        if not scenarios.get(scenario):
+            continue
+        where = f"{key}.scenarios.{scenario}"
+        groups = _field(scenarios, scenario, LinedList, where, "a list")
+        for group in _items(groups, LinedDict, where, "a mapping"):
+            isl = osl = 0
+            if scenario == "fixed-seq-len":
+                isl = _field(group, "isl", int, f"{key} isl", "a whole number")
+                osl = _field(group, "osl", int, f"{key} osl", "a whole number")
+            space: list[Any] = _field(
+                group, "search-space", list, f"{key} search-space", "a list", []
+            )
+            for entry in _items(space, LinedDict, f"{key} search-space", "a mapping"):
+                specs.add(str(entry.get("spec-decoding", "none")))
+                tp = _field(entry, "tp", int, f"{key} tp", "a whole number")
+                concs = tuple(_concurrencies(key, entry))
+                arms[scenario].append(Arm(tp, variant_of(entry), concs, isl, osl))
+            if isl:
+                lengths.add((isl, osl))
+            if isinstance(group.get("duration"), int):
+                durations.add(group["duration"])
+    max_model_len = None
+    if len(lengths) == 1:
+        isl, osl = next(iter(lengths))
+        max_model_len = isl + osl + MODEL_LEN_MARGIN
+    return MasterKey(
+        key=key,
+        source=source,
+        image=str(config.get("image", "")),
+        model=str(config.get("model", "")),
+        prefix=str(config.get("model-prefix", "")),
+        precision=str(config.get("precision", "")),
+        runner_label=str(config.get("runner", "")),
+        framework=str(config.get("framework", "")),
+        engine=engine,
+        spec_decoding=tuple(sorted(specs)),
+        max_model_len=max_model_len,
+        duration=next(iter(durations)) if len(durations) == 1 else AGENTIC_DURATION,
+        agentic=tuple(arms["agentic-coding"]),
+        fixed=tuple(arms["fixed-seq-len"]),
+    )
+
+
+def point_name(params: Mapping[str, Any]) -> str:
+    """The name of the recipe point for one point of InferenceX's sweep (``sweep.json``)."""
+    isl, osl = (int(params["isl"]), int(params["osl"])) if "isl" in params else (0, 0)
+    return ConfigPoint(
+        "", int(params["tp"]), int(params["conc"]), variant_of(params), isl, osl
+    ).name
+
+
+def read_records(path: Path) -> dict[str, list[dict[str, Any]]]:
+    """A recording of InferenceX's commands (``commands.jsonl``) by key: the records whose
+    server start was captured, of keys it could tell apart."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        server = record.get("server") or {}
+        if server.get("argv") and "|" not in record["key"]:
+            found.setdefault(record["key"], []).append(record)
+    return found
+
+
+def _portable(name: str, text: str | None, literal: re.Pattern[str]) -> bool:
+    """A setting a recipe can carry: one token (or a JSON object), no path of InferenceX's
+    runner, no acceptance-length setting (those come from the golden curve at launch)."""
+    if text is None:
+        return True
+    return (
+        (" " not in text or text.startswith("{"))
+        and not text.startswith("/")
+        and not literal.search(f"{name} {text}")
+    )
+
+
+def port(
+    engine: str, prefix: str, records: Iterable[Mapping[str, Any]], *, agentic: bool
+) -> Ported | None:
+    """The flags and variables of a key's recorded server starts that a recipe sets: those the
+    plugin owns (model, address, TP, speculative decoding, an AgentX admission) left out."""
+    rules = installed().engine_rules()
+    tables = rules.tables(engine, agentic=agentic)
+    literal = al_literal_pattern(installed().synthetic_knobs())
+    per_point: dict[str, tuple[dict[str, str], dict[str, str]]] = {}
+    specs: set[str | None] = set()
+    for record in records:
+        specs.add(speculative_of(engine, prefix, record["server"]["argv"]))
+        files = _options_files(record["server"].get("files") or {})
+        args: dict[str, str] = {}
+        for flag, given in flags(record["server"]["argv"], engine, spelled=False).items():
+            if flag in OWNED_SERVER or owner(flag, tables) is not None:
+                continue
+            options = files.get(given.rsplit("/", 1)[-1]) if given else None
+            if options is not None:
+                args[flag.lstrip("-")] = json.dumps(options)
+            elif _portable(flag, given, literal):
+                args[flag.lstrip("-")] = _arg_text(given)
+        env = {
+            name: json.dumps(str(given))
+            for name, given in (record["server"].get("env") or {}).items()
+            if not owned(Difference("server-env", name, str(given), None))
+            and _portable(name, str(given), literal)
+        }
+        per_point[point_name(record["params"])] = (args, env)
+    if not per_point:
+        return None
+    shared_args = _shared(a for a, _ in per_point.values())
+    shared_env = _shared(e for _, e in per_point.values())
+    rest = tuple(
+        (
+            name,
+            tuple(sorted((k, v) for k, v in args.items() if k not in shared_args)),
+            tuple(sorted((k, v) for k, v in env.items() if k not in shared_env)),
+        )
+        for name, (args, env) in sorted(per_point.items())
+    )
+    return Ported(
+        tuple(sorted(shared_args.items())),
+        tuple(sorted(shared_env.items())),
+        rest,
+        len(rest),
+        next(iter(specs)) if len(specs) == 1 else None,
+    )
+
+
+OWNED_OPTIONS = ("speculative_config",)
+"""LLM-API options the plugin sets from the recipe's speculative block and the point."""
+
+
+def _options_files(files: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The recorded files that are options mappings (TensorRT-LLM's LLM-API options YAML), by
+    file name: a recipe carries them as a mapping, and the plugin writes the file."""
+    import yaml
+
+    found: dict[str, dict[str, Any]] = {}
+    for path, entry in files.items():
+        text = entry.get("text") if isinstance(entry, Mapping) else None
+        if not isinstance(text, str):
+            continue
+        try:
+            parsed = yaml.safe_load(text)
+        except yaml.YAMLError:
+            continue
+        if isinstance(parsed, dict):
+            options = {k: v for k, v in parsed.items() if k not in OWNED_OPTIONS}
+            found[path.rsplit("/", 1)[-1]] = options
+    return found
+
+
+def _arg_text(given: str | None) -> str:
+    """An engine arg as the recipe writes it: ``true`` for a bare flag, a number as a number
+    (the engines' parsers type their sizes), a JSON object as a mapping (the engines take it
+    as JSON), other text as a string."""
+    if given is None:
+        return "true"
+    if given.startswith("{"):
+        try:
+            parsed = json.loads(given)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict):
+            return json.dumps(parsed)
+    try:
+        float(given)
+    except ValueError:
+        return json.dumps(given)
+    return given if given.lower() not in ("nan", "inf", "-inf", "infinity") else json.dumps(given)
+
+
+def _shared(settings: Iterable[Mapping[str, str]]) -> dict[str, str]:
+    """The settings every mapping has, with the same value."""
+    items = list(settings)
+    if not items:
+        return {}
+    first = dict(items[0])
+    return {k: v for k, v in first.items() if all(other.get(k) == v for other in items[1:])}
+
+
+def _q(value: str) -> str:
+    """A YAML scalar that reads back as this string: a JSON string is one."""
+    return json.dumps(value)
+
+
+def _arm_line(arm: Arm, fixed: bool) -> str:
+    fields = [f"tp: {arm.tp}"]
+    if fixed:
+        fields += [f"isl: {arm.isl}", f"osl: {arm.osl}"]
+    if arm.variant:
+        fields.append(f"variant: {arm.variant}")
+    fields.append(f"concurrency: [{', '.join(str(c) for c in arm.concurrency)}]")
+    return f"  - {{{', '.join(fields)}}}"
+
+
+_NAME = re.compile(r"tp(?P<tp>\d+)(?:-isl(?P<isl>\d+)-osl(?P<osl>\d+))?-c(?P<c>\d+)(?:-(?P<v>.+))?")
+
+
+def _mapping(items: Iterable[tuple[str, str]]) -> str:
+    """A flow mapping of args or variables, whose values are rendered already."""
+    return "{" + ", ".join(f"{k}: {v}" for k, v in items) + "}"
+
+
+def _overrides(ported: Ported) -> list[str]:
+    """One override per arm and set of per-point settings, with the concurrencies that have
+    them; arms without a variant first, so that a variant's own settings come after."""
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for name, args, env in ported.per_point:
+        if not args and not env:
+            continue
+        found = _NAME.fullmatch(name)
+        if found is None:
+            continue
+        arm = (found["v"] or "", int(found["tp"]), int(found["isl"] or 0), int(found["osl"] or 0))
+        groups.setdefault((*arm, args, env), []).append(int(found["c"]))
+    lines: list[str] = []
+    for (variant, tp, isl, osl, args, env), concs in sorted(
+        groups.items(), key=lambda item: (item[0][0] != "", item[0][:4], sorted(item[1]))
+    ):
+        when = [f"tp: {tp}"]
+        if isl:
+            when += [f"isl: {isl}", f"osl: {osl}"]
+        if variant:
+            when.append(f"variant: {variant}")
+        when.append(f"concurrency: [{', '.join(str(c) for c in sorted(concs))}]")
+        lines += [f"  - when: {{{', '.join(when)}}}", "    engine:"]
+        if args:
+            lines.append(f"      args: {_mapping(args)}")
+        if env:
+            lines.append(f"      env: {_mapping(env)}")
+    return lines
+
+
+def render(master: MasterKey) -> str:
+    """The recipe text of one key: the same input always gives the same bytes."""
+    name = master.image.split("@", 1)[0]
+    tag = name.rsplit(":", 1)[-1] if ":" in name else name
+    served = master.model.rsplit("/", 1)[-1].lower()
+    spec = ", ".join(master.spec_decoding)
+    docs = (
+        f"InferenceX's {master.source} key {master.key} on runner label {master.runner_label},"
+        f" generated by infx import-inferencex: its points are the master config's search"
+        f" space; regenerate rather than edit."
+    )
+    if master.ported is None:
+        docs += (
+            " Engine settings are the engine's defaults: no recording of the per-key script's"
+            f" server start was given (spec-decoding: {spec})."
+        )
+    else:
+        docs += (
+            " Server flags and environment are those the per-key script gave each point, as"
+            f" recorded for {master.ported.points} points, less what the plugin sets itself,"
+            " multi-token values, runner paths and acceptance-length settings"
+            f" (spec-decoding: {spec}"
+            + (
+                ", ported"
+                if master.ported.speculative
+                else ", not ported"
+                if spec != "none"
+                else ""
+            )
+            + ")."
+        )
+    lines = [
+        f"key: {master.key}",
+        f"docs: {_q(docs)}",
+        "model:",
+        f"  hub-id: {_q(master.model)}",
+        f"  served-name: {_q(served)}",
+        f"  prefix: {_q(master.prefix)}",
+        f"  precision: {master.precision}",
+    ]
+    if master.prefix in KV_HEADS:
+        lines.append(f"  kv-heads: {KV_HEADS[master.prefix]}")
+    if master.max_model_len is not None:
+        lines.append(f"  max-model-len: {master.max_model_len}")
+    lines += [
+        f"runner: {gpu_type(master.runner_label)}",
+        "engine:",
+        f"  name: {master.engine}",
+        f"  version: {_q(tag)}",
+        f"  image: {_q(master.image)}",
+    ]
+    if "@sha256:" not in master.image:
+        lines.append(f"  image-unpinned: {_q(UNPINNED)}")
+    if master.ported is not None and master.ported.args:
+        lines.append(f"  args: {_mapping(master.ported.args)}")
+    if master.ported is not None and master.ported.env:
+        lines.append(f"  env: {_mapping(master.ported.env)}")
+    if master.agentic:
+        lines.append("agentic:")
+        if master.duration is not None:
+            lines.append(f"  duration: {master.duration}")
+        if master.ported is not None and master.ported.speculative is not None:
+            lines.append(f"  speculative: {master.ported.speculative}")
+        lines.append("  points:")
+        lines += [_arm_line(arm, fixed=False) for arm in master.agentic]
+    if master.fixed:
+        lines.append("fixed-seq-len:")
+        if master.ported is not None and master.ported.speculative is not None:
+            lines.append(f"  speculative: {master.ported.speculative}")
+        lines.append("  points:")
+        lines += [_arm_line(arm, fixed=True) for arm in master.fixed]
+    overrides = _overrides(master.ported) if master.ported is not None else []
+    if overrides:
+        lines += ["overrides:", *overrides]
+    return "\n".join(lines) + "\n"
+
+
+def hand_written_keys(recipes: Path, generated: Path) -> set[str]:
+    """The keys of the recipes under ``recipes`` outside the ``generated`` folder."""
+    import yaml
+
+    keys: set[str] = set()
+    if not recipes.is_dir():
+        return keys
+    for path in recipe_files(recipes):
+        if path.resolve().is_relative_to(generated.resolve()):
+            continue
+        parsed = yaml.safe_load(path.read_text(encoding="utf-8"))
+        if isinstance(parsed, Mapping) and isinstance(parsed.get("key"), str):
+            keys.add(parsed["key"])
+    return keys
+
+
+def generate(
+    masters: Iterable[MasterKey],
+    skip: Iterable[str] = (),
+    records: Mapping[str, list[dict[str, Any]]] | None = None,
+) -> dict[str, str]:
+    """File name -> recipe text for each key not in ``skip``; with ``records`` (a recording of
+    InferenceX's commands, by key), with the server settings its script gave each point."""
+    skipped = set(skip)
+    found: dict[str, str] = {}
+    for master in masters:
+        if master.key in skipped:
+            continue
+        recorded = records.get(master.key) if records else None
+        ported = (
+            port(master.engine, master.prefix, recorded, agentic=bool(master.agentic))
+            if recorded
+            else None
+        )
+        found[f"{master.key}.yaml"] = render(replace(master, ported=ported))
+    return found
+
+
+def differences(out: Path, wanted: Mapping[str, str]) -> Iterator[str]:
+    """The file names under ``out`` that differ from ``wanted``: missing, changed or extra."""
+    have = {p.name: p for p in out.glob("*.yaml")} if out.is_dir() else {}
+    for name in sorted(wanted.keys() | have.keys()):
+        if name not in have:
+            yield f"{name}: missing"
+        elif name not in wanted:
+            yield f"{name}: not generated (no such key, or a hand-written recipe holds it)"
+        elif have[name].read_text(encoding="utf-8") != wanted[name]:
+            yield f"{name}: differs from the generator's output"
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "import-inferencex",
+        help="write one recipe per single-node key of InferenceX's master configs",
+    )
+    parser.add_argument("path", type=Path, help="checkout root, or its configs folder")
+    parser.add_argument("--recipes", default=DEFAULT_RECIPES_DIR, type=Path, help="recipe folder")
+    parser.add_argument(
+        "-o",
+        "--out",
+        type=Path,
+        default=None,
+        help=f"folder of the generated recipes (default <recipes>/{GENERATED_FOLDER})",
+    )
+    parser.add_argument(
+        "--masters",
+        default=DEFAULT_MASTERS,
+        help=f"master-config files to read, a glob (default {DEFAULT_MASTERS})",
+    )
+    parser.add_argument(
+        "--commands",
+        type=Path,
+        default=None,
+        help="a recording of InferenceX's commands (commands.jsonl): port each point's server"
+        " flags and environment from it",
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 when the folder is not the generator's output",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    out: Path = args.out if args.out is not None else args.recipes / GENERATED_FOLDER
+    try:
+        masters = master_keys(args.path, args.masters)
+    except (FileNotFoundError, RecipeError) as exc:
+        print(f"infx import-inferencex: {exc}")
+        return 2
+    try:
+        records = read_records(args.commands) if args.commands is not None else None
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"infx import-inferencex: {args.commands}: not a recording of commands ({exc})")
+        return 2
+    wanted = generate(masters, hand_written_keys(args.recipes, out), records)
+    stale = list(differences(out, wanted))
+    if args.check:
+        for line in stale:
+            print(line)
+        print(f"{len(wanted)} generated recipes, {len(stale)} files differ in {out}")
+        return 1 if stale else 0
+    out.mkdir(parents=True, exist_ok=True)
+    for path in out.glob("*.yaml"):
+        if path.name not in wanted:
+            path.unlink()
+    for name, text in wanted.items():
+        target = out / name
+        if not target.exists() or target.read_text(encoding="utf-8") != text:
+            target.write_text(text, encoding="utf-8")
+    print(f"{len(wanted)} recipes in {out}, {len(stale)} written or removed")
+    return 0

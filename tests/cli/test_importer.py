@@ -1,0 +1,202 @@
+"""``infx import-inferencex``: a master config's single-node keys become recipes holding exactly
+their points, and the committed recipes/inferencex/ is the generator's output for InferenceX's
+master configs at 843c6254f (re-generated here from the reference data beside the repository)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from inferencex_reference import RECIPES, reference
+
+from pytest_infx.cli import main
+from pytest_infx.cli.importer import (
+    GENERATED_FOLDER,
+    differences,
+    generate,
+    master_keys,
+    read_records,
+    speculative_of,
+)
+
+MASTER = """\
+dsr1-fp4-b200-sglang:
+  image: lmsysorg/sglang:v0.5.16-cu130
+  model: nvidia/DeepSeek-R1-0528-FP4-V2
+  model-prefix: dsr1
+  runner: b200
+  precision: fp4
+  framework: sglang
+  multinode: false
+  scenarios:
+    fixed-seq-len:
+    - isl: 8192
+      osl: 1024
+      search-space:
+      - { tp: 4, ep: 1, conc-start: 4, conc-end: 24 }
+      - { tp: 8, ep: 8, dp-attn: true, conc-list: [256] }
+kimik3-fp4-mi355x-atom-agentic-mtp:
+  image: rocm/atom-dev:nightly@sha256:%s
+  model: moonshotai/Kimi-K3
+  model-prefix: kimik3
+  runner: cluster:mi355x-amds
+  precision: fp4
+  framework: atom
+  multinode: false
+  scenarios:
+    agentic-coding:
+    - dram-utilization: 0.086
+      search-space:
+      - { tp: 8, kv-offloading: none, conc-list: [1, 4], spec-decoding: mtp }
+      - { tp: 8, kv-offloading: dram, kv-offload-backend: { name: lmcache }, conc-list: [8] }
+dsr1-fp4-gb200-dynamo-trt:
+  image: nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:0.8.1
+  model: nvidia/DeepSeek-R1-0528-FP4-V2
+  model-prefix: dsr1
+  runner: gb200
+  precision: fp4
+  framework: dynamo-trt
+  multinode: true
+  scenarios:
+    fixed-seq-len:
+    - isl: 8192
+      osl: 1024
+      search-space:
+      - { tp: 8, conc-list: [1] }
+""" % ("ab" * 32)
+
+
+def checkout(tmp_path: Path) -> Path:
+    configs = tmp_path / "infx" / "configs"
+    configs.mkdir(parents=True)
+    (configs / "amd-master.yaml").write_text(MASTER, encoding="utf-8")
+    return tmp_path / "infx"
+
+
+def test_each_single_node_key_of_a_served_framework_is_one_recipe(tmp_path: Path) -> None:
+    keys = master_keys(checkout(tmp_path))
+    assert [k.key for k in keys] == ["dsr1-fp4-b200-sglang", "kimik3-fp4-mi355x-atom-agentic-mtp"]
+    fixed = yaml.safe_load(generate(keys)["dsr1-fp4-b200-sglang.yaml"])
+    assert fixed["runner"] == "b200"
+    assert fixed["model"]["max-model-len"] == 8192 + 1024 + 256
+    assert fixed["engine"]["image-unpinned"]
+    assert fixed["fixed-seq-len"]["points"] == [
+        {"tp": 4, "isl": 8192, "osl": 1024, "concurrency": [4, 8, 16, 24]},
+        {"tp": 8, "isl": 8192, "osl": 1024, "variant": "ep8-dpa", "concurrency": [256]},
+    ]
+
+
+def test_an_agentic_key_names_its_variants_as_compare_configs_does(tmp_path: Path) -> None:
+    text = generate(master_keys(checkout(tmp_path)))["kimik3-fp4-mi355x-atom-agentic-mtp.yaml"]
+    agentic = yaml.safe_load(text)
+    assert agentic["runner"] == "mi355x"
+    assert "image-unpinned" not in agentic["engine"]
+    assert agentic["agentic"] == {
+        "duration": 3600,
+        "points": [
+            {"tp": 8, "concurrency": [1, 4]},
+            {"tp": 8, "variant": "lmcache", "concurrency": [8]},
+        ],
+    }
+
+
+def test_the_generated_recipes_have_the_master_configs_points(tmp_path: Path) -> None:
+    infx = checkout(tmp_path)
+    recipes = tmp_path / "recipes"
+    assert main(["import-inferencex", str(infx), "--recipes", str(recipes)]) == 0
+    assert main(["compare-configs", str(infx), "--recipes", str(recipes)]) == 0
+
+
+def test_a_key_a_hand_written_recipe_holds_is_not_generated(tmp_path: Path) -> None:
+    infx = checkout(tmp_path)
+    recipes = tmp_path / "recipes"
+    recipes.mkdir()
+    (recipes / "mine.yaml").write_text("key: dsr1-fp4-b200-sglang\n", encoding="utf-8")
+    assert main(["import-inferencex", str(infx), "--recipes", str(recipes)]) == 0
+    generated = sorted(p.name for p in (recipes / GENERATED_FOLDER).iterdir())
+    assert generated == ["kimik3-fp4-mi355x-atom-agentic-mtp.yaml"]
+
+
+def test_check_reports_an_edited_or_stray_file_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    infx = checkout(tmp_path)
+    recipes = tmp_path / "recipes"
+    main(["import-inferencex", str(infx), "--recipes", str(recipes)])
+    out = recipes / GENERATED_FOLDER
+    edited = out / "dsr1-fp4-b200-sglang.yaml"
+    edited.write_text(edited.read_text(encoding="utf-8") + "# hand edit\n", encoding="utf-8")
+    (out / "old-key.yaml").write_text("key: old-key\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["import-inferencex", str(infx), "--recipes", str(recipes), "--check"]) == 1
+    report = capsys.readouterr().out
+    assert "dsr1-fp4-b200-sglang.yaml: differs from the generator's output" in report
+    assert "old-key.yaml: not generated" in report
+    assert (out / "old-key.yaml").exists()
+    assert main(["import-inferencex", str(infx), "--recipes", str(recipes)]) == 0
+    assert not (out / "old-key.yaml").exists()
+    assert list(differences(out, generate(master_keys(infx)))) == []
+
+
+def test_a_folder_without_master_configs_is_an_error_without_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["import-inferencex", str(tmp_path)]) == 2
+    assert "no *-master.yaml here; give the checkout root" in capsys.readouterr().out
+
+
+def test_the_committed_recipes_are_the_generator_s_output_for_843c6254f(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    folder = reference()
+    command = ["import-inferencex", str(folder / "data"), "--recipes", str(RECIPES), "--check"]
+    status = main([*command, "--commands", str(folder / "commands.jsonl")])
+    assert status == 0, capsys.readouterr().out
+
+
+def record(conc: int, extra: list[str], env: dict[str, str]) -> dict[str, object]:
+    argv = ["python3", "-m", "sglang.launch_server", "--model-path", "m", "--port", "8888"]
+    return {
+        "key": "dsr1-fp4-b200-sglang",
+        "params": {"tp": 4, "conc": conc, "ep": 1, "isl": 8192, "osl": 1024},
+        "server": {
+            "argv": [*argv, "--tp", "4", "--mem-fraction-static", "0.85", *extra],
+            "env": {"SLURM_JOB_ID": "4242", "SGLANG_SIMULATE_ACC_LEN": "3", **env},
+        },
+    }
+
+
+def test_a_recording_gives_each_point_its_script_s_flags_and_variables(tmp_path: Path) -> None:
+    recording = [
+        record(4, ["--cuda-graph-max-bs", "4"], {"PYTHONNOUSERSITE": "1"}),
+        record(8, ["--cuda-graph-max-bs", "8", "--chat-template", "/w/t.jinja"], {}),
+    ]
+    commands = tmp_path / "commands.jsonl"
+    commands.write_text("\n".join(json.dumps(r) for r in recording), encoding="utf-8")
+    keys = master_keys(checkout(tmp_path))
+    text = generate(keys, records=read_records(commands))["dsr1-fp4-b200-sglang.yaml"]
+    recipe = yaml.safe_load(text)
+    assert recipe["engine"]["args"] == {"mem-fraction-static": 0.85}
+    assert "env" not in recipe["engine"]
+    assert recipe["overrides"] == [
+        {
+            "when": {"tp": 4, "isl": 8192, "osl": 1024, "concurrency": [4]},
+            "engine": {"args": {"cuda-graph-max-bs": 4}, "env": {"PYTHONNOUSERSITE": "1"}},
+        },
+        {
+            "when": {"tp": 4, "isl": 8192, "osl": 1024, "concurrency": [8]},
+            "engine": {"args": {"cuda-graph-max-bs": 8}},
+        },
+    ]
+
+
+def test_sglang_mtp_flags_become_a_speculative_block_where_the_model_has_a_curve() -> None:
+    argv = ["sglang", "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3"]
+    argv += ["--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"]
+    block = "{method: eagle, draft-length: 3, golden: qwen3.5_mtp}"
+    assert speculative_of("sglang", "qwen3.5", argv) == block
+    assert speculative_of("sglang", "dsr1", argv) is None
+    assert speculative_of("sglang", "qwen3.5", [*argv[:-1], "5"]) is None
+    assert speculative_of("vllm", "qwen3.5", argv) is None

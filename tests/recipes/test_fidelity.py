@@ -1,0 +1,180 @@
+"""Planned commands against InferenceX's records: one setting under two spellings is no
+difference, a value or a flag one side lacks is, and what the plugin owns or a recipe states
+is not an error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from core.helpers import agentic, write
+from pydantic import ValidationError
+
+from pytest_infx.recipes.fidelity import (
+    Difference,
+    Stated,
+    client_differences,
+    flags,
+    server_differences,
+    stated_in,
+    unstated,
+    value,
+)
+from pytest_infx.recipes.loader import RecipeSource, load_file
+from pytest_infx.recipes.points import expand
+from pytest_infx.recipes.schema import Recipe
+
+
+def load_source(folder: Path, data: dict[str, Any]) -> RecipeSource:
+    return load_file(write(folder / "k.yaml", data))
+
+
+def test_one_value_has_one_spelling() -> None:
+    assert value("0.80") == value("0.8") == "0.8"
+    assert value("8.0") == value(8) == "8"
+    assert value("True") == value(True) == "true"
+    assert value("inf") == "inf"
+    assert value("fp8_e4m3") == "fp8_e4m3"
+    assert value('{"b": 1, "a": true}') == value('{"a":true,"b":1}') == '{"a":true,"b":1}'
+    assert value(None) is None
+
+
+def test_flags_are_read_as_the_engine_s_parser_names_them() -> None:
+    sglang = ["python3", "-m", "sglang.launch_server", "--tp", "8", "--ep-size=8"]
+    assert flags([*sglang, "--trust_remote_code"], "sglang") == {
+        "--tp-size": "8",
+        "--expert-parallel-size": "8",
+        "--trust-remote-code": None,
+    }
+    vllm = ["vllm", "serve", "org/model", "--gpu-memory-utilization", "0.90", "-tp", "4"]
+    assert flags(vllm, "vllm") == {"--tensor-parallel-size": "4", "--gpu-memory-utilization": "0.9"}
+
+
+def test_a_negative_number_is_a_value_not_a_flag() -> None:
+    assert flags(["x", "--top-k", "-1"], "vllm") == {"--top-k": "-1"}
+
+
+def test_server_differences_are_values_flags_and_variables_one_side_lacks() -> None:
+    record = {
+        "argv": ["sglang", "--tp", "8", "--mem-fraction-static", "0.80", "--enable-symm-mem"],
+        "env": {"SLURM_JOB_ID": "4242", "SGLANG_RADIX_FORCE_MISS": "1"},
+        "files": {"/workspace/opts.yml": {"text": "a: 1\n"}},
+    }
+    found = server_differences(
+        "sglang",
+        ["sglang", "--tp-size", "8", "--mem-fraction-static", "0.8", "--stream-interval", "10"],
+        {"SGLANG_RADIX_FORCE_MISS": "1"},
+        {"opts.yml": "a: 2\n"},
+        record,
+    )
+    assert found == [
+        Difference("server-flag", "--enable-symm-mem", "true", None),
+        Difference("server-flag", "--stream-interval", None, "10"),
+        Difference("server-file", "options file", '{"a": 1}', '{"a": 2}'),
+    ]
+
+
+def test_one_options_file_a_side_is_compared_by_its_settings_not_its_name() -> None:
+    record = {"argv": ["trtllm-serve"], "files": {"/w/key.yml": {"text": "b: 1\na: x\n"}}}
+    planned = {"extra-llm-api-options.yaml": "a: 'x'\nb: 1\n"}
+    assert server_differences("trtllm", ["trtllm-serve"], {}, planned, record) == []
+
+
+def test_runner_variables_and_paths_are_the_plugin_s() -> None:
+    found = [
+        Difference("server-env", "AIPERF_REQUIRED_SERVER_METRIC_PREFIX", "vllm:", None),
+        Difference("server-env", "TRITON_CACHE_DIR", "/tmp/triton", None),
+        Difference("server-env", "WEKA_LOADER_OVERRIDE", "1", None),
+        Difference("server-env", "SGLANG_RADIX_FORCE_MISS", "1", None),
+    ]
+    left, counts = unstated(found, [])
+    assert left == [found[-1]]
+    assert counts["owned"] == 3
+
+
+def test_an_agentic_point_s_admission_is_the_plugin_s() -> None:
+    found = [Difference("server-flag", "--max-num-seqs", "256", "64")]
+    assert unstated(found, [])[0] == found
+    assert unstated(found, [], admission={"max-num-seqs": "admission"})[0] == []
+
+
+def test_a_trtllm_options_file_flag_has_one_name() -> None:
+    assert flags(["trtllm-serve", "m", "--config", "a.yml"], "trtllm") == {
+        "--extra-llm-api-options": "options file"
+    }
+
+
+def test_client_flags_are_read_as_the_plan_s_settings() -> None:
+    record = {
+        "argv": [
+            *("python3", "bench.py", "--random-input-len", "1024", "--num-prompts", "10"),
+            *("--ignore-eos", "--base-url", "http://0.0.0.0:8888"),
+        ]
+    }
+    settings = {
+        "input_len": 1024,
+        "num_prompts": 20,
+        "ignore_eos": True,
+        "seed": 0,
+        "endpoint": "/v1/completions",
+        "stream": True,
+    }
+    found = client_differences(settings, record)
+    assert found == [
+        Difference("client", "--base-url", "http://0.0.0.0:8888", None),
+        Difference("client", "num_prompts", "10", "20"),
+    ]
+
+
+def test_owned_and_stated_differences_are_counted_per_reason_the_rest_are_left() -> None:
+    found = [
+        Difference("server-flag", "--host", "0.0.0.0", "127.0.0.1"),
+        Difference("server-flag", "--max-running-requests", "256", "128"),
+        Difference("server-flag", "--cuda-graph-max-bs", "512", "64"),
+        Difference("server-env", "SGLANG_X", "1", None),
+    ]
+    stated = [
+        Stated("--max-running-requests", "*", "*", "better-default", "admission per point"),
+        Stated("SGLANG_X", "1", None, "tool-limit"),
+    ]
+    left, counts = unstated(found, stated)
+    assert left == [Difference("server-flag", "--cuda-graph-max-bs", "512", "64")]
+    assert counts == {"owned": 1, "better-default": 1, "tool-limit": 1}
+
+
+def test_a_recipe_states_its_differences_outside_its_fingerprint(tmp_path: Path) -> None:
+    data = agentic("k")
+    plain = expand(load_source(tmp_path, data))
+    data["differences"] = [
+        {"flag": "--max-running-requests", "inferencex": 256, "ours": "*", "reason": "owned"},
+        {
+            "variable": "SGLANG_X",
+            "inferencex": "1",
+            "ours": None,
+            "reason": "better-default",
+            "evidence": "a measurement",
+        },
+    ]
+    stated = expand(load_source(tmp_path, data))
+    assert [p.fingerprint for p in stated] == [p.fingerprint for p in plain]
+    assert stated_in(stated[0].recipe) == [
+        Stated("--max-running-requests", "256", "*", "owned"),
+        Stated("SGLANG_X", "1", None, "better-default", "a measurement"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("entry", "problem"),
+    [
+        ({"inferencex": 1, "ours": 2, "reason": "owned"}, "names exactly one"),
+        ({"flag": "--a", "variable": "A", "inferencex": 1, "ours": 2, "reason": "owned"}, "one"),
+        ({"flag": "--a", "inferencex": 1, "ours": 2, "reason": "better-default"}, "evidence"),
+        ({"flag": "--a", "inferencex": 1, "ours": 2, "reason": "taste"}, "reason"),
+    ],
+)
+def test_a_malformed_stated_difference_is_rejected(entry: dict[str, Any], problem: str) -> None:
+    data = agentic("k")
+    data["differences"] = [entry]
+    with pytest.raises(ValidationError, match=problem):
+        Recipe.model_validate(data)

@@ -1,0 +1,151 @@
+"""Every point's planned command against what InferenceX ran for it (its ``commands.jsonl``, in
+the reference data beside the repository; skipped without it): the server's flags, environment
+and files and the client's settings, compared as recipes/fidelity.py reads them. The points
+InferenceX's recording could not capture are listed by name as unverified."""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from inferencex_reference import RECIPES, ROOT, records, reference, sweep_points
+
+from pytest_infx.cli.importer import point_name
+from pytest_infx.engines.registry import installed
+from pytest_infx.prepare.plan import client_settings, server_plan
+from pytest_infx.recipes.fidelity import (
+    Difference,
+    client_differences,
+    server_differences,
+    stated_in,
+    unstated,
+)
+from pytest_infx.recipes.loader import load_tree
+from pytest_infx.recipes.points import Point, expand_all
+
+UNCAPTURED_AGENTIC = {
+    "glm5.2_fp4_b200_sglang_mtp",
+    "kimik3_fp4_mi355x_mtp",
+    "minimaxm3_fp4_b200_mtp",
+    "minimaxm3_fp4_mi355x_mtp",
+    "minimaxm3_fp8_h200_mtp",
+    "qwen3.5_fp8_h100",
+    "qwen3.5_fp8_h100_mtp",
+    "qwen3.5_fp8_h200_mtp",
+}
+"""The agentic scripts that stop inside the recording's stand-in container (the reference
+data's README names them, with why)."""
+
+
+@dataclass(frozen=True)
+class Compared:
+    point: Point
+    left: tuple[Difference, ...]
+    stated: Counter[str]
+
+
+@functools.cache
+def comparison() -> tuple[tuple[Compared, ...], tuple[str, ...]]:
+    """Each point with a record, compared; and the names of the records without one side."""
+    points = {p.id: p for p in expand_all(load_tree(RECIPES))}
+    sweep = sweep_points()
+    rules = installed().engine_rules()
+    found: list[Compared] = []
+    unverified: list[str] = []
+    for record in records():
+        server: dict[str, Any] = record.get("server") or {}
+        client: dict[str, Any] = record.get("client") or {}
+        if record["scenario"] == "speedbench" or not server.get("argv") or not client.get("argv"):
+            unverified.append(f"{record['key']} ({record['script']})")
+            continue
+        name = point_name(sweep[record["index"]])
+        ids = [f"{key}[{name}]" for key in record["key"].split("|")]
+        point = next(points[i] for i in ids if i in points)
+        plan = server_plan(point, ROOT / "golden")
+        differences = server_differences(plan.engine, plan.argv, plan.env, plan.files, server)
+        differences += client_differences(client_settings(point), client)
+        admission = rules.agentic.get(plan.engine, {}) if point.kind == "agentic" else {}
+        left, counts = unstated(differences, stated_in(point.recipe), admission)
+        found.append(Compared(point, tuple(left), Counter(counts)))
+    return tuple(found), tuple(unverified)
+
+
+def test_every_point_with_a_record_is_compared_and_the_rest_are_listed_unverified(
+    record_property: Any,
+) -> None:
+    reference()
+    compared, unverified = comparison()
+    record_property("unverified", "; ".join(unverified))
+    assert len(compared) == 1091
+    scripts = Counter(name.rsplit("/", 1)[-1].removesuffix(".sh)") for name in unverified)
+    agentic = {s for s in scripts if s in UNCAPTURED_AGENTIC}
+    assert agentic == UNCAPTURED_AGENTIC
+    assert sum(scripts[s] for s in agentic) == 74
+    assert sum(1 for name in unverified if name.startswith("speedbench:")) == 11
+    assert len(unverified) == 74 + 7 + 11
+
+
+def test_the_differences_the_plugin_owns_are_stated_and_counted() -> None:
+    reference()
+    compared, _ = comparison()
+    total: Counter[str] = Counter()
+    for entry in compared:
+        total.update(entry.stated)
+    assert total["owned"] > 0
+    hosts = [d for e in compared for d in e.left if d.name in ("--host", "--port", "PORT")]
+    assert hosts == []
+
+
+FAITHFUL = (
+    "dsr1-fp4-b200-sglang",
+    "dsr1-fp4-b200-trt",
+    "dsr1-fp4-b300-sglang",
+    "dsr1-fp4-mi355x-atom",
+    "dsr1-fp4-mi355x-sglang",
+    "dsr1-fp8-b200-sglang",
+    "dsr1-fp8-b200-trt",
+    "dsr1-fp8-b300-sglang",
+    "dsr1-fp8-h200-sglang",
+    "dsr1-fp8-h200-trt",
+    "dsr1-fp8-mi300x-sglang",
+    "dsr1-fp8-mi325x-sglang",
+    "dsr1-fp8-mi355x-atom",
+    "dsr1-fp8-mi355x-sglang",
+    "dsv4-fp4-b200-sglang",
+    "dsv4-fp4-b200-vllm",
+    "dsv4-fp4-b300-sglang",
+    "dsv4-fp4-mi355x-vllm",
+    "dsv4-fp8-h200-sglang",
+    "dsv4-fp8-h200-vllm",
+    "dsv4-fp8-mi300x-vllm",
+    "dsv4-fp8-mi325x-vllm",
+    "qwen3.5-fp4-b200-sglang",
+    "qwen3.5-fp4-b200-trt",
+    "qwen3.5-fp4-b300-sglang",
+    "qwen3.5-fp4-mi355x-atom",
+    "qwen3.5-fp4-mi355x-sglang",
+    "qwen3.5-fp4-rtx6000pro-sglang",
+    "qwen3.5-fp8-b200-sglang",
+    "qwen3.5-fp8-h100-sglang",
+    "qwen3.5-fp8-h200-sglang",
+    "qwen3.5-fp8-mi300x-sglang",
+    "qwen3.5-fp8-mi325x-sglang",
+    "qwen3.5-fp8-mi355x-atom",
+    "qwen3.5-fp8-mi355x-sglang",
+)
+"""The keys whose every recorded point plans InferenceX's command: no unstated difference in
+the server's flags, environment and files or the client's settings. The other keys' remaining
+differences are the README's (Fixed-seq-len points)."""
+
+
+@pytest.mark.parametrize("key", FAITHFUL)
+def test_a_faithful_key_plans_every_recorded_command_or_states_the_difference(key: str) -> None:
+    reference()
+    compared, _ = comparison()
+    mine = [entry for entry in compared if entry.point.recipe_key == key]
+    assert mine
+    left = [f"{e.point.id}: {d.render()}" for e in mine for d in e.left]
+    assert left == []
