@@ -164,6 +164,10 @@ def environment(source: Mapping[str, str] | None = None) -> Environment:
     )
 
 
+MAX_REPEATS = 20
+"""Passes of a fixed-seq-len point: past this a sweep takes hours for a median it had."""
+
+
 @dataclass(frozen=True)
 class HistorySettings:
     """Where the results history lives and what a run is compared with.

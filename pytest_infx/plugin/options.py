@@ -26,6 +26,7 @@ from pytest_infx.settings import (
     DEFAULT_PROGRESS_INTERVAL_S,
     DEFAULT_RECIPES_DIR,
     ENGINE_CHECK_MODES,
+    MAX_REPEATS,
     MIN_PROGRESS_INTERVAL_S,
     PROGRESS_MODES,
     SPEC_SEPARATOR,
@@ -190,7 +191,6 @@ def _settings(config: pytest.Config) -> Settings:
 def _history(config: pytest.Config, env: Environment, results: Path) -> HistorySettings:
     """The database URL: the option, else the ini, else ``INFX_DB_URL``, else SQLite in the
     results folder; ``off`` in any of them turns the history off."""
-    from pytest_infx.recipes.schema import MAX_REPEATS
     from pytest_infx.tolerance import tolerances
 
     url = _text(config, "infx_db") or env.db_url or default_db_url(results)

@@ -23,6 +23,7 @@ from pydantic import (
 
 from pytest_infx.golden.curve import CURVE_NAME_RE, MAX_TOLERANCE
 from pytest_infx.images import pinned
+from pytest_infx.settings import MAX_REPEATS
 
 ThinkingMode = Literal["thinking_on", "thinking_off"]
 EngineName = Annotated[str, Field(min_length=1)]
@@ -31,8 +32,6 @@ EMBEDDED_PREFIX = "embedded:"
 MAX_TP = 1024
 MAX_CONCURRENCY = 1_000_000
 MAX_DRAFT_LENGTH = 256
-MAX_REPEATS = 20
-"""Passes of a fixed-seq-len point: past this a sweep takes hours for a median it had."""
 Concurrency = Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]
 DraftLength = Annotated[int, Field(ge=1, le=MAX_DRAFT_LENGTH)]
 MAX_ADMISSION_FACTOR = 1000.0

@@ -67,7 +67,9 @@ def test_a_warning_rule_passes_and_shows_its_findings_as_a_warning(
     )
     assert result.ret == pytest.ExitCode.OK
     outcomes = result.parseoutcomes()
-    assert (outcomes["passed"], outcomes["warnings"]) == (1, 1)
+    assert outcomes["passed"] == 1
+    # pytest may add warnings of its own (assertion rewriting) beside the one lint warning
+    assert result.stdout.str().count(": LintWarning: ") == 1
     result.stdout.fnmatch_lines(
         [
             "  infx-lint::recipes-golden-uncommitted:0: LintWarning: recipes-golden-uncommitted: *",
