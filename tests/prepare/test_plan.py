@@ -109,6 +109,7 @@ def test_agentic_plan_sizes_each_server_for_its_own_points_concurrency(
         assert argv[argv.index("--tp-size") + 1] == str(tp)
         client = json.loads(block["client"])
         assert client["concurrency"] == conc
+        assert client["scenario"] == "inferencex-agentx-mvp"
         assert client["trajectory_start_ratio"] == [0.25, 0.75]
         assert (client["trace_idle_gap_cap_s"], client["warmup_grace_period_s"]) == (300, 1800)
         assert "golden" not in block
