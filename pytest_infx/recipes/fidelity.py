@@ -96,6 +96,13 @@ not settings of the server. So is every ``AIPERF_*`` variable (the workflow expo
 client's settings to every process; the plugin runs its own client) and every variable whose
 value is a path of the runner (caches, tool paths): the plugin keeps its own."""
 OWNED_ENV_PREFIXES = ("AIPERF_",)
+SYNTHETIC_ENV = frozenset(
+    {"SGLANG_SIMULATE_ACC_LEN", "SGLANG_SIMULATE_ACC_METHOD", "SGLANG_SIMULATE_ACC_TOKEN_MODE"}
+)
+"""The variables through which the plugin makes a speculative point accept drafts as its golden
+curve says (a recipe's speculative block needs a curve). InferenceX's fixed-seq-len scripts
+leave them unset and measure whatever the random prompts accept, which says little about the
+draft; where ours sets one, the difference is the plugin's."""
 OWNED_CLIENT = frozenset(
     {
         "--model",
@@ -365,6 +372,7 @@ def owned(difference: Difference, admission: Iterable[str] = ()) -> bool:
     if difference.where == "server-env":
         return (
             difference.name in OWNED_ENV
+            or (difference.name in SYNTHETIC_ENV and difference.ours is not None)
             or difference.name.startswith(OWNED_ENV_PREFIXES)
             or (difference.inferencex or "").startswith("/")
         )
@@ -373,13 +381,21 @@ def owned(difference: Difference, admission: Iterable[str] = ()) -> bool:
     return False
 
 
+TOOL_LIMITS: tuple[Stated, ...] = (Stated("--warmup-requests-per-lane", "*", None, "tool-limit"),)
+"""Differences every point has because a tool the plugin pins cannot do what InferenceX's
+does: aiperf 0.13.0 has no ``--warmup-requests-per-lane`` (its agentic replay warms each lane
+by replaying the trajectory up to a random start turn, which the plan passes as
+``trajectory_start_ratio``)."""
+
+
 def unstated(
     differences: Iterable[Difference], stated: Iterable[Stated], admission: Iterable[str] = ()
 ) -> tuple[list[Difference], dict[Reason, int]]:
     """The differences neither the plugin nor the recipe states, and the count of the stated
-    ones per reason (``admission``: see :func:`owned`)."""
+    ones per reason (``admission``: see :func:`owned`; the plugin's :data:`TOOL_LIMITS` are
+    stated for every recipe)."""
     admission = tuple(admission)
-    statements = list(stated)
+    statements = [*stated, *TOOL_LIMITS]
     left: list[Difference] = []
     counts: dict[Reason, int] = dict.fromkeys(REASONS, 0)
     for difference in differences:

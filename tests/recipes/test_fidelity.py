@@ -93,6 +93,27 @@ def test_runner_variables_and_paths_are_the_plugin_s() -> None:
     assert counts["owned"] == 3
 
 
+def test_the_acceptance_the_plugin_forces_is_the_plugin_s_and_only_where_it_sets_it() -> None:
+    found = [
+        Difference("server-env", "SGLANG_SIMULATE_ACC_LEN", None, "3.39"),
+        Difference("server-env", "SGLANG_SIMULATE_ACC_METHOD", None, "match-expected"),
+        Difference("server-env", "SGLANG_SIMULATE_ACC_LEN", "2.1", None),
+    ]
+    left, counts = unstated(found, [])
+    assert left == [found[-1]]
+    assert counts["owned"] == 2
+
+
+def test_aiperf_s_missing_warm_up_per_lane_is_a_tool_limit_for_every_recipe() -> None:
+    found = [
+        Difference("client", "--warmup-requests-per-lane", "10", None),
+        Difference("client", "--warmup-requests-per-lane", "10", "4"),
+    ]
+    left, counts = unstated(found, [])
+    assert left == [found[-1]]
+    assert counts["tool-limit"] == 1
+
+
 def test_an_agentic_point_s_admission_is_the_plugin_s() -> None:
     found = [Difference("server-flag", "--max-num-seqs", "256", "64")]
     assert unstated(found, [])[0] == found
