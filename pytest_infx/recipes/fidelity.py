@@ -54,6 +54,8 @@ OWNED_SERVER = frozenset(
         "--model",
         "--model-path",
         "--served-model-name",
+        "--tokenizer",
+        "--tokenizer-path",
         "--host",
         "--port",
         "--server-port",
@@ -63,7 +65,8 @@ OWNED_SERVER = frozenset(
         "--oversubscribe",
     }
 )
-"""Server flags the plugin sets for every point: where the weights are, the name it serves them
+"""Server flags the plugin sets for every point: where the weights and their tokenizer are (a
+tokenizer flag names the model's own folder on InferenceX's runners), the name it serves them
 under, the address it listens on, the metrics it reads its measurements from and how its
 container runs TensorRT-LLM's MPI launcher."""
 OWNED_ENV = frozenset(

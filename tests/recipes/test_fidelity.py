@@ -114,6 +114,16 @@ def test_aiperf_s_missing_warm_up_per_lane_is_a_tool_limit_for_every_recipe() ->
     assert counts["tool-limit"] == 1
 
 
+def test_where_the_tokenizer_is_read_from_is_the_plugin_s() -> None:
+    found = [
+        Difference("server-flag", "--tokenizer-path", "/models/Qwen3.5-FP8", "Qwen/Qwen3.5-FP8"),
+        Difference("server-flag", "--tokenizer-worker-num", None, "6"),
+    ]
+    left, counts = unstated(found, [])
+    assert left == [found[-1]]
+    assert counts["owned"] == 1
+
+
 def test_an_agentic_point_s_admission_is_the_plugin_s() -> None:
     found = [Difference("server-flag", "--max-num-seqs", "256", "64")]
     assert unstated(found, [])[0] == found
