@@ -385,10 +385,11 @@ def _overrides(ported: Ported) -> list[str]:
 
 
 def render(master: MasterKey) -> str:
-    """The recipe text of one key: the same input always gives the same bytes."""
+    """The recipe text of one key: the same input always gives the same bytes. The model is
+    served under its hub id, the name InferenceX's client puts in every request (its servers
+    serve the model under the path they load, the hub id where they load it from the hub)."""
     name = master.image.split("@", 1)[0]
     tag = name.rsplit(":", 1)[-1] if ":" in name else name
-    served = master.model.rsplit("/", 1)[-1].lower()
     spec = ", ".join(master.spec_decoding)
     docs = (
         f"InferenceX's {master.source} key {master.key} on runner label {master.runner_label},"
@@ -420,7 +421,7 @@ def render(master: MasterKey) -> str:
         f"docs: {_q(docs)}",
         "model:",
         f"  hub-id: {_q(master.model)}",
-        f"  served-name: {_q(served)}",
+        f"  served-name: {_q(master.model)}",
         f"  prefix: {_q(master.prefix)}",
         f"  precision: {master.precision}",
     ]

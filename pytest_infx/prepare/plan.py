@@ -115,6 +115,7 @@ def client_settings(point: Point) -> dict[str, Any]:
     if isinstance(block, FixedSeqLen):
         conc = point.concurrency
         return {
+            "model": recipe.model.served_name,
             "endpoint": "/v1/completions",
             "stream": True,
             "dataset": "random",

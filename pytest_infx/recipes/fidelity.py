@@ -343,11 +343,17 @@ def _options_text(text: str | None) -> str | None:
 
 def client_differences(settings: Mapping[str, Any], record: Mapping[str, Any]) -> list[Difference]:
     """The client's settings: each InferenceX flag read as the plan's setting that holds it;
-    a flag with no such setting is a difference with no value on our side."""
+    a flag with no such setting is a difference with no value on our side. The request's
+    ``--model`` is compared where the plan names the model it sends (a fixed-seq-len point);
+    elsewhere it is the plugin's."""
     argv = list(record.get("argv") or ())
     theirs: dict[str, str | None] = {"client": "aiperf"} if argv[:1] == ["aiperf"] else {}
     for flag, given in flags(argv, "client").items():
-        name = CLIENT_SETTINGS.get(flag, flag)
+        name = (
+            "model"
+            if flag == "--model" and "model" in settings
+            else CLIENT_SETTINGS.get(flag, flag)
+        )
         theirs[name] = "true" if given is None else given
     ours = {name: value(v) for name, v in _flatten(settings)}
     for name, default in CLIENT_DEFAULTS.items():
@@ -367,7 +373,9 @@ def _flatten(settings: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[st
 
 
 def owned(difference: Difference, admission: Iterable[str] = ()) -> bool:
-    """Whether the plugin states this difference itself: a flag or variable it owns; for an
+    """Whether the plugin states this difference itself: a flag or variable it owns, a request
+    model InferenceX names by a path of its runner (its server serves the folder it loads
+    under that path; the plugin serves the hub id); for an
     AgentX point, also the ``admission`` flags (its engine's spellings, without dashes), which
     the plugin sets per point from the concurrency."""
     if difference.where == "server-flag":
@@ -380,7 +388,9 @@ def owned(difference: Difference, admission: Iterable[str] = ()) -> bool:
             or (difference.inferencex or "").startswith("/")
         )
     if difference.where == "client":
-        return difference.name in OWNED_CLIENT
+        return difference.name in OWNED_CLIENT or (
+            difference.name == "model" and (difference.inferencex or "").startswith("/")
+        )
     return False
 
 

@@ -80,6 +80,7 @@ def test_each_single_node_key_of_a_served_framework_is_one_recipe(tmp_path: Path
     assert [k.key for k in keys] == ["dsr1-fp4-b200-sglang", "kimik3-fp4-mi355x-atom-agentic-mtp"]
     fixed = yaml.safe_load(generate(keys)["dsr1-fp4-b200-sglang.yaml"])
     assert fixed["runner"] == "b200"
+    assert fixed["model"]["served-name"] == fixed["model"]["hub-id"]
     assert fixed["model"]["max-model-len"] == 8192 + 1024 + 256
     assert fixed["engine"]["image-unpinned"]
     assert fixed["fixed-seq-len"]["points"] == [

@@ -99,6 +99,26 @@ def test_the_differences_the_plugin_owns_are_stated_and_counted() -> None:
     assert hosts == []
 
 
+def test_a_fixed_seq_len_request_names_the_model_as_inferencex_s_client_does() -> None:
+    reference()
+    points = {p.id: p for p in expand_all(load_tree(RECIPES))}
+    sweep = sweep_points()
+    checked = 0
+    for record in records():
+        argv = (record.get("client") or {}).get("argv") or []
+        if record["scenario"] != "fixed_seq_len" or "--model" not in argv:
+            continue
+        sent = argv[argv.index("--model") + 1]
+        if sent.startswith("/"):
+            continue
+        name = point_name(sweep[record["index"]])
+        ids = [f"{key}[{name}]" for key in record["key"].split("|")]
+        point = next(points[i] for i in ids if i in points)
+        assert (point.id, client_settings(point)["model"]) == (point.id, sent)
+        checked += 1
+    assert checked == 627
+
+
 FAITHFUL = (
     "dsr1-fp4-b200-sglang",
     "dsr1-fp4-b200-trt",
