@@ -80,6 +80,18 @@ class Ported:
     per_point: tuple[tuple[str, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]], ...]
     points: int
     speculative: str | None = None
+    client: tuple[tuple[str, str], ...] = ()
+
+
+AGENTIC_CLIENT: Mapping[str, tuple[str, str]] = {
+    "--public-dataset": ("traces", "semianalysis_cc_traces_weka_062126"),
+    "--num-dataset-entries": ("num-dataset-entries", "393"),
+    "--warmup-grace-period": ("warmup-grace-period", "1800"),
+    "--failed-request-threshold": ("failed-request-threshold", "0.1"),
+    "--random-seed": ("seed", "42"),
+}
+"""aiperf flags of InferenceX's AgentX client that an agentic block sets: the recipe setting
+and its default. A key whose every point passes another value gets it in its block."""
 
 
 GOLDEN = {"dsv4": "dsv4_mtp", "glm5.2": "glm5.2_mtp", "qwen3.5": "qwen3.5_mtp"}
@@ -238,7 +250,9 @@ def port(
     literal = al_literal_pattern(installed().synthetic_knobs())
     per_point: dict[str, tuple[dict[str, str], dict[str, str]]] = {}
     specs: set[str | None] = set()
+    clients: list[dict[str, str]] = []
     for record in records:
+        clients.append(_client_settings(record) if agentic else {})
         specs.add(speculative_of(engine, prefix, record["server"]["argv"]))
         files = _options_files(record["server"].get("files") or {})
         args: dict[str, str] = {}
@@ -275,7 +289,19 @@ def port(
         rest,
         len(rest),
         next(iter(specs)) if len(specs) == 1 else None,
+        tuple(sorted(_shared(clients).items())),
     )
+
+
+def _client_settings(record: Mapping[str, Any]) -> dict[str, str]:
+    """The agentic block settings a recorded aiperf call gives other than their defaults."""
+    found: dict[str, str] = {}
+    for flag, given in flags((record.get("client") or {}).get("argv") or (), "client").items():
+        if flag in AGENTIC_CLIENT and given is not None:
+            name, default = AGENTIC_CLIENT[flag]
+            if given != default:
+                found[name] = _arg_text(given)
+    return found
 
 
 OWNED_OPTIONS = ("speculative_config",)
@@ -446,6 +472,8 @@ def render(master: MasterKey) -> str:
         lines.append("agentic:")
         if master.duration is not None:
             lines.append(f"  duration: {master.duration}")
+        if master.ported is not None:
+            lines += [f"  {name}: {given}" for name, given in master.ported.client]
         if master.ported is not None and master.ported.speculative is not None:
             lines.append(f"  speculative: {master.ported.speculative}")
         lines.append("  points:")

@@ -193,6 +193,28 @@ def test_a_recording_gives_each_point_its_script_s_flags_and_variables(tmp_path:
     ]
 
 
+def test_an_agentic_key_gets_the_aiperf_settings_every_point_passes_other_than_the_default(
+    tmp_path: Path,
+) -> None:
+    def aiperf_record(conc: int, grace: str) -> dict[str, object]:
+        client = ["aiperf", "profile", "--public-dataset", "traces_256k", "--random-seed", "42"]
+        return {
+            "key": "kimik3-fp4-mi355x-atom-agentic-mtp",
+            "params": {"tp": 8, "conc": conc, "ep": 1},
+            "server": {"argv": ["python3", "-m", "atom.entrypoints.openai_server", "--model", "m"]},
+            "client": {"argv": [*client, "--warmup-grace-period", grace]},
+        }
+
+    recording = [aiperf_record(1, "3600"), aiperf_record(4, "1800")]
+    commands = tmp_path / "commands.jsonl"
+    commands.write_text("\n".join(json.dumps(r) for r in recording), encoding="utf-8")
+    keys = master_keys(checkout(tmp_path))
+    text = generate(keys, records=read_records(commands))["kimik3-fp4-mi355x-atom-agentic-mtp.yaml"]
+    block = yaml.safe_load(text)["agentic"]
+    assert block["traces"] == "traces_256k"
+    assert "seed" not in block and "warmup-grace-period" not in block
+
+
 def test_sglang_mtp_flags_become_a_speculative_block_where_the_model_has_a_curve() -> None:
     argv = ["sglang", "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3"]
     argv += ["--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"]
