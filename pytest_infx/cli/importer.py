@@ -101,9 +101,12 @@ its synthetic acceptance comes from there, as InferenceX's scripts take it."""
 
 def speculative_of(engine: str, prefix: str, argv: Sequence[str]) -> str | None:
     """The speculative block (flow mapping) for SGLang's EAGLE/NEXTN MTP flags as its adapter
-    writes them back (algorithm, steps, top-k 1, steps + 1 draft tokens), where the model has
-    a golden curve; ``None`` for the rest, which keep their difference."""
+    writes them back (algorithm, steps, top-k 1, steps + 1 draft tokens) and for vLLM's MTP
+    config, where the model has a golden curve; ``None`` for the rest, which keep their
+    difference."""
     found = flags(argv, engine)
+    if engine == "vllm":
+        return _vllm_mtp(prefix, found.get("--speculative-config"))
     method = found.get("--speculative-algorithm")
     steps = found.get("--speculative-num-steps")
     if engine != "sglang" or prefix not in GOLDEN or method not in ("EAGLE", "NEXTN"):
@@ -113,6 +116,21 @@ def speculative_of(engine: str, prefix: str, argv: Sequence[str]) -> str | None:
     if found.get("--speculative-num-draft-tokens") != str(int(steps) + 1):
         return None
     return f"{{method: {method.lower()}, draft-length: {steps}, golden: {GOLDEN[prefix]}}}"
+
+
+def _vllm_mtp(prefix: str, config: str | None) -> str | None:
+    """vLLM's ``--speculative-config`` as a speculative block where it is the model's own MTP
+    head and nothing else (no draft model, no sampling settings) and the model has a curve."""
+    try:
+        parsed = json.loads(config) if config else None
+    except ValueError:
+        return None
+    if not isinstance(parsed, dict) or prefix not in GOLDEN or parsed.get("method") != "mtp":
+        return None
+    steps = parsed.get("num_speculative_tokens")
+    if set(parsed) != {"method", "num_speculative_tokens"} or not isinstance(steps, int):
+        return None
+    return f"{{method: mtp, draft-length: {steps}, golden: {GOLDEN[prefix]}}}"
 
 
 @dataclass(frozen=True)

@@ -298,8 +298,8 @@ def server_differences(
     record: Mapping[str, Any],
 ) -> list[Difference]:
     """The server's flags, environment and files, InferenceX's record against the plan."""
-    theirs = flags(record.get("argv") or (), engine)
-    ours = flags(planned_argv, engine)
+    theirs = _synthetic_apart(flags(record.get("argv") or (), engine))
+    ours = _synthetic_apart(flags(planned_argv, engine))
     found = list(_compare("server-flag", theirs, ours))
     env = {k: value(v) for k, v in (record.get("env") or {}).items() if k not in OWNED_ENV}
     found += _compare("server-env", env, {k: value(v) for k, v in planned_env.items()})
@@ -316,6 +316,34 @@ def server_differences(
         ours_files = {OPTIONS_FILE: _options_text(next(iter(ours_files.values())))}
     found += _compare("server-file", files, ours_files)
     return found
+
+
+SPEC_CONFIG = "--speculative-config"
+SYNTHETIC_SPEC = SPEC_CONFIG + " synthetic acceptance"
+"""The synthetic-acceptance keys of vLLM's speculative config, compared apart from the rest of
+it: the plugin sets them from the golden curve wherever a point speculates."""
+
+
+def _synthetic_apart(found: dict[str, str | None]) -> dict[str, str | None]:
+    """A speculative config with its synthetic-acceptance keys under :data:`SYNTHETIC_SPEC`."""
+    import json
+
+    try:
+        parsed = json.loads(found.get(SPEC_CONFIG) or "")
+    except ValueError:
+        return found
+    if not isinstance(parsed, dict):
+        return found
+    synthetic = {k: parsed.pop(k) for k in ("synthetic_acceptance_length",) if k in parsed}
+    if parsed.get("rejection_sample_method") == "synthetic":
+        synthetic["rejection_sample_method"] = parsed.pop("rejection_sample_method")
+    if not synthetic:
+        return found
+    return {
+        **found,
+        SPEC_CONFIG: value(json.dumps(parsed)),
+        SYNTHETIC_SPEC: value(json.dumps(synthetic)),
+    }
 
 
 OPTIONS_FILE = "options file"
@@ -373,13 +401,18 @@ def _flatten(settings: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[st
 
 
 def owned(difference: Difference, admission: Iterable[str] = ()) -> bool:
-    """Whether the plugin states this difference itself: a flag or variable it owns, a request
+    """Whether the plugin states this difference itself: a flag or variable it owns (the
+    synthetic acceptance it sets, :data:`SYNTHETIC_ENV` and :data:`SYNTHETIC_SPEC`), a request
     model InferenceX names by a path of its runner (its server serves the folder it loads
     under that path; the plugin serves the hub id); for an
     AgentX point, also the ``admission`` flags (its engine's spellings, without dashes), which
     the plugin sets per point from the concurrency."""
     if difference.where == "server-flag":
-        return difference.name in OWNED_SERVER or difference.name.lstrip("-") in set(admission)
+        return (
+            difference.name in OWNED_SERVER
+            or difference.name.lstrip("-") in set(admission)
+            or (difference.name == SYNTHETIC_SPEC and difference.ours is not None)
+        )
     if difference.where == "server-env":
         return (
             difference.name in OWNED_ENV

@@ -215,6 +215,22 @@ def test_an_agentic_key_gets_the_aiperf_settings_every_point_passes_other_than_t
     assert "seed" not in block and "warmup-grace-period" not in block
 
 
+def test_vllm_s_mtp_config_becomes_a_speculative_block_where_the_model_has_a_curve() -> None:
+    argv = [
+        "vllm",
+        "serve",
+        "m",
+        "--speculative-config",
+        '{"method":"mtp","num_speculative_tokens":2}',
+    ]
+    assert (
+        speculative_of("vllm", "dsv4", argv) == "{method: mtp, draft-length: 2, golden: dsv4_mtp}"
+    )
+    assert speculative_of("vllm", "dsr1", argv) is None
+    drafted = '{"method":"mtp","num_speculative_tokens":2,"model":"d"}'
+    assert speculative_of("vllm", "dsv4", [*argv[:4], drafted]) is None
+
+
 def test_sglang_mtp_flags_become_a_speculative_block_where_the_model_has_a_curve() -> None:
     argv = ["sglang", "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3"]
     argv += ["--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"]

@@ -104,6 +104,32 @@ def test_the_acceptance_the_plugin_forces_is_the_plugin_s_and_only_where_it_sets
     assert counts["owned"] == 2
 
 
+def test_vllm_s_synthetic_acceptance_keys_are_the_plugin_s_the_rest_of_its_config_compared() -> (
+    None
+):
+    record = {
+        "argv": [
+            "vllm",
+            "serve",
+            "m",
+            "--speculative-config",
+            '{"method": "mtp", "num_speculative_tokens": 2}',
+        ]
+    }
+    synthetic = (
+        '{"method":"mtp","num_speculative_tokens":%d,'
+        '"rejection_sample_method":"synthetic","synthetic_acceptance_length":2.5}'
+    )
+    same = server_differences(
+        "vllm", ["vllm", "serve", "m", "--speculative-config", synthetic % 2], {}, {}, record
+    )
+    assert unstated(same, []) == ([], {"owned": 1, "better-default": 0, "tool-limit": 0})
+    longer = server_differences(
+        "vllm", ["vllm", "serve", "m", "--speculative-config", synthetic % 3], {}, {}, record
+    )
+    assert [d.name for d in unstated(longer, [])[0]] == ["--speculative-config"]
+
+
 def test_aiperf_s_missing_warm_up_per_lane_is_a_tool_limit_for_every_recipe() -> None:
     found = [
         Difference("client", "--warmup-requests-per-lane", "10", None),
