@@ -101,12 +101,19 @@ its synthetic acceptance comes from there, as InferenceX's scripts take it."""
 
 def speculative_of(engine: str, prefix: str, argv: Sequence[str]) -> str | None:
     """The speculative block (flow mapping) for SGLang's EAGLE/NEXTN MTP flags as its adapter
-    writes them back (algorithm, steps, top-k 1, steps + 1 draft tokens) and for vLLM's MTP
-    config, where the model has a golden curve; ``None`` for the rest, which keep their
-    difference."""
+    writes them back (algorithm, steps, top-k 1, steps + 1 draft tokens), for vLLM's MTP
+    config and ATOM's ``--method mtp``, where the model has a golden curve; ``None`` for the
+    rest, which keep their difference."""
     found = flags(argv, engine)
     if engine == "vllm":
         return _vllm_mtp(prefix, found.get("--speculative-config"))
+    if engine == "atom":
+        steps = found.get("--num-speculative-tokens")
+        if found.get("--method") != "mtp" or "--draft-model" in found or prefix not in GOLDEN:
+            return None
+        if steps is None or not steps.isdigit():
+            return None
+        return f"{{method: mtp, draft-length: {steps}, golden: {GOLDEN[prefix]}}}"
     method = found.get("--speculative-algorithm")
     steps = found.get("--speculative-num-steps")
     if engine != "sglang" or prefix not in GOLDEN or method not in ("EAGLE", "NEXTN"):

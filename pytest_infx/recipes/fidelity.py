@@ -346,6 +346,11 @@ def _synthetic_apart(found: dict[str, str | None]) -> dict[str, str | None]:
     }
 
 
+SYNTHETIC_FLAGS = frozenset(
+    {SYNTHETIC_SPEC, "--spec-decode-acceptance-length", "--spec-decode-acceptance-rate"}
+)
+"""The flags that carry the synthetic acceptance the plugin sets (ATOM's are flags)."""
+
 OPTIONS_FILE = "options file"
 """The name under which one options file on each side is compared, whatever each names it."""
 OPTIONS_FLAGS = frozenset({"--extra-llm-api-options"})
@@ -402,7 +407,7 @@ def _flatten(settings: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[st
 
 def owned(difference: Difference, admission: Iterable[str] = ()) -> bool:
     """Whether the plugin states this difference itself: a flag or variable it owns (the
-    synthetic acceptance it sets, :data:`SYNTHETIC_ENV` and :data:`SYNTHETIC_SPEC`), a request
+    synthetic acceptance it sets, :data:`SYNTHETIC_ENV` and :data:`SYNTHETIC_FLAGS`), a request
     model InferenceX names by a path of its runner (its server serves the folder it loads
     under that path; the plugin serves the hub id); for an
     AgentX point, also the ``admission`` flags (its engine's spellings, without dashes), which
@@ -411,7 +416,7 @@ def owned(difference: Difference, admission: Iterable[str] = ()) -> bool:
         return (
             difference.name in OWNED_SERVER
             or difference.name.lstrip("-") in set(admission)
-            or (difference.name == SYNTHETIC_SPEC and difference.ours is not None)
+            or (difference.name in SYNTHETIC_FLAGS and difference.ours is not None)
         )
     if difference.where == "server-env":
         return (

@@ -231,6 +231,15 @@ def test_vllm_s_mtp_config_becomes_a_speculative_block_where_the_model_has_a_cur
     assert speculative_of("vllm", "dsv4", [*argv[:4], drafted]) is None
 
 
+def test_atom_s_mtp_method_becomes_a_speculative_block_where_the_model_has_a_curve() -> None:
+    argv = ["python3", "-m", "atom", "--method", "mtp", "--num-speculative-tokens", "3"]
+    assert speculative_of("atom", "qwen3.5", argv) == (
+        "{method: mtp, draft-length: 3, golden: qwen3.5_mtp}"
+    )
+    assert speculative_of("atom", "dsr1", argv) is None
+    assert speculative_of("atom", "qwen3.5", [*argv, "--draft-model", "d"]) is None
+
+
 def test_sglang_mtp_flags_become_a_speculative_block_where_the_model_has_a_curve() -> None:
     argv = ["sglang", "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3"]
     argv += ["--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"]

@@ -130,6 +130,14 @@ def test_vllm_s_synthetic_acceptance_keys_are_the_plugin_s_the_rest_of_its_confi
     assert [d.name for d in unstated(longer, [])[0]] == ["--speculative-config"]
 
 
+def test_atom_s_acceptance_flag_is_the_plugin_s_where_it_sets_it() -> None:
+    found = [
+        Difference("server-flag", "--spec-decode-acceptance-length", None, "2.49"),
+        Difference("server-flag", "--spec-decode-acceptance-rate", "0.66", None),
+    ]
+    assert unstated(found, [])[0] == [found[-1]]
+
+
 def test_aiperf_s_missing_warm_up_per_lane_is_a_tool_limit_for_every_recipe() -> None:
     found = [
         Difference("client", "--warmup-requests-per-lane", "10", None),
