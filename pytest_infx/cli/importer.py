@@ -254,12 +254,12 @@ def read_records(path: Path) -> dict[str, list[dict[str, Any]]]:
 
 
 def _portable(name: str, text: str | None, literal: re.Pattern[str]) -> bool:
-    """A setting a recipe can carry: one token (or a JSON object), no path of InferenceX's
+    """A setting a recipe can carry: one token (or a JSON object or list), no path of InferenceX's
     runner, no acceptance-length setting (those come from the golden curve at launch)."""
     if text is None:
         return True
     return (
-        (" " not in text or text.startswith("{"))
+        (" " not in text or text.startswith("{") or _json_list(text) is not None)
         and not text.startswith("/")
         and not literal.search(f"{name} {text}")
     )
@@ -355,8 +355,8 @@ def _options_files(files: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
 
 def _arg_text(given: str | None) -> str:
     """An engine arg as the recipe writes it: ``true`` for a bare flag, a number as a number
-    (the engines' parsers type their sizes), a JSON object as a mapping (the engines take it
-    as JSON), other text as a string."""
+    (the engines' parsers type their sizes), a JSON object or list as a mapping or list (the
+    engines take it as JSON), other text as a string."""
     if given is None:
         return "true"
     if given.startswith("{"):
@@ -366,11 +366,25 @@ def _arg_text(given: str | None) -> str:
             parsed = None
         if isinstance(parsed, dict):
             return json.dumps(parsed)
+    listed = _json_list(given)
+    if listed is not None:
+        return json.dumps(listed)
     try:
         float(given)
     except ValueError:
         return json.dumps(given)
     return given if given.lower() not in ("nan", "inf", "-inf", "infinity") else json.dumps(given)
+
+
+def _json_list(text: str) -> list[Any] | None:
+    """A JSON list written as one token (``[1, 2, 4]``), which the engines read as JSON."""
+    if not text.startswith("["):
+        return None
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, list) else None
 
 
 def _shared(settings: Iterable[Mapping[str, str]]) -> dict[str, str]:

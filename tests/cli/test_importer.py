@@ -171,7 +171,7 @@ def record(conc: int, extra: list[str], env: dict[str, str]) -> dict[str, object
 
 def test_a_recording_gives_each_point_its_script_s_flags_and_variables(tmp_path: Path) -> None:
     recording = [
-        record(4, ["--cuda-graph-max-bs", "4"], {"PYTHONNOUSERSITE": "1"}),
+        record(4, ["--cuda-graph-max-bs", "4", "--cuda-graph-bs", "[1, 2, 4]"], {"A": "1"}),
         record(8, ["--cuda-graph-max-bs", "8", "--chat-template", "/w/t.jinja"], {}),
     ]
     commands = tmp_path / "commands.jsonl"
@@ -184,7 +184,10 @@ def test_a_recording_gives_each_point_its_script_s_flags_and_variables(tmp_path:
     assert recipe["overrides"] == [
         {
             "when": {"tp": 4, "isl": 8192, "osl": 1024, "concurrency": [4]},
-            "engine": {"args": {"cuda-graph-max-bs": 4}, "env": {"PYTHONNOUSERSITE": "1"}},
+            "engine": {
+                "args": {"cuda-graph-bs": [1, 2, 4], "cuda-graph-max-bs": 4},
+                "env": {"A": "1"},
+            },
         },
         {
             "when": {"tp": 4, "isl": 8192, "osl": 1024, "concurrency": [8]},
