@@ -127,7 +127,8 @@ def speculative_of(engine: str, prefix: str, argv: Sequence[str]) -> str | None:
 
 def _vllm_mtp(prefix: str, config: str | None) -> str | None:
     """vLLM's ``--speculative-config`` as a speculative block where it is the model's own MTP
-    head and nothing else (no draft model, no sampling settings) and the model has a curve."""
+    head and nothing else (no draft model, no sampling settings other than the synthetic
+    acceptance the plugin sets from the curve) and the model has a curve."""
     try:
         parsed = json.loads(config) if config else None
     except ValueError:
@@ -135,6 +136,9 @@ def _vllm_mtp(prefix: str, config: str | None) -> str | None:
     if not isinstance(parsed, dict) or prefix not in GOLDEN or parsed.get("method") != "mtp":
         return None
     steps = parsed.get("num_speculative_tokens")
+    if parsed.get("rejection_sample_method") == "synthetic":
+        parsed.pop("rejection_sample_method")
+        parsed.pop("synthetic_acceptance_length", None)
     if set(parsed) != {"method", "num_speculative_tokens"} or not isinstance(steps, int):
         return None
     return f"{{method: mtp, draft-length: {steps}, golden: {GOLDEN[prefix]}}}"

@@ -230,6 +230,10 @@ def test_vllm_s_mtp_config_becomes_a_speculative_block_where_the_model_has_a_cur
         speculative_of("vllm", "dsv4", argv) == "{method: mtp, draft-length: 2, golden: dsv4_mtp}"
     )
     assert speculative_of("vllm", "dsr1", argv) is None
+    synthetic = '{"method":"mtp","num_speculative_tokens":3,"rejection_sample_method":"synthetic"}'
+    assert speculative_of("vllm", "dsv4", [*argv[:4], synthetic]) == (
+        "{method: mtp, draft-length: 3, golden: dsv4_mtp}"
+    )
     drafted = '{"method":"mtp","num_speculative_tokens":2,"model":"d"}'
     assert speculative_of("vllm", "dsv4", [*argv[:4], drafted]) is None
 
