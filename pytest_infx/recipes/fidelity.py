@@ -325,7 +325,9 @@ it: the plugin sets them from the golden curve wherever a point speculates."""
 
 
 def _synthetic_apart(found: dict[str, str | None]) -> dict[str, str | None]:
-    """A speculative config with its synthetic-acceptance keys under :data:`SYNTHETIC_SPEC`."""
+    """A speculative config with its synthetic-acceptance keys under :data:`SYNTHETIC_SPEC`, and
+    its draft ``model`` by folder name: where the draft's weights are (a runner path, a hub id,
+    the plugin's model folder) is the plugin's, which draft it is is compared."""
     import json
 
     try:
@@ -334,11 +336,13 @@ def _synthetic_apart(found: dict[str, str | None]) -> dict[str, str | None]:
         return found
     if not isinstance(parsed, dict):
         return found
+    if isinstance(parsed.get("model"), str):
+        parsed["model"] = parsed["model"].rstrip("/").rsplit("/", 1)[-1]
     synthetic = {k: parsed.pop(k) for k in ("synthetic_acceptance_length",) if k in parsed}
     if parsed.get("rejection_sample_method") == "synthetic":
         synthetic["rejection_sample_method"] = parsed.pop("rejection_sample_method")
     if not synthetic:
-        return found
+        return {**found, SPEC_CONFIG: value(json.dumps(parsed))}
     return {
         **found,
         SPEC_CONFIG: value(json.dumps(parsed)),

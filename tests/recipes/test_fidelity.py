@@ -138,6 +138,22 @@ def test_atom_s_acceptance_flag_is_the_plugin_s_where_it_sets_it() -> None:
     assert unstated(found, [])[0] == [found[-1]]
 
 
+def test_a_speculative_config_s_draft_is_compared_by_name_not_by_where_its_weights_are() -> None:
+    def config(draft: str) -> list[str]:
+        return [
+            "vllm",
+            "serve",
+            "m",
+            "--speculative-config",
+            f'{{"method":"eagle3","model":"{draft}"}}',
+        ]
+
+    record = {"argv": config("/data/models/M3-EAGLE3")}
+    assert server_differences("vllm", config("$MODEL_ROOT/M3-EAGLE3"), {}, {}, record) == []
+    other = server_differences("vllm", config("$MODEL_ROOT/M3-EAGLE"), {}, {}, record)
+    assert [d.name for d in other] == ["--speculative-config"]
+
+
 def test_aiperf_s_missing_warm_up_per_lane_is_a_tool_limit_for_every_recipe() -> None:
     found = [
         Difference("client", "--warmup-requests-per-lane", "10", None),
