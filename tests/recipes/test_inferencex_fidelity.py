@@ -14,6 +14,7 @@ import pytest
 from inferencex_reference import RECIPES, ROOT, records, reference, sweep_points
 
 from pytest_infx.cli.importer import point_name
+from pytest_infx.engines.base import ADMISSION
 from pytest_infx.engines.registry import installed
 from pytest_infx.prepare.plan import client_settings, server_plan
 from pytest_infx.recipes.fidelity import (
@@ -67,7 +68,8 @@ def comparison() -> tuple[tuple[Compared, ...], tuple[str, ...]]:
         plan = server_plan(point, ROOT / "golden")
         differences = server_differences(plan.engine, plan.argv, plan.env, plan.files, server)
         differences += client_differences(client_settings(point), client)
-        admission = rules.agentic.get(plan.engine, {}) if point.kind == "agentic" else {}
+        owners = rules.agentic.get(plan.engine, {}) if point.kind == "agentic" else {}
+        admission = [flag for flag, owner in owners.items() if owner == ADMISSION]
         left, counts = unstated(differences, stated_in(point.recipe), admission)
         found.append(Compared(point, tuple(left), Counter(counts)))
     return tuple(found), tuple(unverified)
@@ -141,6 +143,7 @@ FAITHFUL = (
     "dsv4-fp4-mi355x-atom",
     "dsv4-fp4-mi355x-atom-agentic-mtp",
     "dsv4-fp4-mi355x-vllm",
+    "dsv4-fp4-mi355x-vllm-agentic-mtp",
     "dsv4-fp8-h200-sglang",
     "dsv4-fp8-h200-vllm",
     "dsv4-fp8-mi300x-vllm",
