@@ -318,6 +318,10 @@ def server_differences(
     return found
 
 
+ACCEPTANCE_FLAGS = ("--spec-decode-acceptance-length", "--spec-decode-acceptance-rate")
+SYNTHETIC_ACCEPTANCE = "forced acceptance"
+"""ATOM forces acceptance by a length or a rate; the plugin writes the length its curve gives
+where InferenceX's script may write the rate, one setting in two spellings."""
 SPEC_CONFIG = "--speculative-config"
 SYNTHETIC_SPEC = SPEC_CONFIG + " synthetic acceptance"
 """The synthetic-acceptance keys of vLLM's speculative config, compared apart from the rest of
@@ -325,11 +329,18 @@ it: the plugin sets them from the golden curve wherever a point speculates."""
 
 
 def _synthetic_apart(found: dict[str, str | None]) -> dict[str, str | None]:
-    """A speculative config with its synthetic-acceptance keys under :data:`SYNTHETIC_SPEC`, and
+    """ATOM's acceptance flags, either spelling (length or rate), as one setting under
+    :data:`SYNTHETIC_ACCEPTANCE`; a speculative config with its synthetic-acceptance keys under
+    :data:`SYNTHETIC_SPEC`, and
     its draft ``model`` by folder name: where the draft's weights are (a runner path, a hub id,
     the plugin's model folder) is the plugin's, which draft it is is compared."""
     import json
 
+    forced = sorted(name for name in ACCEPTANCE_FLAGS if name in found)
+    if forced:
+        given = ", ".join(f"{name}={found[name]}" for name in forced)
+        found = {k: v for k, v in found.items() if k not in ACCEPTANCE_FLAGS}
+        found[SYNTHETIC_ACCEPTANCE] = given
     try:
         parsed = json.loads(found.get(SPEC_CONFIG) or "")
     except ValueError:
@@ -350,9 +361,7 @@ def _synthetic_apart(found: dict[str, str | None]) -> dict[str, str | None]:
     }
 
 
-SYNTHETIC_FLAGS = frozenset(
-    {SYNTHETIC_SPEC, "--spec-decode-acceptance-length", "--spec-decode-acceptance-rate"}
-)
+SYNTHETIC_FLAGS = frozenset({SYNTHETIC_SPEC, SYNTHETIC_ACCEPTANCE, *ACCEPTANCE_FLAGS})
 """The flags that carry the synthetic acceptance the plugin sets (ATOM's are flags)."""
 
 OPTIONS_FILE = "options file"

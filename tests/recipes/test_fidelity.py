@@ -154,6 +154,19 @@ def test_a_speculative_config_s_draft_is_compared_by_name_not_by_where_its_weigh
     assert [d.name for d in other] == ["--speculative-config"]
 
 
+def test_atom_s_acceptance_by_rate_or_by_length_is_one_setting() -> None:
+    record = {"argv": ["atom", "--method", "mtp", "--spec-decode-acceptance-rate", "0.66"]}
+    found = server_differences(
+        "atom",
+        ["atom", "--method", "mtp", "--spec-decode-acceptance-length", "2.98"],
+        {},
+        {},
+        record,
+    )
+    assert [d.name for d in found] == ["forced acceptance"]
+    assert unstated(found, [])[0] == []
+
+
 def test_aiperf_s_missing_warm_up_per_lane_is_a_tool_limit_for_every_recipe() -> None:
     found = [
         Difference("client", "--warmup-requests-per-lane", "10", None),
