@@ -80,6 +80,18 @@ class Ported:
     per_point: tuple[tuple[str, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]], ...]
     points: int
     speculative: str | None = None
+    client: tuple[tuple[str, str], ...] = ()
+
+
+AGENTIC_CLIENT: Mapping[str, tuple[str, str]] = {
+    "--public-dataset": ("traces", "semianalysis_cc_traces_weka_062126"),
+    "--num-dataset-entries": ("num-dataset-entries", "393"),
+    "--warmup-grace-period": ("warmup-grace-period", "1800"),
+    "--failed-request-threshold": ("failed-request-threshold", "0.1"),
+    "--random-seed": ("seed", "42"),
+}
+"""aiperf flags of InferenceX's AgentX client that an agentic block sets: the recipe setting
+and its default. A key whose every point passes another value gets it in its block."""
 
 
 GOLDEN = {"dsv4": "dsv4_mtp", "glm5.2": "glm5.2_mtp", "qwen3.5": "qwen3.5_mtp"}
@@ -89,9 +101,19 @@ its synthetic acceptance comes from there, as InferenceX's scripts take it."""
 
 def speculative_of(engine: str, prefix: str, argv: Sequence[str]) -> str | None:
     """The speculative block (flow mapping) for SGLang's EAGLE/NEXTN MTP flags as its adapter
-    writes them back (algorithm, steps, top-k 1, steps + 1 draft tokens), where the model has
-    a golden curve; ``None`` for the rest, which keep their difference."""
+    writes them back (algorithm, steps, top-k 1, steps + 1 draft tokens), for vLLM's MTP
+    config and ATOM's ``--method mtp``, where the model has a golden curve; ``None`` for the
+    rest, which keep their difference."""
     found = flags(argv, engine)
+    if engine == "vllm":
+        return _vllm_mtp(prefix, found.get("--speculative-config"))
+    if engine == "atom":
+        steps = found.get("--num-speculative-tokens")
+        if found.get("--method") != "mtp" or "--draft-model" in found or prefix not in GOLDEN:
+            return None
+        if steps is None or not steps.isdigit():
+            return None
+        return f"{{method: mtp, draft-length: {steps}, golden: {GOLDEN[prefix]}}}"
     method = found.get("--speculative-algorithm")
     steps = found.get("--speculative-num-steps")
     if engine != "sglang" or prefix not in GOLDEN or method not in ("EAGLE", "NEXTN"):
@@ -101,6 +123,25 @@ def speculative_of(engine: str, prefix: str, argv: Sequence[str]) -> str | None:
     if found.get("--speculative-num-draft-tokens") != str(int(steps) + 1):
         return None
     return f"{{method: {method.lower()}, draft-length: {steps}, golden: {GOLDEN[prefix]}}}"
+
+
+def _vllm_mtp(prefix: str, config: str | None) -> str | None:
+    """vLLM's ``--speculative-config`` as a speculative block where it is the model's own MTP
+    head and nothing else (no draft model, no sampling settings other than the synthetic
+    acceptance the plugin sets from the curve) and the model has a curve."""
+    try:
+        parsed = json.loads(config) if config else None
+    except ValueError:
+        return None
+    if not isinstance(parsed, dict) or prefix not in GOLDEN or parsed.get("method") != "mtp":
+        return None
+    steps = parsed.get("num_speculative_tokens")
+    if parsed.get("rejection_sample_method") == "synthetic":
+        parsed.pop("rejection_sample_method")
+        parsed.pop("synthetic_acceptance_length", None)
+    if set(parsed) != {"method", "num_speculative_tokens"} or not isinstance(steps, int):
+        return None
+    return f"{{method: mtp, draft-length: {steps}, golden: {GOLDEN[prefix]}}}"
 
 
 @dataclass(frozen=True)
@@ -217,12 +258,12 @@ def read_records(path: Path) -> dict[str, list[dict[str, Any]]]:
 
 
 def _portable(name: str, text: str | None, literal: re.Pattern[str]) -> bool:
-    """A setting a recipe can carry: one token (or a JSON object), no path of InferenceX's
+    """A setting a recipe can carry: one token (or a JSON object or list), no path of InferenceX's
     runner, no acceptance-length setting (those come from the golden curve at launch)."""
     if text is None:
         return True
     return (
-        (" " not in text or text.startswith("{"))
+        (" " not in text or text.startswith("{") or _json_list(text) is not None)
         and not text.startswith("/")
         and not literal.search(f"{name} {text}")
     )
@@ -238,7 +279,9 @@ def port(
     literal = al_literal_pattern(installed().synthetic_knobs())
     per_point: dict[str, tuple[dict[str, str], dict[str, str]]] = {}
     specs: set[str | None] = set()
+    clients: list[dict[str, str]] = []
     for record in records:
+        clients.append(_client_settings(record) if agentic else {})
         specs.add(speculative_of(engine, prefix, record["server"]["argv"]))
         files = _options_files(record["server"].get("files") or {})
         args: dict[str, str] = {}
@@ -275,7 +318,19 @@ def port(
         rest,
         len(rest),
         next(iter(specs)) if len(specs) == 1 else None,
+        tuple(sorted(_shared(clients).items())),
     )
+
+
+def _client_settings(record: Mapping[str, Any]) -> dict[str, str]:
+    """The agentic block settings a recorded aiperf call gives other than their defaults."""
+    found: dict[str, str] = {}
+    for flag, given in flags((record.get("client") or {}).get("argv") or (), "client").items():
+        if flag in AGENTIC_CLIENT and given is not None:
+            name, default = AGENTIC_CLIENT[flag]
+            if given != default:
+                found[name] = _arg_text(given)
+    return found
 
 
 OWNED_OPTIONS = ("speculative_config",)
@@ -304,8 +359,8 @@ def _options_files(files: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
 
 def _arg_text(given: str | None) -> str:
     """An engine arg as the recipe writes it: ``true`` for a bare flag, a number as a number
-    (the engines' parsers type their sizes), a JSON object as a mapping (the engines take it
-    as JSON), other text as a string."""
+    (the engines' parsers type their sizes), a JSON object or list as a mapping or list (the
+    engines take it as JSON), other text as a string."""
     if given is None:
         return "true"
     if given.startswith("{"):
@@ -315,11 +370,25 @@ def _arg_text(given: str | None) -> str:
             parsed = None
         if isinstance(parsed, dict):
             return json.dumps(parsed)
+    listed = _json_list(given)
+    if listed is not None:
+        return json.dumps(listed)
     try:
         float(given)
     except ValueError:
         return json.dumps(given)
     return given if given.lower() not in ("nan", "inf", "-inf", "infinity") else json.dumps(given)
+
+
+def _json_list(text: str) -> list[Any] | None:
+    """A JSON list written as one token (``[1, 2, 4]``), which the engines read as JSON."""
+    if not text.startswith("["):
+        return None
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, list) else None
 
 
 def _shared(settings: Iterable[Mapping[str, str]]) -> dict[str, str]:
@@ -385,10 +454,11 @@ def _overrides(ported: Ported) -> list[str]:
 
 
 def render(master: MasterKey) -> str:
-    """The recipe text of one key: the same input always gives the same bytes."""
+    """The recipe text of one key: the same input always gives the same bytes. The model is
+    served under its hub id, the name InferenceX's client puts in every request (its servers
+    serve the model under the path they load, the hub id where they load it from the hub)."""
     name = master.image.split("@", 1)[0]
     tag = name.rsplit(":", 1)[-1] if ":" in name else name
-    served = master.model.rsplit("/", 1)[-1].lower()
     spec = ", ".join(master.spec_decoding)
     docs = (
         f"InferenceX's {master.source} key {master.key} on runner label {master.runner_label},"
@@ -420,7 +490,7 @@ def render(master: MasterKey) -> str:
         f"docs: {_q(docs)}",
         "model:",
         f"  hub-id: {_q(master.model)}",
-        f"  served-name: {_q(served)}",
+        f"  served-name: {_q(master.model)}",
         f"  prefix: {_q(master.prefix)}",
         f"  precision: {master.precision}",
     ]
@@ -445,6 +515,8 @@ def render(master: MasterKey) -> str:
         lines.append("agentic:")
         if master.duration is not None:
             lines.append(f"  duration: {master.duration}")
+        if master.ported is not None:
+            lines += [f"  {name}: {given}" for name, given in master.ported.client]
         if master.ported is not None and master.ported.speculative is not None:
             lines.append(f"  speculative: {master.ported.speculative}")
         lines.append("  points:")

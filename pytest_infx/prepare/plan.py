@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from pytest_infx.agentic.runner import SCENARIO
 from pytest_infx.engines.base import FILES, ModelPaths, PlanError, ServerPlan
 from pytest_infx.engines.registry import EngineRegistry, installed, symbolic_paths
 from pytest_infx.engines.spec import SyntheticSetting
@@ -114,6 +115,7 @@ def client_settings(point: Point) -> dict[str, Any]:
     if isinstance(block, FixedSeqLen):
         conc = point.concurrency
         return {
+            "model": recipe.model.served_name,
             "endpoint": "/v1/completions",
             "stream": True,
             "dataset": "random",
@@ -129,6 +131,7 @@ def client_settings(point: Point) -> dict[str, Any]:
         }
     return {
         "client": "aiperf",
+        "scenario": SCENARIO,
         "endpoint": "/v1/chat/completions",
         "endpoint_type": "chat",
         "stream": True,

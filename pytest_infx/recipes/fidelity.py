@@ -54,6 +54,8 @@ OWNED_SERVER = frozenset(
         "--model",
         "--model-path",
         "--served-model-name",
+        "--tokenizer",
+        "--tokenizer-path",
         "--host",
         "--port",
         "--server-port",
@@ -63,7 +65,8 @@ OWNED_SERVER = frozenset(
         "--oversubscribe",
     }
 )
-"""Server flags the plugin sets for every point: where the weights are, the name it serves them
+"""Server flags the plugin sets for every point: where the weights and their tokenizer are (a
+tokenizer flag names the model's own folder on InferenceX's runners), the name it serves them
 under, the address it listens on, the metrics it reads its measurements from and how its
 container runs TensorRT-LLM's MPI launcher."""
 OWNED_ENV = frozenset(
@@ -96,6 +99,13 @@ not settings of the server. So is every ``AIPERF_*`` variable (the workflow expo
 client's settings to every process; the plugin runs its own client) and every variable whose
 value is a path of the runner (caches, tool paths): the plugin keeps its own."""
 OWNED_ENV_PREFIXES = ("AIPERF_",)
+SYNTHETIC_ENV = frozenset(
+    {"SGLANG_SIMULATE_ACC_LEN", "SGLANG_SIMULATE_ACC_METHOD", "SGLANG_SIMULATE_ACC_TOKEN_MODE"}
+)
+"""The variables through which the plugin makes a speculative point accept drafts as its golden
+curve says (a recipe's speculative block needs a curve). InferenceX's fixed-seq-len scripts
+leave them unset and measure whatever the random prompts accept, which says little about the
+draft; where ours sets one, the difference is the plugin's."""
 OWNED_CLIENT = frozenset(
     {
         "--model",
@@ -288,8 +298,8 @@ def server_differences(
     record: Mapping[str, Any],
 ) -> list[Difference]:
     """The server's flags, environment and files, InferenceX's record against the plan."""
-    theirs = flags(record.get("argv") or (), engine)
-    ours = flags(planned_argv, engine)
+    theirs = _synthetic_apart(flags(record.get("argv") or (), engine))
+    ours = _synthetic_apart(flags(planned_argv, engine))
     found = list(_compare("server-flag", theirs, ours))
     env = {k: value(v) for k, v in (record.get("env") or {}).items() if k not in OWNED_ENV}
     found += _compare("server-env", env, {k: value(v) for k, v in planned_env.items()})
@@ -307,6 +317,52 @@ def server_differences(
     found += _compare("server-file", files, ours_files)
     return found
 
+
+ACCEPTANCE_FLAGS = ("--spec-decode-acceptance-length", "--spec-decode-acceptance-rate")
+SYNTHETIC_ACCEPTANCE = "forced acceptance"
+"""ATOM forces acceptance by a length or a rate; the plugin writes the length its curve gives
+where InferenceX's script may write the rate, one setting in two spellings."""
+SPEC_CONFIG = "--speculative-config"
+SYNTHETIC_SPEC = SPEC_CONFIG + " synthetic acceptance"
+"""The synthetic-acceptance keys of vLLM's speculative config, compared apart from the rest of
+it: the plugin sets them from the golden curve wherever a point speculates."""
+
+
+def _synthetic_apart(found: dict[str, str | None]) -> dict[str, str | None]:
+    """ATOM's acceptance flags, either spelling (length or rate), as one setting under
+    :data:`SYNTHETIC_ACCEPTANCE`; a speculative config with its synthetic-acceptance keys under
+    :data:`SYNTHETIC_SPEC`, and
+    its draft ``model`` by folder name: where the draft's weights are (a runner path, a hub id,
+    the plugin's model folder) is the plugin's, which draft it is is compared."""
+    import json
+
+    forced = sorted(name for name in ACCEPTANCE_FLAGS if name in found)
+    if forced:
+        given = ", ".join(f"{name}={found[name]}" for name in forced)
+        found = {k: v for k, v in found.items() if k not in ACCEPTANCE_FLAGS}
+        found[SYNTHETIC_ACCEPTANCE] = given
+    try:
+        parsed = json.loads(found.get(SPEC_CONFIG) or "")
+    except ValueError:
+        return found
+    if not isinstance(parsed, dict):
+        return found
+    if isinstance(parsed.get("model"), str):
+        parsed["model"] = parsed["model"].rstrip("/").rsplit("/", 1)[-1]
+    synthetic = {k: parsed.pop(k) for k in ("synthetic_acceptance_length",) if k in parsed}
+    if parsed.get("rejection_sample_method") == "synthetic":
+        synthetic["rejection_sample_method"] = parsed.pop("rejection_sample_method")
+    if not synthetic:
+        return {**found, SPEC_CONFIG: value(json.dumps(parsed))}
+    return {
+        **found,
+        SPEC_CONFIG: value(json.dumps(parsed)),
+        SYNTHETIC_SPEC: value(json.dumps(synthetic)),
+    }
+
+
+SYNTHETIC_FLAGS = frozenset({SYNTHETIC_SPEC, SYNTHETIC_ACCEPTANCE, *ACCEPTANCE_FLAGS})
+"""The flags that carry the synthetic acceptance the plugin sets (ATOM's are flags)."""
 
 OPTIONS_FILE = "options file"
 """The name under which one options file on each side is compared, whatever each names it."""
@@ -333,11 +389,17 @@ def _options_text(text: str | None) -> str | None:
 
 def client_differences(settings: Mapping[str, Any], record: Mapping[str, Any]) -> list[Difference]:
     """The client's settings: each InferenceX flag read as the plan's setting that holds it;
-    a flag with no such setting is a difference with no value on our side."""
+    a flag with no such setting is a difference with no value on our side. The request's
+    ``--model`` is compared where the plan names the model it sends (a fixed-seq-len point);
+    elsewhere it is the plugin's."""
     argv = list(record.get("argv") or ())
     theirs: dict[str, str | None] = {"client": "aiperf"} if argv[:1] == ["aiperf"] else {}
     for flag, given in flags(argv, "client").items():
-        name = CLIENT_SETTINGS.get(flag, flag)
+        name = (
+            "model"
+            if flag == "--model" and "model" in settings
+            else CLIENT_SETTINGS.get(flag, flag)
+        )
         theirs[name] = "true" if given is None else given
     ours = {name: value(v) for name, v in _flatten(settings)}
     for name, default in CLIENT_DEFAULTS.items():
@@ -357,29 +419,47 @@ def _flatten(settings: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[st
 
 
 def owned(difference: Difference, admission: Iterable[str] = ()) -> bool:
-    """Whether the plugin states this difference itself: a flag or variable it owns; for an
+    """Whether the plugin states this difference itself: a flag or variable it owns (the
+    synthetic acceptance it sets, :data:`SYNTHETIC_ENV` and :data:`SYNTHETIC_FLAGS`), a request
+    model InferenceX names by a path of its runner (its server serves the folder it loads
+    under that path; the plugin serves the hub id); for an
     AgentX point, also the ``admission`` flags (its engine's spellings, without dashes), which
     the plugin sets per point from the concurrency."""
     if difference.where == "server-flag":
-        return difference.name in OWNED_SERVER or difference.name.lstrip("-") in set(admission)
+        return (
+            difference.name in OWNED_SERVER
+            or difference.name.lstrip("-") in set(admission)
+            or (difference.name in SYNTHETIC_FLAGS and difference.ours is not None)
+        )
     if difference.where == "server-env":
         return (
             difference.name in OWNED_ENV
+            or (difference.name in SYNTHETIC_ENV and difference.ours is not None)
             or difference.name.startswith(OWNED_ENV_PREFIXES)
             or (difference.inferencex or "").startswith("/")
         )
     if difference.where == "client":
-        return difference.name in OWNED_CLIENT
+        return difference.name in OWNED_CLIENT or (
+            difference.name == "model" and (difference.inferencex or "").startswith("/")
+        )
     return False
+
+
+TOOL_LIMITS: tuple[Stated, ...] = (Stated("--warmup-requests-per-lane", "*", None, "tool-limit"),)
+"""Differences every point has because a tool the plugin pins cannot do what InferenceX's
+does: aiperf 0.13.0 has no ``--warmup-requests-per-lane`` (its agentic replay warms each lane
+by replaying the trajectory up to a random start turn, which the plan passes as
+``trajectory_start_ratio``)."""
 
 
 def unstated(
     differences: Iterable[Difference], stated: Iterable[Stated], admission: Iterable[str] = ()
 ) -> tuple[list[Difference], dict[Reason, int]]:
     """The differences neither the plugin nor the recipe states, and the count of the stated
-    ones per reason (``admission``: see :func:`owned`)."""
+    ones per reason (``admission``: see :func:`owned`; the plugin's :data:`TOOL_LIMITS` are
+    stated for every recipe)."""
     admission = tuple(admission)
-    statements = list(stated)
+    statements = [*stated, *TOOL_LIMITS]
     left: list[Difference] = []
     counts: dict[Reason, int] = dict.fromkeys(REASONS, 0)
     for difference in differences:

@@ -80,6 +80,7 @@ def test_each_single_node_key_of_a_served_framework_is_one_recipe(tmp_path: Path
     assert [k.key for k in keys] == ["dsr1-fp4-b200-sglang", "kimik3-fp4-mi355x-atom-agentic-mtp"]
     fixed = yaml.safe_load(generate(keys)["dsr1-fp4-b200-sglang.yaml"])
     assert fixed["runner"] == "b200"
+    assert fixed["model"]["served-name"] == fixed["model"]["hub-id"]
     assert fixed["model"]["max-model-len"] == 8192 + 1024 + 256
     assert fixed["engine"]["image-unpinned"]
     assert fixed["fixed-seq-len"]["points"] == [
@@ -170,7 +171,7 @@ def record(conc: int, extra: list[str], env: dict[str, str]) -> dict[str, object
 
 def test_a_recording_gives_each_point_its_script_s_flags_and_variables(tmp_path: Path) -> None:
     recording = [
-        record(4, ["--cuda-graph-max-bs", "4"], {"PYTHONNOUSERSITE": "1"}),
+        record(4, ["--cuda-graph-max-bs", "4", "--cuda-graph-bs", "[1, 2, 4]"], {"A": "1"}),
         record(8, ["--cuda-graph-max-bs", "8", "--chat-template", "/w/t.jinja"], {}),
     ]
     commands = tmp_path / "commands.jsonl"
@@ -183,13 +184,67 @@ def test_a_recording_gives_each_point_its_script_s_flags_and_variables(tmp_path:
     assert recipe["overrides"] == [
         {
             "when": {"tp": 4, "isl": 8192, "osl": 1024, "concurrency": [4]},
-            "engine": {"args": {"cuda-graph-max-bs": 4}, "env": {"PYTHONNOUSERSITE": "1"}},
+            "engine": {
+                "args": {"cuda-graph-bs": [1, 2, 4], "cuda-graph-max-bs": 4},
+                "env": {"A": "1"},
+            },
         },
         {
             "when": {"tp": 4, "isl": 8192, "osl": 1024, "concurrency": [8]},
             "engine": {"args": {"cuda-graph-max-bs": 8}},
         },
     ]
+
+
+def test_an_agentic_key_gets_the_aiperf_settings_every_point_passes_other_than_the_default(
+    tmp_path: Path,
+) -> None:
+    def aiperf_record(conc: int, grace: str) -> dict[str, object]:
+        client = ["aiperf", "profile", "--public-dataset", "traces_256k", "--random-seed", "42"]
+        return {
+            "key": "kimik3-fp4-mi355x-atom-agentic-mtp",
+            "params": {"tp": 8, "conc": conc, "ep": 1},
+            "server": {"argv": ["python3", "-m", "atom.entrypoints.openai_server", "--model", "m"]},
+            "client": {"argv": [*client, "--warmup-grace-period", grace]},
+        }
+
+    recording = [aiperf_record(1, "3600"), aiperf_record(4, "1800")]
+    commands = tmp_path / "commands.jsonl"
+    commands.write_text("\n".join(json.dumps(r) for r in recording), encoding="utf-8")
+    keys = master_keys(checkout(tmp_path))
+    text = generate(keys, records=read_records(commands))["kimik3-fp4-mi355x-atom-agentic-mtp.yaml"]
+    block = yaml.safe_load(text)["agentic"]
+    assert block["traces"] == "traces_256k"
+    assert "seed" not in block and "warmup-grace-period" not in block
+
+
+def test_vllm_s_mtp_config_becomes_a_speculative_block_where_the_model_has_a_curve() -> None:
+    argv = [
+        "vllm",
+        "serve",
+        "m",
+        "--speculative-config",
+        '{"method":"mtp","num_speculative_tokens":2}',
+    ]
+    assert (
+        speculative_of("vllm", "dsv4", argv) == "{method: mtp, draft-length: 2, golden: dsv4_mtp}"
+    )
+    assert speculative_of("vllm", "dsr1", argv) is None
+    synthetic = '{"method":"mtp","num_speculative_tokens":3,"rejection_sample_method":"synthetic"}'
+    assert speculative_of("vllm", "dsv4", [*argv[:4], synthetic]) == (
+        "{method: mtp, draft-length: 3, golden: dsv4_mtp}"
+    )
+    drafted = '{"method":"mtp","num_speculative_tokens":2,"model":"d"}'
+    assert speculative_of("vllm", "dsv4", [*argv[:4], drafted]) is None
+
+
+def test_atom_s_mtp_method_becomes_a_speculative_block_where_the_model_has_a_curve() -> None:
+    argv = ["python3", "-m", "atom", "--method", "mtp", "--num-speculative-tokens", "3"]
+    assert speculative_of("atom", "qwen3.5", argv) == (
+        "{method: mtp, draft-length: 3, golden: qwen3.5_mtp}"
+    )
+    assert speculative_of("atom", "dsr1", argv) is None
+    assert speculative_of("atom", "qwen3.5", [*argv, "--draft-model", "d"]) is None
 
 
 def test_sglang_mtp_flags_become_a_speculative_block_where_the_model_has_a_curve() -> None:

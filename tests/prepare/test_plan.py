@@ -109,6 +109,7 @@ def test_agentic_plan_sizes_each_server_for_its_own_points_concurrency(
         assert argv[argv.index("--tp-size") + 1] == str(tp)
         client = json.loads(block["client"])
         assert client["concurrency"] == conc
+        assert client["scenario"] == "inferencex-agentx-mvp"
         assert client["trajectory_start_ratio"] == [0.25, 0.75]
         assert (client["trace_idle_gap_cap_s"], client["warmup_grace_period_s"]) == (300, 1800)
         assert "golden" not in block
@@ -168,6 +169,7 @@ def test_fixed_seq_len_points_of_one_tp_share_a_server_and_show_benchmark_servin
     blocks = plan_blocks(result)
     client = json.loads(blocks["f-b200-sglang[tp4-isl8192-osl1024-c16]"]["client"])
     assert client == {
+        "model": "mimo-v2.6-flash-rl",
         "endpoint": "/v1/completions", "stream": True, "dataset": "random", "input_len": 8192,
         "output_len": 1024, "random_range_ratio": 0.8, "num_prompts": 160,
         "max_concurrency": 16, "request_rate": "inf", "ignore_eos": True, "num_warmups": 32,

@@ -45,6 +45,7 @@ def aiperf(
 ) -> dict[str, object]:
     return {
         "client": "aiperf",
+        "scenario": "inferencex-agentx-mvp",
         "endpoint": "/v1/chat/completions",
         "endpoint_type": "chat",
         "stream": True,

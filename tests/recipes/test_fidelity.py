@@ -93,6 +93,100 @@ def test_runner_variables_and_paths_are_the_plugin_s() -> None:
     assert counts["owned"] == 3
 
 
+def test_the_acceptance_the_plugin_forces_is_the_plugin_s_and_only_where_it_sets_it() -> None:
+    found = [
+        Difference("server-env", "SGLANG_SIMULATE_ACC_LEN", None, "3.39"),
+        Difference("server-env", "SGLANG_SIMULATE_ACC_METHOD", None, "match-expected"),
+        Difference("server-env", "SGLANG_SIMULATE_ACC_LEN", "2.1", None),
+    ]
+    left, counts = unstated(found, [])
+    assert left == [found[-1]]
+    assert counts["owned"] == 2
+
+
+def test_vllm_s_synthetic_acceptance_keys_are_the_plugin_s_the_rest_of_its_config_compared() -> (
+    None
+):
+    record = {
+        "argv": [
+            "vllm",
+            "serve",
+            "m",
+            "--speculative-config",
+            '{"method": "mtp", "num_speculative_tokens": 2}',
+        ]
+    }
+    synthetic = (
+        '{"method":"mtp","num_speculative_tokens":%d,'
+        '"rejection_sample_method":"synthetic","synthetic_acceptance_length":2.5}'
+    )
+    same = server_differences(
+        "vllm", ["vllm", "serve", "m", "--speculative-config", synthetic % 2], {}, {}, record
+    )
+    assert unstated(same, []) == ([], {"owned": 1, "better-default": 0, "tool-limit": 0})
+    longer = server_differences(
+        "vllm", ["vllm", "serve", "m", "--speculative-config", synthetic % 3], {}, {}, record
+    )
+    assert [d.name for d in unstated(longer, [])[0]] == ["--speculative-config"]
+
+
+def test_atom_s_acceptance_flag_is_the_plugin_s_where_it_sets_it() -> None:
+    found = [
+        Difference("server-flag", "--spec-decode-acceptance-length", None, "2.49"),
+        Difference("server-flag", "--spec-decode-acceptance-rate", "0.66", None),
+    ]
+    assert unstated(found, [])[0] == [found[-1]]
+
+
+def test_a_speculative_config_s_draft_is_compared_by_name_not_by_where_its_weights_are() -> None:
+    def config(draft: str) -> list[str]:
+        return [
+            "vllm",
+            "serve",
+            "m",
+            "--speculative-config",
+            f'{{"method":"eagle3","model":"{draft}"}}',
+        ]
+
+    record = {"argv": config("/data/models/M3-EAGLE3")}
+    assert server_differences("vllm", config("$MODEL_ROOT/M3-EAGLE3"), {}, {}, record) == []
+    other = server_differences("vllm", config("$MODEL_ROOT/M3-EAGLE"), {}, {}, record)
+    assert [d.name for d in other] == ["--speculative-config"]
+
+
+def test_atom_s_acceptance_by_rate_or_by_length_is_one_setting() -> None:
+    record = {"argv": ["atom", "--method", "mtp", "--spec-decode-acceptance-rate", "0.66"]}
+    found = server_differences(
+        "atom",
+        ["atom", "--method", "mtp", "--spec-decode-acceptance-length", "2.98"],
+        {},
+        {},
+        record,
+    )
+    assert [d.name for d in found] == ["forced acceptance"]
+    assert unstated(found, [])[0] == []
+
+
+def test_aiperf_s_missing_warm_up_per_lane_is_a_tool_limit_for_every_recipe() -> None:
+    found = [
+        Difference("client", "--warmup-requests-per-lane", "10", None),
+        Difference("client", "--warmup-requests-per-lane", "10", "4"),
+    ]
+    left, counts = unstated(found, [])
+    assert left == [found[-1]]
+    assert counts["tool-limit"] == 1
+
+
+def test_where_the_tokenizer_is_read_from_is_the_plugin_s() -> None:
+    found = [
+        Difference("server-flag", "--tokenizer-path", "/models/Qwen3.5-FP8", "Qwen/Qwen3.5-FP8"),
+        Difference("server-flag", "--tokenizer-worker-num", None, "6"),
+    ]
+    left, counts = unstated(found, [])
+    assert left == [found[-1]]
+    assert counts["owned"] == 1
+
+
 def test_an_agentic_point_s_admission_is_the_plugin_s() -> None:
     found = [Difference("server-flag", "--max-num-seqs", "256", "64")]
     assert unstated(found, [])[0] == found

@@ -14,6 +14,7 @@ import pytest
 from inferencex_reference import RECIPES, ROOT, records, reference, sweep_points
 
 from pytest_infx.cli.importer import point_name
+from pytest_infx.engines.base import ADMISSION
 from pytest_infx.engines.registry import installed
 from pytest_infx.prepare.plan import client_settings, server_plan
 from pytest_infx.recipes.fidelity import (
@@ -67,7 +68,8 @@ def comparison() -> tuple[tuple[Compared, ...], tuple[str, ...]]:
         plan = server_plan(point, ROOT / "golden")
         differences = server_differences(plan.engine, plan.argv, plan.env, plan.files, server)
         differences += client_differences(client_settings(point), client)
-        admission = rules.agentic.get(plan.engine, {}) if point.kind == "agentic" else {}
+        owners = rules.agentic.get(plan.engine, {}) if point.kind == "agentic" else {}
+        admission = [flag for flag, owner in owners.items() if owner == ADMISSION]
         left, counts = unstated(differences, stated_in(point.recipe), admission)
         found.append(Compared(point, tuple(left), Counter(counts)))
     return tuple(found), tuple(unverified)
@@ -99,6 +101,26 @@ def test_the_differences_the_plugin_owns_are_stated_and_counted() -> None:
     assert hosts == []
 
 
+def test_a_fixed_seq_len_request_names_the_model_as_inferencex_s_client_does() -> None:
+    reference()
+    points = {p.id: p for p in expand_all(load_tree(RECIPES))}
+    sweep = sweep_points()
+    checked = 0
+    for record in records():
+        argv = (record.get("client") or {}).get("argv") or []
+        if record["scenario"] != "fixed_seq_len" or "--model" not in argv:
+            continue
+        sent = argv[argv.index("--model") + 1]
+        if sent.startswith("/"):
+            continue
+        name = point_name(sweep[record["index"]])
+        ids = [f"{key}[{name}]" for key in record["key"].split("|")]
+        point = next(points[i] for i in ids if i in points)
+        assert (point.id, client_settings(point)["model"]) == (point.id, sent)
+        checked += 1
+    assert checked == 627
+
+
 FAITHFUL = (
     "dsr1-fp4-b200-sglang",
     "dsr1-fp4-b200-trt",
@@ -117,21 +139,35 @@ FAITHFUL = (
     "dsv4-fp4-b200-sglang",
     "dsv4-fp4-b200-vllm",
     "dsv4-fp4-b300-sglang",
+    "dsv4-fp4-b300-vllm",
+    "dsv4-fp4-mi355x-atom",
+    "dsv4-fp4-mi355x-atom-agentic-mtp",
     "dsv4-fp4-mi355x-vllm",
+    "dsv4-fp4-mi355x-vllm-agentic-mtp",
     "dsv4-fp8-h200-sglang",
     "dsv4-fp8-h200-vllm",
     "dsv4-fp8-mi300x-vllm",
     "dsv4-fp8-mi325x-vllm",
+    "glm5.2-fp4-b300-sglang-agentic-mtp",
+    "glm5.2-fp4-mi355x-sglang-agentic-mtp",
+    "minimaxm3-fp4-b300-vllm-agentic-mtp",
     "qwen3.5-fp4-b200-sglang",
+    "qwen3.5-fp4-b200-sglang-agentic-mtp",
     "qwen3.5-fp4-b200-trt",
     "qwen3.5-fp4-b300-sglang",
+    "qwen3.5-fp4-b300-sglang-agentic-mtp",
+    "qwen3.5-fp4-b300-sglang-agentic-power-ab",
     "qwen3.5-fp4-mi355x-atom",
     "qwen3.5-fp4-mi355x-sglang",
     "qwen3.5-fp4-rtx6000pro-sglang",
     "qwen3.5-fp8-b200-sglang",
+    "qwen3.5-fp8-b200-sglang-agentic-mtp",
+    "qwen3.5-fp8-b300-sglang-agentic-mtp",
+    "qwen3.5-fp8-b300-sglang-agentic-power-ab",
     "qwen3.5-fp8-h100-sglang",
     "qwen3.5-fp8-h200-sglang",
     "qwen3.5-fp8-mi300x-sglang",
+    "qwen3.5-fp8-mi300x-sglang-agentic-mtp",
     "qwen3.5-fp8-mi325x-sglang",
     "qwen3.5-fp8-mi355x-atom",
     "qwen3.5-fp8-mi355x-sglang",
