@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -28,11 +28,11 @@ from pytest_infx.cli.compare import (
     _items,
     variant_of,
 )
+from pytest_infx.engines.fidelity import OWNED_SERVER, Difference, flags, owned, speculative_of
 from pytest_infx.engines.registry import installed
 from pytest_infx.hardware import gpu_type
 from pytest_infx.lint.masters import master_files
 from pytest_infx.recipes.errors import RecipeError
-from pytest_infx.recipes.fidelity import OWNED_SERVER, Difference, flags, owned
 from pytest_infx.recipes.loader import recipe_files
 from pytest_infx.recipes.owned import owner
 from pytest_infx.recipes.rules import al_literal_pattern
@@ -97,51 +97,6 @@ and its default. A key whose every point passes another value gets it in its blo
 GOLDEN = {"dsv4": "dsv4_mtp", "glm5.2": "glm5.2_mtp", "qwen3.5": "qwen3.5_mtp"}
 """The golden acceptance curve of each model family's MTP head, by InferenceX's model prefix:
 its synthetic acceptance comes from there, as InferenceX's scripts take it."""
-
-
-def speculative_of(engine: str, prefix: str, argv: Sequence[str]) -> str | None:
-    """The speculative block (flow mapping) for SGLang's EAGLE/NEXTN MTP flags as its adapter
-    writes them back (algorithm, steps, top-k 1, steps + 1 draft tokens), for vLLM's MTP
-    config and ATOM's ``--method mtp``, where the model has a golden curve; ``None`` for the
-    rest, which keep their difference."""
-    found = flags(argv, engine)
-    if engine == "vllm":
-        return _vllm_mtp(prefix, found.get("--speculative-config"))
-    if engine == "atom":
-        steps = found.get("--num-speculative-tokens")
-        if found.get("--method") != "mtp" or "--draft-model" in found or prefix not in GOLDEN:
-            return None
-        if steps is None or not steps.isdigit():
-            return None
-        return f"{{method: mtp, draft-length: {steps}, golden: {GOLDEN[prefix]}}}"
-    method = found.get("--speculative-algorithm")
-    steps = found.get("--speculative-num-steps")
-    if engine != "sglang" or prefix not in GOLDEN or method not in ("EAGLE", "NEXTN"):
-        return None
-    if steps is None or not steps.isdigit() or found.get("--speculative-eagle-topk") != "1":
-        return None
-    if found.get("--speculative-num-draft-tokens") != str(int(steps) + 1):
-        return None
-    return f"{{method: {method.lower()}, draft-length: {steps}, golden: {GOLDEN[prefix]}}}"
-
-
-def _vllm_mtp(prefix: str, config: str | None) -> str | None:
-    """vLLM's ``--speculative-config`` as a speculative block where it is the model's own MTP
-    head and nothing else (no draft model, no sampling settings other than the synthetic
-    acceptance the plugin sets from the curve) and the model has a curve."""
-    try:
-        parsed = json.loads(config) if config else None
-    except ValueError:
-        return None
-    if not isinstance(parsed, dict) or prefix not in GOLDEN or parsed.get("method") != "mtp":
-        return None
-    steps = parsed.get("num_speculative_tokens")
-    if parsed.get("rejection_sample_method") == "synthetic":
-        parsed.pop("rejection_sample_method")
-        parsed.pop("synthetic_acceptance_length", None)
-    if set(parsed) != {"method", "num_speculative_tokens"} or not isinstance(steps, int):
-        return None
-    return f"{{method: mtp, draft-length: {steps}, golden: {GOLDEN[prefix]}}}"
 
 
 @dataclass(frozen=True)
@@ -282,7 +237,7 @@ def port(
     clients: list[dict[str, str]] = []
     for record in records:
         clients.append(_client_settings(record) if agentic else {})
-        specs.add(speculative_of(engine, prefix, record["server"]["argv"]))
+        specs.add(speculative_of(engine, prefix, record["server"]["argv"], GOLDEN))
         files = _options_files(record["server"].get("files") or {})
         args: dict[str, str] = {}
         for flag, given in flags(record["server"]["argv"], engine, spelled=False).items():

@@ -14,12 +14,18 @@ from inferencex_reference import RECIPES, reference
 from pytest_infx.cli import main
 from pytest_infx.cli.importer import (
     GENERATED_FOLDER,
+    GOLDEN,
     differences,
     generate,
     master_keys,
     read_records,
-    speculative_of,
 )
+from pytest_infx.engines.fidelity import speculative_of as of_curves
+
+
+def speculative_of(engine: str, prefix: str, argv: list[str]) -> str | None:
+    return of_curves(engine, prefix, argv, GOLDEN)
+
 
 MASTER = """\
 dsr1-fp4-b200-sglang:

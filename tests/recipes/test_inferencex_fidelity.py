@@ -1,6 +1,6 @@
 """Every point's planned command against what InferenceX ran for it (its ``commands.jsonl``, in
 the reference data beside the repository; skipped without it): the server's flags, environment
-and files and the client's settings, compared as recipes/fidelity.py reads them. The points
+and files and the client's settings, compared as engines/fidelity.py reads them. The points
 InferenceX's recording could not capture are listed by name as unverified."""
 
 from __future__ import annotations
@@ -15,15 +15,15 @@ from inferencex_reference import RECIPES, ROOT, records, reference, sweep_points
 
 from pytest_infx.cli.importer import point_name
 from pytest_infx.engines.base import ADMISSION
-from pytest_infx.engines.registry import installed
-from pytest_infx.prepare.plan import client_settings, server_plan
-from pytest_infx.recipes.fidelity import (
+from pytest_infx.engines.fidelity import (
     Difference,
     client_differences,
     server_differences,
     stated_in,
     unstated,
 )
+from pytest_infx.engines.registry import installed
+from pytest_infx.prepare.plan import client_settings, server_plan
 from pytest_infx.recipes.loader import load_tree
 from pytest_infx.recipes.points import Point, expand_all
 

@@ -11,7 +11,7 @@ import pytest
 from core.helpers import agentic, write
 from pydantic import ValidationError
 
-from pytest_infx.recipes.fidelity import (
+from pytest_infx.engines.fidelity import (
     Difference,
     Stated,
     client_differences,

@@ -13,6 +13,7 @@ by its recipe (``differences:``) with InferenceX's value, ours and why.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -480,3 +481,50 @@ def stated_in(recipe: Recipe) -> list[Stated]:
         Stated(d.name, value(d.inferencex), value(d.ours), d.reason, d.evidence)
         for d in recipe.differences
     ]
+
+
+def speculative_of(
+    engine: str, prefix: str, argv: Sequence[str], golden: Mapping[str, str]
+) -> str | None:
+    """The speculative block (flow mapping) for SGLang's EAGLE/NEXTN MTP flags as its adapter
+    writes them back (algorithm, steps, top-k 1, steps + 1 draft tokens), for vLLM's MTP
+    config and ATOM's ``--method mtp``, where the model has a curve in ``golden`` (model prefix
+    -> curve); ``None`` for the rest, which keep their difference."""
+    found = flags(argv, engine)
+    if engine == "vllm":
+        return _vllm_mtp(prefix, found.get("--speculative-config"), golden)
+    if engine == "atom":
+        steps = found.get("--num-speculative-tokens")
+        if found.get("--method") != "mtp" or "--draft-model" in found or prefix not in golden:
+            return None
+        if steps is None or not steps.isdigit():
+            return None
+        return f"{{method: mtp, draft-length: {steps}, golden: {golden[prefix]}}}"
+    method = found.get("--speculative-algorithm")
+    steps = found.get("--speculative-num-steps")
+    if engine != "sglang" or prefix not in golden or method not in ("EAGLE", "NEXTN"):
+        return None
+    if steps is None or not steps.isdigit() or found.get("--speculative-eagle-topk") != "1":
+        return None
+    if found.get("--speculative-num-draft-tokens") != str(int(steps) + 1):
+        return None
+    return f"{{method: {method.lower()}, draft-length: {steps}, golden: {golden[prefix]}}}"
+
+
+def _vllm_mtp(prefix: str, config: str | None, golden: Mapping[str, str]) -> str | None:
+    """vLLM's ``--speculative-config`` as a speculative block where it is the model's own MTP
+    head and nothing else (no draft model, no sampling settings other than the synthetic
+    acceptance the plugin sets from the curve) and the model has a curve."""
+    try:
+        parsed = json.loads(config) if config else None
+    except ValueError:
+        return None
+    if not isinstance(parsed, dict) or prefix not in golden or parsed.get("method") != "mtp":
+        return None
+    steps = parsed.get("num_speculative_tokens")
+    if parsed.get("rejection_sample_method") == "synthetic":
+        parsed.pop("rejection_sample_method")
+        parsed.pop("synthetic_acceptance_length", None)
+    if set(parsed) != {"method", "num_speculative_tokens"} or not isinstance(steps, int):
+        return None
+    return f"{{method: mtp, draft-length: {steps}, golden: {golden[prefix]}}}"
