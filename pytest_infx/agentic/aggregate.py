@@ -368,11 +368,12 @@ def round_floats(obj: Any, decimal_places: int = 5) -> Any:
 
 
 def headline(
-    agg: Mapping[str, Any], *, num_gpus: int, requests_per_s: float
+    agg: Mapping[str, Any], *, num_gpus: int, requests_per_s: float | None
 ) -> InferencexThroughput | None:
     """The throughput block of our own result file, from an aggregate: InferenceX's per-GPU
     figures and the output rate one user sees (1 / median ITL); None without a throughput
-    span. ``requests_per_s`` is aiperf's request rate, which the aggregate does not hold."""
+    span. ``requests_per_s`` is aiperf's request rate, which the aggregate does not hold (None
+    where aiperf's was no finite figure)."""
     metrics = agg.get("request_metrics") or {}
     block = metrics.get("throughput") or {}
     if not block:

@@ -6,6 +6,7 @@ any later comparison without re-reading aiperf.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from pytest_infx.agentic.gate import GateVerdict
@@ -57,7 +58,14 @@ def result_record(
     """``throughput`` is the block computed the InferenceX way from the per-request records
     (``aggregate.headline``); without it the block holds aiperf's own summary figures, whose
     output rate is over the benchmark duration rather than the requests' span.
-    ``inferencex_result`` is InferenceX's aggregate file, relative to the results folder."""
+    ``inferencex_result`` is InferenceX's aggregate file, relative to the results folder.
+
+    A figure aiperf measured as NaN, infinite or negative is left out of the record (None) and
+    fails the point with that reason (:func:`unmeasured`): the record is still written, so the
+    reviewer sees the rest of the point, but it can never pass, be reused or be a baseline."""
+    broken = unmeasured(result)
+    passed = (verdict is None or verdict.passed) and not broken
+    reasons = ([] if verdict is None else list(verdict.reasons)) + list(broken)
     return PointRecord(
         version=RECORD_VERSION,
         id=identity.id,
@@ -82,9 +90,9 @@ def result_record(
         throughput=throughput
         or AiperfThroughput(
             method="aiperf",
-            output_tokens_per_s=result.output_throughput,
-            output_tokens_per_s_per_gpu=result.output_throughput_per_gpu,
-            requests_per_s=result.request_rate,
+            output_tokens_per_s=kept(result.output_throughput),
+            output_tokens_per_s_per_gpu=kept(result.output_throughput_per_gpu),
+            requests_per_s=kept(result.request_rate),
             gpus=result.gpus,
         ),
         latency_ms=Latency(
@@ -92,30 +100,62 @@ def result_record(
             tpot=_percentiles(result.tpot_ms),
             e2e=_percentiles(result.e2e_ms),
         ),
-        interactivity_tokens_per_s_per_user=result.interactivity,
+        interactivity_tokens_per_s_per_user=kept(result.interactivity),
         submission_valid=result.submission_valid,
         submission_invalid_reasons=list(result.submission_invalid_reasons),
         aiperf=AiperfRun(
             version=result.aiperf_version,
             scenario=result.scenario,
             export=str(result.export_path),
-            duration_s=result.duration_s,
+            duration_s=kept(result.duration_s),
             was_cancelled=result.was_cancelled,
             exit_code=result.exit_code,
             output_tokens=result.output_tokens,
-            output_tokens_per_s=result.output_throughput,
+            output_tokens_per_s=kept(result.output_throughput),
         ),
         errors=[
             ErrorCount(code=kind.code, type=kind.kind, message=kind.message, count=kind.count)
             for kind in result.errors
         ],
-        verdict=None if verdict is None else vocabulary.of(verdict.passed).value,
-        reasons=[] if verdict is None else list(verdict.reasons),
+        verdict=None if verdict is None and not broken else vocabulary.of(passed).value,
+        reasons=reasons,
         failed_request_threshold=None if verdict is None else verdict.threshold,
         inferencex_result=inferencex_result,
         traces_sha256=identity.traces_sha256,
     )
 
 
+def unmeasured(result: AgenticResult) -> tuple[str, ...]:
+    """Why each figure aiperf gave is no measurement (NaN, infinite or negative), naming its
+    export; empty when every figure is one."""
+    figures: dict[str, float | None] = {
+        "output_token_throughput": result.output_throughput,
+        "request_throughput": result.request_rate,
+        "benchmark_duration": result.duration_s,
+    }
+    for name, block in (
+        ("time_to_first_token", result.ttft_ms),
+        ("inter_token_latency", result.tpot_ms),
+        ("request_latency", result.e2e_ms),
+    ):
+        if block is not None:
+            figures.update({f"{name}.p50": block.p50, f"{name}.p90": block.p90})
+            figures[f"{name}.p99"] = block.p99
+    return tuple(
+        f"aiperf measured {name} = {value!r} in {result.export_path}, not a finite figure of at "
+        "least 0; the point has no such measurement"
+        for name, value in figures.items()
+        if value is not None and kept(value) is None
+    )
+
+
+def kept(value: float | None) -> float | None:
+    """A figure the record can hold; None for one that is no measurement."""
+    return value if value is not None and math.isfinite(value) and value >= 0 else None
+
+
 def _percentiles(value: Measured | None) -> Percentiles | None:
-    return None if value is None else Percentiles(p50=value.p50, p90=value.p90, p99=value.p99)
+    """None where one of the three is no measurement (:func:`unmeasured` gives the reason)."""
+    if value is None or any(kept(v) is None for v in (value.p50, value.p90, value.p99)):
+        return None
+    return Percentiles(p50=value.p50, p90=value.p90, p99=value.p99)

@@ -33,7 +33,7 @@ from pytest_infx.history.rows import row_of
 from pytest_infx.history.store import PointRow, RunStamp, Store
 from pytest_infx.images import version_of
 from pytest_infx.results.layout import Layout
-from pytest_infx.results.records import ConfigInfo, RecordError, parse_record
+from pytest_infx.results.records import ConfigInfo, NewerRecordError, RecordError, parse_record
 from pytest_infx.results.verdict import Verdict
 
 AGENTIC_SCENARIO = "agentic-coding"
@@ -128,7 +128,10 @@ def ingest(store: Store, found: Iterable[Path], stamp: RunStamp) -> Tally:
 
 
 def rows_of(path: Path, data: object, tally: Tally) -> Iterator[PointRow]:
-    """The rows one file holds; what cannot be a row is added to ``tally.skipped``."""
+    """The rows one file holds; what cannot be a row is added to ``tally.skipped``, and one of
+    our records that is broken (a figure that is no measurement, a field of the wrong type) to
+    ``tally.refused``, as a bad InferenceX row is; a record of a newer version, or of one before
+    records carried their config, is skipped."""
     if isinstance(data, list):
         for index, entry in enumerate(data):
             where = f"{path}[{index}]"
@@ -144,8 +147,16 @@ def rows_of(path: Path, data: object, tally: Tally) -> Iterator[PointRow]:
         return
     if "fingerprint" in data and "server" in data:
         try:
-            yield row_of(parse_record(data))
-        except (RecordError, ValueError) as exc:
+            record = parse_record(data)
+        except NewerRecordError as exc:
+            tally.skipped.append(f"{path}: {exc}")
+            return
+        except RecordError as exc:
+            tally.refused.append(f"{path}: {exc}; fix or remove this file")
+            return
+        try:
+            yield row_of(record)
+        except ValueError as exc:
             tally.skipped.append(f"{path}: {exc}")
         return
     row = _inferencex_row(data, str(path), _item(data), tally)

@@ -58,7 +58,9 @@ def _of_point(record: PointRecord) -> Metrics:
     from pytest_infx.results.records import InferencexThroughput
 
     throughput = record.throughput
-    found: Metrics = {"output_tput_per_gpu": throughput.output_tokens_per_s_per_gpu}
+    found: Metrics = {}
+    if throughput.output_tokens_per_s_per_gpu is not None:
+        found["output_tput_per_gpu"] = throughput.output_tokens_per_s_per_gpu
     if isinstance(throughput, InferencexThroughput):
         found["tput_per_gpu"] = throughput.total_tokens_per_s_per_gpu
         found["input_tput_per_gpu"] = throughput.input_tokens_per_s_per_gpu

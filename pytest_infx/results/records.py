@@ -46,6 +46,11 @@ class RecordError(ValueError):
     """A result file that is not a record this version can use, with what is wrong."""
 
 
+class NewerRecordError(RecordError):
+    """A record written by a newer pytest-infx: not broken, only unreadable here, so an ingest
+    skips it where it refuses a broken one."""
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
@@ -316,16 +321,17 @@ class PointRequests(_Model):
     total: Count
     completed: Count
     failed: Count
-    error_ratio: float
+    error_ratio: Figure
 
 
 class AiperfThroughput(_Model):
     """aiperf's own summary figures: the output rate over the benchmark's duration."""
 
     method: Literal["aiperf"]
-    output_tokens_per_s: float
-    output_tokens_per_s_per_gpu: float
-    requests_per_s: float
+    output_tokens_per_s: Figure | None
+    output_tokens_per_s_per_gpu: Figure | None
+    requests_per_s: Figure | None
+    """None where aiperf measured no finite figure: the point failed, with that reason."""
     gpus: Positive
 
 
@@ -333,22 +339,23 @@ class InferencexThroughput(_Model):
     """Figures computed as InferenceX computes them, over the requests' span."""
 
     method: Literal["inferencex"]
-    total_tokens_per_s: float
-    output_tokens_per_s: float
-    input_tokens_per_s: float
-    total_tokens_per_s_per_gpu: float
-    output_tokens_per_s_per_gpu: float
-    input_tokens_per_s_per_gpu: float
-    output_tokens_per_s_per_user: float | None
-    duration_s: float
+    total_tokens_per_s: Figure
+    output_tokens_per_s: Figure
+    input_tokens_per_s: Figure
+    total_tokens_per_s_per_gpu: Figure
+    output_tokens_per_s_per_gpu: Figure
+    input_tokens_per_s_per_gpu: Figure
+    output_tokens_per_s_per_user: Figure | None
+    duration_s: Figure
     gpus: Positive
-    requests_per_s: float
+    requests_per_s: Figure | None
+    """aiperf's request rate; None where it was not a finite figure (the point failed)."""
 
 
 class Percentiles(_Model):
-    p50: float
-    p90: float
-    p99: float
+    p50: Figure
+    p90: Figure
+    p99: Figure
 
 
 class Latency(_Model):
@@ -361,11 +368,11 @@ class AiperfRun(_Model):
     version: str
     scenario: str | None
     export: str
-    duration_s: float
+    duration_s: Figure | None
     was_cancelled: bool
     exit_code: int
     output_tokens: Count
-    output_tokens_per_s: float
+    output_tokens_per_s: Figure | None
 
 
 class ErrorCount(_Model):
@@ -390,7 +397,10 @@ class PointRecord(_Result):
     requests: PointRequests
     throughput: Annotated[AiperfThroughput | InferencexThroughput, Field(discriminator="method")]
     latency_ms: Latency
-    interactivity_tokens_per_s_per_user: float | None
+    """Every figure of the record is checked when it is read back, as a fixed-seq-len
+    record's are: a NaN, infinite or negative one is a broken file, never a passing point that
+    resume reuses, the report shows or the history stores."""
+    interactivity_tokens_per_s_per_user: Figure | None
     submission_valid: bool | None
     submission_invalid_reasons: list[str]
     aiperf: AiperfRun
@@ -485,7 +495,7 @@ def parse_record(data: object) -> Record:
         raise RecordError(f"holds a JSON {type(data).__name__}, not a result record")
     version = data.get("version", RECORD_VERSION)
     if isinstance(version, int) and not isinstance(version, bool) and version > RECORD_VERSION:
-        raise RecordError(
+        raise NewerRecordError(
             f"is a version {version} record, written by a newer pytest-infx (this one reads "
             f"version {RECORD_VERSION}); upgrade pytest-infx or use another --infx-results folder"
         )
@@ -520,4 +530,4 @@ def read_record(path: Path) -> Record:
     try:
         return parse_record(data)
     except RecordError as exc:
-        raise RecordError(f"{path}: {exc}") from None
+        raise type(exc)(f"{path}: {exc}") from None

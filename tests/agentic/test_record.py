@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+import math
 from pathlib import Path
 
 import pytest
@@ -7,7 +9,7 @@ from pydantic import ValidationError
 from results.samples import identity
 
 from pytest_infx.agentic.gate import check_requests
-from pytest_infx.agentic.record import result_record
+from pytest_infx.agentic.record import result_record, unmeasured
 from pytest_infx.agentic.results import parse_export
 from pytest_infx.results.records import InferencexThroughput, parse_record
 
@@ -89,3 +91,29 @@ def test_the_inferencex_throughput_block_replaces_aiperfs_summary(data_dir: Path
     plain = result_record(IDENTITY, result)
     assert plain.throughput.method == "aiperf"
     assert plain.throughput.output_tokens_per_s_per_gpu == result.output_throughput / 4
+
+
+def test_a_non_finite_figure_aiperf_measured_fails_the_point_and_the_record_is_still_kept(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    export = json.loads((data_dir / "profile_export_ok.json").read_text(encoding="utf-8"))
+    export["output_token_throughput"]["avg"] = math.nan
+    export["time_to_first_token"]["p99"] = math.inf
+    path = tmp_path / "profile_export_aiperf.json"
+    path.write_text(json.dumps(export), encoding="utf-8")
+    result = parse_export(path, gpus=4)
+    verdict = check_requests(result)
+    assert verdict.passed, "the requests themselves passed their gate"
+    record = result_record(IDENTITY, result, verdict=verdict)
+    assert record.verdict == "fail" and not record.passed
+    assert record.throughput.output_tokens_per_s_per_gpu is None
+    assert record.aiperf.output_tokens_per_s is None and record.latency_ms.ttft is None
+    assert record.latency_ms.tpot is not None
+    assert record.reasons == list(unmeasured(result))
+    assert record.reasons == [
+        f"aiperf measured output_token_throughput = nan in {path}, not a finite figure of at "
+        "least 0; the point has no such measurement",
+        f"aiperf measured time_to_first_token.p99 = inf in {path}, not a finite figure of at "
+        "least 0; the point has no such measurement",
+    ]
+    assert parse_record(record.as_json()) == record, "the kept record reads back"

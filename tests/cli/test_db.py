@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from history.inferencex_files import agg, results_bmk
 from history.samples import row, stamp
+from results.samples import POINT, with_fields
 
 from pytest_infx.cli import main
 from pytest_infx.history.store import Store
@@ -60,6 +61,18 @@ def test_ingest_ends_non_zero_when_a_row_was_refused_and_stores_the_others(
     out = capsys.readouterr().out
     assert "1 added, 0 unchanged, 0 updated, 0 kept, 0 skipped, 1 refused" in out
     assert f"  refused {path}[1]: 'tput_per_gpu' is nan, not a finite number of at least 0" in out
+
+
+def test_ingest_refuses_our_broken_record_naming_file_and_field_and_ends_non_zero(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(with_fields(POINT, {"requests.error_ratio": math.nan})))
+    url = f"sqlite:///{tmp_path / 'new.db'}"
+    assert main(["db", "ingest", str(path), "--db", url]) == 1
+    out = capsys.readouterr().out
+    assert "0 added, 0 unchanged, 0 updated, 0 kept, 0 skipped, 1 refused" in out
+    assert f"  refused {path}: 'requests.error_ratio': Input should be a finite number" in out
 
 
 def test_items_lists_the_trend_keys(db: str, capsys: pytest.CaptureFixture[str]) -> None:

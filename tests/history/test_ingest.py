@@ -289,4 +289,45 @@ def test_our_fixed_seq_len_record_with_a_nan_figure_is_never_stored(
     path.write_text(json.dumps(with_fields(FIXED, {"figures.tput_per_gpu": math.nan})))
     tally = ingest(store, [path], stamp("r"))
     assert store.count() == 0
-    assert tally.skipped == [f"{path}: 'figures.tput_per_gpu': Input should be a finite number"]
+    assert tally.skipped == []
+    assert tally.refused == [
+        f"{path}: 'figures.tput_per_gpu': Input should be a finite number; fix or remove this file"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        ({"throughput.output_tokens_per_s_per_gpu": math.nan}, "output_tokens_per_s_per_gpu"),
+        ({"latency_ms.ttft.p50": math.inf}, "latency_ms.ttft.p50"),
+        ({"aiperf.duration_s": -20.0}, "aiperf.duration_s"),
+    ],
+)
+def test_our_broken_agentic_record_is_refused_naming_file_and_field(
+    store: Store, tmp_path: Path, fields: dict[str, float], field: str
+) -> None:
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(with_fields(POINT, fields)))
+    good = tmp_path / "q.json"
+    good.write_text(json.dumps(with_fields(POINT, {"id": "q"})))
+    tally = ingest(store, [path, good], stamp("r"))
+    assert tally.skipped == []
+    [refused] = tally.refused
+    assert refused.startswith(f"{path}: '") and field in refused
+    assert refused.endswith("; fix or remove this file")
+    assert tally.outcomes["added"] == 1 and store.count() == 1
+
+
+def test_our_record_of_a_newer_version_is_skipped_while_a_broken_one_is_refused(
+    store: Store, tmp_path: Path
+) -> None:
+    newer = tmp_path / "newer.json"
+    newer.write_text(json.dumps(with_fields(POINT, {"version": 99})))
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(with_fields(POINT, {"requests.error_ratio": -0.5})))
+    tally = ingest(store, [newer, broken], stamp("r"))
+    [skipped] = tally.skipped
+    assert skipped.startswith(f"{newer}: is a version 99 record, written by a newer pytest-infx")
+    [refused] = tally.refused
+    assert refused.startswith(f"{broken}: 'requests.error_ratio': Input should be greater")
+    assert store.count() == 0

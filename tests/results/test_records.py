@@ -141,6 +141,26 @@ def test_a_fixed_seq_len_file_with_a_broken_figure_is_refused_naming_the_file(
     assert str(caught.value).startswith(f"{path}: {where}")
 
 
+@pytest.mark.parametrize(
+    ("fields", "where"),
+    [
+        ({"requests.error_ratio": math.nan}, "'requests.error_ratio': Input should be a finite"),
+        ({"latency_ms.tpot": {"p50": 5.0, "p90": math.inf, "p99": 9.0}}, "'latency_ms.tpot.p90'"),
+        ({"interactivity_tokens_per_s_per_user": -3.0}, "'interactivity_tokens_per_s_per_user'"),
+        ({"aiperf.duration_s": math.nan}, "'aiperf.duration_s': Input should be a finite"),
+        ({"throughput.requests_per_s": -0.5}, "'throughput.aiperf.requests_per_s': Input"),
+    ],
+)
+def test_an_agentic_file_with_a_broken_figure_is_refused_naming_the_file(
+    tmp_path: Path, fields: dict[str, Any], where: str
+) -> None:
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(with_fields(POINT, fields)))
+    with pytest.raises(RecordError) as caught:
+        read_record(path)
+    assert str(caught.value).startswith(f"{path}: {where}")
+
+
 def test_a_cell_whose_wall_time_gives_an_infinite_rate_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "c.json"
     path.write_text(json.dumps(with_fields(CELL, {"requests.wall_s": 1e-320})))

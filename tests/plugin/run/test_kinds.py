@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
@@ -21,7 +23,7 @@ from pytest_infx.plugin.output.summary import (
 )
 from pytest_infx.plugin.run.fixtures import runnable
 from pytest_infx.plugin.run.kinds import KINDS, fixed
-from pytest_infx.plugin.run.kinds.agentic import AgenticKind, ReusedPoint
+from pytest_infx.plugin.run.kinds.agentic import AgenticKind, AgenticPoint, ReusedPoint
 from pytest_infx.plugin.run.kinds.speedbench import ReusedCell, SpeedbenchKind
 from pytest_infx.plugin.stash import REF, REUSE
 from pytest_infx.prepare.preflight import Datasets
@@ -267,3 +269,64 @@ def test_a_fixed_seq_len_point_pads_its_prompts_as_its_prompt_workers_say(
     }
     assert expected[1] != expected[8]
     assert made.prompts().sha256 == expected[workers]
+
+
+class _Measuring:
+    """The run a measured AgentX point reports to: it keeps what ``keep`` is given."""
+
+    def __init__(self) -> None:
+        self.kept: list[tuple[Record, list[str]]] = []
+        self.gated = False
+        self.progress = SimpleNamespace(doing=lambda *args, **kwargs: contextlib.nullcontext())
+
+    def say(self, line: str) -> None:
+        """Nothing to print here."""
+
+    @contextlib.contextmanager
+    def measuring(self, server: object, point: object) -> Iterator[None]:
+        yield
+
+    def keep(self, record: Record, point: object, *, problems: Sequence[str] = ()) -> Record:
+        self.kept.append((record, list(problems)))
+        return record
+
+    def gate(self, node: object, record: Record, point: object) -> None:
+        self.gated = True
+
+
+def test_a_measured_agentic_point_with_a_nan_figure_fails_and_its_record_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pytest_infx.agentic.runner as runner
+    from pytest_infx.agentic.results import parse_export
+
+    data = Path(__file__).parents[2] / "agentic" / "data" / "profile_export_ok.json"
+    export = json.loads(data.read_text(encoding="utf-8"))
+    export["output_token_throughput"]["avg"] = math.nan
+    path = tmp_path / "profile_export_aiperf.json"
+    path.write_text(json.dumps(export), encoding="utf-8")
+    measured = parse_export(path, gpus=1)
+    monkeypatch.setattr(runner, "run_aiperf", lambda run: measured)
+    monkeypatch.setattr(
+        AgenticPoint, "aiperf_run", lambda self: SimpleNamespace(artifact_dir=tmp_path)
+    )
+    monkeypatch.setattr(AgenticPoint, "inferencex", lambda self, run, result: (None, None))
+    monkeypatch.setattr(AgenticPoint, "identity", lambda self: samples.identity())
+    ctx = _Measuring()
+    node: Any = SimpleNamespace(user_properties=[])
+    point = cast(Any, SimpleNamespace(id="a[tp1-c2]"))
+    agentic = cast(Any, SimpleNamespace(duration=10, failed_request_threshold=0.1))
+    runnable = AgenticPoint(
+        point, agentic, cast(Any, None), cast(Any, ctx), cast(Any, SimpleNamespace(node=node))
+    )
+    with pytest.raises(pytest.fail.Exception) as caught:
+        runnable.run()
+    reason = (
+        f"aiperf measured output_token_throughput = nan in {path}, not a finite figure of at "
+        "least 0; the point has no such measurement"
+    )
+    assert str(caught.value) == f"a[tp1-c2]: {reason}"
+    [(record, problems)] = ctx.kept
+    assert record.verdict == "fail" and record.reasons == [reason] and problems == [reason]
+    assert not ctx.gated
+    assert records_from(node.user_properties) == [record]

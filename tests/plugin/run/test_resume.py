@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -136,6 +137,27 @@ def test_a_passed_cell_with_a_broken_figure_is_not_reused(
     point = _points(tmp_path)[0]
     path = tmp_path / "cell.json"
     path.write_text(json.dumps(_stored(point, al=1.5, **fields)))
+    why = judge(path, point, "a" * 64)
+    assert isinstance(why, str) and why.startswith("with a result file that is not reusable (")
+    assert problem in why
+
+
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        ({"throughput.output_tokens_per_s_per_gpu": math.nan}, "'throughput.aiperf.output_tok"),
+        ({"latency_ms.ttft.p99": math.inf}, "'latency_ms.ttft.p99': Input should be a finite"),
+        ({"aiperf.output_tokens_per_s": -50.0}, "'aiperf.output_tokens_per_s': Input should be"),
+    ],
+)
+def test_a_passed_agentic_point_with_a_broken_figure_is_not_reused(
+    tmp_path: Path, fields: dict[str, Any], problem: str
+) -> None:
+    point = _points(tmp_path, agentic=True)[0]
+    path = tmp_path / "point.json"
+    path.write_text(json.dumps(_stored(point)))
+    assert isinstance(judge(path, point, "a" * 64), Reuse), "the sample itself is reusable"
+    path.write_text(json.dumps(_stored(point, **fields)))
     why = judge(path, point, "a" * 64)
     assert isinstance(why, str) and why.startswith("with a result file that is not reusable (")
     assert problem in why

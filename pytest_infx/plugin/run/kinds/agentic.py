@@ -123,7 +123,9 @@ class AgenticPoint:
         layout = self.run_ctx.layout
         path = layout.inferencex(shape.result_filename)
         atomic_write_json(path, agg)
-        block = headline(agg, num_gpus=shape.num_gpus, requests_per_s=result.request_rate)
+        from pytest_infx.agentic.record import kept
+
+        block = headline(agg, num_gpus=shape.num_gpus, requests_per_s=kept(result.request_rate))
         return layout.relative(path), block
 
     def identity(self) -> PointIdentity:
@@ -150,7 +152,7 @@ class AgenticPoint:
     def run(self) -> None:
         __tracebackhide__ = True
         from pytest_infx.agentic.gate import check_requests
-        from pytest_infx.agentic.record import result_record
+        from pytest_infx.agentic.record import result_record, unmeasured
         from pytest_infx.agentic.results import ExportError
         from pytest_infx.agentic.runner import CONSOLE_LOG_NAME, AgenticRunError, run_aiperf
 
@@ -183,7 +185,8 @@ class AgenticPoint:
             throughput=throughput,
             inferencex_result=infx_file,
         )
-        problems = [] if records_error is None else [records_error]
+        broken = unmeasured(result)
+        problems = ([] if records_error is None else [records_error]) + list(broken)
         if result.exit_code != 0:
             problems.append(
                 f"aiperf exited with {result.exit_code} after writing its results; see "
@@ -193,6 +196,8 @@ class AgenticPoint:
         attach(self.request.node, record)
         if not verdict.passed:
             pytest.fail(f"{self.point.id}: {verdict.message}", pytrace=False)
+        if broken:
+            pytest.fail(f"{self.point.id}: " + "; ".join(broken), pytrace=False)
         if records_error is not None:
             pytest.fail(f"{self.point.id}: {records_error}", pytrace=False)
         if result.exit_code != 0:
