@@ -290,19 +290,20 @@ def _pump(
     if proc.stdout is None:
         return
     sink = on_line
-    for raw in proc.stdout:
-        line = raw.rstrip("\n")
-        tail.append(line)
-        log.write(raw)
-        log.flush()
-        if sink is None:
-            continue
-        try:
-            sink(line)
-        except Exception as exc:
-            # A broken display must not stop the drain, or aiperf blocks on a full pipe.
-            tail.append(f"[infx] output callback failed and was dropped: {exc!r}")
-            sink = None
+    with proc.stdout:
+        for raw in proc.stdout:
+            line = raw.rstrip("\n")
+            tail.append(line)
+            log.write(raw)
+            log.flush()
+            if sink is None:
+                continue
+            try:
+                sink(line)
+            except Exception as exc:
+                # A broken display must not stop the drain, or aiperf blocks on a full pipe.
+                tail.append(f"[infx] output callback failed and was dropped: {exc!r}")
+                sink = None
 
 
 def _default_timeout(run: AgenticRun) -> float:

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pytest_infx.extras import require
 from pytest_infx.settings import DEFAULT_RESULTS_DIR, HISTORY_DB_NAME, default_db_url, environment
 from pytest_infx.usage import UsageError
 
@@ -109,6 +110,7 @@ def url_of(given: str | None) -> str:
 
 def open_store(given: str | None, *, create: bool = False) -> Store:
     """The store; reading a SQLite history that does not exist is an error, not a new file."""
+    require("sqlalchemy", "alembic", purpose="the results history")
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 

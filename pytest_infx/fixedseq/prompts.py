@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from pytest_infx.extras import MissingExtra, require
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -76,6 +78,10 @@ class HubTokenizer:
 
     @classmethod
     def load(cls, folder: Path) -> HubTokenizer:
+        try:
+            require("tokenizers", "numpy", purpose="the fixed-seq-len prompts")
+        except MissingExtra as exc:
+            raise TokenizerError(str(exc)) from None
         from tokenizers import Tokenizer as Backend
 
         path = folder / "tokenizer.json"

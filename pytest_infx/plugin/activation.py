@@ -6,8 +6,9 @@ common name), its lint items under a foreign ``-m lint``, its short options and 
 plugin acts only where the repository opted in: its ini file sets an ``infx`` key
 (``infx = true``, ``infx_recipes = ...``, any ``infx_*``), ``-o`` overrides one, or the command
 line names pytest-infx (an ``--infx-*`` option, ``-p infx``). Elsewhere every hook returns at
-once, and syrupy, which only pytest-infx brought into the environment, is unregistered so that
-its hooks do not change the project's run either.
+once. Other packages' plugins are left alone: syrupy, which the golden extra brings, is the
+project's as much as ours once installed, and whether a project wants it cannot be told from how
+it was installed, so a foreign run gets syrupy exactly as syrupy's own users expect it.
 """
 
 from __future__ import annotations
@@ -15,19 +16,14 @@ from __future__ import annotations
 import configparser
 import tomllib
 from collections.abc import Iterable, Sequence
-from importlib import metadata
 from pathlib import Path
 
 import pytest
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
 
 from pytest_infx.plugin.stash import ACTIVE
 
 PLUGIN_NAMES = frozenset({"infx", "pytest_infx", "pytest_infx.plugin"})
 """What ``-p`` may name to ask for pytest-infx: its entry point's name and its module."""
-OWN_DISTRIBUTION = "pytest-infx"
-SYRUPY = "syrupy"
 
 
 def decide(config: pytest.Config, args: Sequence[str]) -> bool:
@@ -36,8 +32,6 @@ def decide(config: pytest.Config, args: Sequence[str]) -> bool:
     ``PYTEST_ADDOPTS``'s options in front, as pytest hands them to that hook."""
     on = asked_on_command_line(args) or ini_opts_in(config.inipath, _overrides(config))
     config.stash[ACTIVE] = on
-    if not on:
-        _drop_syrupy_where_only_ours(config.pluginmanager, args)
     return on
 
 
@@ -106,45 +100,3 @@ def _ini_keys(inipath: Path) -> list[str]:
         return []
     section = "tool:pytest" if inipath.name == "setup.cfg" else "pytest"
     return list(parser[section]) if parser.has_section(section) else []
-
-
-def _drop_syrupy_where_only_ours(
-    pluginmanager: pytest.PytestPluginManager, args: Sequence[str]
-) -> None:
-    """syrupy registers its own entry point, so installing pytest-infx would put syrupy's hooks
-    into every run of the environment; where nobody but pytest-infx wants syrupy they are taken
-    out again. Somebody else wants it when the command line names it (``-p syrupy``), when it was
-    installed on request (pip's ``REQUESTED`` marker, as ``pip install syrupy`` or a project's
-    editable install leaves it) or when another installed distribution requires it."""
-    if pluginmanager.get_plugin(SYRUPY) is None or _named_with_p(args, SYRUPY):
-        return
-    if _wanted_by_others(SYRUPY):
-        return
-    pluginmanager.unregister(name=SYRUPY)
-
-
-def _named_with_p(args: Sequence[str], name: str) -> bool:
-    return any(
-        arg == f"-p{name}" or (arg == "-p" and i + 1 < len(args) and args[i + 1] == name)
-        for i, arg in enumerate(args)
-    )
-
-
-def _wanted_by_others(distribution: str) -> bool:
-    try:
-        own = metadata.distribution(distribution)
-    except metadata.PackageNotFoundError:
-        return True
-    if own.read_text("REQUESTED") is not None:
-        return True
-    for dist in metadata.distributions():
-        name = canonicalize_name(dist.metadata["Name"] or "")
-        if name in (OWN_DISTRIBUTION, distribution):
-            continue
-        for requirement in dist.requires or ():
-            try:
-                if canonicalize_name(Requirement(requirement).name) == distribution:
-                    return True
-            except InvalidRequirement:
-                continue
-    return False

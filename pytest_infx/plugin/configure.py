@@ -26,6 +26,7 @@ import pytest_infx.plugin.output.summary as summary
 import pytest_infx.plugin.stash as stash
 from pytest_infx import gcpause
 from pytest_infx.engines import extensions
+from pytest_infx.extras import MissingExtra, require
 from pytest_infx.results.layout import Layout
 from pytest_infx.results.tally import Summary
 from pytest_infx.settings import environment
@@ -38,16 +39,14 @@ def cmdline_main(config: pytest.Config) -> None:
     """``--infx-slurm N`` becomes xdist's worker specs here, before xdist reads them. A run
     that asks for no Slurm workers does not import the Slurm modules at all (lint runs)."""
     if options.slurm_asked(config) and not hasattr(config, "workerinput"):
+        try:
+            require("xdist", purpose="--infx-slurm")
+        except MissingExtra as exc:
+            raise pytest.UsageError(str(exc)) from None
         import pytest_infx.plugin.slurm.controller as slurm_controller
         from pytest_infx.plugin.output.activity import Tracker
 
         slurm_controller.configure_controller(config, Tracker)
-
-
-def add_hookspecs(pluginmanager: pytest.PytestPluginManager) -> None:
-    import pytest_infx.plugin.hookspecs as hookspecs
-
-    pluginmanager.add_hookspecs(hookspecs)
 
 
 def short_names(

@@ -13,16 +13,15 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_infx.gcpause import Pause
-from pytest_infx.prepare.catalog import Catalog, PointRef
-from pytest_infx.results.reuse import Reuse
-from pytest_infx.results.tally import Summary
-from pytest_infx.settings import Settings
-
 if TYPE_CHECKING:
     from pytest_infx.engines.registry import EngineRegistry
+    from pytest_infx.gcpause import Pause
+    from pytest_infx.prepare.catalog import Catalog, PointRef
     from pytest_infx.recipes.loader import RecipeSource, Tree
     from pytest_infx.recipes.points import Point
+    from pytest_infx.results.reuse import Reuse
+    from pytest_infx.results.tally import Summary
+    from pytest_infx.settings import Settings
 
 
 def add(config: pytest.Config, key: pytest.StashKey[tuple[str, ...]], lines: Iterable[str]) -> None:

@@ -100,16 +100,18 @@ class RawServer:
         self.requests = 0
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        for reply in self.replies:
-            head = await reader.readuntil(b"\r\n\r\n")
-            length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
-            await reader.readexactly(length)
-            self.requests += 1
-            for piece in reply:
-                writer.write(piece)
-                await writer.drain()
-                await asyncio.sleep(self.pause_s)
-        writer.close()
+        try:
+            for reply in self.replies:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+                await reader.readexactly(length)
+                self.requests += 1
+                for piece in reply:
+                    writer.write(piece)
+                    await writer.drain()
+                    await asyncio.sleep(self.pause_s)
+        finally:
+            writer.close()
 
 
 def on_one_connection(server: RawServer | IdleCloser, calls: int) -> list[Response | HTTPError]:
@@ -197,23 +199,25 @@ class IdleCloser:
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
         served = 0
-        while True:
-            try:
-                head = await reader.readuntil(b"\r\n\r\n")
-            except asyncio.IncompleteReadError:
-                break
-            length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
-            await reader.readexactly(length)
-            self.requests += 1
-            if served == self.answered:
-                if self.partial:
-                    writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n")
-                    await writer.drain()
-                break
-            writer.write(self.OK)
-            await writer.drain()
-            served += 1
-        writer.close()
+        try:
+            while True:
+                try:
+                    head = await reader.readuntil(b"\r\n\r\n")
+                except asyncio.IncompleteReadError:
+                    break
+                length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+                await reader.readexactly(length)
+                self.requests += 1
+                if served == self.answered:
+                    if self.partial:
+                        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n")
+                        await writer.drain()
+                    break
+                writer.write(self.OK)
+                await writer.drain()
+                served += 1
+        finally:
+            writer.close()
 
 
 def test_a_kept_connection_closed_before_any_answer_sends_the_request_again_on_a_new_one() -> None:

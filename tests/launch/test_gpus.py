@@ -39,6 +39,8 @@ def holders(tmp_path: Path) -> Iterator[list[subprocess.Popen[str]]]:
     for proc in started:
         proc.kill()
         proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
 
 
 def _hold(lock_dir: Path, holders: list[subprocess.Popen[str]], wait_s: float = 10) -> str:

@@ -128,6 +128,8 @@ def test_sigkill_of_pytest_leaves_no_engine(
     pids = _engines(run_dir)
     proc.kill()
     proc.wait()
+    assert proc.stdout is not None
+    proc.stdout.close()
     _assert_nothing_left(run_dir, pids)
     log = next((run_dir / "logs").glob("*.log")).read_text()
     assert "guard: parent died (SIGTERM); stopping its process group" in log

@@ -80,6 +80,9 @@ def _kill_parent_mid_run(parent: list[str], pids: Path) -> None:
     finally:
         if proc.poll() is None:
             proc.kill()
+        proc.wait()
+        assert proc.stdout is not None
+        proc.stdout.close()
     left = [pid for pid in (record["tool"], record["child"]) if is_alive(pid)]
     for pid in left:
         os.kill(pid, signal.SIGKILL)

@@ -35,6 +35,7 @@ def held_port() -> object:
     yield port, proc
     proc.kill()
     proc.wait()
+    proc.stdout.close()
 
 
 def test_holder_is_named_by_pid_and_command(held_port: tuple[int, subprocess.Popen[str]]) -> None:
@@ -186,6 +187,8 @@ def test_every_process_listening_on_a_shared_port_is_named() -> None:
         for proc in sharers:
             proc.kill()
             proc.wait()
+            assert proc.stdout is not None
+            proc.stdout.close()
 
 
 def test_a_claim_whose_pid_is_not_written_yet_is_read_again(tmp_path: Path) -> None:

@@ -1,9 +1,11 @@
 """Installed is not asked for: a project that never opted in runs as it would without
-pytest-infx, syrupy included; one ini line (or an ``--infx-`` option) turns it on."""
+pytest-infx, and its syrupy is syrupy as its users know it; one ini line (or an ``--infx-``
+option) turns it on."""
 
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -26,8 +28,16 @@ SYRUPY_PROBE = """
 def pytest_report_header(config):
     return ["syrupy registered: " + str(config.pluginmanager.get_plugin("syrupy") is not None)]
 """
-WITHOUT = ("-p", "no:infx", "-p", "no:syrupy")
-"""What a run is like with pytest-infx not installed: neither it nor the syrupy it brings."""
+SNAPSHOT_TESTS = """
+def test_mapping(snapshot):
+    assert {"a": 1, "b": [2, 3]} == snapshot
+
+def test_text(snapshot):
+    assert "pancakes" == snapshot
+"""
+WITHOUT = ("-p", "no:infx")
+"""What a run is like with pytest-infx not installed (syrupy, where installed, stays: a project
+that uses it installed it too)."""
 _TIMES = re.compile(r" in [0-9.]+s( \([0-9:]+\))?")
 
 
@@ -85,16 +95,45 @@ def test_the_short_options_are_not_the_projects(pytester: pytest.Pytester) -> No
     assert code == pytest.ExitCode.USAGE_ERROR
 
 
-def test_syrupy_brought_only_by_us_stays_out_until_the_project_opts_in(
+def test_syrupy_stays_registered_where_the_project_did_not_opt_in(
     recipes_project: pytest.Pytester,
 ) -> None:
     recipes_project.makeconftest(SYRUPY_PROBE)
-    assert "syrupy registered: False" in recipes_project.runpytest_subprocess().outlines
-    asked = recipes_project.runpytest_subprocess("-p", "syrupy")
-    assert "syrupy registered: True" in asked.outlines
+    assert "syrupy registered: True" in recipes_project.runpytest_subprocess().outlines
     recipes_project.makeini("[pytest]\ninfx = true\n")
     opted = recipes_project.runpytest_subprocess("--collect-only")
     assert "syrupy registered: True" in opted.outlines
+
+
+@pytest.fixture
+def snapshot_project(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A foreign project whose tests use syrupy's ``snapshot`` fixture."""
+    pytester.makepyfile(test_snap=SNAPSHOT_TESTS)
+    return pytester
+
+
+def test_a_syrupy_project_writes_and_passes_its_snapshots_as_without(
+    snapshot_project: pytest.Pytester,
+) -> None:
+    snapshots = snapshot_project.path / "__snapshots__"
+    for args in ((), WITHOUT):
+        shutil.rmtree(snapshots, ignore_errors=True)
+        wrote = snapshot_project.runpytest_subprocess(
+            "-p", "no:cacheprovider", *args, "--snapshot-update"
+        )
+        assert wrote.ret == 0, (args, wrote.outlines)
+        assert (snapshots / "test_snap.ambr").is_file(), args
+    code, last, _ = _same_with_and_without(snapshot_project)
+    assert code == 0 and "2 passed" in last
+
+
+def test_a_syrupy_project_that_names_syrupy_in_its_conftest_runs_as_without(
+    snapshot_project: pytest.Pytester,
+) -> None:
+    snapshot_project.makeconftest('pytest_plugins = ["syrupy"]\n')
+    snapshot_project.runpytest_subprocess("-p", "no:cacheprovider", "--snapshot-update")
+    code, last, _ = _same_with_and_without(snapshot_project)
+    assert code == 0 and "2 passed" in last
 
 
 def test_one_ini_line_opts_in(recipes_project: pytest.Pytester) -> None:

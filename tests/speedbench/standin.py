@@ -131,8 +131,11 @@ class LoopbackServer:
             self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
             self._ready.set()
 
-        self._loop.run_until_complete(start())
-        self._loop.run_forever()
+        try:
+            self._loop.run_until_complete(start())
+            self._loop.run_forever()
+        finally:
+            self._loop.close()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         raise NotImplementedError
@@ -144,10 +147,11 @@ class LoopbackServer:
             for w in list(self._writers):
                 w.close()
             me = asyncio.current_task()
-            for task in asyncio.all_tasks():
-                if task is not me:
-                    task.cancel()
-            await asyncio.sleep(0)
+            others = [task for task in asyncio.all_tasks() if task is not me]
+            for task in others:
+                task.cancel()
+            await asyncio.gather(*others, return_exceptions=True)
+            await self._server.wait_closed()
 
         asyncio.run_coroutine_threadsafe(stop(), self._loop).result(5)
         self._loop.call_soon_threadsafe(self._loop.stop)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_infx.extras import MissingExtra, require
 from pytest_infx.plugin.output.summary import verdicts_from
 
 if TYPE_CHECKING:
@@ -155,6 +156,11 @@ class ReportPlugin:
         url = options.history.url
         items = [p.id for r in (*sweep.agentic, *sweep.fixed) for p in r.points]
         if url is None or not items:
+            return {}
+        try:
+            require("sqlalchemy", "alembic", purpose="drawing earlier results")
+        except MissingExtra as exc:
+            self.notes.append(f"infx report: earlier results not drawn: {exc}")
             return {}
         from sqlalchemy.exc import SQLAlchemyError
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Final, TypeVar, cast
 import pytest
 
 import pytest_infx.plugin.stash as stash
+from pytest_infx.extras import MissingExtra, require
 
 if TYPE_CHECKING:
     from pytest_infx.engines.registry import EngineRegistry
@@ -135,6 +136,10 @@ class History:
         """The open store and the run's row; a store that cannot be opened fails the item
         (its result file is already written)."""
         __tracebackhide__ = True
+        try:
+            require("sqlalchemy", "alembic", purpose="the results history")
+        except MissingExtra as exc:
+            pytest.fail(f"results history: {exc}", pytrace=False)
         from sqlalchemy.exc import SQLAlchemyError
 
         from pytest_infx.history.store import Store, StoreError
