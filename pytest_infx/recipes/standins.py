@@ -1,0 +1,284 @@
+"""Recording stand-ins for the programs an InferenceX script needs a GPU node for.
+
+A script's command is only known by running it: its launcher, ``benchmark_lib.sh`` and the
+per-key script each add flags and variables. Put first on ``PATH``, these stand-ins let the
+unmodified scripts run on any machine: each writes its argv, working folder and the
+variables it was given (those not in the step's starting environment) to a JSONL log, then
+does what lets the script go on: a server stays up until it is stopped, ``salloc`` grants
+a job, ``srun --container-*`` and ``docker run`` run their command in the mapped working
+folder with their variables, ``python3`` runs for real unless it starts a server or the
+benchmark client, and everything else exits 0.
+
+This file runs by its path under the interpreter that wrote the stand-ins (``python
+standins.py NAME ARGS...``), so it imports nothing outside the standard library.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+LOG = "INFX_STANDIN_LOG"
+"""The variable naming the JSONL file each call is appended to."""
+BASE = "INFX_STANDIN_BASE"
+"""The variable naming a JSON file of the step's starting environment: a call records only
+the variables that differ from it."""
+PYTHON = "INFX_STANDIN_PYTHON"
+"""The real interpreter, for the ``python3`` calls that are not a server or the client."""
+JOB_ID = "4242"
+"""The Slurm job every ``salloc`` grants, so ports and names derived from it are fixed."""
+
+SERVERS = ("vllm", "sglang", "trtllm-serve")
+SERVER_MODULES = ("sglang.launch_server", "atom", "vllm.entrypoints")
+CLIENTS = ("aiperf",)
+CLIENT_SCRIPTS = ("benchmark_serving.py",)
+NAMES = (
+    *SERVERS,
+    *CLIENTS,
+    "python3",
+    "python",
+    "salloc",
+    "srun",
+    "squeue",
+    "scancel",
+    "sinfo",
+    "docker",
+    "enroot",
+    "unsquashfs",
+    "nvidia-smi",
+    "rocm-smi",
+    "amd-smi",
+    "curl",
+    "wget",
+    "sleep",
+    "pip",
+    "pip3",
+    "uv",
+    "git",
+    "hf",
+    "huggingface-cli",
+)
+"""The programs replaced: engines, client, scheduler, containers, GPU tools, downloaders,
+installers, ``sleep`` (a script's polling does not wait) and ``curl`` (health checks pass)."""
+DATA_SUFFIXES = (".yaml", ".yml", ".json")
+"""Files a server's command line names that are recorded with their text (options files)."""
+SRUN_VALUED = frozenset(
+    {"--jobid", "--job-name", "-J", "-N", "-n", "--nodes", "--ntasks", "-p", "--partition"}
+    | {"--gres", "--time", "-t", "--mpi", "--container-image", "--container-mounts"}
+    | {"--container-workdir", "--export", "--container-name", "--cpus-per-task", "-c", "-w"}
+)
+DOCKER_VALUED = frozenset(
+    {"-v", "--volume", "-w", "--workdir", "-e", "--env", "--name", "--network", "--ipc"}
+    | {"--shm-size", "--gpus", "--device", "--group-add", "--cap-add", "--security-opt"}
+    | {"--entrypoint", "--ulimit", "-p", "--publish", "--user", "-u", "--runtime", "--pid"}
+    | {"--env-file", "--mount", "--platform", "--label", "-l", "--hostname", "--memory"}
+)
+
+
+def install(folder: Path, log: Path, base: Path) -> dict[str, str]:
+    """Write the stand-ins into ``folder`` and return the variables that point them at
+    ``log`` and ``base`` (put ``folder`` first on ``PATH``)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    me = Path(__file__).resolve()
+    for name in NAMES:
+        shim = folder / name
+        shim.write_text(
+            f'#!/bin/sh\nexec "{sys.executable}" "{me}" {name} "$@"\n', encoding="utf-8"
+        )
+        shim.chmod(0o755)
+    return {LOG: str(log), BASE: str(base), PYTHON: sys.executable}
+
+
+def kind_of(name: str, argv: Sequence[str]) -> str:
+    """``server``, ``client`` or ``call``: which side of the comparison a call is."""
+    if name in SERVERS and (name != "vllm" or argv[1:2] == ["serve"]):
+        return "server"
+    if name in CLIENTS:
+        return "client"
+    if name in ("python3", "python"):
+        if "-m" in argv:
+            module = argv[argv.index("-m") + 1] if argv.index("-m") + 1 < len(argv) else ""
+            if module.startswith(SERVER_MODULES):
+                return "server"
+        script = next((a for a in argv[1:] if not a.startswith("-")), "")
+        if script.endswith(CLIENT_SCRIPTS):
+            return "client"
+        return "python"
+    return "call"
+
+
+def _changed(environ: Mapping[str, str]) -> dict[str, str]:
+    base_file = environ.get(BASE)
+    base: dict[str, str] = {}
+    if base_file and Path(base_file).is_file():
+        base = json.loads(Path(base_file).read_text(encoding="utf-8"))
+    own = (LOG, BASE, PYTHON, "PATH", "_")
+    return {k: v for k, v in environ.items() if k not in own and base.get(k) != v}
+
+
+def _files(argv: Sequence[str], cwd: Path) -> dict[str, dict[str, str | None]]:
+    found: dict[str, dict[str, str | None]] = {}
+    for token in argv[1:]:
+        given = token.partition("=")[2] if token.startswith("-") else token
+        if not given or "\n" in given or len(given) > 1000:
+            continue
+        path = cwd / given
+        try:
+            if not path.is_file() or path.stat().st_size > 1_000_000:
+                continue
+            text = path.read_text(encoding="utf-8") if given.endswith(DATA_SUFFIXES) else None
+        except (OSError, UnicodeDecodeError):
+            continue
+        found[given] = {"text": text}
+    return found
+
+
+def record(name: str, argv: Sequence[str], kind: str) -> None:
+    cwd = Path.cwd()
+    entry = {
+        "name": name,
+        "kind": kind,
+        "argv": list(argv),
+        "cwd": str(cwd),
+        "env": _changed(os.environ),
+        "files": _files(argv, cwd) if kind == "server" else {},
+    }
+    log = os.environ.get(LOG)
+    if log:
+        with open(log, "a", encoding="utf-8") as out:
+            out.write(json.dumps(entry) + "\n")
+
+
+def _split(argv: Sequence[str], valued: frozenset[str]) -> tuple[list[str], list[str]]:
+    """Options (as ``--name=value``) and the command that follows them."""
+    options: list[str] = []
+    at = 0
+    while at < len(argv) and argv[at].startswith("-"):
+        token = argv[at]
+        if "=" not in token and token in valued and at + 1 < len(argv):
+            options.append(f"{token}={argv[at + 1]}")
+            at += 2
+        else:
+            options.append(token)
+            at += 1
+    return options, list(argv[at:])
+
+
+def _mapped(workdir: str, mounts: Sequence[tuple[str, str]]) -> Path:
+    """A container's working folder on this machine: under the mount that holds it."""
+    for source, given in mounts:
+        target = given.rstrip("/") or "/"
+        if workdir.rstrip("/") == target or workdir.startswith(target + "/"):
+            return Path(source + workdir.rstrip("/")[len(target) :])
+    return Path(workdir) if Path(workdir).is_dir() else Path.cwd()
+
+
+ROOT_SETUP = """set -e
+root=$(mktemp -d)
+mount -t tmpfs infx "$root"
+for entry in /* /.[!.]*; do
+  [ -e "$entry" ] || [ -L "$entry" ] || continue
+  if [ -L "$entry" ]; then ln -s "$(readlink "$entry")" "$root$entry"
+  elif [ -d "$entry" ]; then mkdir "$root$entry"; mount --rbind "$entry" "$root$entry"
+  else touch "$root$entry"; mount --bind "$entry" "$root$entry"; fi
+done
+"""
+"""The start of what builds a container's view of this machine in a private user and mount
+namespace: a new root holding everything ``/`` holds, onto which the container's mounts are
+bound (``/workspace`` and the runners' paths need not exist here), then entered with chroot."""
+
+
+def _run_inside(
+    command: Sequence[str], env: dict[str, str], workdir: str, mounts: Sequence[tuple[str, str]]
+) -> int:
+    """Run a container's command with its mounts where the machine lets a user namespace
+    make them; else in the working folder its mounts map to."""
+    if not command:
+        return 0
+    lines = [ROOT_SETUP]
+    for source, target in mounts:
+        lines.append(f'mkdir -p {shlex.quote(source)} "$root"{shlex.quote(target)}')
+        lines.append(f'mount --rbind {shlex.quote(source)} "$root"{shlex.quote(target)}')
+    lines.append(f'mkdir -p "$root"{shlex.quote(workdir)}')
+    lines.append('exec chroot "$root" /bin/sh -c \'cd "$0" && exec "$@"\' "$@"')
+    try:
+        inside = ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", "\n".join(lines)]
+        probe = subprocess.run(
+            ["unshare", "--user", "--map-root-user", "--mount", "true"],
+            capture_output=True,
+            check=False,
+        )
+    except OSError:
+        probe = None
+    if probe is not None and probe.returncode == 0:
+        argv = [*inside, "sh", workdir, *command]
+        return subprocess.run(argv, env=env, check=False).returncode
+    cwd = _mapped(workdir, mounts)
+    return subprocess.run(list(command), env=env, cwd=cwd, check=False).returncode
+
+
+def srun(argv: Sequence[str]) -> int:
+    options, command = _split(argv[1:], SRUN_VALUED)
+    settings = dict(o.partition("=")[::2] for o in options)
+    if "--container-image" not in settings:
+        return 0
+    env = dict(os.environ, SLURM_JOB_ID=JOB_ID, SLURM_JOBID=JOB_ID, SLURM_PROCID="0")
+    for item in settings.get("--export", "").split(","):
+        if "=" in item:
+            key, _, given = item.partition("=")
+            env[key] = given
+    mounts = [
+        (m.split(":")[0], m.split(":")[1])
+        for m in settings.get("--container-mounts", "").split(",")
+        if m.count(":") >= 1
+    ]
+    return _run_inside(command, env, settings.get("--container-workdir", os.getcwd()), mounts)
+
+
+def docker(argv: Sequence[str]) -> int:
+    if argv[1:2] != ["run"]:
+        return 0
+    options, rest = _split(argv[2:], DOCKER_VALUED)
+    command = rest[1:]
+    env = dict(os.environ)
+    mounts: list[tuple[str, str]] = []
+    workdir = os.getcwd()
+    for option in options:
+        flag, _, given = option.partition("=")
+        if flag in ("-e", "--env"):
+            key, has, val = given.partition("=")
+            env[key] = val if has else os.environ.get(key, "")
+        elif flag in ("-v", "--volume") and ":" in given:
+            mounts.append((given.split(":")[0], given.split(":")[1]))
+        elif flag in ("-w", "--workdir"):
+            workdir = given
+    return _run_inside(command, env, workdir, mounts)
+
+
+def main(argv: Sequence[str]) -> int:
+    name, args = argv[0], [argv[0], *argv[1:]]
+    kind = kind_of(name, args)
+    if kind == "python":
+        real = os.environ.get(PYTHON, sys.executable)
+        return subprocess.run([real, *args[1:]], check=False).returncode
+    record(name, args, kind)
+    if kind == "server":
+        while True:
+            time.sleep(3600)
+    if name == "salloc":
+        print(f"salloc: Granted job allocation {JOB_ID}", file=sys.stderr, flush=True)
+    elif name == "srun":
+        return srun(args)
+    elif name == "docker":
+        return docker(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
