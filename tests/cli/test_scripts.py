@@ -166,10 +166,9 @@ def checkout(tmp_path: Path) -> Path:
 
 
 def compare(checkout: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    status = main(
-        ["compare-scripts", str(checkout), "--recipes", str(ROOT / "recipes")]
-        + ["--golden", str(ROOT / "golden"), "-k", KEY, "--timeout", "120"]
-    )
+    recipes, golden = str(ROOT / "recipes"), str(ROOT / "golden")
+    argv = ["compare-scripts", str(checkout), "--recipes", recipes, "--golden", golden]
+    status = main([*argv, "-k", KEY, "--timeout", "120"])
     return status, capsys.readouterr().out
 
 

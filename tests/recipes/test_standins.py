@@ -1,0 +1,83 @@
+"""The recording stand-ins: which side of the comparison a call is, what a call records, and
+what a container call runs (its command, its variables, in the folder its mounts map to)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pytest_infx.recipes.standins import install, kind_of
+
+
+@pytest.mark.parametrize(
+    ("argv", "kind"),
+    [
+        (["vllm", "serve", "m"], "server"),
+        (["vllm", "bench"], "call"),
+        (["python3", "-m", "sglang.launch_server", "--tp", "8"], "server"),
+        (["python3", "utils/bench_serving/benchmark_serving.py", "--num-prompts", "3"], "client"),
+        (["aiperf", "profile"], "client"),
+        (["python3", "-c", "print(1)"], "python"),
+        (["srun", "--jobid=1"], "call"),
+    ],
+)
+def test_each_call_is_a_server_a_client_python_or_another_call(argv: list[str], kind: str) -> None:
+    assert kind_of(argv[0], argv) == kind
+
+
+def run(tmp_path: Path, script: str) -> list[dict[str, object]]:
+    log = tmp_path / "calls.jsonl"
+    base = tmp_path / "base.json"
+    env = {"PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin:/usr/sbin:/sbin", "KEPT": "1"}
+    base.write_text(json.dumps(env), encoding="utf-8")
+    env.update(install(tmp_path / "bin", log, base))
+    env["HOME"] = str(tmp_path)
+    subprocess.run(["bash", "-c", script], env=env, cwd=tmp_path, check=True, timeout=120)
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+
+
+def test_a_call_records_its_argv_and_only_the_variables_the_step_did_not_start_with(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "opts.yaml").write_text("a: 1\n", encoding="utf-8")
+    calls = run(
+        tmp_path,
+        "export ADDED=2; trtllm-serve m --config opts.yaml & server=$!;"
+        " until grep -q trtllm calls.jsonl 2>/dev/null; do /bin/sleep 0.1; done; kill $server",
+    )
+    server = next(c for c in calls if c["kind"] == "server")
+    assert server["argv"] == ["trtllm-serve", "m", "--config", "opts.yaml"]
+    env = server["env"]
+    assert isinstance(env, dict)
+    assert env.get("ADDED") == "2"
+    assert "KEPT" not in env
+    assert server["files"] == {"opts.yaml": {"text": "a: 1\n"}}
+
+
+def test_a_container_runs_its_command_with_its_variables_where_its_workdir_is_mounted(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "src"
+    source.mkdir()
+    calls = run(
+        tmp_path,
+        f"srun --jobid=4242 --container-image=img --container-mounts={source}:/ws/"
+        " --container-workdir=/ws/ --export=ALL,A=1 bash -c 'echo $A $SLURM_JOB_ID > marker'",
+    )
+    assert (source / "marker").read_text(encoding="utf-8") == "1 4242\n"
+    assert [c["name"] for c in calls] == ["srun"]
+
+
+def test_docker_run_applies_its_environment_and_workdir(tmp_path: Path) -> None:
+    source = tmp_path / "src"
+    source.mkdir()
+    run(
+        tmp_path,
+        f"docker run --rm -e B=3 -v {source}:/w -w /w --gpus all img sh -c 'echo $B > out'",
+    )
+    assert (source / "out").read_text(encoding="utf-8") == "3\n"
+    assert os.path.exists(source / "out")
