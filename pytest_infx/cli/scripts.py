@@ -22,6 +22,7 @@ import argparse
 import fnmatch
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -68,7 +69,24 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=DEFAULT_TIMEOUT_S,
         help=f"seconds one point's step may run (default {DEFAULT_TIMEOUT_S:g})",
     )
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=_positive,
+        default=1,
+        help="points replayed at once (default 1; each is a few processes, mostly waiting)",
+    )
     parser.set_defaults(func=run)
+
+
+def _positive(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of 1 or more")
+    return number
 
 
 def match(params: Mapping[str, Any], points: Sequence[Point]) -> Point | None:
@@ -135,15 +153,15 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from exc
     except (FileNotFoundError, RecipeError, RecipeErrors) as exc:
         raise UsageError(f"{args.recipes}: {exc}") from exc
-    outcomes: list[Outcome] = []
-    for params in wanted:
-        point = match(params, points)
-        if point is None:
-            continue
+    pairs = [(params, point) for params in wanted if (point := match(params, points))]
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        replays = pool.map(lambda pair: replay(args.checkout, pair[0], args.timeout), pairs)
         try:
-            replayed = replay(args.checkout, params, args.timeout)
+            done = list(replays)
         except (CheckoutError, WorkflowError) as exc:
             raise UsageError(str(exc)) from exc
+    outcomes: list[Outcome] = []
+    for (_, point), replayed in zip(pairs, done, strict=True):
         if replayed.server is None or replayed.client is None:
             stopped = "timed out" if replayed.returncode is None else f"exit {replayed.returncode}"
             side = "server" if replayed.server is None else "client"
