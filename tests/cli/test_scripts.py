@@ -178,6 +178,8 @@ def test_a_checkout_running_what_the_recipe_plans_has_no_unstated_difference(
     status, out = compare(checkout, capsys)
     assert out.splitlines()[-1].startswith("2 of 2 points replayed, 2 compared, 0 unverified;")
     assert "; 0 differences unstated" in out
+    assert f"{KEY}[tp8-isl8192-osl1024-c4]: not in the checkout's sweep" in out
+    assert f"{KEY}[{NAMES[0]}]: not" not in out
     assert status == 0
 
 
