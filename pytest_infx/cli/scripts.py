@@ -92,6 +92,7 @@ def _positive(text: str) -> int:
 
 def match(params: Mapping[str, Any], points: Sequence[Point]) -> Point | None:
     """The recipe point that mirrors one point of the checkout's sweep, if any."""
+    from pytest_infx.cli.compare import _runner
     from pytest_infx.cli.importer import point_name
 
     kind = "agentic" if params.get("scenario-type") == "agentic-coding" else "fixed_seq_len"
@@ -103,7 +104,7 @@ def match(params: Mapping[str, Any], points: Sequence[Point]) -> Point | None:
         and p.name == name
         and p.recipe.model.hub_id == params.get("model")
         and p.recipe.engine.image == params.get("image")
-        and p.recipe.runner == params.get("runner")
+        and p.recipe.runner == _runner(str(params.get("runner", "")))
     ]
     mtp = params.get("spec-decoding", "none") not in ("none", None)
     found = sorted((p for p in found if ("mtp" in p.recipe_key) == mtp), key=lambda p: p.id)

@@ -45,6 +45,7 @@ NAMES = (
     "python",
     "salloc",
     "srun",
+    "mpirun",
     "squeue",
     "scancel",
     "sinfo",
@@ -65,7 +66,8 @@ NAMES = (
     "huggingface-cli",
 )
 """The programs replaced: engines, client, scheduler, containers, GPU tools, downloaders,
-installers, ``sleep`` (a script's polling does not wait) and ``curl`` (health checks pass)."""
+installers, ``sleep`` (a script's polling does not wait) and ``curl`` (health checks pass);
+``mpirun`` runs its command once, as TensorRT-LLM's single-node launch asks (``-n 1``)."""
 DATA_SUFFIXES = (".yaml", ".yml", ".json")
 """Files a server's command line names that are recorded with their text (options files)."""
 SRUN_VALUED = frozenset(
@@ -73,6 +75,7 @@ SRUN_VALUED = frozenset(
     | {"--gres", "--time", "-t", "--mpi", "--container-image", "--container-mounts"}
     | {"--container-workdir", "--export", "--container-name", "--cpus-per-task", "-c", "-w"}
 )
+MPIRUN_VALUED = frozenset({"-n", "-np", "-x", "-H", "--host", "--map-by", "--bind-to"})
 DOCKER_VALUED = frozenset(
     {"-v", "--volume", "-w", "--workdir", "-e", "--env", "--name", "--network", "--ipc"}
     | {"--shm-size", "--gpus", "--device", "--group-add", "--cap-add", "--security-opt"}
@@ -277,6 +280,9 @@ def main(argv: Sequence[str]) -> int:
         return srun(args)
     elif name == "docker":
         return docker(args)
+    elif name == "mpirun":
+        command = _split(args[1:], MPIRUN_VALUED)[1]
+        return subprocess.run(command, check=False).returncode if command else 0
     return 0
 
 

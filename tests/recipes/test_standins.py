@@ -81,3 +81,9 @@ def test_docker_run_applies_its_environment_and_workdir(tmp_path: Path) -> None:
     )
     assert (source / "out").read_text(encoding="utf-8") == "3\n"
     assert os.path.exists(source / "out")
+
+
+def test_mpirun_runs_its_command_once(tmp_path: Path) -> None:
+    calls = run(tmp_path, "mpirun -n 1 --oversubscribe --allow-run-as-root sh -c 'echo ran >> out'")
+    assert (tmp_path / "out").read_text(encoding="utf-8") == "ran\n"
+    assert [c["name"] for c in calls] == ["mpirun"]
