@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from pytest_infx.cli import main
+from pytest_infx.cli.scripts import match
 from pytest_infx.prepare.plan import client_settings, server_plan
 from pytest_infx.recipes.fidelity import CLIENT_SETTINGS
 from pytest_infx.recipes.loader import load_tree
@@ -216,3 +217,30 @@ def test_a_folder_that_is_no_inferencex_checkout_gets_one_line(
         f"infx compare-scripts: error: {tmp_path}: not an InferenceX checkout"
         " (no .github/workflows/benchmark-tmpl.yml); give the root of one"
     ]
+
+
+def test_a_sweep_point_is_the_recipe_point_of_its_runner_type_and_speculative_decoding() -> None:
+    points = expand_all(load_tree(ROOT / "recipes"))
+    params: dict[str, Any] = {
+        "conc": 1,
+        "dp-attn": False,
+        "ep": 1,
+        "kv-offloading": "none",
+        "image": "vllm/vllm-openai-rocm:nightly-cb8104839c141609d99f1254459ef3a4f1bd4263",
+        "model": "moonshotai/Kimi-K3",
+        "runner": "cluster:mi355x-amds",
+        "scenario-type": "agentic-coding",
+        "spec-decoding": "mtp",
+        "tp": 8,
+    }
+    found = match(params, points)
+    assert found is not None
+    assert found.id == "kimik3-fp4-mi355x-vllm-agentic-mtp[tp8-c1]"
+    assert match({**params, "spec-decoding": "none"}, points) is None
+    fixed = _params(_points()[0])
+    found = match(fixed, points)
+    assert found is not None
+    assert found.id == f"{KEY}[{NAMES[0]}]"
+    sibling = match({**fixed, "spec-decoding": "mtp"}, points)
+    assert sibling is not None
+    assert sibling.id == f"{KEY}-mtp[{NAMES[0]}]"
