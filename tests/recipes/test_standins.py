@@ -29,10 +29,17 @@ def test_each_call_is_a_server_a_client_python_or_another_call(argv: list[str], 
     assert kind_of(argv[0], argv) == kind
 
 
-def run(tmp_path: Path, script: str) -> list[dict[str, object]]:
+def run(tmp_path: Path, script: str, namespaces: bool = True) -> list[dict[str, object]]:
+    """Run ``script`` with the stand-ins; without ``namespaces``, as on a machine that refuses
+    a user namespace (an ``unshare`` that fails comes first on ``PATH``)."""
     log = tmp_path / "calls.jsonl"
     base = tmp_path / "base.json"
-    env = {"PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin:/usr/sbin:/sbin", "KEPT": "1"}
+    refusing = tmp_path / "refusing"
+    refusing.mkdir()
+    (refusing / "unshare").write_text("#!/bin/sh\nexit 1\n", encoding="utf-8")
+    (refusing / "unshare").chmod(0o755)
+    first = f"{tmp_path / 'bin'}:" + ("" if namespaces else f"{refusing}:")
+    env = {"PATH": f"{first}/usr/bin:/bin:/usr/sbin:/sbin", "KEPT": "1"}
     base.write_text(json.dumps(env), encoding="utf-8")
     env.update(install(tmp_path / "bin", log, base))
     env["HOME"] = str(tmp_path)
@@ -58,8 +65,9 @@ def test_a_call_records_its_argv_and_only_the_variables_the_step_did_not_start_w
     assert server["files"] == {"opts.yaml": {"text": "a: 1\n"}}
 
 
+@pytest.mark.parametrize("namespaces", [True, False])
 def test_a_container_runs_its_command_with_its_variables_where_its_workdir_is_mounted(
-    tmp_path: Path,
+    tmp_path: Path, namespaces: bool
 ) -> None:
     source = tmp_path / "src"
     source.mkdir()
@@ -67,6 +75,7 @@ def test_a_container_runs_its_command_with_its_variables_where_its_workdir_is_mo
         tmp_path,
         f"srun --jobid=4242 --container-image=img --container-mounts={source}:/ws/"
         " --container-workdir=/ws/ --export=ALL,A=1 bash -c 'echo $A $SLURM_JOB_ID > marker'",
+        namespaces,
     )
     assert (source / "marker").read_text(encoding="utf-8") == "1 4242\n"
     assert [c["name"] for c in calls] == ["srun"]
