@@ -11,10 +11,12 @@ plugin owns or the recipe states is counted by reason, anything else is printed,
 per setting, and makes the exit status 1.
 
 A point of the checkout's sweep is a recipe point when the recipe's point has its name (TP,
-concurrency, lengths, variant), model, image and runner; where two keys share all of those
-(a key and its ``-mtp`` sibling), the key's name must say ``mtp`` exactly when the point's
-``spec-decoding`` names one. A recipe point the sweep does not have is listed as such (which
-points differ is ``infx compare-configs``'s business), not an error here.
+concurrency, lengths, variant), model, image (less a digest the recipe pins) and runner type;
+where keys share all of those (a key and its ``-mtp`` sibling), those whose master config in
+the checkout lists the point's ``spec-decoding`` (a key it lacks: whose name says ``mtp``
+exactly when the point names one); two keys can still share a point (a variant of a key), and
+each is compared with the same replay. A recipe point the sweep does not have is listed as
+such (which points differ is ``infx compare-configs``'s business), not an error here.
 """
 
 from __future__ import annotations
@@ -26,11 +28,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_infx.recipes.points import Point
 from pytest_infx.settings import DEFAULT_GOLDEN_DIR, DEFAULT_RECIPES_DIR
 from pytest_infx.usage import UsageError
+
+if TYPE_CHECKING:
+    from pytest_infx.recipes.replay import Replayed
 
 DEFAULT_TIMEOUT_S = 60.0
 """Seconds one point's step may run: a script that waits on something no stand-in provides
@@ -90,25 +95,44 @@ def _positive(text: str) -> int:
     return number
 
 
-def match(params: Mapping[str, Any], points: Sequence[Point]) -> Point | None:
-    """The recipe point that mirrors one point of the checkout's sweep, if any."""
+def match(
+    params: Mapping[str, Any],
+    points: Sequence[Point],
+    speculative: Mapping[str, frozenset[str]] | None = None,
+) -> list[Point]:
+    """The recipe points that mirror one point of the checkout's sweep (two keys may share it,
+    as a hand-written variant of a key does)."""
     from pytest_infx.cli.compare import _runner
     from pytest_infx.cli.importer import point_name
 
     kind = "agentic" if params.get("scenario-type") == "agentic-coding" else "fixed_seq_len"
     name = point_name(params)
+    image = _untagged(params.get("image"))
     found = [
         p
         for p in points
         if p.kind == kind
         and p.name == name
         and p.recipe.model.hub_id == params.get("model")
-        and p.recipe.engine.image == params.get("image")
+        and (image is None or _untagged(p.recipe.engine.image) == image)
         and p.recipe.runner == _runner(str(params.get("runner", "")))
     ]
-    mtp = params.get("spec-decoding", "none") not in ("none", None)
-    found = sorted((p for p in found if ("mtp" in p.recipe_key) == mtp), key=lambda p: p.id)
-    return found[0] if found else None
+    spec = str(params.get("spec-decoding") or "none")
+    speculative = speculative or {}
+    return [
+        p
+        for p in found
+        if (
+            spec in speculative[p.recipe_key]
+            if p.recipe_key in speculative
+            else ("mtp" in p.recipe_key) == (spec != "none")
+        )
+    ]
+
+
+def _untagged(image: object) -> str | None:
+    """An image without its digest: a recipe pins one where the master config names a tag."""
+    return None if not image else str(image).split("@", 1)[0]
 
 
 def compare_point(
@@ -143,19 +167,31 @@ def run(args: argparse.Namespace) -> int:
     from pytest_infx.recipes.errors import RecipeError, RecipeErrors
     from pytest_infx.recipes.loader import load_tree
     from pytest_infx.recipes.points import expand_all
-    from pytest_infx.recipes.replay import CheckoutError, check_checkout, replay, sweep
+    from pytest_infx.recipes.replay import (
+        CheckoutError,
+        check_checkout,
+        replay,
+        speculative_decoding,
+        sweep,
+    )
     from pytest_infx.recipes.workflow import WorkflowError
 
     try:
         check_checkout(args.checkout)
         rules = installed().engine_rules()
-        points = _selected(expand_all(load_tree(args.recipes, rules), rules), args.key)
+        points = expand_all(load_tree(args.recipes, rules), rules)
         wanted = sweep(args.checkout)
+        speculative = speculative_decoding(args.checkout)
     except (CheckoutError, WorkflowError) as exc:
         raise UsageError(str(exc)) from exc
     except (FileNotFoundError, RecipeError, RecipeErrors) as exc:
         raise UsageError(f"{args.recipes}: {exc}") from exc
-    pairs = [(params, point) for params in wanted if (point := match(params, points))]
+    chosen = {p.id for p in _selected(points, args.key)}
+    pairs = [
+        (params, mine)
+        for params in wanted
+        if (mine := [p for p in match(params, points, speculative) if p.id in chosen])
+    ]
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         replays = pool.map(lambda pair: replay(args.checkout, pair[0], args.timeout), pairs)
         try:
@@ -163,19 +199,23 @@ def run(args: argparse.Namespace) -> int:
         except (CheckoutError, WorkflowError) as exc:
             raise UsageError(str(exc)) from exc
     outcomes: list[Outcome] = []
-    for (_, point), replayed in zip(pairs, done, strict=True):
-        if replayed.server is None or replayed.client is None:
-            stopped = "timed out" if replayed.returncode is None else f"exit {replayed.returncode}"
-            side = "server" if replayed.server is None else "client"
-            why = f"no {side} recorded (step {stopped}: {replayed.last_line or 'no output'})"
-            outcomes.append(Outcome(point, (), {}, why))
-            continue
-        outcomes.append(compare_point(point, replayed.server, replayed.client, args.golden))
-    matched = {point.id for _, point in pairs}
+    for (_, mine), replayed in zip(pairs, done, strict=True):
+        for point in mine:
+            outcomes.append(_outcome(point, replayed, args.golden))
+    matched = {point.id for _, mine in pairs for point in mine}
     for point in points:
-        if point.kind != "speedbench" and point.id not in matched:
+        if point.id in chosen and point.kind != "speedbench" and point.id not in matched:
             print(f"{point.id}: not in the checkout's sweep (infx compare-configs compares them)")
     return _report(outcomes, len(wanted))
+
+
+def _outcome(point: Point, replayed: Replayed, golden: Path) -> Outcome:
+    if replayed.server is None or replayed.client is None:
+        stopped = "timed out" if replayed.returncode is None else f"exit {replayed.returncode}"
+        side = "server" if replayed.server is None else "client"
+        why = f"no {side} recorded (step {stopped}: {replayed.last_line or 'no output'})"
+        return Outcome(point, (), {}, why)
+    return compare_point(point, replayed.server, replayed.client, golden)
 
 
 def _report(outcomes: Sequence[Outcome], swept: int) -> int:

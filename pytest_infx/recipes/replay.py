@@ -97,6 +97,30 @@ def sweep(checkout: Path, timeout: float = 300) -> list[dict[str, Any]]:
     return [p for p in points if isinstance(p, dict)]
 
 
+def speculative_decoding(checkout: Path) -> dict[str, frozenset[str]]:
+    """Each master-config key's ``spec-decoding`` values over its search spaces (``none``
+    where an entry names none): what tells a key from its ``-mtp`` sibling, whose points are
+    otherwise the same."""
+    found: dict[str, frozenset[str]] = {}
+    for path in sorted(checkout.glob(MASTERS)):
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        for key, config in data.items() if isinstance(data, dict) else ():
+            if isinstance(config, dict):
+                found[str(key)] = frozenset(_specs(config.get("scenarios")))
+    return found
+
+
+def _specs(node: object) -> list[str]:
+    if isinstance(node, list):
+        return [spec for item in node for spec in _specs(item)]
+    if not isinstance(node, dict):
+        return []
+    if "search-space" in node:
+        entries = node["search-space"] or []
+        return [str(e.get("spec-decoding", "none")) for e in entries if isinstance(e, dict)]
+    return [spec for item in node.values() for spec in _specs(item)]
+
+
 def runner_node(checkout: Path, label: str) -> str:
     """The first runner ``runners.yaml`` lists for a label, as the reference recording used:
     its name's prefix picks the launcher."""

@@ -233,14 +233,33 @@ def test_a_sweep_point_is_the_recipe_point_of_its_runner_type_and_speculative_de
         "spec-decoding": "mtp",
         "tp": 8,
     }
-    found = match(params, points)
-    assert found is not None
-    assert found.id == "kimik3-fp4-mi355x-vllm-agentic-mtp[tp8-c1]"
-    assert match({**params, "spec-decoding": "none"}, points) is None
+    assert [p.id for p in match(params, points)] == ["kimik3-fp4-mi355x-vllm-agentic-mtp[tp8-c1]"]
+    assert match({**params, "model": "moonshotai/Kimi-K2"}, points) == []
     fixed = _params(_points()[0])
-    found = match(fixed, points)
-    assert found is not None
-    assert found.id == f"{KEY}[{NAMES[0]}]"
-    sibling = match({**fixed, "spec-decoding": "mtp"}, points)
-    assert sibling is not None
-    assert sibling.id == f"{KEY}-mtp[{NAMES[0]}]"
+    assert [p.id for p in match(fixed, points)] == [f"{KEY}[{NAMES[0]}]"]
+    mtp = {**fixed, "spec-decoding": "mtp"}
+    assert [p.id for p in match(mtp, points)] == [f"{KEY}-mtp[{NAMES[0]}]"]
+
+
+def test_a_sweep_point_two_keys_share_in_the_master_configs_is_compared_with_both() -> None:
+    points = expand_all(load_tree(ROOT / "recipes"))
+    params: dict[str, Any] = {
+        "conc": 16,
+        "dp-attn": False,
+        "ep": 2,
+        "kv-offloading": "none",
+        "model": "Qwen/Qwen3.5-397B-A17B-FP8",
+        "runner": "cluster:b300-nv",
+        "scenario-type": "agentic-coding",
+        "spec-decoding": "mtp",
+        "tp": 2,
+    }
+    speculative = {
+        "qwen3.5-fp8-b300-sglang-agentic-mtp": frozenset({"mtp"}),
+        "qwen3.5-fp8-b300-sglang-agentic-power-ab": frozenset({"mtp"}),
+    }
+    assert match(params, points) == [p for p in match(params, points) if "mtp" in p.recipe_key]
+    assert sorted(p.recipe_key for p in match(params, points, speculative)) == [
+        "qwen3.5-fp8-b300-sglang-agentic-mtp",
+        "qwen3.5-fp8-b300-sglang-agentic-power-ab",
+    ]

@@ -8,7 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_infx.recipes.replay import CheckoutError, check_checkout, replay, runner_node, sweep
+from pytest_infx.recipes.replay import (
+    CheckoutError,
+    check_checkout,
+    replay,
+    runner_node,
+    speculative_decoding,
+    sweep,
+)
 
 WORKFLOW = """\
 env:
@@ -76,3 +83,17 @@ def test_a_step_that_never_ends_is_stopped_and_what_it_ran_is_kept(tmp_path: Pat
     assert done.client is not None
     assert done.client["argv"][-2:] == ["--num-prompts", "3"]
     assert json.dumps(done.calls)
+
+
+def test_each_master_key_lists_the_speculative_decoding_of_its_search_spaces(
+    tmp_path: Path,
+) -> None:
+    root = checkout(tmp_path, "\n")
+    write(
+        root / "configs/amd-master.yaml",
+        "a:\n  scenarios:\n    fixed-seq-len:\n    - isl: 1024\n      search-space:\n"
+        "      - {tp: 8, conc-list: [1]}\n"
+        "b-mtp:\n  scenarios:\n    agentic-coding:\n    - search-space:\n"
+        "      - {tp: 8, spec-decoding: mtp, conc-list: [1]}\n",
+    )
+    assert speculative_decoding(root) == {"a": {"none"}, "b-mtp": {"mtp"}}
