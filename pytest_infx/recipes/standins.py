@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 LOG = "INFX_STANDIN_LOG"
 """The variable naming the JSONL file each call is appended to."""
@@ -182,48 +183,79 @@ def _mapped(workdir: str, mounts: Sequence[tuple[str, str]]) -> Path:
     return Path(workdir) if Path(workdir).is_dir() else Path.cwd()
 
 
-ROOT_SETUP = """set -e
-root=$(mktemp -d)
-mount -t tmpfs infx "$root"
-for entry in /* /.[!.]*; do
-  [ -e "$entry" ] || [ -L "$entry" ] || continue
-  if [ -L "$entry" ]; then ln -s "$(readlink "$entry")" "$root$entry"
-  elif [ -d "$entry" ]; then mkdir "$root$entry"; mount --rbind "$entry" "$root$entry"
-  else touch "$root$entry"; mount --bind "$entry" "$root$entry"; fi
-done
-"""
-"""The start of what builds a container's view of this machine in a private user and mount
-namespace: a new root holding everything ``/`` holds, onto which the container's mounts are
-bound (``/workspace`` and the runners' paths need not exist here), then entered with chroot."""
+INSIDE = "--inside"
+"""The first argument with which this file, run in a private user and mount namespace, builds
+a container's view of the machine and runs its command there."""
 
 
 def _run_inside(
     command: Sequence[str], env: dict[str, str], workdir: str, mounts: Sequence[tuple[str, str]]
 ) -> int:
     """Run a container's command with its mounts where the machine lets a user namespace
-    make them; else in the working folder its mounts map to."""
+    make them (so ``/workspace`` and the runners' paths need not exist here); else in the
+    working folder its mounts map to."""
     if not command:
         return 0
-    lines = [ROOT_SETUP]
-    for source, target in mounts:
-        lines.append(f'mkdir -p {shlex.quote(source)} "$root"{shlex.quote(target)}')
-        lines.append(f'mount --rbind {shlex.quote(source)} "$root"{shlex.quote(target)}')
-    lines.append(f'mkdir -p "$root"{shlex.quote(workdir)}')
-    lines.append('exec chroot "$root" /bin/sh -c \'cd "$0" && exec "$@"\' "$@"')
+    unshare = ["unshare", "--user", "--map-root-user", "--mount"]
     try:
-        inside = ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", "\n".join(lines)]
-        probe = subprocess.run(
-            ["unshare", "--user", "--map-root-user", "--mount", "true"],
-            capture_output=True,
-            check=False,
-        )
+        probe = subprocess.run([*unshare, "true"], capture_output=True, check=False)
     except OSError:
         probe = None
-    if probe is not None and probe.returncode == 0:
-        argv = [*inside, "sh", workdir, *command]
+    scratch = Path(os.environ.get(LOG, "/tmp/infx")).parent
+    if probe is not None and probe.returncode == 0 and scratch.is_dir():
+        spec = {"mounts": mounts, "workdir": workdir, "command": list(command), "scratch": ""}
+        spec["scratch"] = tempfile.mkdtemp(prefix="container-", dir=scratch)
+        real = os.environ.get(PYTHON, sys.executable)
+        argv = [*unshare, real, str(Path(__file__).resolve()), INSIDE, json.dumps(spec)]
         return subprocess.run(argv, env=env, check=False).returncode
     cwd = _mapped(workdir, mounts)
     return subprocess.run(list(command), env=env, cwd=cwd, check=False).returncode
+
+
+def _inside(spec: Mapping[str, Any]) -> int:
+    """In the namespace: a new root on a memory file system holding what ``/`` holds (each
+    folder on the way to a mount made anew, so that nothing is created on the machine's own
+    folders), the container's mounts bound into it (a source the machine lacks: an empty
+    folder of the replay's own), then the command in the working folder under chroot."""
+    scratch = Path(spec["scratch"])
+    root = scratch / "root"
+    root.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "infx", str(root)], check=True)
+    targets = [Path(t) for _, t in spec["mounts"]] + [Path(spec["workdir"])]
+    made = {a for t in targets for a in [t, *t.parents]}
+    _populate(Path("/"), root, made)
+    for number, (given, target) in enumerate(spec["mounts"]):
+        where = root / Path(target).relative_to("/")
+        source = given if Path(given).exists() else str(scratch / f"missing-{number}")
+        if source != given:
+            Path(source).mkdir()
+        if Path(source).is_dir():
+            where.mkdir(parents=True, exist_ok=True)
+        else:
+            where.parent.mkdir(parents=True, exist_ok=True)
+            where.touch()
+        subprocess.run(["mount", "--rbind", source, str(where)], check=True)
+    (root / Path(spec["workdir"]).relative_to("/")).mkdir(parents=True, exist_ok=True)
+    os.chroot(root)
+    os.chdir(spec["workdir"])
+    command: list[str] = spec["command"]
+    os.execvp(command[0], command)
+
+
+def _populate(host: Path, new: Path, made: set[Path]) -> None:
+    for entry in sorted(host.iterdir()) if host.is_dir() else ():
+        dest = new / entry.name
+        if entry.is_symlink():
+            dest.symlink_to(os.readlink(entry))
+        elif entry in made and entry.is_dir():
+            dest.mkdir()
+            _populate(entry, dest, made)
+        elif entry.is_dir():
+            dest.mkdir()
+            subprocess.run(["mount", "--rbind", str(entry), str(dest)], check=False)
+        elif entry.exists():
+            dest.touch()
+            subprocess.run(["mount", "--bind", str(entry), str(dest)], check=False)
 
 
 def srun(argv: Sequence[str]) -> int:
@@ -265,6 +297,8 @@ def docker(argv: Sequence[str]) -> int:
 
 
 def main(argv: Sequence[str]) -> int:
+    if argv[0] == INSIDE:
+        return _inside(json.loads(argv[1]))
     name, args = argv[0], [argv[0], *argv[1:]]
     kind = kind_of(name, args)
     if kind == "python":

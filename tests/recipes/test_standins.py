@@ -96,3 +96,22 @@ def test_mpirun_runs_its_command_once(tmp_path: Path) -> None:
     calls = run(tmp_path, "mpirun -n 1 --oversubscribe --allow-run-as-root sh -c 'echo ran >> out'")
     assert (tmp_path / "out").read_text(encoding="utf-8") == "ran\n"
     assert [c["name"] for c in calls] == ["mpirun"]
+
+
+@pytest.mark.parametrize("namespaces", [True, False])
+def test_a_container_creates_nothing_on_the_machines_own_folders(
+    tmp_path: Path, namespaces: bool
+) -> None:
+    source = tmp_path / "src"
+    source.mkdir()
+    absent = tmp_path / "absent"
+    target = tmp_path.parent / f"{tmp_path.name}-target"
+    run(
+        tmp_path,
+        f"srun --container-image=img --container-mounts={source}:/ws,{absent}:{target}/cache"
+        " --container-workdir=/ws bash -c 'echo ran > marker'",
+        namespaces,
+    )
+    assert (source / "marker").read_text(encoding="utf-8") == "ran\n"
+    assert not target.exists()
+    assert not absent.exists()
