@@ -32,6 +32,8 @@ BASE = "INFX_STANDIN_BASE"
 the variables that differ from it."""
 PYTHON = "INFX_STANDIN_PYTHON"
 """The real interpreter, for the ``python3`` calls that are not a server or the client."""
+BIN = "INFX_STANDIN_BIN"
+"""The variable naming the stand-ins' folder, for the environments ``uv venv`` makes."""
 JOB_ID = "4242"
 """The Slurm job every ``salloc`` grants, so ports and names derived from it are fixed."""
 
@@ -96,7 +98,7 @@ def install(folder: Path, log: Path, base: Path) -> dict[str, str]:
             f'#!/bin/sh\nexec "{sys.executable}" "{me}" {name} "$@"\n', encoding="utf-8"
         )
         shim.chmod(0o755)
-    return {LOG: str(log), BASE: str(base), PYTHON: sys.executable}
+    return {LOG: str(log), BASE: str(base), PYTHON: sys.executable, BIN: str(folder)}
 
 
 def kind_of(name: str, argv: Sequence[str]) -> str:
@@ -110,6 +112,8 @@ def kind_of(name: str, argv: Sequence[str]) -> str:
             module = argv[argv.index("-m") + 1] if argv.index("-m") + 1 < len(argv) else ""
             if module.startswith(SERVER_MODULES):
                 return "server"
+            if module.split(".")[0] in CLIENTS:
+                return "client"
         script = next((a for a in argv[1:] if not a.startswith("-")), "")
         if script.endswith(CLIENT_SCRIPTS):
             return "client"
@@ -122,7 +126,7 @@ def _changed(environ: Mapping[str, str]) -> dict[str, str]:
     base: dict[str, str] = {}
     if base_file and Path(base_file).is_file():
         base = json.loads(Path(base_file).read_text(encoding="utf-8"))
-    own = (LOG, BASE, PYTHON, "PATH", "_")
+    own = (LOG, BASE, PYTHON, BIN, "PATH", "_")
     return {k: v for k, v in environ.items() if k not in own and base.get(k) != v}
 
 
@@ -296,6 +300,18 @@ def docker(argv: Sequence[str]) -> int:
     return _run_inside(command, env, workdir, mounts)
 
 
+def _venv(argv: Sequence[str]) -> None:
+    """An environment whose ``python`` and ``aiperf`` are the stand-ins, so that a script that
+    installs its client into one finds it there and the client's call is recorded."""
+    rest = _split(argv, frozenset({"--python", "-p"}))[1]
+    folder = Path(rest[0] if rest else ".venv") / "bin"
+    folder.mkdir(parents=True, exist_ok=True)
+    stand_ins = Path(os.environ.get(BIN, Path(__file__).parent))
+    for name, target in (("python", "python3"), ("python3", "python3"), ("aiperf", "aiperf")):
+        if not (folder / name).exists():
+            (folder / name).symlink_to(stand_ins / target)
+
+
 def main(argv: Sequence[str]) -> int:
     if argv[0] == INSIDE:
         return _inside(json.loads(argv[1]))
@@ -308,8 +324,16 @@ def main(argv: Sequence[str]) -> int:
     if kind == "server":
         while True:
             time.sleep(3600)
+    job = Path(os.environ.get(LOG, "calls.jsonl")).with_name("slurm-job")
     if name == "salloc":
+        job.touch()
         print(f"salloc: Granted job allocation {JOB_ID}", file=sys.stderr, flush=True)
+    elif name == "scancel":
+        job.unlink(missing_ok=True)
+    elif name == "squeue" and job.exists():
+        print(JOB_ID)
+    elif name == "uv" and args[1:2] == ["venv"]:
+        _venv(args[2:])
     elif name == "srun":
         return srun(args)
     elif name == "docker":

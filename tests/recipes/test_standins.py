@@ -21,6 +21,7 @@ from pytest_infx.recipes.standins import install, kind_of
         (["python3", "-m", "sglang.launch_server", "--tp", "8"], "server"),
         (["python3", "utils/bench_serving/benchmark_serving.py", "--num-prompts", "3"], "client"),
         (["aiperf", "profile"], "client"),
+        (["python3", "-m", "aiperf", "profile"], "client"),
         (["python3", "-c", "print(1)"], "python"),
         (["srun", "--jobid=1"], "call"),
     ],
@@ -115,3 +116,24 @@ def test_a_container_creates_nothing_on_the_machines_own_folders(
     assert (source / "marker").read_text(encoding="utf-8") == "ran\n"
     assert not target.exists()
     assert not absent.exists()
+
+
+def test_a_slurm_job_is_queued_from_salloc_until_scancel(tmp_path: Path) -> None:
+    run(
+        tmp_path,
+        "squeue -h -o %A > before; salloc -N 1 2> granted; squeue -h -o %A > during;"
+        " scancel 4242; squeue -h -o %A > after",
+    )
+    seen = [(tmp_path / n).read_text(encoding="utf-8") for n in ("before", "during", "after")]
+    assert seen == ["", "4242\n", ""]
+    assert "Granted job allocation 4242" in (tmp_path / "granted").read_text(encoding="utf-8")
+
+
+def test_an_environment_uv_makes_runs_the_client_stand_in(tmp_path: Path) -> None:
+    calls = run(
+        tmp_path,
+        "uv venv --python 3.11 env && uv pip install --python env/bin/python aiperf"
+        " && [ -x env/bin/aiperf ] && env/bin/aiperf profile --concurrency 4",
+    )
+    client = next(c for c in calls if c["kind"] == "client")
+    assert client["argv"] == ["aiperf", "profile", "--concurrency", "4"]
