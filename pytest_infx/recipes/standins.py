@@ -301,13 +301,15 @@ def docker(argv: Sequence[str]) -> int:
 
 
 def _venv(argv: Sequence[str]) -> None:
-    """An environment whose ``python`` and ``aiperf`` are the stand-ins, so that a script that
-    installs its client into one finds it there and the client's call is recorded."""
+    """An environment whose ``python``, ``aiperf`` and ``hf`` are the stand-ins, so that a
+    script that installs its client into one finds it there and the client's call is
+    recorded."""
     rest = _split(argv, frozenset({"--python", "-p"}))[1]
     folder = Path(rest[0] if rest else ".venv") / "bin"
     folder.mkdir(parents=True, exist_ok=True)
     stand_ins = Path(os.environ.get(BIN, Path(__file__).parent))
-    for name, target in (("python", "python3"), ("python3", "python3"), ("aiperf", "aiperf")):
+    links = [("python", "python3"), ("python3", "python3"), ("aiperf", "aiperf"), ("hf", "hf")]
+    for name, target in links:
         if not (folder / name).exists():
             (folder / name).symlink_to(stand_ins / target)
 

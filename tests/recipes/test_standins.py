@@ -133,7 +133,7 @@ def test_an_environment_uv_makes_runs_the_client_stand_in(tmp_path: Path) -> Non
     calls = run(
         tmp_path,
         "uv venv --python 3.11 env && uv pip install --python env/bin/python aiperf"
-        " && [ -x env/bin/aiperf ] && env/bin/aiperf profile --concurrency 4",
+        " && [ -x env/bin/aiperf ] && [ -x env/bin/hf ] && env/bin/aiperf profile --concurrency 4",
     )
     client = next(c for c in calls if c["kind"] == "client")
     assert client["argv"] == ["aiperf", "profile", "--concurrency", "4"]
