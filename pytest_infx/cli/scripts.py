@@ -80,7 +80,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--jobs",
         type=_positive,
         default=1,
-        help="points replayed at once (default 1; each is a few processes, mostly waiting)",
+        help="points replayed at once (default 1; scripts that share a folder named after the"
+        " fixed Slurm job id, as AgentX scripts do, can collide above 1)",
     )
     parser.set_defaults(func=run)
 

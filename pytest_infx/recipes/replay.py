@@ -131,6 +131,22 @@ def runner_node(checkout: Path, label: str) -> str:
     return str(nodes[0])
 
 
+def workflow_inputs(params: Mapping[str, Any]) -> dict[str, Any]:
+    """A sweep point as ``run-sweep.yml`` passes it to the workflow: a KV offload backend by
+    its name, with the whole entry as JSON in ``kv-offload-backend-metadata``; any other
+    mapping or list (a router) as JSON."""
+    inputs: dict[str, Any] = {}
+    for name, given in params.items():
+        if name == "kv-offload-backend" and isinstance(given, Mapping):
+            inputs[name] = given.get("name", "")
+            inputs["kv-offload-backend-metadata"] = json.dumps(given)
+        elif isinstance(given, (Mapping, list)):
+            inputs[name] = json.dumps(given)
+        else:
+            inputs[name] = given
+    return inputs
+
+
 def replay(checkout: Path, params: Mapping[str, Any], timeout: float = 60) -> Replayed:
     """Run the workflow step for one point in a copy of the checkout, with stand-ins."""
     step = launch_step(checkout)
@@ -139,7 +155,7 @@ def replay(checkout: Path, params: Mapping[str, Any], timeout: float = 60) -> Re
         root = Path(scratch)
         workspace = root / "workspace"
         shutil.copytree(checkout, workspace, ignore=shutil.ignore_patterns(".git"), symlinks=True)
-        env, script = step_environment(step, params, node, workspace)
+        env, script = step_environment(step, workflow_inputs(params), node, workspace)
         env.update(
             PATH=f"{root / 'bin'}:{BASE_PATH}",
             HOME=str(root / "home"),

@@ -15,6 +15,7 @@ from pytest_infx.recipes.replay import (
     runner_node,
     speculative_decoding,
     sweep,
+    workflow_inputs,
 )
 
 WORKFLOW = """\
@@ -97,3 +98,12 @@ def test_each_master_key_lists_the_speculative_decoding_of_its_search_spaces(
         "      - {tp: 8, spec-decoding: mtp, conc-list: [1]}\n",
     )
     assert speculative_decoding(root) == {"a": {"none"}, "b-mtp": {"mtp"}}
+
+
+def test_a_point_is_passed_to_the_workflow_as_run_sweep_passes_it() -> None:
+    backend = {"name": "hicache", "ratio": 2}
+    inputs = workflow_inputs({"tp": 8, "kv-offload-backend": backend, "router": {"a": 1}})
+    assert inputs["tp"] == 8
+    assert inputs["kv-offload-backend"] == "hicache"
+    assert json.loads(inputs["kv-offload-backend-metadata"]) == backend
+    assert json.loads(inputs["router"]) == {"a": 1}
