@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from pytest_infx.cli import cache, compare, db, engine, golden, importer, recipes
+    from pytest_infx.cli import cache, compare, db, engine, golden, importer, recipes, scripts
     from pytest_infx.lint import cli as lint_cli
     from pytest_infx.prepare import precision
     from pytest_infx.report import cli as report_cli
@@ -31,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
         golden,
         lint_cli,
         compare,
+        scripts,
         importer,
         precision,
         report_cli,
