@@ -5,8 +5,8 @@ The recipes mirror InferenceX at one commit, and the fidelity test holds them to
 commands recorded there. InferenceX's scripts move on: a flag added to a per-key script, a
 variable a launcher exports, a client setting in ``benchmark_lib.sh``. This command replays
 a checkout's workflow step, launcher and per-key script for each of its points that a recipe
-holds (``recipes/replay.py``), and compares the server and client it recorded with the
-recipe's plan exactly as the fidelity comparison does (``recipes/fidelity.py``): what the
+holds (``cli/replay.py``), and compares the server and client it recorded with the
+recipe's plan exactly as the fidelity comparison does (``engines/fidelity.py``): what the
 plugin owns or the recipe states is counted by reason, anything else is printed, one line
 per setting, and makes the exit status 1.
 
@@ -35,7 +35,7 @@ from pytest_infx.settings import DEFAULT_GOLDEN_DIR, DEFAULT_RECIPES_DIR
 from pytest_infx.usage import UsageError
 
 if TYPE_CHECKING:
-    from pytest_infx.recipes.replay import Replayed
+    from pytest_infx.cli.replay import Replayed
 
 DEFAULT_TIMEOUT_S = 60.0
 """Seconds one point's step may run: a script that waits on something no stand-in provides
@@ -141,14 +141,14 @@ def compare_point(
 ) -> Outcome:
     """One point's plan against a replayed server and client, as the fidelity test compares
     it against InferenceX's record."""
-    from pytest_infx.engines.registry import installed
-    from pytest_infx.prepare.plan import client_settings, server_plan
-    from pytest_infx.recipes.fidelity import (
+    from pytest_infx.engines.fidelity import (
         client_differences,
         server_differences,
         stated_in,
         unstated,
     )
+    from pytest_infx.engines.registry import installed
+    from pytest_infx.prepare.plan import client_settings, server_plan
 
     plan = server_plan(point, golden)
     found = server_differences(plan.engine, plan.argv, plan.env, plan.files, server)
@@ -164,18 +164,18 @@ def _selected(points: Iterable[Point], keys: Sequence[str]) -> list[Point]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_infx.engines.registry import installed
-    from pytest_infx.recipes.errors import RecipeError, RecipeErrors
-    from pytest_infx.recipes.loader import load_tree
-    from pytest_infx.recipes.points import expand_all
-    from pytest_infx.recipes.replay import (
+    from pytest_infx.cli.replay import (
         CheckoutError,
         check_checkout,
         replay,
         speculative_decoding,
         sweep,
     )
-    from pytest_infx.recipes.workflow import WorkflowError
+    from pytest_infx.cli.workflow import WorkflowError
+    from pytest_infx.engines.registry import installed
+    from pytest_infx.recipes.errors import RecipeError, RecipeErrors
+    from pytest_infx.recipes.loader import load_tree
+    from pytest_infx.recipes.points import expand_all
 
     try:
         check_checkout(args.checkout)

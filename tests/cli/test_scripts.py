@@ -14,8 +14,8 @@ import pytest
 
 from pytest_infx.cli import main
 from pytest_infx.cli.scripts import match
+from pytest_infx.engines.fidelity import CLIENT_SETTINGS
 from pytest_infx.prepare.plan import client_settings, server_plan
-from pytest_infx.recipes.fidelity import CLIENT_SETTINGS
 from pytest_infx.recipes.loader import load_tree
 from pytest_infx.recipes.points import Point, expand_all
 from pytest_infx.usage import EXIT_STATUS

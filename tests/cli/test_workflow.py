@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_infx.recipes.workflow import (
+from pytest_infx.cli.workflow import (
     WorkflowError,
     evaluate,
     launch_step,

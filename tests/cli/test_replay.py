@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_infx.recipes.replay import (
+from pytest_infx.cli.replay import (
     CheckoutError,
     check_checkout,
     replay,

@@ -24,8 +24,8 @@ from typing import Any
 
 import yaml
 
-from pytest_infx.recipes import standins
-from pytest_infx.recipes.workflow import WORKFLOW, launch_step, step_environment
+from pytest_infx.cli.workflow import WORKFLOW, launch_step, step_environment
+from pytest_infx.engines import standins
 
 GENERATOR = Path("utils/matrix_logic/generate_sweep_configs.py")
 """InferenceX's own matrix generator: its output is what ``run-sweep.yml`` runs."""

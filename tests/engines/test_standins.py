@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_infx.recipes.standins import install, kind_of
+from pytest_infx.engines.standins import install, kind_of
 
 
 @pytest.mark.parametrize(
