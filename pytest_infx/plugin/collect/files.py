@@ -160,12 +160,11 @@ class RecipeFile(pytest.File):
                 info = manager.getfixtureinfo(node=self, func=function, cls=None)
                 fixtureinfo[ref.kind] = info
             item = pytest.Function.from_parent(
-                self,
-                name=ref.id,
-                callobj=function,
-                fixtureinfo=info,
-                originalname=ref.recipe_key,
+                self, name=ref.id, callobj=function, fixtureinfo=info
             )
+            # set after the item is made: pytest 9.2 builds a node id from ``originalname`` and a
+            # callspec, and a recipe point has no callspec, so its id would lose the point
+            item.originalname = ref.recipe_key
             item.stash[REF] = ref
             item.add_marker(kind.name)
             yield item
