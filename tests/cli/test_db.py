@@ -177,18 +177,24 @@ def test_serve_answers_with_the_page_drawn_anew(db: str, tmp_path: Path) -> None
     try:
         assert server.stdout is not None
         assert f"http://127.0.0.1:{port}/" in server.stdout.readline()
-        first = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10).read().decode()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as answer:
+            first = answer.read().decode()
         assert len(_embedded(first)["points"]) == 4
         store = Store.open(db)
         store.put(store.add_run(stamp("r9", day=9)), row(90.0))
         store.close()
-        again = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10).read().decode()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as answer:
+            again = answer.read().decode()
         assert len(_embedded(again)["points"]) == 5
-        with pytest.raises(urllib.error.HTTPError, match="404"):
+        with pytest.raises(urllib.error.HTTPError, match="404") as missing:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/other", timeout=10)
+        # an HTTPError holds the response body open until closed
+        missing.value.close()
     finally:
         server.terminate()
         server.wait(timeout=10)
+        if server.stdout is not None:
+            server.stdout.close()
 
 
 def test_promote_makes_a_validated_run_the_branch_s_results_with_provenance(
