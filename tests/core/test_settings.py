@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "pytest_infx"
 CHILD_ENVIRONMENTS = {
     "agentic/runner.py": "aiperf's environment",
     "engines/conformance.py": "the engine parser's environment",
-    "engines/standins.py": "a recording stand-in's own, which it records as the program it replaces",
+    "engines/standins.py": "a recording stand-in's own, which it records",
     "engines/vllm_cpu.py": "the CPU engine's environment",
     "envs/toolenv.py": "pip's environment",
     "files/git.py": "git's environment",
