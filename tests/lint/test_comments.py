@@ -256,7 +256,7 @@ def test_repository_scripts_and_recipes_follow_the_comment_rules() -> None:
         assert [f.render() for f in get_rule(rule_id).run(ctx)] == []
 
 
-def test_comment_above_an_inline_when_override_fails_as_the_readme_says() -> None:
+def test_comment_above_an_inline_when_override_fails_as_the_lint_page_says() -> None:
     text = (
         "overrides:\n"
         "  # TP4 at concurrency 1 needs a smaller prefill chunk\n"

@@ -174,7 +174,7 @@ FAITHFUL = (
 )
 """The keys whose every recorded point plans InferenceX's command: no unstated difference in
 the server's flags, environment and files or the client's settings. The other keys' remaining
-differences are the README's (Fixed-seq-len points)."""
+differences are those docs/recipes.md lists (Fidelity to InferenceX's commands)."""
 
 
 @pytest.mark.parametrize("key", FAITHFUL)
