@@ -324,8 +324,8 @@ def server_differences(
         k: OPTIONS_FILE if k in OPTIONS_FLAGS else value(v)
         for k, v in ((k, v if k in OPTIONS_FLAGS else by_file(v)) for k, v in raw.items())
     }
-    theirs = _json_apart(_synthetic_apart(theirs_flags))
-    ours = _json_apart(_synthetic_apart(flags(planned_argv, engine)))
+    theirs = _json_apart(synthetic_apart(theirs_flags))
+    ours = _json_apart(synthetic_apart(flags(planned_argv, engine)))
     found = list(_compare("server-flag", theirs, ours))
     env = {
         k: value(by_file(str(v)))
@@ -378,7 +378,7 @@ def _json_apart(found: dict[str, str | None]) -> dict[str, str | None]:
 
 
 ACCEPTANCE_FLAGS = ("--spec-decode-acceptance-length", "--spec-decode-acceptance-rate")
-SYNTHETIC_ACCEPTANCE = "forced acceptance"
+SYNTHETIC_ACCEPTANCE = "--spec-decode-acceptance-length|-rate"
 """ATOM forces acceptance by a length or a rate; the plugin writes the length its curve gives
 where InferenceX's script may write the rate, one setting in two spellings."""
 SPEC_CONFIG = "--speculative-config"
@@ -387,7 +387,7 @@ SYNTHETIC_SPEC = SPEC_CONFIG + " synthetic acceptance"
 it: the plugin sets them from the golden curve wherever a point speculates."""
 
 
-def _synthetic_apart(found: dict[str, str | None]) -> dict[str, str | None]:
+def synthetic_apart(found: dict[str, str | None]) -> dict[str, str | None]:
     """ATOM's acceptance flags, either spelling (length or rate), as one setting under
     :data:`SYNTHETIC_ACCEPTANCE`; a speculative config with its synthetic-acceptance keys under
     :data:`SYNTHETIC_SPEC`, and

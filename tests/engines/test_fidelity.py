@@ -12,6 +12,7 @@ from core.helpers import agentic, write
 from pydantic import ValidationError
 
 from pytest_infx.engines.fidelity import (
+    SYNTHETIC_ACCEPTANCE,
     Difference,
     Stated,
     client_differences,
@@ -163,7 +164,7 @@ def test_atom_s_acceptance_by_rate_or_by_length_is_one_setting() -> None:
         {},
         record,
     )
-    assert [d.name for d in found] == ["forced acceptance"]
+    assert [d.name for d in found] == [SYNTHETIC_ACCEPTANCE]
     assert unstated(found, [])[0] == []
 
 
