@@ -34,6 +34,7 @@ from pytest_infx.engines.fidelity import (
     OPTIONS_FLAGS,
     OPTIONS_SETTING,
     OWNED_SERVER,
+    SPEC_CONFIG,
     SYNTHETIC_ACCEPTANCE,
     SYNTHETIC_SPEC,
     Difference,
@@ -42,8 +43,8 @@ from pytest_infx.engines.fidelity import (
     speculative_of,
     synthetic_apart,
 )
-from pytest_infx.engines.trtllm import TRTLLM_ENV
 from pytest_infx.engines.registry import installed
+from pytest_infx.engines.trtllm import TRTLLM_ENV
 from pytest_infx.hardware import gpu_type
 from pytest_infx.lint.masters import master_files
 from pytest_infx.recipes.errors import RecipeError
@@ -97,15 +98,20 @@ class Statement:
     evidence: str
 
 
+Settings = tuple[tuple[str, str], ...]
+"""Names and rendered values: engine args, variables or agentic block settings."""
+
+
 @dataclass(frozen=True)
 class Ported:
     """The server flags and environment that InferenceX's script gave a key's points, read from
-    a recording of it: those all points share, and per point (by point name) the rest; and the
+    a recording of it: those all points share, and per point (by point name) the rest (args,
+    variables and agentic block settings); and the
     speculative decoding all its points run, as a recipe's speculative block writes it."""
 
     args: tuple[tuple[str, str], ...]
     env: tuple[tuple[str, str], ...]
-    per_point: tuple[tuple[str, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]], ...]
+    per_point: tuple[tuple[str, Settings, Settings, Settings], ...]
     points: int
     speculative: str | None = None
     client: tuple[tuple[str, str], ...] = ()
@@ -146,8 +152,7 @@ CHAT_TEMPLATE_CLIENT: Mapping[str, str] = {
 }
 """Client flags of InferenceX's that the plugin's clients do not offer, and why."""
 CLIENT_ENDPOINT = (
-    "the plugin's fixed-seq-len client sends the random prompts to the completions endpoint"
-    " only"
+    "the plugin's fixed-seq-len client sends the random prompts to the completions endpoint only"
 )
 SERVER_FILE = (
     "the script gives the server a file of InferenceX's repository (a chat template); a recipe"
@@ -296,11 +301,10 @@ def port(
     rules = installed().engine_rules()
     tables = rules.tables(engine, agentic=agentic)
     literal = al_literal_pattern(installed().synthetic_knobs())
-    per_point: dict[str, tuple[dict[str, str], dict[str, str]]] = {}
+    per_point: dict[str, tuple[dict[str, str], dict[str, str], dict[str, str]]] = {}
     specs: set[str | None] = set()
-    clients: list[dict[str, str]] = []
     for record in records:
-        clients.append(_client_settings(record) if agentic else {})
+        client = _client_settings(record) if agentic else {}
         specs.add(speculative_of(engine, prefix, record["server"]["argv"], GOLDEN))
         recorded = record["server"].get("files") or {}
         files = _options_files(recorded)
@@ -321,20 +325,22 @@ def port(
             if not owned(Difference("server-env", name, str(given), None))
             and _portable(name, str(given), literal)
         }
-        per_point[point_name(record["params"])] = (args, env)
+        per_point[point_name(record["params"])] = (args, env, client)
     if not per_point:
         return None
     speculative = next(iter(specs)) if len(specs) == 1 else None
     stated = statements(engine, records, tables, speculative is not None, agentic=agentic)
-    shared_args = _shared(a for a, _ in per_point.values())
-    shared_env = _shared(e for _, e in per_point.values())
+    shared_args = _shared(a for a, _, _ in per_point.values())
+    shared_env = _shared(e for _, e, _ in per_point.values())
+    shared_client = _shared(c for _, _, c in per_point.values())
     rest = tuple(
         (
             name,
             tuple(sorted((k, v) for k, v in args.items() if k not in shared_args)),
             tuple(sorted((k, v) for k, v in env.items() if k not in shared_env)),
+            tuple(sorted((k, v) for k, v in client.items() if k not in shared_client)),
         )
-        for name, (args, env) in sorted(per_point.items())
+        for name, (args, env, client) in sorted(per_point.items())
     )
     return Ported(
         tuple(sorted(shared_args.items())),
@@ -342,7 +348,7 @@ def port(
         rest,
         len(rest),
         speculative,
-        tuple(sorted(_shared(clients).items())),
+        tuple(sorted(shared_client.items())),
         stated,
     )
 
@@ -361,8 +367,10 @@ def statements(
     plan (no speculative block was ported: no golden curve, or TensorRT-LLM's options)."""
     found: dict[tuple[str, str], list[tuple[str | None, str | None, str, str]]] = {}
 
-    def add(field: str, name: str, theirs: str | None, ours: str | None, *why: str) -> None:
-        found.setdefault((field, name), []).append((theirs, ours, *why))  # type: ignore[arg-type]
+    def add(
+        field: str, name: str, theirs: str | None, ours: str | None, reason: str, why: str
+    ) -> None:
+        found.setdefault((field, name), []).append((theirs, ours, reason, why))
 
     for record in records:
         server = record["server"]
@@ -386,11 +394,10 @@ def statements(
             for name in ACCEPTANCE_FLAGS:
                 if name in spelled:
                     add("flag", SYNTHETIC_ACCEPTANCE, "*", None, "owned", NO_CURVE)
-            config = _speculative_config(spelled.get("--speculative-config"))
+            config = _speculative_config(spelled.get(SPEC_CONFIG))
             if config:
                 apart = synthetic_apart(dict(spelled))
-                theirs = apart.get("--speculative-config")
-                add("flag", "--speculative-config", theirs, None, "owned", NO_CURVE)
+                add("flag", SPEC_CONFIG, apart.get(SPEC_CONFIG), None, "owned", NO_CURVE)
                 if config.get("rejection_sample_method") == "synthetic":
                     add("flag", SYNTHETIC_SPEC, "*", None, "owned", NO_CURVE)
             if engine == "trtllm":
@@ -403,9 +410,9 @@ def statements(
                     add("variable", TRTLLM_ENV, "*", None, "owned", TRT_SPECULATION)
     stated: list[Statement] = []
     for (field, name), seen in sorted(found.items()):
-        theirs = {t for t, _, _, _ in seen}
-        ours, reason, evidence = seen[0][1], seen[0][2], seen[0][3]
-        only = next(iter(theirs)) if len(theirs) == 1 else "*"
+        values = {theirs for theirs, _, _, _ in seen}
+        _, ours, reason, evidence = seen[0]
+        only = next(iter(values)) if len(values) == 1 else "*"
         stated.append(Statement(field, name, only, ours, reason, evidence))
     return tuple(stated)
 
@@ -523,16 +530,16 @@ def _overrides(ported: Ported) -> list[str]:
     """One override per arm and set of per-point settings, with the concurrencies that have
     them; arms without a variant first, so that a variant's own settings come after."""
     groups: dict[tuple[Any, ...], list[int]] = {}
-    for name, args, env in ported.per_point:
-        if not args and not env:
+    for name, args, env, client in ported.per_point:
+        if not args and not env and not client:
             continue
         found = _NAME.fullmatch(name)
         if found is None:
             continue
         arm = (found["v"] or "", int(found["tp"]), int(found["isl"] or 0), int(found["osl"] or 0))
-        groups.setdefault((*arm, args, env), []).append(int(found["c"]))
+        groups.setdefault((*arm, args, env, client), []).append(int(found["c"]))
     lines: list[str] = []
-    for (variant, tp, isl, osl, args, env), concs in sorted(
+    for (variant, tp, isl, osl, args, env, client), concs in sorted(
         groups.items(), key=lambda item: (item[0][0] != "", item[0][:4], sorted(item[1]))
     ):
         when = [f"tp: {tp}"]
@@ -541,11 +548,15 @@ def _overrides(ported: Ported) -> list[str]:
         if variant:
             when.append(f"variant: {variant}")
         when.append(f"concurrency: [{', '.join(str(c) for c in sorted(concs))}]")
-        lines += [f"  - when: {{{', '.join(when)}}}", "    engine:"]
+        lines.append(f"  - when: {{{', '.join(when)}}}")
+        if args or env:
+            lines.append("    engine:")
         if args:
             lines.append(f"      args: {_mapping(args)}")
         if env:
             lines.append(f"      env: {_mapping(env)}")
+        if client:
+            lines.append(f"    agentic: {_mapping(client)}")
     return lines
 
 

@@ -309,7 +309,9 @@ def server_differences(
     and digest), one difference rather than two; one options file a side is compared setting
     by setting, as is a JSON ``--compilation-config``."""
     recorded = {
-        path: entry for path, entry in (record.get("files") or {}).items() if isinstance(entry, Mapping)
+        path: entry
+        for path, entry in (record.get("files") or {}).items()
+        if isinstance(entry, Mapping)
     }
     named: set[str] = set()
 
@@ -430,7 +432,7 @@ compared as the file."""
 
 
 def _options_settings(text: str | None) -> dict[str, str | None]:
-    """An options file's settings by top-level key, each in one spelling (JSON, sorted), named
+    """An options file's settings by top-level key, each in one spelling (:func:`value`), named
     as the flag that names the file with the key (``--extra-llm-api-options.speculative_config``):
     key order and quoting are no difference, and one setting's difference is stated alone. A
     file that is no mapping is one setting, :data:`OPTIONS_FILE`."""
@@ -445,7 +447,7 @@ def _options_settings(text: str | None) -> dict[str, str | None]:
     if not isinstance(parsed, dict):
         return {OPTIONS_FILE: json.dumps(parsed, sort_keys=True)}
     return {
-        f"{OPTIONS_SETTING}.{key}": json.dumps(given, sort_keys=True)
+        f"{OPTIONS_SETTING}.{key}": value(json.dumps(given, sort_keys=True))
         for key, given in parsed.items()
     }
 

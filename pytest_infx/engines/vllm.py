@@ -189,9 +189,7 @@ SYNTHETIC_KEYS: Final = ("rejection_sample_method", "synthetic_acceptance_length
 """The keys of ``--speculative-config`` through which the plan forces acceptance."""
 
 
-def speculative_block(
-    prefix: str, config: str | None, curves: Mapping[str, str]
-) -> str | None:
+def speculative_block(prefix: str, config: str | None, curves: Mapping[str, str]) -> str | None:
     """``--speculative-config`` as a speculative block where the plan writes it back: a method,
     its token count, at most a draft ``model`` and settings the block carries (the synthetic
     acceptance the plan sets from the curve aside), and a curve for what drafts (the draft by
