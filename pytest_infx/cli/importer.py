@@ -32,7 +32,6 @@ from pytest_infx.engines.base import SPECULATIVE
 from pytest_infx.engines.fidelity import (
     ACCEPTANCE_FLAGS,
     OPTIONS_FLAGS,
-    OPTIONS_SETTING,
     OWNED_SERVER,
     SPEC_CONFIG,
     SYNTHETIC_ACCEPTANCE,
@@ -44,6 +43,7 @@ from pytest_infx.engines.fidelity import (
     synthetic_apart,
 )
 from pytest_infx.engines.registry import installed
+from pytest_infx.engines.trtllm import SPECULATIVE_OPTION as TRT_SPECULATIVE
 from pytest_infx.engines.trtllm import TRTLLM_ENV
 from pytest_infx.hardware import gpu_type
 from pytest_infx.lint.masters import master_files
@@ -162,9 +162,10 @@ NO_CURVE = (
     "the plugin speculates only from a speculative block, at the acceptance of a golden curve;"
     " there is none for this speculation, where InferenceX measures what its prompts accept"
 )
-TRT_SPECULATION = (
-    "the importer ports no speculative block from a TensorRT-LLM options file; InferenceX's"
-    " speculative_config is not planned"
+TRT_SPELLING = (
+    "the plugin's TensorRT-LLM adapter writes MTP's draft length as num_nextn_predict_layers and"
+    " a separate draft as speculative_model_dir; this script's speculative_config spells them"
+    " otherwise (max_draft_len, speculative_model), so no speculative block plans it"
 )
 
 
@@ -305,8 +306,9 @@ def port(
     specs: set[str | None] = set()
     for record in records:
         client = _client_settings(record) if agentic else {}
-        specs.add(speculative_of(engine, prefix, record["server"]["argv"], GOLDEN))
         recorded = record["server"].get("files") or {}
+        argv = record["server"]["argv"]
+        specs.add(speculative_of(engine, prefix, argv, GOLDEN, files=recorded))
         files = _options_files(recorded)
         args: dict[str, str] = {}
         for flag, given in flags(record["server"]["argv"], engine, spelled=False).items():
@@ -329,7 +331,7 @@ def port(
     if not per_point:
         return None
     speculative = next(iter(specs)) if len(specs) == 1 else None
-    stated = statements(engine, records, tables, speculative is not None, agentic=agentic)
+    stated = statements(engine, prefix, records, tables, speculative is not None, agentic=agentic)
     shared_args = _shared(a for a, _, _ in per_point.values())
     shared_env = _shared(e for _, e, _ in per_point.values())
     shared_client = _shared(c for _, _, c in per_point.values())
@@ -355,6 +357,7 @@ def port(
 
 def statements(
     engine: str,
+    prefix: str,
     records: Iterable[Mapping[str, Any]],
     tables: tuple[OwnedFlags, ...],
     speculates: bool,
@@ -402,12 +405,13 @@ def statements(
                     add("flag", SYNTHETIC_SPEC, "*", None, "owned", NO_CURVE)
             if engine == "trtllm":
                 for options in _options_files(recorded, keep=True).values():
-                    if "speculative_config" in options:
-                        text = json.dumps(options["speculative_config"], sort_keys=True)
-                        name = f"{OPTIONS_SETTING}.speculative_config"
-                        add("flag", name, text, None, "owned", TRT_SPECULATION)
-                if TRTLLM_ENV in (server.get("env") or {}):
-                    add("variable", TRTLLM_ENV, "*", None, "owned", TRT_SPECULATION)
+                    written = options.get("speculative_config")
+                    if isinstance(written, dict):
+                        text = json.dumps(written, sort_keys=True)
+                        reason, why = _trt_reason(prefix, written)
+                        add("flag", TRT_SPECULATIVE, text, None, reason, why)
+                        if TRTLLM_ENV in (server.get("env") or {}):
+                            add("variable", TRTLLM_ENV, "*", None, reason, why)
     stated: list[Statement] = []
     for (field, name), seen in sorted(found.items()):
         values = {theirs for theirs, _, _, _ in seen}
@@ -415,6 +419,16 @@ def statements(
         only = next(iter(values)) if len(values) == 1 else "*"
         stated.append(Statement(field, name, only, ours, reason, evidence))
     return tuple(stated)
+
+
+def _trt_reason(prefix: str, config: Mapping[str, Any]) -> tuple[str, str]:
+    """Why a TensorRT-LLM speculative config is not planned: no curve for what drafts (the
+    plugin's), else a spelling the adapter does not write (a limit of the plugin's adapter)."""
+    draft = str(config.get("speculative_model") or config.get("speculative_model_dir") or "")
+    drafts = {name.rsplit("/", 1)[-1] for name in GOLDEN if "/" in name}
+    if prefix in GOLDEN or (draft and draft.rstrip("/").rsplit("/", 1)[-1] in drafts):
+        return "tool-limit", TRT_SPELLING
+    return "owned", NO_CURVE
 
 
 def _speculative_config(text: str | None) -> dict[str, Any]:

@@ -568,14 +568,26 @@ def speculative_of(
     argv: Sequence[str],
     curves: Mapping[str, str],
     engines: EngineRegistry | None = None,
+    files: Mapping[str, Any] | None = None,
 ) -> str | None:
-    """The speculative block that plans a recorded command line's speculative flags, as the
-    engine's adapter reads them (``speculative_block``); ``curves``: the golden curve by model
-    prefix (the model's own MTP head) or by draft hub id. ``None`` where no block plans them
-    (no adapter, no curve, a shape its plan does not write back): they keep their difference."""
+    """The speculative block that plans a recorded command line's speculative flags (and an
+    options file's, ``files`` as the record holds them), as the engine's adapter reads them
+    (``speculative_block``); ``curves``: the golden curve by model prefix (the model's own MTP
+    head) or by draft hub id. ``None`` where no block plans them (no adapter, no curve, a shape
+    its plan does not write back): they keep their difference."""
     from pytest_infx.engines.registry import installed
 
     adapter = (engines or installed()).adapters.get(engine)
     if adapter is None:
         return None
-    return adapter.speculative_block(prefix, flags(argv, engine), curves)
+    found = flags(argv, engine)
+    options = [
+        entry.get("text")
+        for name, entry in (files or {}).items()
+        if isinstance(entry, Mapping)
+        and found.get(OPTIONS_SETTING) is not None
+        and any(given == name for given in flags(argv, engine, spelled=False).values())
+    ]
+    if len(options) == 1:
+        found = {**found, **_options_settings(options[0])}
+    return adapter.speculative_block(prefix, found, curves)

@@ -314,3 +314,19 @@ def test_sglang_mtp_flags_become_a_speculative_block_where_the_model_has_a_curve
     assert speculative_of("sglang", "dsr1", argv) is None
     assert speculative_of("sglang", "qwen3.5", [*argv[:-1], "5"]) is None
     assert speculative_of("vllm", "qwen3.5", argv) is None
+
+
+def test_tensorrt_llm_s_mtp_options_become_a_speculative_block_where_the_model_has_a_curve() -> (
+    None
+):
+    argv = ["trtllm-serve", "m", "--config", "/w/o.yml"]
+
+    def files(config: str) -> dict[str, object]:
+        return {"/w/o.yml": {"text": f"stream_interval: 10\nspeculative_config: {config}\n"}}
+
+    mtp = files("{decoding_type: MTP, num_nextn_predict_layers: 3}")
+    block = "{method: mtp, draft-length: 3, golden: qwen3.5_mtp}"
+    assert of_curves("trtllm", "qwen3.5", argv, GOLDEN, files=mtp) == block
+    assert of_curves("trtllm", "dsr1", argv, GOLDEN, files=mtp) is None
+    spelled = files("{decoding_type: MTP, max_draft_len: 3}")
+    assert of_curves("trtllm", "qwen3.5", argv, GOLDEN, files=spelled) is None
