@@ -606,6 +606,11 @@ def render(master: MasterKey) -> str:
             )
             + ")."
         )
+        if master.ported.stated:
+            docs += (
+                " What it does not plan of the recorded commands is in differences, each with"
+                " its reason."
+            )
     lines = [
         f"key: {master.key}",
         f"docs: {_q(docs)}",
