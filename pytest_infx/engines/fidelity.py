@@ -5,7 +5,9 @@ InferenceX's record (its ``commands.jsonl``) and the plan spell one setting in s
 ``--tp 8`` and ``--tensor-parallel-size=8``, ``0.80`` and ``0.8``, ``--trust_remote_code`` and
 ``--trust-remote-code``. Compared as plain strings, those are differences nobody needs to read;
 so flags are read into (name, value) pairs the way the engines' parsers read them: ``=`` split,
-``_`` as ``-``, each engine's aliases under one name, numbers and booleans in one spelling. What
+``_`` as ``-``, each engine's aliases under one name, numbers and booleans in one spelling; a
+file the record names by a flag or variable is that setting's value, and an options file or a
+JSON ``--compilation-config`` is compared setting by setting. What
 the plugin sets itself (model path, served name, host, port, result files) is expected to
 differ and is stated here once, as owned by the plugin; every other difference must be stated
 by its recipe (``differences:``) with InferenceX's value, ours and why.
@@ -111,10 +113,10 @@ SYNTHETIC_ENV = frozenset(
         "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS",
     }
 )
-"""The variables through which the plugin makes a speculative point accept drafts as its golden
-curve says (a recipe's speculative block needs a curve). InferenceX's fixed-seq-len scripts
-leave them unset and measure whatever the random prompts accept, which says little about the
-draft; where ours sets one, the difference is the plugin's."""
+"""SGLang's and TensorRT-LLM's variables through which the plugin makes a speculative point
+accept drafts as its golden curve says (a recipe's speculative block needs a curve).
+InferenceX's fixed-seq-len scripts leave them unset and measure whatever the random prompts
+accept, which says little about the draft; where ours sets one, the difference is the plugin's."""
 OWNED_CLIENT = frozenset(
     {
         "--model",
@@ -321,10 +323,9 @@ def server_differences(
         named.add(given)
         return _file_value(given, recorded[given])
 
-    raw = flags(record.get("argv") or (), engine, spelled=False)
     theirs_flags = {
-        k: OPTIONS_FILE if k in OPTIONS_FLAGS else value(v)
-        for k, v in ((k, v if k in OPTIONS_FLAGS else by_file(v)) for k, v in raw.items())
+        k: OPTIONS_FILE if k in OPTIONS_FLAGS else value(by_file(v))
+        for k, v in flags(record.get("argv") or (), engine, spelled=False).items()
     }
     theirs = _json_apart(synthetic_apart(theirs_flags))
     ours = _json_apart(synthetic_apart(flags(planned_argv, engine)))
