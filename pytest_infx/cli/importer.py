@@ -32,9 +32,11 @@ from pytest_infx.engines.base import SPECULATIVE
 from pytest_infx.engines.fidelity import (
     ACCEPTANCE_FLAGS,
     OPTIONS_FLAGS,
+    OPTIONS_SETTING,
     OWNED_SERVER,
     SPEC_CONFIG,
     SYNTHETIC_ACCEPTANCE,
+    SYNTHETIC_ENV,
     SYNTHETIC_SPEC,
     Difference,
     flags,
@@ -43,8 +45,6 @@ from pytest_infx.engines.fidelity import (
     synthetic_apart,
 )
 from pytest_infx.engines.registry import installed
-from pytest_infx.engines.trtllm import SPECULATIVE_OPTION as TRT_SPECULATIVE
-from pytest_infx.engines.trtllm import TRTLLM_ENV
 from pytest_infx.hardware import gpu_type
 from pytest_infx.lint.masters import master_files
 from pytest_infx.recipes.errors import RecipeError
@@ -156,16 +156,15 @@ CLIENT_ENDPOINT = (
 )
 SERVER_FILE = (
     "the script gives the server a file of InferenceX's repository (a chat template); a recipe"
-    " gives the server no file but TensorRT-LLM's options, so the server uses the model's own"
+    " gives the server no file but an options file, so the server uses the model's own"
 )
 NO_CURVE = (
     "the plugin speculates only from a speculative block, at the acceptance of a golden curve;"
     " there is none for this speculation, where InferenceX measures what its prompts accept"
 )
-TRT_SPELLING = (
-    "the plugin's TensorRT-LLM adapter writes MTP's draft length as num_nextn_predict_layers and"
-    " a separate draft as speculative_model_dir; this script's speculative_config spells them"
-    " otherwise (max_draft_len, speculative_model), so no speculative block plans it"
+OTHER_SPELLING = (
+    "the engine's adapter writes its options file's speculative_config in another spelling (the"
+    " draft length and the draft under other keys), so no speculative block plans this one"
 )
 
 
@@ -367,7 +366,8 @@ def statements(
     """The differences a key's recorded commands keep against its generated recipe, each with
     its reason: client flags the plugin's clients do not offer, a fixed-seq-len chat endpoint,
     a file of InferenceX's repository given to the server, and the speculation a recipe cannot
-    plan (no speculative block was ported: no golden curve, or TensorRT-LLM's options)."""
+    plan (no speculative block was ported: no golden curve, or an options file's config in a
+    spelling the adapter does not write)."""
     found: dict[tuple[str, str], list[tuple[str | None, str | None, str, str]]] = {}
 
     def add(
@@ -403,15 +403,14 @@ def statements(
                 add("flag", SPEC_CONFIG, apart.get(SPEC_CONFIG), None, "owned", NO_CURVE)
                 if config.get("rejection_sample_method") == "synthetic":
                     add("flag", SYNTHETIC_SPEC, "*", None, "owned", NO_CURVE)
-            if engine == "trtllm":
-                for options in _options_files(recorded, keep=True).values():
-                    written = options.get("speculative_config")
-                    if isinstance(written, dict):
-                        text = json.dumps(written, sort_keys=True)
-                        reason, why = _trt_reason(prefix, written)
-                        add("flag", TRT_SPECULATIVE, text, None, reason, why)
-                        if TRTLLM_ENV in (server.get("env") or {}):
-                            add("variable", TRTLLM_ENV, "*", None, reason, why)
+            for options in _options_files(recorded, keep=True).values():
+                written = options.get("speculative_config")
+                if isinstance(written, dict):
+                    text = json.dumps(written, sort_keys=True)
+                    reason, why = _options_reason(prefix, written)
+                    add("flag", f"{OPTIONS_SETTING}.speculative_config", text, None, reason, why)
+                    for name in sorted(SYNTHETIC_ENV & (server.get("env") or {}).keys()):
+                        add("variable", name, "*", None, reason, why)
     stated: list[Statement] = []
     for (field, name), seen in sorted(found.items()):
         values = {theirs for theirs, _, _, _ in seen}
@@ -421,13 +420,13 @@ def statements(
     return tuple(stated)
 
 
-def _trt_reason(prefix: str, config: Mapping[str, Any]) -> tuple[str, str]:
-    """Why a TensorRT-LLM speculative config is not planned: no curve for what drafts (the
-    plugin's), else a spelling the adapter does not write (a limit of the plugin's adapter)."""
-    draft = str(config.get("speculative_model") or config.get("speculative_model_dir") or "")
+def _options_reason(prefix: str, config: Mapping[str, Any]) -> tuple[str, str]:
+    """Why an options file's speculative config is not planned: no curve for what drafts (the
+    plugin's to decide), else a spelling the engine's adapter does not write (its limit)."""
     drafts = {name.rsplit("/", 1)[-1] for name in GOLDEN if "/" in name}
-    if prefix in GOLDEN or (draft and draft.rstrip("/").rsplit("/", 1)[-1] in drafts):
-        return "tool-limit", TRT_SPELLING
+    named = {str(v).rstrip("/").rsplit("/", 1)[-1] for v in config.values() if isinstance(v, str)}
+    if prefix in GOLDEN or named & drafts:
+        return "tool-limit", OTHER_SPELLING
     return "owned", NO_CURVE
 
 
