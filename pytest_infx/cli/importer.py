@@ -159,8 +159,9 @@ SERVER_FILE = (
     " gives the server no file but an options file, so the server uses the model's own"
 )
 NO_CURVE = (
-    "the plugin speculates only from a speculative block, at the acceptance of a golden curve;"
-    " there is none for this speculation, where InferenceX measures what its prompts accept"
+    "the plugin speculates only from a speculative block, at a committed golden curve's"
+    " acceptance; no committed curve gives this speculation's (none for this model's MTP head,"
+    " or the script forces acceptance lengths the curve does not hold)"
 )
 OTHER_SPELLING = (
     "the engine's adapter writes its options file's speculative_config in another spelling (the"
