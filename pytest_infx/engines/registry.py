@@ -64,6 +64,7 @@ _OPTIONAL = (
     "dp_attention",
     "owned_flags",
     "parallelism",
+    "speculative_block",
 )
 
 
