@@ -128,7 +128,7 @@ class ReportPlugin:
         if hasattr(self.config, "workerinput") or not self.outcomes:
             return
         from pytest_infx.plugin.options import settings
-        from pytest_infx.plugin.stash import REPORT_MARKDOWN
+        from pytest_infx.plugin.state import RunState
         from pytest_infx.report import html
         from pytest_infx.results.sweep import read_sweep
 
@@ -147,7 +147,7 @@ class ReportPlugin:
             self.error = f"infx: the sweep report could not be written: {type(exc).__name__}: {exc}"
             return
         self.files = files
-        self.config.stash[REPORT_MARKDOWN] = html.markdown_links(files, options.results)
+        RunState.of(self.config).report_markdown = html.markdown_links(files, options.results)
 
     def _earlier(self, options: Settings, sweep: Sweep) -> dict[str, Earlier]:
         """Each AgentX and fixed-seq-len point's latest passing result from an earlier run, when
@@ -166,9 +166,9 @@ class ReportPlugin:
 
         from pytest_infx.history.earlier import earlier_points
         from pytest_infx.history.store import Store, StoreError
-        from pytest_infx.plugin.stash import HISTORY_RUN
+        from pytest_infx.plugin.state import RunState
 
-        stamp = self.config.stash.get(HISTORY_RUN, {})
+        stamp = RunState.of(self.config).history_run or {}
         this_run = stamp.get("run_id")
         try:
             with Store.open(url) as store:
