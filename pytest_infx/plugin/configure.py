@@ -38,7 +38,7 @@ PROGRESS_FOLDER_INPUT = "infx_progress_dir"
 def cmdline_main(config: pytest.Config) -> None:
     """``--infx-slurm N`` becomes xdist's worker specs here, before xdist reads them. A run
     that asks for no Slurm workers does not import the Slurm modules at all (lint runs)."""
-    if options.slurm_asked(config) and not hasattr(config, "workerinput"):
+    if options.slurm_asked(config) and not RunState.of(config).worker:
         try:
             require("xdist", purpose="--infx-slurm")
         except MissingExtra as exc:
@@ -116,7 +116,7 @@ def _register_sweep_reports(config: pytest.Config) -> None:
 
     config.pluginmanager.register(resume.ResumePlugin(config), "infx-resume")
     folders = RunState.of(config).folders
-    if folders is None or folders.progress is None or hasattr(config, "workerinput"):
+    if folders is None or folders.progress is None or RunState.of(config).worker:
         return
     settings = options.settings(config)
     interval = settings.progress_interval_s
@@ -146,7 +146,7 @@ def unconfigure(config: pytest.Config) -> None:
     folders = state.folders
     if folders is None or not state.owns_run_folder:
         return
-    if folders.progress is not None and not hasattr(config, "workerinput"):
+    if folders.progress is not None and not state.worker:
         shutil.rmtree(folders.progress, ignore_errors=True)
     registry = folders.run / "registry.jsonl"
     if registry.exists():

@@ -40,7 +40,7 @@ def stash_keys_outside_the_stash_module() -> list[str]:
         for where, tree in _modules()
         if where != "plugin/stash.py"
         for node in ast.walk(tree)
-        if _names_stash_key(node)
+        if isinstance(node, ast.Call) and _names_stash_key(node)
     ]
 
 

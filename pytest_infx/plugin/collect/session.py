@@ -132,7 +132,7 @@ def finish(session: pytest.Session) -> None:
     settings = options.settings(config)
     if not config.option.collectonly:
         _prepare(session, settings)
-    if settings.plan and not hasattr(config, "workerinput"):
+    if settings.plan and not RunState.of(config).worker:
         RunState.of(config).plan = tuple(_plan_lines(session, settings))
 
 
@@ -140,7 +140,7 @@ def _prepare(session: pytest.Session, settings: Settings) -> None:
     from pytest_infx.prepare import precision, preflight
 
     config = session.config
-    if not settings.plan and not hasattr(config, "workerinput"):
+    if not settings.plan and not RunState.of(config).worker:
         from pytest_infx.plugin.run.history import History
 
         History(settings, {}).check()
@@ -200,7 +200,7 @@ def _say(config: pytest.Config) -> Callable[[str], None]:
 
     def say(message: str) -> None:
         reporter = config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None and not hasattr(config, "workerinput"):
+        if reporter is not None and not RunState.of(config).worker:
             reporter.write_line(f"infx: {message}")
 
     return say

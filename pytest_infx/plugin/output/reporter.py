@@ -20,6 +20,7 @@ import pytest
 
 from pytest_infx.extras import MissingExtra, require
 from pytest_infx.plugin.output.summary import verdicts_from
+from pytest_infx.plugin.state import RunState
 
 if TYPE_CHECKING:
     from pytest_infx.history.earlier import Earlier
@@ -125,10 +126,9 @@ class ReportPlugin:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Runs before the drift summary is written, so the step summary can link the report."""
-        if hasattr(self.config, "workerinput") or not self.outcomes:
+        if RunState.of(self.config).worker or not self.outcomes:
             return
         from pytest_infx.plugin.options import settings
-        from pytest_infx.plugin.state import RunState
         from pytest_infx.report import html
         from pytest_infx.results.sweep import read_sweep
 
@@ -166,7 +166,6 @@ class ReportPlugin:
 
         from pytest_infx.history.earlier import earlier_points
         from pytest_infx.history.store import Store, StoreError
-        from pytest_infx.plugin.state import RunState
 
         stamp = RunState.of(self.config).history_run or {}
         this_run = stamp.get("run_id")

@@ -178,7 +178,7 @@ class SummaryPlugin:
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         links = RunState.of(self.config).report_markdown
-        if hasattr(self.config, "workerinput") or not (self.summary.cells or links):
+        if RunState.of(self.config).worker or not (self.summary.cells or links):
             return
         from pytest_infx.plugin.options import settings
 

@@ -102,7 +102,7 @@ class Run:
             if devices:
                 leaser = GpuLeaser(self.folders.run / "gpus", len(devices), devices=devices)
             # a Slurm job's run folder is its own: no other process can be using its servers
-            under_xdist = hasattr(self.config, "workerinput") and not in_job(slurm)
+            under_xdist = RunState.of(self.config).worker and not in_job(slurm)
             self._pool = ServerPool(
                 self.folders.run / "servers",
                 Registry(self.folders.run / "registry.jsonl"),
