@@ -39,7 +39,8 @@ UNMIRRORED: dict[str, str] = {
     "lint/changelog/rules.py": CHANGELOG,
     "lint/curves.py": "golden files read once per lint context: tests/lint/test_golden.py",
     "lint/scope.py": "pull-request scope: tests/lint/test_replay.py and test_masters.py",
-    "plugin/__init__.py": f"hooks only, each handing over to a module: {E2E}",
+    "plugin/__init__.py": "the bootstrap hooks that register the session: "
+    f"tests/plugin/test_hooks.py and {E2E}",
     "plugin/collect/session.py": f"collection hooks: {E2E} and tests/plugin/collect/test_files.py",
     "plugin/configure.py": f"configure hooks: {E2E}test_bad_input.py and test_host_suite.py",
     "plugin/declare.py": f"option declarations: tests/plugin/test_options.py and {E2E}"

@@ -34,7 +34,7 @@ from pytest_infx.lint.context import (
 from pytest_infx.lint.findings import Rule, UnknownRuleError, all_rules, select_rules
 from pytest_infx.lint.scope import PullRequest, pull_request_from_env
 from pytest_infx.plugin.markers import OWN_LINT, markexpr
-from pytest_infx.plugin.stash import SUITE
+from pytest_infx.plugin.state import RunState
 from pytest_infx.settings import Settings
 
 if TYPE_CHECKING:
@@ -185,7 +185,7 @@ def _folder(rootdir: Path, root: Path, folder: Path) -> str:
 
 
 def _suite(config: pytest.Config) -> LintSuite | None:
-    suite = config.stash.get(SUITE, None)
+    suite = RunState.of(config).suite
     return suite if isinstance(suite, LintSuite) else None
 
 
@@ -315,7 +315,7 @@ def lint_items(session: pytest.Session) -> list[pytest.Item]:
         rules=rules,
         changelog_only=changelog_only,
     )
-    config.stash[SUITE] = suite
+    RunState.of(config).suite = suite
     items = suite.collect()
     # Reported like a collected file, so "collected N items" counts the rules.
     report = pytest.CollectReport(suite.nodeid, "passed", None, list(items))

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Final, TypeVar, cast
 
 import pytest
 
-import pytest_infx.plugin.stash as stash
 from pytest_infx.extras import MissingExtra, require
+from pytest_infx.plugin.state import RunState
 
 if TYPE_CHECKING:
     from pytest_infx.engines.registry import EngineRegistry
@@ -81,9 +81,10 @@ def stamp(config: pytest.Config, settings: Settings) -> dict[str, object]:
     given = workerinput.get(RUN_INPUT)
     if isinstance(given, dict):
         return given
-    if stash.HISTORY_RUN not in config.stash:
-        config.stash[stash.HISTORY_RUN] = new_stamp(settings)
-    return config.stash[stash.HISTORY_RUN]
+    state = RunState.of(config)
+    if state.history_run is None:
+        state.history_run = new_stamp(settings)
+    return state.history_run
 
 
 def send_stamp(config: pytest.Config, workerinput: dict[str, object]) -> None:
