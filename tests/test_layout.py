@@ -61,7 +61,6 @@ UNMIRRORED: dict[str, str] = {
     "plugin/stash.py": "stash keys only",
     "plugin/output/summary.py": "the end-of-run summary: tests/report/test_html.py",
     "plugin/output/terminal.py": f"terminal hooks: {E2E}test_progress.py and test_sweep.py",
-    "plugin/workers.py": f"xdist worker hooks: {E2E}test_sharing.py and test_interrupt.py",
     "recipes/changes.py": "changed keys by fingerprint: tests/lint/test_changed.py",
     "recipes/schema.py": "the schema: every bad-input case of tests/recipes/test_loader.py",
     "report/cli.py": "`infx report`: tests/report/test_html.py",

@@ -27,12 +27,10 @@ import pytest_infx.plugin.stash as stash
 from pytest_infx import gcpause
 from pytest_infx.engines import extensions
 from pytest_infx.extras import MissingExtra, require
+from pytest_infx.plugin.workers import PROGRESS_FOLDER_INPUT, RUN_FOLDER_INPUT
 from pytest_infx.results.layout import Layout
 from pytest_infx.results.tally import Summary
 from pytest_infx.settings import environment
-
-RUN_FOLDER_INPUT = "infx_run_dir"
-PROGRESS_FOLDER_INPUT = "infx_progress_dir"
 
 
 def cmdline_main(config: pytest.Config) -> None:

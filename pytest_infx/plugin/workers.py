@@ -13,13 +13,14 @@ import pytest
 
 import pytest_infx.plugin.options as options
 import pytest_infx.plugin.stash as stash
-from pytest_infx.plugin.configure import PROGRESS_FOLDER_INPUT, RUN_FOLDER_INPUT
 
 if TYPE_CHECKING:
     from pytest_infx.compat.xdist import WorkerNode
 
 WORKER_REASONS = "infx_reasons"
 GOLDEN_TREE = "infx_golden_tree"
+RUN_FOLDER_INPUT = "infx_run_dir"
+PROGRESS_FOLDER_INPUT = "infx_progress_dir"
 
 
 def configure_node(node: WorkerNode) -> None:
@@ -42,9 +43,20 @@ def configure_node(node: WorkerNode) -> None:
         node.workerinput[PROGRESS_FOLDER_INPUT] = str(shown) if shown is not None else None
 
 
+def is_worker(config: pytest.Config) -> bool:
+    """Whether this process is an xdist worker: xdist gives a worker's config the
+    ``workerinput`` its controller sent, and the controller's none."""
+    return hasattr(config, "workerinput")
+
+
+def worker_input(config: pytest.Config) -> dict[str, object]:
+    """What the controller sent this worker; empty on the controller or without xdist."""
+    sent: dict[str, object] = getattr(config, "workerinput", {})
+    return sent
+
+
 def golden_tree(config: pytest.Config) -> object:
-    workerinput: dict[str, object] = getattr(config, "workerinput", {})
-    return workerinput.get(GOLDEN_TREE)
+    return worker_input(config).get(GOLDEN_TREE)
 
 
 def send_reasons(session: pytest.Session) -> None:
