@@ -9,6 +9,7 @@ from typing import TextIO
 
 from pytest_infx.files.git import ref_exists
 from pytest_infx.files.git import toplevel as git_toplevel
+from pytest_infx.lint.builtin import all_rules, select_rules
 from pytest_infx.lint.context import (
     CHANGELOG_NAME,
     DEFAULT_BASE_REF,
@@ -18,7 +19,7 @@ from pytest_infx.lint.context import (
     repository_root,
 )
 from pytest_infx.lint.extensions import RuleRegistrationError, checked, from_entry_points
-from pytest_infx.lint.findings import UnknownRuleError, all_rules, select_rules, selectors
+from pytest_infx.lint.findings import UnknownRuleError, selectors
 from pytest_infx.lint.masters import master_changes, master_keys
 from pytest_infx.lint.scope import PullRequest, pull_request_from_env
 from pytest_infx.settings import DEFAULT_CHANGELOG_ONLY_ENTRIES

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_infx.lint.builtin import all_rules
 from pytest_infx.lint.extensions import Provided, RuleRegistrationError, checked, provided_by
-from pytest_infx.lint.findings import Finding, Rule, all_rules
+from pytest_infx.lint.findings import Finding, Rule
 
 from .helpers import repo_files, write_files
 

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from pytest_infx.cli import main
+from pytest_infx.lint.builtin import get_rule
 from pytest_infx.lint.context import build_context
-from pytest_infx.lint.findings import Finding, get_rule
+from pytest_infx.lint.findings import Finding
 from pytest_infx.lint.masters import blocks
 from pytest_infx.lint.scope import parse_diff, pull_request_from_env
 

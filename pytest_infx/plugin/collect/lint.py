@@ -31,7 +31,7 @@ from pytest_infx.lint.context import (
     LintContext,
     build_context,
 )
-from pytest_infx.lint.findings import Rule, UnknownRuleError, all_rules, select_rules
+from pytest_infx.lint.findings import Rule, UnknownRuleError
 from pytest_infx.lint.scope import PullRequest, pull_request_from_env
 from pytest_infx.plugin.markers import OWN_LINT, markexpr
 from pytest_infx.plugin.stash import SUITE
@@ -282,6 +282,9 @@ def _hook_rules(config: pytest.Config) -> list[extensions.Provided]:
 def lint_items(session: pytest.Session) -> list[pytest.Item]:
     """One item per lint rule under a fresh ``infx-lint`` suite; nothing is read until an
     item runs. An explicit ``--infx-base`` that does not exist is a usage error, not a skip."""
+    # the rule modules cost as much as the rest of the plugin: imported by a run that lints
+    from pytest_infx.lint.builtin import all_rules, select_rules
+
     config = session.config
     settings = options.settings(config)
     root = lint_root(config)
