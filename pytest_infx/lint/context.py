@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from pytest_infx.files.git import git, read_base, ref_exists
+from pytest_infx.files.git import commit, listed_files, read_base, ref_exists
 from pytest_infx.files.git import read_base_file as read_base_file
 from pytest_infx.files.store import stat_signature
 from pytest_infx.files.textio import read_head, read_input
@@ -169,13 +169,7 @@ class LintContext:
         def compute() -> str | None:
             if self.base_sha is not None or self.base_ref is None:
                 return self.base_sha
-            try:
-                done = git(
-                    self.root, "rev-parse", "--verify", "--quiet", f"{self.base_ref}^{{commit}}"
-                )
-            except FileNotFoundError:
-                return None
-            return done.stdout.decode().strip() if done.returncode == 0 else None
+            return commit(self.root, self.base_ref)
 
         return self.memo("signature.base", compute)
 
@@ -322,12 +316,9 @@ def default_base_ref(root: Path) -> str | None:
 
 
 def _candidate_paths(root: Path) -> Iterable[str]:
-    try:
-        done = git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
-    except FileNotFoundError:
-        done = None
-    if done is not None and done.returncode == 0:
-        return sorted({name for name in done.stdout.decode("utf-8", "replace").split("\0") if name})
+    listed = listed_files(root)
+    if listed is not None:
+        return listed
     found: list[str] = []
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS)
