@@ -33,6 +33,7 @@ UNMIRRORED: dict[str, str] = {
     "engines/extensions.py": f"entry points and conftest hooks: {E2E}test_engine_providers.py",
     "engines/spec.py": "plain values read by tests/engines/test_vllm.py and test_sglang.py",
     "launch/procfs.py": "the /proc reads every launch test asserts with (tests/launch/conftest.py)",
+    "files/folderlock.py": "a re-export of files/locks.folder_lock for results/cells.py",
     "lint/changelog/entries.py": CHANGELOG,
     "lint/changelog/history.py": CHANGELOG,
     "lint/changelog/layout.py": CHANGELOG,
