@@ -269,16 +269,6 @@ class LintItem(pytest.Item):
         return self.suite.root, None, self.nodeid
 
 
-def _hook_rules(config: pytest.Config) -> list[extensions.Provided]:
-    """The rules of this run's ``pytest_infx_lint_rules`` implementations, each named by
-    where it is, so a bad one is reported as its own."""
-    found: list[extensions.Provided] = []
-    for impl in config.pluginmanager.hook.pytest_infx_lint_rules.get_hookimpls():
-        source = f"{extensions.HOOK} in {impl.plugin_name}"
-        found.extend(extensions.provided_by(source, impl.function()))
-    return found
-
-
 def lint_items(session: pytest.Session) -> list[pytest.Item]:
     """One item per lint rule under a fresh ``infx-lint`` suite; nothing is read until an
     item runs. An explicit ``--infx-base`` that does not exist is a usage error, not a skip."""
@@ -296,7 +286,8 @@ def lint_items(session: pytest.Session) -> list[pytest.Item]:
             f"--infx-base: git ref {base!r} does not exist in {root}; fetch it or name another"
         )
     try:
-        offered = [*extensions.from_entry_points(), *_hook_rules(config)]
+        hooks = config.pluginmanager.hook.pytest_infx_lint_rules.get_hookimpls()
+        offered = [*extensions.from_entry_points(), *extensions.from_hooks(hooks)]
         extra = extensions.checked(offered, all_rules())
     except extensions.RuleRegistrationError as exc:
         raise pytest.UsageError(str(exc)) from None
