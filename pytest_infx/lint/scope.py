@@ -10,12 +10,11 @@ files count as wholly new.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_infx.files.git import prefix, untracked_files, written_lines_diff
-from pytest_infx.settings import environment
+from pytest_infx.settings import Environment
 
 _HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
 _PULL_REF = re.compile(r"^refs/pull/(\d+)/(?:merge|head)$")
@@ -91,10 +90,10 @@ class PullRequest:
     main: bool = False
 
 
-def pull_request_from_env(env: Mapping[str, str] | None = None) -> PullRequest:
+def pull_request_from_env(env: Environment) -> PullRequest:
     """GitHub Actions' variables: ``GITHUB_REF`` is ``refs/pull/<N>/merge`` on a pull request
     and ``refs/heads/main`` on a push to main."""
-    source = environment(env).github
+    source = env.github
     if source.get("GITHUB_ACTIONS") != "true":
         return PullRequest()
     ref = source.get("GITHUB_REF", "")

@@ -92,7 +92,7 @@ class LintRequest:
             return PullRequest(main=True)
         if self.pr is not None:
             return PullRequest(number=self.pr)
-        return pull_request_from_env(self.env.github)
+        return pull_request_from_env(self.env)
 
 
 @dataclass(frozen=True)
