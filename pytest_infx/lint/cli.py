@@ -13,7 +13,7 @@ from pytest_infx.lint.context import CHANGELOG_NAME, GOLDEN_DIR, RECIPE_DIRS, re
 from pytest_infx.lint.findings import selectors
 from pytest_infx.lint.masters import master_changes, master_keys
 from pytest_infx.lint.session import CLI, LintRequest, LintSetupError, open_session
-from pytest_infx.settings import DEFAULT_CHANGELOG_ONLY_ENTRIES, environment
+from pytest_infx.settings import DEFAULT_CHANGELOG_ONLY_ENTRIES
 
 
 def run(args: argparse.Namespace) -> int:
@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
     out: TextIO = sys.stdout
     request = LintRequest(
         root,
-        environment(),
+        args.environment,
         CLI,
         base=args.base,
         audit=args.all,
