@@ -193,7 +193,7 @@ def _settings(config: pytest.Config) -> Settings:
 def _history(config: pytest.Config, env: Environment, results: Path) -> HistorySettings:
     """The database URL: the option, else the ini, else ``INFX_DB_URL``, else SQLite in the
     results folder; ``off`` in any of them turns the history off."""
-    from pytest_infx.tolerance import tolerances
+    from pytest_infx.baseline_tolerance import tolerances
 
     url = _text(config, "infx_db") or env.db_url or default_db_url(results)
     lines = tuple(str(line) for line in config.getini("infx_baseline_tolerance"))

@@ -42,9 +42,14 @@ def configure_node(node: WorkerNode) -> None:
         node.workerinput[PROGRESS_FOLDER_INPUT] = str(shown) if shown is not None else None
 
 
+def worker_input(config: pytest.Config) -> dict[str, object]:
+    """What the controller sent this worker; empty on the controller or without xdist."""
+    sent: dict[str, object] = getattr(config, "workerinput", {})
+    return sent
+
+
 def golden_tree(config: pytest.Config) -> object:
-    workerinput: dict[str, object] = getattr(config, "workerinput", {})
-    return workerinput.get(GOLDEN_TREE)
+    return worker_input(config).get(GOLDEN_TREE)
 
 
 def send_reasons(session: pytest.Session) -> None:

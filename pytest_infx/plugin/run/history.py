@@ -23,13 +23,13 @@ from pytest_infx.extras import MissingExtra, require
 from pytest_infx.plugin.state import RunState
 
 if TYPE_CHECKING:
+    from pytest_infx.baseline_tolerance import MetricTolerance
     from pytest_infx.engines.registry import EngineRegistry
     from pytest_infx.history.gate import Verdict
     from pytest_infx.history.store import RunStamp, Store
     from pytest_infx.recipes.points import Point
     from pytest_infx.results.records import ConfigInfo, Record
     from pytest_infx.settings import Settings
-    from pytest_infx.tolerance import Tolerance
 
 R = TypeVar("R", bound="Record")
 
@@ -196,9 +196,9 @@ class History:
         baseline = self.settings.history.baseline
         if baseline is None or not self.on or not record.passed or record.config is None:
             return None
+        from pytest_infx.baseline_tolerance import merged, tolerances
         from pytest_infx.history.gate import compare
         from pytest_infx.history.rows import row_of
-        from pytest_infx.tolerance import merged, tolerances
 
         store, run = self.store()
         row = row_of(record)
@@ -230,9 +230,9 @@ class History:
         )
 
     @functools.cached_property
-    def _run_limits(self) -> tuple[Tolerance, ...]:
+    def _run_limits(self) -> tuple[MetricTolerance, ...]:
         """The defaults under the ini's tolerances: the same for every point of the run."""
-        from pytest_infx.tolerance import DEFAULT_TOLERANCES, merged, tolerances
+        from pytest_infx.baseline_tolerance import DEFAULT_TOLERANCES, merged, tolerances
 
         return merged(
             tolerances(DEFAULT_TOLERANCES, source="the default tolerances"),
