@@ -9,6 +9,11 @@ builds (blocks trimmed, leading block whitespace stripped, loop controls, its ``
 ``raise_exception`` and ``strftime_now``), with the tokenizer's named special tokens
 (``bos_token``...) as variables, so a template that writes ``{{ bos_token }}`` gets the same
 text.
+
+DeepSeek-V4 ships no Jinja template: InferenceX's ``--dsv4`` wraps the prompt with the model's
+own prompt encoder in thinking mode, which for one user message writes the begin-of-sentence
+token, the user token, the message as it is, the assistant token and ``<think>``;
+:class:`DeepSeekV4` writes the same.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from pytest_infx.extras import MissingExtra, require
 
 TEMPLATE_FILE = "chat_template.jinja"
 SETTINGS_FILE = "tokenizer_config.json"
+DEEPSEEK_V4 = "deepseek-v4"
+"""The ``chat-template`` setting that picks DeepSeek-V4's own prompt encoding."""
 SPECIAL_TOKENS = (
     "bos_token",
     "eos_token",
@@ -124,6 +131,28 @@ def _compiled(source: str) -> Any:
     env.globals["raise_exception"] = raise_exception
     env.globals["strftime_now"] = strftime_now
     return env.from_string(source)
+
+
+@dataclass(frozen=True)
+class DeepSeekV4:
+    """DeepSeek-V4's prompt format for one user message in thinking mode, as its encoder writes
+    it (no system prompt, no reasoning effort)."""
+
+    bos: str = "<\uff5cbegin\u2581of\u2581sentence\uff5c>"
+    user: str = "<\uff5cUser\uff5c>"
+    assistant: str = "<\uff5cAssistant\uff5c>"
+    thinking: str = "<think>"
+
+    def user_turn(self, content: str) -> str:
+        return f"{self.bos}{self.user}{content}{self.assistant}{self.thinking}"
+
+
+def chat_for(setting: bool | str, folder: Path) -> ChatTemplate | DeepSeekV4 | None:
+    """The wrapping a block's ``chat-template`` setting asks for: none, the model folder's
+    template, or DeepSeek-V4's encoding."""
+    if setting == DEEPSEEK_V4:
+        return DeepSeekV4()
+    return ChatTemplate.load(folder) if setting else None
 
 
 def _token(entry: object) -> str | None:

@@ -22,7 +22,13 @@ from typing import Any
 
 import pytest
 
-from pytest_infx.fixedseq.chat import ChatTemplate, ChatTemplateError
+from pytest_infx.fixedseq.chat import (
+    DEEPSEEK_V4,
+    ChatTemplate,
+    ChatTemplateError,
+    DeepSeekV4,
+    chat_for,
+)
 from pytest_infx.fixedseq.prompts import HubTokenizer, random_prompts, template_len
 
 DATA = Path(__file__).parent / "data"
@@ -171,3 +177,25 @@ def test_a_template_that_raises_names_its_file(tmp_path: Path) -> None:
     (tmp_path / "chat_template.jinja").write_text("{{ raise_exception('no user turns') }}")
     with pytest.raises(ChatTemplateError, match=r"chat_template\.jinja: the chat template fails"):
         ChatTemplate.load(tmp_path).user_turn("x")
+
+
+def test_deepseek_v4_wraps_a_message_as_its_encoder_does_in_thinking_mode(
+    tokenizer: HubTokenizer, tmp_path: Path
+) -> None:
+    """The text InferenceX's ``--dsv4`` gives for one user message (checked against its
+    ``encoding_dsv4.encode_messages(..., thinking_mode="thinking")`` for messages with leading
+    and trailing whitespace, braces and the model's own special tokens): the message as it is
+    between the user and assistant tokens, after the begin-of-sentence token."""
+    chat = chat_for(DEEPSEEK_V4, tmp_path)
+    assert isinstance(chat, DeepSeekV4)
+    message = " lead <think>x</think>{content}\n\n"
+    assert chat.user_turn(message) == (
+        f"<\uff5cbegin\u2581of\u2581sentence\uff5c><\uff5cUser\uff5c>{message}"
+        "<\uff5cAssistant\uff5c><think>"
+    )
+    made = random_prompts(
+        tokenizer, input_len=64, output_len=8, num_prompts=2, range_ratio=1.0, seed=0, chat=chat
+    )
+    assert all(r.prompt.startswith(chat.bos + chat.user) for r in made.requests)
+    assert all(r.prompt.endswith(chat.assistant + chat.thinking) for r in made.requests)
+    assert chat_for(False, tmp_path) is None
