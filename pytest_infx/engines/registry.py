@@ -68,7 +68,7 @@ _OPTIONAL = (
 )
 
 
-def _merge(offers: Iterable[extensions.Provided]) -> dict[str, EngineAdapter]:
+def _merge(offers: Iterable[extensions.Provided[object]]) -> dict[str, EngineAdapter]:
     merged = dict(BUILTIN)
     sources = {name: "pytest-infx itself" for name in BUILTIN}
     for offer in offers:

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_infx.lint.builtin import get_rule
 from pytest_infx.lint.comments import (
     BLANK,
     CODE,
@@ -17,7 +18,6 @@ from pytest_infx.lint.comments import (
     scan_yaml,
 )
 from pytest_infx.lint.context import build_context
-from pytest_infx.lint.findings import get_rule
 
 COLLECTOR_HEADER = [
     "# MiMo-V2.6-Flash SPEED-Bench acceptance-length collector (B300, vLLM, SGLang MTP).",

@@ -236,7 +236,7 @@ class FixedPoint:
 
 def figures(agg: dict[str, object]) -> dict[str, float]:
     """The processed file's figures the history and the gate know by name."""
-    from pytest_infx.tolerance import METRICS
+    from pytest_infx.baseline_tolerance import METRICS
 
     return {
         name: float(value)
