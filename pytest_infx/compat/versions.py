@@ -39,6 +39,8 @@ class PrivateName:
     user: str
     """The pytest_infx.compat module that touches it."""
     why: str
+    versions: str = ""
+    """The releases that have the name, where not every release of CHECKED does (empty: all)."""
 
 
 _XDIST = "pytest_infx.compat.xdist"
@@ -105,6 +107,25 @@ NAMES: tuple[PrivateName, ...] = (
         "pytest_infx.compat.pytest",
         "a path option's value in its space-separated form moves pytest's rootdir, which is "
         "picked before the plugin's options are known; picked again with them, the two differ",
+    ),
+    PrivateName(
+        "pytest",
+        "_pytest.nodes:Node",
+        "_id",
+        "pytest_infx.compat.pytest",
+        "xdist's --dist loadgroup writes a recipe item's server group into its node id by "
+        "assigning _nodeid, which pytest 9.2 no longer reads; without the group, a server's "
+        "items go to several workers and the server starts on each",
+        versions=">=9.2",
+    ),
+    PrivateName(
+        "pytest",
+        "_pytest.nodes:Node",
+        "_nodeid",
+        "pytest_infx.compat.pytest",
+        "the node id up to pytest 9.1, where xdist's own write of the group takes effect; "
+        "written only where it did not",
+        versions="<9.2",
     ),
     PrivateName(
         "pytest",
