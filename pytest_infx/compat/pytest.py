@@ -11,7 +11,13 @@ from _pytest._code.code import TerminalRepr
 from _pytest.config.findpaths import determine_setup
 from _pytest.mark.expression import Expression
 
-__all__ = ["TerminalRepr", "fixture_manager", "marker_matcher", "setup_from_paths"]
+__all__ = [
+    "TerminalRepr",
+    "append_to_node_id",
+    "fixture_manager",
+    "marker_matcher",
+    "setup_from_paths",
+]
 
 
 def marker_matcher(markexpr: str) -> Callable[[Collection[str]], bool] | None:
@@ -48,3 +54,17 @@ def setup_from_paths(config: pytest.Config) -> tuple[Path, Path | None]:
         invocation_dir=config.invocation_params.dir,
     )
     return rootpath, inipath
+
+
+def append_to_node_id(item: pytest.Item, suffix: str) -> None:
+    """Ends the item's node id with ``suffix``, as pytest-xdist's ``--dist loadgroup`` does on a
+    worker with ``@group``. xdist 3.8 assigns ``_nodeid``, the id up to pytest 9.1; pytest 9.2
+    keeps the id in a structured ``_id`` and ignores that assignment. Nothing to do where the id
+    already ends with the suffix."""
+    if item.nodeid.endswith(suffix):
+        return
+    node: Any = item
+    if hasattr(node, "_id"):
+        node._id = type(node._id).parse(item.nodeid + suffix)
+    else:
+        node._nodeid = item.nodeid + suffix

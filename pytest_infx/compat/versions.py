@@ -16,16 +16,19 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 CHECKED: dict[str, str] = {
-    "pytest": ">=9.0,<9.2",
+    "pytest": ">=9.0",
     "pytest-xdist": ">=3.6.1,<3.9",
     "syrupy": ">=6.0,<8",
 }
-"""Each distribution's versions the names below were read against (pytest 9.0.0 to 9.1.1,
+"""Each distribution's versions the names below were read against (pytest 9.0.0 to 9.2.0,
 pytest-xdist 3.6.1 to 3.8.0, syrupy 6.0.0 to 7.0.3); pyproject requires the same ranges. pytest
-9.2 is known to break three things: a ``Function`` made without a callspec takes its node id from
-``originalname`` (handled), a ``bool`` ini that is not one is refused before the plugin can name
-the key, and ``--infx-slurm`` items run on no xdist worker; tests/compat still checks the names
-on the newest release in a fresh environment. Below the ranges: pytest 8 prints a lint item's
+has no upper bound: nothing is known to break on a newer release, so pip never downgrades a
+project's pytest for us, and tests/compat checks the names on the installed pytest and, in a
+fresh environment, on the newest release. pytest 9.2 changed three things the plugin now
+handles on every 9.x: a ``Function`` made without a callspec takes its node id from
+``originalname``, a ``bool`` ini that is not one is a usage error that does not name the key,
+and xdist's ``--dist loadgroup`` no longer writes the group into a node id (``Node._id`` and
+``Node._nodeid`` below, each on its releases). Below the ranges: pytest 8 prints a lint item's
 failure without its message in the short summary and collects a host's own lint tests
 differently, and syrupy 5 has a different extension API."""
 
@@ -39,6 +42,8 @@ class PrivateName:
     user: str
     """The pytest_infx.compat module that touches it."""
     why: str
+    versions: str = ""
+    """The releases that have the name, where not every release of CHECKED does (empty: all)."""
 
 
 _XDIST = "pytest_infx.compat.xdist"
@@ -105,6 +110,25 @@ NAMES: tuple[PrivateName, ...] = (
         "pytest_infx.compat.pytest",
         "a path option's value in its space-separated form moves pytest's rootdir, which is "
         "picked before the plugin's options are known; picked again with them, the two differ",
+    ),
+    PrivateName(
+        "pytest",
+        "_pytest.nodes:Node",
+        "_id",
+        "pytest_infx.compat.pytest",
+        "xdist's --dist loadgroup writes a recipe item's server group into its node id by "
+        "assigning _nodeid, which pytest 9.2 no longer reads; without the group, a server's "
+        "items go to several workers and the server starts on each",
+        versions=">=9.2",
+    ),
+    PrivateName(
+        "pytest",
+        "_pytest.nodes:Node",
+        "_nodeid",
+        "pytest_infx.compat.pytest",
+        "the node id up to pytest 9.1, where xdist's own write of the group takes effect; "
+        "written only where it did not",
+        versions="<9.2",
     ),
     PrivateName(
         "pytest",

@@ -17,6 +17,7 @@ import pytest
 
 import pytest_infx.plugin.checks as checks
 import pytest_infx.plugin.collect.files as collect
+import pytest_infx.plugin.collect.groups as groups
 import pytest_infx.plugin.collect.lint as lint
 import pytest_infx.plugin.declare as declare
 import pytest_infx.plugin.markers as markers
@@ -72,11 +73,13 @@ def configure(config: pytest.Config) -> None:
         run = Path(tempfile.mkdtemp(prefix="infx-run-"))
         state.folders = Folders(run, _progress_folder(config, run))
         state.owns_run_folder = True
-    elif RUN_FOLDER_INPUT in workerinput:
-        shown = workerinput.get(PROGRESS_FOLDER_INPUT)
-        run = Path(str(workerinput[RUN_FOLDER_INPUT]))
-        folders = Folders(run, Path(str(shown)) if shown else None)
-        state.folders = _slurm_node_folders(config, folders)
+    else:
+        config.pluginmanager.register(groups.ServerGroupIds(), groups.PLUGIN_NAME)
+        if RUN_FOLDER_INPUT in workerinput:
+            shown = workerinput.get(PROGRESS_FOLDER_INPUT)
+            run = Path(str(workerinput[RUN_FOLDER_INPUT]))
+            folders = Folders(run, Path(str(shown)) if shown else None)
+            state.folders = _slurm_node_folders(config, folders)
     if not lint.only_lint(config):
         _register_sweep_reports(config)
 

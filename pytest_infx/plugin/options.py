@@ -109,17 +109,18 @@ so ten million would grow memory and not finish instead of failing at once."""
 
 def check_ini_booleans(config: pytest.Config) -> None:
     """pytest reads a ``bool`` ini value only when asked, and a value such as ``perhaps`` is
-    then an INTERNALERROR; asked here first, it is a usage error naming the key."""
+    then an INTERNALERROR (pytest 9.0 and 9.1) or a usage error that names the value but not
+    the key (9.2); asked here first, it is a usage error naming both."""
     for name in BOOL_INIS:
         try:
             config.getini(name)
-        except ValueError as exc:
-            # pytest's message is "invalid truth value 'perhaps'": the value as the file gives it
-            found = re.search(r"truth value (.+)$", str(exc))
+        except (ValueError, TypeError, pytest.UsageError) as exc:
+            # "invalid truth value 'perhaps'" from an ini file, "... expects a bool, got str:
+            # 'perhaps'" from pyproject's [tool.pytest]: either way the value as the file gives it
+            found = re.search(r"(?:truth value|got \w+:) (.+)$", str(exc))
             shown = found.group(1) if found else "(not a boolean)"
-            raise pytest.UsageError(
-                f"ini {name} = {shown}: give true or false (also yes/no, on/off, 1/0)"
-            ) from None
+            forms = "unquoted" if "expects a bool" in str(exc) else "also yes/no, on/off, 1/0"
+            raise pytest.UsageError(f"ini {name} = {shown}: give true or false ({forms})") from None
 
 
 def _settings(config: pytest.Config) -> Settings:

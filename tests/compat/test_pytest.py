@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_infx.compat.pytest import fixture_manager, marker_matcher
+from pytest_infx.compat.pytest import append_to_node_id, fixture_manager, marker_matcher
 
 
 @pytest.mark.parametrize(
@@ -33,3 +33,15 @@ def test_the_fixture_manager_gives_fixture_closures(request: pytest.FixtureReque
     manager = fixture_manager(request.session)
     info = manager.getfixtureinfo(node=request.node, func=lambda tmp_path: None, cls=None)
     assert "tmp_path" in info.names_closure
+
+
+def test_a_suffix_appended_to_a_node_id_is_the_items_id(request: pytest.FixtureRequest) -> None:
+    module = request.node.parent
+    item = pytest.Function.from_parent(module, name="point[k1]", callobj=lambda: None)
+    before = item.nodeid
+    assert before == f"{module.nodeid}::point[k1]"
+    append_to_node_id(item, "@infx-group")
+    assert item.nodeid == f"{before}@infx-group"
+    append_to_node_id(item, "@infx-group")
+    assert item.nodeid == f"{before}@infx-group"
+    assert item.nodeid.split("::")[0] == before.split("::")[0]

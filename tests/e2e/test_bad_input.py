@@ -486,3 +486,18 @@ def test_rule4_a_port_in_use_is_one_line_from_infx_db_serve(
         f"infx db: error: --host 127.0.0.1 --port {port}: Address already in use; give another"
         " port, or an address of this machine"
     ]
+
+
+@pytest.mark.parametrize(("value", "shown"), [('"perhaps"', "'perhaps'"), ("1", "1")])
+def test_a_toml_bool_that_is_not_one_is_a_usage_line_naming_the_key(
+    recipes: Path, pytester: pytest.Pytester, value: str, shown: str
+) -> None:
+    """pyproject's ``[tool.pytest]`` takes native TOML values: a quoted or numeric boolean is
+    refused by pytest with a TypeError (9.0, 9.1) or a usage error without the key (9.2)."""
+    write(recipes / "good.yaml", speedbench("good-b300", draft_lengths=(1,)))
+    pytester.makepyprojecttoml(f"[tool.pytest]\ninfx = true\ninfx_resume = {value}\n")
+    result = pytester.runpytest("--collect-only", "-q", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.errlines if line.startswith("ERROR: ")]
+    assert errors == [f"ERROR: ini infx_resume = {shown}: give true or false (unquoted)"]
+    assert "INTERNALERROR" not in result.stderr.str() + result.stdout.str()

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from .conftest import Sweep
 from .helpers import records
@@ -55,3 +56,20 @@ def test_cells_of_one_server_on_two_workers_measure_one_at_a_time(sweep: Sweep) 
     )
     assert windows[0][1] <= windows[1][0], windows
     assert len(records(sweep.record)) == 1
+
+
+def test_under_loadgroup_each_servers_cells_run_on_one_worker(sweep: Sweep) -> None:
+    """``--dist loadgroup`` keeps a server's cells on one worker because its group is in each
+    node id; with pytest 9.2, xdist's own write of the group no longer changes the id."""
+    sweep.add("fake-cpu-vllm", draft_lengths=(1, 2))
+    result = sweep.run("-n", "2", "--dist", "loadgroup", "--snapshot-update", "-v")
+    result.assert_outcomes(passed=4)
+    worker_of: dict[str, set[str]] = {}
+    for line in result.outlines:
+        found = re.match(
+            r"\[(gw\d+)\] .*PASSED \S+::fake-cpu-vllm\[k(\d)-\w+\]@infx-[0-9a-f]+", line
+        )
+        if found:
+            worker_of.setdefault(found[2], set()).add(found[1])
+    assert sorted(worker_of) == ["1", "2"], result.stdout.str()
+    assert all(len(workers) == 1 for workers in worker_of.values()), worker_of
