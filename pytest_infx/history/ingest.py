@@ -32,8 +32,9 @@ from pytest_infx.history.metrics import of_inferencex
 from pytest_infx.history.rows import row_of
 from pytest_infx.history.store import PointRow, RunStamp, Store
 from pytest_infx.images import version_of
+from pytest_infx.results.identity import ConfigIdentity
 from pytest_infx.results.layout import Layout
-from pytest_infx.results.records import ConfigInfo, NewerRecordError, RecordError, parse_record
+from pytest_infx.results.records import NewerRecordError, RecordError, parse_record
 from pytest_infx.results.verdict import Verdict
 
 AGENTIC_SCENARIO = "agentic-coding"
@@ -265,7 +266,7 @@ def _checked_row(
         return None
     agentic = data.get("scenario_type") == AGENTIC_SCENARIO or "request_metrics" in data
     image = str(data.get("image") or "")
-    config = ConfigInfo(
+    config = ConfigIdentity(
         model_prefix=str(data.get("infmax_model_prefix") or data.get("model_prefix") or ""),
         hardware=gpu_type(_name(data, "hw")),
         framework=_name(data, "framework"),
