@@ -21,6 +21,7 @@ from pytest_infx.agentic.results import parse_export
 from pytest_infx.golden.compare import CompareOptions, compare_curves
 from pytest_infx.golden.curve import Curve
 from pytest_infx.golden.io import load_curve
+from pytest_infx.kinds import KINDS
 from pytest_infx.launch.shared import ServerHandle
 from pytest_infx.recipes.loader import load_file
 from pytest_infx.recipes.points import Point, expand
@@ -201,7 +202,7 @@ def write_al_cell(
         )
         summary = golden_summary(golden.name, comparison, passed=comparison.ok)
     record = cell_record(point, server, outcome, engine, summary)
-    write_result(Layout(folder.results), record)
+    write_result(Layout(folder.results), record, KINDS)
     header = cells.provenance(point, record.dataset, engine)
     cells.write_matrix(Layout(folder.results), point, header)
     return record
@@ -239,5 +240,5 @@ def write_agentic_point(
         server=server,
     )
     record = result_record(point, result, verdict=check_requests(result))
-    write_result(Layout(folder.results), record)
+    write_result(Layout(folder.results), record, KINDS)
     return record

@@ -136,10 +136,11 @@ class History:
             from dataclasses import replace
 
             from pytest_infx.history.rows import row_of
+            from pytest_infx.kinds import KINDS
             from pytest_infx.results.verdict import Verdict as Word
 
             store, run = self.store()
-            row = row_of(record)
+            row = row_of(record, KINDS)
             if problems:
                 reason = "; ".join([*filter(None, [row.reason]), *problems])
                 row = replace(row, status=Word.FAIL, reason=reason)
@@ -164,10 +165,11 @@ class History:
             return None
         from pytest_infx.history.gate import compare
         from pytest_infx.history.rows import row_of
+        from pytest_infx.kinds import KINDS
         from pytest_infx.tolerance import merged, tolerances
 
         store, run = self.store()
-        row = row_of(record)
+        row = row_of(record, KINDS)
         limits = merged(
             self._run_limits,
             tolerances(

@@ -222,7 +222,9 @@ class Run:
         if record.config is None:
             record = cast(R, record.model_copy(update={"config": self.identity(point)}))
         record = self._with_telemetry(record, point)
-        path = write_result(self.layout, record)
+        from pytest_infx.kinds import KINDS
+
+        path = write_result(self.layout, record, KINDS)
         self.config.hook.pytest_infx_result(config=self.config, path=path, record=record.as_json())
         judged = None if problems else self.history.judge(record, point)
         self._judged[point.id] = judged

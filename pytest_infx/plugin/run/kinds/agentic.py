@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from pytest_infx.recipes.points import Point
     from pytest_infx.recipes.schema import Agentic
     from pytest_infx.results.identity import ConfigIdentity
-    from pytest_infx.results.layout import Layout
     from pytest_infx.results.records import InferencexThroughput, Record
     from pytest_infx.results.reuse import Reuse
 
@@ -241,7 +240,7 @@ def agentic_of(point: Point) -> Agentic:
     return agentic
 
 
-class AgenticKind:
+class AgenticItems:
     """An AgentX point: throughput of one TP and concurrency replaying agentic traces."""
 
     name = "agentic"
@@ -263,11 +262,8 @@ class AgenticKind:
     def attach(self, node: pytest.Item, point: Point, record: Record) -> None:
         attach(node, record)
 
-    def result_path(self, layout: Layout, point: Point) -> Path:
-        return layout.point(point.id)
-
     def data_sha256(self, point: Point, datasets: Datasets) -> str | None:
         return traces_sha256(point)
 
 
-AGENTIC = AgenticKind()
+AGENTIC = AgenticItems()

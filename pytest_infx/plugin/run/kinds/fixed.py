@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from pytest_infx.prepare.preflight import Datasets
     from pytest_infx.recipes.points import Point
     from pytest_infx.recipes.schema import FixedSeqLen
-    from pytest_infx.results.layout import Layout
     from pytest_infx.results.records import Record
     from pytest_infx.results.reuse import Reuse
 
@@ -159,7 +158,7 @@ def attach(node: pytest.Item, record: Record) -> None:
     node.user_properties.append((FIXED_PROPERTY, record.as_json()))
 
 
-class FixedSeqLenKind:
+class FixedSeqLenItems:
     """A fixed-seq-len point: throughput and latency of one TP, ISL/OSL and concurrency."""
 
     name = "fixed_seq_len"
@@ -183,9 +182,6 @@ class FixedSeqLenKind:
     def attach(self, node: pytest.Item, point: Point, record: Record) -> None:
         attach(node, record)
 
-    def result_path(self, layout: Layout, point: Point) -> Path:
-        return layout.fixed_point(point.id)
-
     def data_sha256(self, point: Point, datasets: Datasets) -> str | None:
         """The prompts follow from the tokenizer, the lengths and the seed, which the
         fingerprint covers but for the tokenizer's files: a stored result is judged by its
@@ -193,4 +189,4 @@ class FixedSeqLenKind:
         return None
 
 
-FIXED_SEQ_LEN = FixedSeqLenKind()
+FIXED_SEQ_LEN = FixedSeqLenItems()

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -35,7 +34,6 @@ if TYPE_CHECKING:
     from pytest_infx.plugin.run.session import Run
     from pytest_infx.prepare.preflight import Datasets
     from pytest_infx.recipes.points import Cell, Point
-    from pytest_infx.results.layout import Layout
     from pytest_infx.results.records import GoldenSummary, Record
     from pytest_infx.results.reuse import Reuse
     from pytest_infx.speedbench.cell import CellSettings
@@ -245,7 +243,7 @@ def cell_of(point: Point) -> Cell:
     return cell
 
 
-class SpeedbenchKind:
+class SpeedbenchItems:
     """A SPEED-Bench cell: AL of one draft length and thinking mode against a golden curve."""
 
     name = "speedbench"
@@ -269,11 +267,8 @@ class SpeedbenchKind:
     def attach(self, node: pytest.Item, point: Point, record: Record) -> None:
         attach(node, point, record)
 
-    def result_path(self, layout: Layout, point: Point) -> Path:
-        return layout.cell(point.id)
-
     def data_sha256(self, point: Point, datasets: Datasets) -> str | None:
         return datasets.get(cell_of(point).bench, str(point.path)).sha256
 
 
-SPEEDBENCH = SpeedbenchKind()
+SPEEDBENCH = SpeedbenchItems()
