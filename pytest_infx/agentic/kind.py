@@ -3,8 +3,10 @@ and its headline (:class:`~pytest_infx.results.kind.BenchmarkKind`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
+from pytest_infx.agentic.table import render_tables
 from pytest_infx.results.kind import RowFacts
 from pytest_infx.results.layout import Layout
 from pytest_infx.results.records import InferencexThroughput, Percentiles, PointRecord, Record
@@ -28,6 +30,7 @@ class AgenticBenchmark:
     """An AgentX point: throughput of one TP and concurrency replaying agentic traces."""
 
     name = "agentic"
+    title = "infx agentic"
 
     def result_path(self, layout: Layout, item_id: str) -> Path:
         return layout.point(item_id)
@@ -63,6 +66,9 @@ class AgenticBenchmark:
     def figure(self, record: Record) -> str:
         measured = _point(record).throughput.output_tokens_per_s_per_gpu
         return "passed" if measured is None else f"{measured:.1f} output tok/s/GPU"
+
+    def table(self, records: Sequence[Record]) -> list[str]:
+        return render_tables(_point(record) for record in records).splitlines()
 
 
 KIND = AgenticBenchmark()

@@ -3,8 +3,10 @@ figures, and its headline (:class:`~pytest_infx.results.kind.BenchmarkKind`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
+from pytest_infx.fixedseq.table import text_table
 from pytest_infx.results.kind import RowFacts
 from pytest_infx.results.layout import Layout
 from pytest_infx.results.records import FixedRecord, Record
@@ -25,6 +27,7 @@ class FixedSeqLenBenchmark:
     """A fixed-seq-len point: throughput and latency of one TP, ISL/OSL and concurrency."""
 
     name = "fixed_seq_len"
+    title = "infx fixed-seq-len"
 
     def result_path(self, layout: Layout, item_id: str) -> Path:
         return layout.fixed_point(item_id)
@@ -47,6 +50,9 @@ class FixedSeqLenBenchmark:
     def figure(self, record: Record) -> str:
         per_gpu = _fixed(record).figures.get("output_tput_per_gpu", 0.0)
         return f"{per_gpu:.1f} output tok/s/GPU"
+
+    def table(self, records: Sequence[Record]) -> list[str]:
+        return text_table([_fixed(record) for record in records]) if records else []
 
 
 KIND = FixedSeqLenBenchmark()

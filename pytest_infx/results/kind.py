@@ -4,12 +4,12 @@ of it, and the run passes their :class:`Kinds` down, so no module below them ask
 a record is.
 
 A kind answers for its records: where a record's file lives, the history row's key parts and
-figures, and the one-line figure a reused result is shown with.
+figures, the one-line figure a reused result is shown with, and its end-of-run table.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -57,6 +57,15 @@ class BenchmarkKind(Protocol):
 
     def figure(self, record: Record) -> str:
         """The record's headline, as a reused result is shown (``AL 2.08``)."""
+        ...
+
+    @property
+    def title(self) -> str:
+        """The heading of its end-of-run table."""
+        ...
+
+    def table(self, records: Sequence[Record]) -> list[str]:
+        """The end-of-run table of its records, a line each; empty for none."""
         ...
 
 

@@ -3,12 +3,14 @@ figures, and its headline (:class:`~pytest_infx.results.kind.BenchmarkKind`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_infx.results import verdict
 from pytest_infx.results.kind import RowFacts
 from pytest_infx.results.layout import Layout
 from pytest_infx.results.records import CellRecord, Record
+from pytest_infx.speedbench.table import al_tables
 
 
 def _cell(record: Record) -> CellRecord:
@@ -30,6 +32,7 @@ class SpeedbenchBenchmark:
     """A SPEED-Bench cell: the acceptance length of one draft length and thinking mode."""
 
     name = "speedbench"
+    title = "infx acceptance length"
 
     def result_path(self, layout: Layout, item_id: str) -> Path:
         return layout.cell(item_id)
@@ -61,6 +64,9 @@ class SpeedbenchBenchmark:
     def figure(self, record: Record) -> str:
         al = _cell(record).al
         return "passed" if al is None else f"AL {al:.2f}"
+
+    def table(self, records: Sequence[Record]) -> list[str]:
+        return al_tables(_cell(record) for record in records)
 
 
 KIND = SpeedbenchBenchmark()

@@ -26,3 +26,9 @@ def test_a_point_s_headline_is_its_output_rate_per_gpu() -> None:
 def test_another_kind_s_record_is_refused_by_name() -> None:
     with pytest.raises(TypeError, match=r"is a speedbench record, not an AgentX point's"):
         KIND.row(cell())
+
+
+def test_the_end_of_run_table_has_the_point() -> None:
+    assert KIND.title == "infx agentic"
+    lines = KIND.table([point()])
+    assert lines[0] == "a" and lines[3].split()[:3] == ["1", "2", "50.0"]

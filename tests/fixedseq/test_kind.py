@@ -31,3 +31,10 @@ def test_only_figures_the_history_knows_are_its_metrics() -> None:
 def test_another_kind_s_record_is_refused_by_name() -> None:
     with pytest.raises(TypeError, match=r"not a fixed-seq-len point's"):
         KIND.figure(cell())
+
+
+def test_the_end_of_run_table_has_a_line_per_point() -> None:
+    assert KIND.title == "infx fixed-seq-len"
+    record = fixed()
+    assert [line.split()[0] for line in KIND.table([record])][1:] == [record.id]
+    assert KIND.table([]) == []

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +29,13 @@ class _Named:
 
     def figure(self, record: Record) -> str:
         return self.name
+
+    @property
+    def title(self) -> str:
+        return f"infx {self.name}"
+
+    def table(self, records: Sequence[Record]) -> list[str]:
+        return [record.id for record in records]
 
 
 def test_a_record_finds_its_kind_by_its_kind_field() -> None:

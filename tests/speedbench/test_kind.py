@@ -33,3 +33,8 @@ def test_a_cell_s_figures_and_headline() -> None:
 def test_another_kind_s_record_is_refused_by_name() -> None:
     with pytest.raises(TypeError, match=r"is a agentic record, not a SPEED-Bench cell's"):
         KIND.metrics(point())
+
+
+def test_the_end_of_run_table_is_the_al_table() -> None:
+    assert KIND.title == "infx acceptance length"
+    assert KIND.table([cell()])[2].split() == ["2", "2.08"]
