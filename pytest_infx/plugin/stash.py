@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from pytest_infx.recipes.loader import RecipeSource, Tree
     from pytest_infx.recipes.points import Point
     from pytest_infx.results.reuse import Reuse
-    from pytest_infx.results.tally import Summary
+    from pytest_infx.results.tally import RecordTally
     from pytest_infx.settings import Settings
 
 
@@ -52,7 +52,7 @@ OWNS_RUN_FOLDER: pytest.StashKey[bool] = pytest.StashKey()
 """config: whether this process made the run folder, and so removes it (plugin.configure)."""
 RUNNER: pytest.StashKey[str] = pytest.StashKey()
 """config: the runner whose points run (plugin.collect.session)."""
-SUMMARY: pytest.StashKey[Summary] = pytest.StashKey()
+SUMMARY: pytest.StashKey[RecordTally] = pytest.StashKey()
 """config: the run's result summary (plugin.output.summary)."""
 REASONS: pytest.StashKey[tuple[str, ...]] = pytest.StashKey()
 """config: one-line selection reasons shown at the end (plugin.collect.session adds to them,

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class Summary:
+class RecordTally:
     records: dict[str, list[Record]] = field(default_factory=dict)
     """Each kind's records by its name."""
 

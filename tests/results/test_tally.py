@@ -1,11 +1,11 @@
 from __future__ import annotations
 
-from pytest_infx.results.tally import Summary
+from pytest_infx.results.tally import RecordTally
 from results.samples import cell, fixed, point
 
 
 def test_each_kind_s_records_are_kept_apart_in_the_order_they_came() -> None:
-    summary = Summary()
+    summary = RecordTally()
     first, again = cell(al=1.5), cell(al=2.5)
     for record in (first, point(), again, fixed()):
         summary.add(record)

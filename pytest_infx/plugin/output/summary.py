@@ -15,7 +15,7 @@ import pytest
 from pytest_infx.files.atomic import atomic_write_text
 from pytest_infx.plugin.stash import REPORT_MARKDOWN
 from pytest_infx.results.layout import Layout
-from pytest_infx.results.tally import Summary
+from pytest_infx.results.tally import RecordTally
 
 if TYPE_CHECKING:
     from pytest_infx.history.gate import Verdict
@@ -32,7 +32,7 @@ BASELINE_PROPERTY = "infx_baseline"
 """A point's baseline comparison, put on its item by plugin.run.session's gate."""
 
 
-def cells_of(summary: Summary) -> dict[str, dict[tuple[int, str], CellRecord]]:
+def cells_of(summary: RecordTally) -> dict[str, dict[tuple[int, str], CellRecord]]:
     """The SPEED-Bench cells by recipe and (draft length, thinking mode); a later record of a
     cell stands for an earlier one."""
     from pytest_infx.results.records import CellRecord
@@ -45,14 +45,14 @@ def cells_of(summary: Summary) -> dict[str, dict[tuple[int, str], CellRecord]]:
     return cells
 
 
-def al_tables(summary: Summary) -> list[str]:
+def al_tables(summary: RecordTally) -> list[str]:
     """One table per recipe: rows are draft lengths, columns thinking modes."""
     from pytest_infx.kinds import KINDS
 
     return KINDS[SPEEDBENCH].table(summary.of(SPEEDBENCH))
 
 
-def drift_markdown(summary: Summary, this_run: Iterable[str] | None = None) -> str:
+def drift_markdown(summary: RecordTally, this_run: Iterable[str] | None = None) -> str:
     """``this_run`` names the recipes this run measured; the others' rows say they are an
     earlier run's, whose cell files are still in the results folder."""
     ran = None if this_run is None else set(this_run)
@@ -82,7 +82,7 @@ def drift_markdown(summary: Summary, this_run: Iterable[str] | None = None) -> s
 
 
 def write_drift(
-    summary: Summary,
+    summary: RecordTally,
     results: Path,
     env: Environment | None = None,
     *,
@@ -98,7 +98,7 @@ def write_drift(
     return write_markdown(text, Layout(results).drift, env)
 
 
-def with_folder(summary: Summary, results: Path) -> Summary:
+def with_folder(summary: RecordTally, results: Path) -> RecordTally:
     """The SPEED-Bench cells of every cell file in the results folder, this run's records over
     them: the drift summary covers the folder as the HTML report does, so a run of another
     marker does not drop the table of the cells an earlier run left. A file that cannot be read
@@ -106,7 +106,7 @@ def with_folder(summary: Summary, results: Path) -> Summary:
     from pytest_infx.results.records import CellRecord, RecordError, read_record
 
     folder = Layout(results).cells
-    merged = Summary()
+    merged = RecordTally()
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         try:
             record = read_record(path)
@@ -164,7 +164,7 @@ def verdicts_from(properties: Iterable[tuple[str, object]]) -> list[Verdict]:
 class SummaryPlugin:
     """Collects the cells of every report on the controller and gates the sweep as a whole."""
 
-    def __init__(self, config: pytest.Config, summary: Summary) -> None:
+    def __init__(self, config: pytest.Config, summary: RecordTally) -> None:
         self.config = config
         self.summary = summary
         self.critical: str | None = None

@@ -25,7 +25,7 @@ from pytest_infx.plugin.output.summary import (
 )
 from pytest_infx.plugin.run.fixtures import runnable
 from pytest_infx.plugin.run.kinds import ADAPTERS, fixed
-from pytest_infx.plugin.run.kinds.agentic import AgenticPoint, ReusedPoint
+from pytest_infx.plugin.run.kinds.agentic import MeasuredAgenticPoint, ReusedAgenticPoint
 from pytest_infx.plugin.run.kinds.speedbench import ReusedCell, SpeedbenchItems
 from pytest_infx.plugin.stash import REF, REUSE
 from pytest_infx.prepare.preflight import Datasets
@@ -145,8 +145,8 @@ def test_each_kind_stands_in_for_its_reused_point_with_its_own_runnable(tmp_path
     request: Any = SimpleNamespace(node=None, getfixturevalue=lambda name: f"<{name}>")
     expected = {
         "speedbench": ReusedCell,
-        "agentic": ReusedPoint,
-        "fixed_seq_len": fixed.ReusedPoint,
+        "agentic": ReusedAgenticPoint,
+        "fixed_seq_len": fixed.ReusedFixedSeqLenPoint,
     }
     for point in points:
         reuse = Reuse(tmp_path / "stored.json", SAMPLES[point.kind](id=point.id))
@@ -186,7 +186,7 @@ def test_a_reused_agentic_point_leaves_what_a_measured_one_leaves() -> None:
     }
     record = samples.point(requests__completed=3, requests__failed=1, throughput=throughput)
     node: Any = SimpleNamespace(user_properties=[])
-    ReusedPoint(Reuse(Path("stored.json"), record), SimpleNamespace(node=node)).run()  # type: ignore[arg-type]
+    ReusedAgenticPoint(Reuse(Path("stored.json"), record), SimpleNamespace(node=node)).run()  # type: ignore[arg-type]
     assert node.user_properties == [
         ("completed", 3),
         ("failed", 1),
@@ -224,7 +224,7 @@ def test_a_reused_fixed_seq_len_point_leaves_what_a_measured_one_leaves() -> Non
     record = samples.fixed(requests__completed=39, requests__failed=1)
     node: Any = SimpleNamespace(user_properties=[])
     reuse = Reuse(Path("stored.json"), record)
-    fixed.ReusedPoint(reuse, SimpleNamespace(node=node)).run()  # type: ignore[arg-type]
+    fixed.ReusedFixedSeqLenPoint(reuse, SimpleNamespace(node=node)).run()  # type: ignore[arg-type]
     assert node.user_properties == [
         ("completed", 39),
         ("failed", 1),
@@ -256,7 +256,7 @@ def test_a_fixed_seq_len_point_pads_its_prompts_as_its_prompt_workers_say(
     (point,) = [p for p in expand_all(load_tree(tmp_path / "recipes")) if p.fixed_seq_len]
     assert point.fixed_seq_len is not None
     run: Any = SimpleNamespace(model_dir=lambda _: tokenizer)
-    made = fixed.FixedPoint(point, point.fixed_seq_len, cast(Any, None), run, _request(None))
+    made = fixed.FixedSeqLenPoint(point, point.fixed_seq_len, cast(Any, None), run, _request(None))
     expected = {
         count: random_prompts(
             HubTokenizer.load(tokenizer),
@@ -310,15 +310,15 @@ def test_a_measured_agentic_point_with_a_nan_figure_fails_and_its_record_is_kept
     measured = parse_export(path, gpus=1)
     monkeypatch.setattr(runner, "run_aiperf", lambda run: measured)
     monkeypatch.setattr(
-        AgenticPoint, "aiperf_run", lambda self: SimpleNamespace(artifact_dir=tmp_path)
+        MeasuredAgenticPoint, "aiperf_run", lambda self: SimpleNamespace(artifact_dir=tmp_path)
     )
-    monkeypatch.setattr(AgenticPoint, "inferencex", lambda self, run, result: (None, None))
-    monkeypatch.setattr(AgenticPoint, "identity", lambda self: samples.identity())
+    monkeypatch.setattr(MeasuredAgenticPoint, "inferencex", lambda self, run, result: (None, None))
+    monkeypatch.setattr(MeasuredAgenticPoint, "identity", lambda self: samples.identity())
     ctx = _Measuring()
     node: Any = SimpleNamespace(user_properties=[])
     point = cast(Any, SimpleNamespace(id="a[tp1-c2]"))
     agentic = cast(Any, SimpleNamespace(duration=10, failed_request_threshold=0.1))
-    runnable = AgenticPoint(
+    runnable = MeasuredAgenticPoint(
         point, agentic, cast(Any, None), cast(Any, ctx), cast(Any, SimpleNamespace(node=node))
     )
     with pytest.raises(pytest.fail.Exception) as caught:

@@ -56,7 +56,7 @@ def traces_sha256(point: Point) -> str | None:
 
 
 @dataclass
-class AgenticPoint:
+class MeasuredAgenticPoint:
     point: Point
     agentic: Agentic
     server: ServerHandle
@@ -204,7 +204,7 @@ class AgenticPoint:
 
 
 @dataclass
-class ReusedPoint:
+class ReusedAgenticPoint:
     """Stands in for an AgentX point whose stored result is reused: its record feeds the table."""
 
     reuse: Reuse
@@ -252,12 +252,12 @@ class AgenticItems:
     def fresh(
         self, point: Point, server: ServerHandle, run: Run, request: pytest.FixtureRequest
     ) -> Runnable:
-        return AgenticPoint(point, agentic_of(point), server, run, request)
+        return MeasuredAgenticPoint(point, agentic_of(point), server, run, request)
 
     def reused(
         self, point: Point, reuse: Reuse, run: Run, request: pytest.FixtureRequest
     ) -> Runnable:
-        return ReusedPoint(reuse, request)
+        return ReusedAgenticPoint(reuse, request)
 
     def attach(self, node: pytest.Item, point: Point, record: Record) -> None:
         attach(node, record)

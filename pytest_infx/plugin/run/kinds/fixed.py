@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class FixedPoint:
+class FixedSeqLenPoint:
     point: Point
     block: FixedSeqLen
     server: ServerHandle
@@ -137,7 +137,7 @@ class FixedPoint:
 
 
 @dataclass
-class ReusedPoint:
+class ReusedFixedSeqLenPoint:
     reuse: Reuse
     request: pytest.FixtureRequest
 
@@ -172,12 +172,12 @@ class FixedSeqLenItems:
     ) -> Runnable:
         from pytest_infx.fixedseq.record import block_of
 
-        return FixedPoint(point, block_of(point), server, run, request)
+        return FixedSeqLenPoint(point, block_of(point), server, run, request)
 
     def reused(
         self, point: Point, reuse: Reuse, run: Run, request: pytest.FixtureRequest
     ) -> Runnable:
-        return ReusedPoint(reuse, request)
+        return ReusedFixedSeqLenPoint(reuse, request)
 
     def attach(self, node: pytest.Item, point: Point, record: Record) -> None:
         attach(node, record)
