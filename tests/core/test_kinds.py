@@ -49,7 +49,6 @@ NAMES: dict[str, str] = {
     "recipes/points.py": RECIPES,
     "recipes/rules.py": RECIPES,
     "report/html.py": SECTIONS,
-    "results/cells.py": "golden curves are measured from SPEED-Bench cells",
     "results/layout.py": "the results folder's layout names each kind's folder",
     "results/records.py": RECORDS,
     "results/sweep.py": SECTIONS,

@@ -25,12 +25,11 @@ from pytest_infx.kinds import KINDS
 from pytest_infx.launch.shared import ServerHandle
 from pytest_infx.recipes.loader import load_file
 from pytest_infx.recipes.points import Point, expand
-from pytest_infx.results import cells
 from pytest_infx.results.files import write_result
 from pytest_infx.results.layout import Layout
 from pytest_infx.results.records import CellRecord, EngineInfo, PointRecord, ServerInfo
 from pytest_infx.speedbench import al as al_mod
-from pytest_infx.speedbench import checks
+from pytest_infx.speedbench import checks, curves
 from pytest_infx.speedbench.cell import CellOutcome, CellSettings
 from pytest_infx.speedbench.client import (
     PassResult,
@@ -203,8 +202,8 @@ def write_al_cell(
         summary = golden_summary(golden.name, comparison, passed=comparison.ok)
     record = cell_record(point, server, outcome, engine, summary)
     write_result(Layout(folder.results), record, KINDS)
-    header = cells.provenance(point, record.dataset, engine)
-    cells.write_matrix(Layout(folder.results), point, header)
+    header = curves.provenance(point, record.dataset, engine)
+    curves.write_matrix(Layout(folder.results), point, header)
     return record
 
 

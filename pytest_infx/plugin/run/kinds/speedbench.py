@@ -93,7 +93,7 @@ class SpeedbenchCell:
 
     def run(self) -> None:
         __tracebackhide__ = True
-        from pytest_infx.results import cells
+        from pytest_infx.speedbench import curves
         from pytest_infx.speedbench.cell import run_cell
         from pytest_infx.speedbench.metrics import ScrapeError
         from pytest_infx.speedbench.record import cell_record, engine_info
@@ -117,7 +117,7 @@ class SpeedbenchCell:
             raise pytest.fail.Exception(message, pytrace=False) from None
         engine = engine_info(point)
         record = cell_record(point, self.server, outcome, engine, None)
-        header = cells.provenance(point, record.dataset, engine)
+        header = curves.provenance(point, record.dataset, engine)
         drift: GoldenDriftError | None = None
         if outcome.al is not None:
             drift, golden = gate(
@@ -131,7 +131,7 @@ class SpeedbenchCell:
             )
             record = cell_record(point, self.server, outcome, engine, golden)
         record = self.run_ctx.keep(record, point)
-        cells.write_matrix(self.run_ctx.layout, point, header)
+        curves.write_matrix(self.run_ctx.layout, point, header)
         attach(self.request.node, point, record)
         if outcome.reasons:
             pytest.fail(
@@ -158,11 +158,11 @@ class ReusedCell:
 
     def run(self) -> None:
         __tracebackhide__ = True
-        from pytest_infx.results import cells
+        from pytest_infx.speedbench import curves
 
         stored = self.reuse.record
         assert stored.kind == "speedbench" and stored.al is not None
-        header = cells.provenance(self.point, stored.dataset, stored.engine)
+        header = curves.provenance(self.point, stored.dataset, stored.engine)
         drift, golden = gate(
             self.point,
             self.cell,
@@ -173,7 +173,7 @@ class ReusedCell:
             self.request,
         )
         record = stored.model_copy(update={"golden": golden})
-        cells.write_matrix(self.run_ctx.layout, self.point, header)
+        curves.write_matrix(self.run_ctx.layout, self.point, header)
         attach(self.request.node, self.point, record)
         if drift is not None:
             raise pytest.fail.Exception(str(drift), pytrace=False) from None
@@ -192,12 +192,12 @@ def gate(
     results are written) and the summary that goes into the result file and the tables."""
     from pytest_infx.golden.curve import Curve
     from pytest_infx.golden.extension import GoldenDriftError, assert_curve
-    from pytest_infx.results import cells
+    from pytest_infx.speedbench import curves
 
     bench = cell.bench
     measured = Curve(
         name=bench.golden,
-        model_key=cells.model_key(point),
+        model_key=curves.model_key(point),
         modes={cell.thinking: {cell.draft_length: al}},
         header=header,
     )
