@@ -6,7 +6,7 @@ planted 2x slowdown, the sweep pinned to half of this machine's cores (each gate
 catch). The gate uses the recipe's own tolerances (-25 % throughput). Every run is a whole
 ``pytest -m fixed_seq_len`` with the server started anew, so a run's noise is a user's. Slow
 (about 100 s a run, 25 runs by default) and meaningful only on a quiet machine; the figures
-go in the README's history section."""
+go in docs/history.md."""
 
 from __future__ import annotations
 

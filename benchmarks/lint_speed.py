@@ -696,8 +696,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.inferencex is not None:
         return bench_inferencex(args.inferencex.resolve(), args.base, args.runs)
 
+    from pytest_infx.lint.builtin import all_rules
     from pytest_infx.lint.context import build_context, default_base_ref
-    from pytest_infx.lint.findings import all_rules
     from pytest_infx.recipes.loader import read_tree
     from pytest_infx.recipes.points import expand
 

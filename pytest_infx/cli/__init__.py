@@ -2,8 +2,9 @@
 
 Each area of the plugin owns its sub-commands: each module :func:`build_parser` names exposes
 ``register(subparsers)``, which adds its parser and sets ``func`` (taking the parsed namespace and
-returning an exit status). The modules import what is heavy inside their commands, so that
-``infx --help`` stays fast and an area pays for its imports only when its command runs.
+returning an exit status); the namespace's ``environment`` is the process's, read here once. The
+modules import what is heavy inside their commands, so that ``infx --help`` stays fast and an
+area pays for its imports only when its command runs.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+
+from pytest_infx.settings import environment
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,6 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     shell's status for them, as git and ripgrep do, instead of a traceback."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.environment = environment()
     from pytest_infx.usage import EXIT_STATUS, UsageError
 
     try:

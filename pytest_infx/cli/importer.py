@@ -28,13 +28,28 @@ from pytest_infx.cli.compare import (
     _items,
     variant_of,
 )
-from pytest_infx.engines.fidelity import OWNED_SERVER, Difference, flags, owned, speculative_of
+from pytest_infx.engines.base import SPECULATIVE
+from pytest_infx.engines.fidelity import (
+    ACCEPTANCE_FLAGS,
+    OPTIONS_FLAGS,
+    OPTIONS_SETTING,
+    OWNED_SERVER,
+    SPEC_CONFIG,
+    SYNTHETIC_ACCEPTANCE,
+    SYNTHETIC_ENV,
+    SYNTHETIC_SPEC,
+    Difference,
+    flags,
+    owned,
+    speculative_of,
+    synthetic_apart,
+)
 from pytest_infx.engines.registry import installed
 from pytest_infx.hardware import gpu_type
 from pytest_infx.lint.masters import master_files
 from pytest_infx.recipes.errors import RecipeError
 from pytest_infx.recipes.loader import recipe_files
-from pytest_infx.recipes.owned import owner
+from pytest_infx.recipes.owned import OwnedFlags, owner
 from pytest_infx.recipes.rules import al_literal_pattern
 from pytest_infx.recipes.source import LinedDict, LinedList
 from pytest_infx.settings import DEFAULT_RECIPES_DIR
@@ -70,17 +85,37 @@ class Arm:
 
 
 @dataclass(frozen=True)
+class Statement:
+    """A difference the generated recipe states: the flag, variable or client setting (as the
+    comparison names it), InferenceX's value (``*`` where its points differ), ours, the
+    reason and why."""
+
+    field: str
+    name: str
+    inferencex: str | None
+    ours: str | None
+    reason: str
+    evidence: str
+
+
+Settings = tuple[tuple[str, str], ...]
+"""Names and rendered values: engine args, variables or agentic block settings."""
+
+
+@dataclass(frozen=True)
 class Ported:
     """The server flags and environment that InferenceX's script gave a key's points, read from
-    a recording of it: those all points share, and per point (by point name) the rest; and the
+    a recording of it: those all points share, and per point (by point name) the rest (args,
+    variables and agentic block settings); and the
     speculative decoding all its points run, as a recipe's speculative block writes it."""
 
     args: tuple[tuple[str, str], ...]
     env: tuple[tuple[str, str], ...]
-    per_point: tuple[tuple[str, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]], ...]
+    per_point: tuple[tuple[str, Settings, Settings, Settings], ...]
     points: int
     speculative: str | None = None
     client: tuple[tuple[str, str], ...] = ()
+    stated: tuple[Statement, ...] = ()
 
 
 AGENTIC_CLIENT: Mapping[str, tuple[str, str]] = {
@@ -94,9 +129,44 @@ AGENTIC_CLIENT: Mapping[str, tuple[str, str]] = {
 and its default. A key whose every point passes another value gets it in its block."""
 
 
-GOLDEN = {"dsv4": "dsv4_mtp", "glm5.2": "glm5.2_mtp", "qwen3.5": "qwen3.5_mtp"}
-"""The golden acceptance curve of each model family's MTP head, by InferenceX's model prefix:
-its synthetic acceptance comes from there, as InferenceX's scripts take it."""
+GOLDEN = {
+    "dsv4": "dsv4_mtp",
+    "glm5.2": "glm5.2_mtp",
+    "qwen3.5": "qwen3.5_mtp",
+    "Inferact/MiniMax-M3-EAGLE3-GQA": "minimaxm3_eagle3_gqa",
+}
+"""The golden acceptance curve of each model family's MTP head, by InferenceX's model prefix,
+and of each separate draft, by hub id: its synthetic acceptance comes from there, as
+InferenceX's scripts take it (MiniMax-M3's GQA draft: 2.78 at 3 tokens, thinking on, the
+acceptance its AMD vLLM scripts force)."""
+
+CHAT_TEMPLATE_CLIENT: Mapping[str, str] = {
+    "--use-chat-template": "benchmark_serving.py applies the model's chat template to each"
+    " random prompt; the plugin's fixed-seq-len client sends the prompt as it is",
+    "--dsv4": "benchmark_serving.py encodes each prompt with DeepSeek-V4's own chat encoding;"
+    " the plugin's fixed-seq-len client sends the prompt as it is",
+    "--apply-chat-template": "aiperf applies the chat template to the replayed turns; the"
+    " plugin's agentic block has no such setting",
+    "--benchmark-grace-period": "aiperf waits this long for the last requests after the"
+    " duration; the plugin's agentic block has no such setting",
+}
+"""Client flags of InferenceX's that the plugin's clients do not offer, and why."""
+CLIENT_ENDPOINT = (
+    "the plugin's fixed-seq-len client sends the random prompts to the completions endpoint only"
+)
+SERVER_FILE = (
+    "the script gives the server a file of InferenceX's repository (a chat template); a recipe"
+    " gives the server no file but an options file, so the server uses the model's own"
+)
+NO_CURVE = (
+    "the plugin speculates only from a speculative block, at a committed golden curve's"
+    " acceptance; no committed curve gives this speculation's (none for this model's MTP head,"
+    " or the script forces acceptance lengths the curve does not hold)"
+)
+OTHER_SPELLING = (
+    "the engine's adapter writes its options file's speculative_config in another spelling (the"
+    " draft length and the draft under other keys), so no speculative block plans this one"
+)
 
 
 @dataclass(frozen=True)
@@ -232,13 +302,14 @@ def port(
     rules = installed().engine_rules()
     tables = rules.tables(engine, agentic=agentic)
     literal = al_literal_pattern(installed().synthetic_knobs())
-    per_point: dict[str, tuple[dict[str, str], dict[str, str]]] = {}
+    per_point: dict[str, tuple[dict[str, str], dict[str, str], dict[str, str]]] = {}
     specs: set[str | None] = set()
-    clients: list[dict[str, str]] = []
     for record in records:
-        clients.append(_client_settings(record) if agentic else {})
-        specs.add(speculative_of(engine, prefix, record["server"]["argv"], GOLDEN))
-        files = _options_files(record["server"].get("files") or {})
+        client = _client_settings(record) if agentic else {}
+        recorded = record["server"].get("files") or {}
+        argv = record["server"]["argv"]
+        specs.add(speculative_of(engine, prefix, argv, GOLDEN, files=recorded))
+        files = _options_files(recorded)
         args: dict[str, str] = {}
         for flag, given in flags(record["server"]["argv"], engine, spelled=False).items():
             if flag in OWNED_SERVER or owner(flag, tables) is not None:
@@ -246,6 +317,8 @@ def port(
             options = files.get(given.rsplit("/", 1)[-1]) if given else None
             if options is not None:
                 args[flag.lstrip("-")] = json.dumps(options)
+            elif given in recorded:
+                continue
             elif _portable(flag, given, literal):
                 args[flag.lstrip("-")] = _arg_text(given)
         env = {
@@ -254,27 +327,116 @@ def port(
             if not owned(Difference("server-env", name, str(given), None))
             and _portable(name, str(given), literal)
         }
-        per_point[point_name(record["params"])] = (args, env)
+        per_point[point_name(record["params"])] = (args, env, client)
     if not per_point:
         return None
-    shared_args = _shared(a for a, _ in per_point.values())
-    shared_env = _shared(e for _, e in per_point.values())
+    speculative = next(iter(specs)) if len(specs) == 1 else None
+    stated = statements(engine, prefix, records, tables, speculative is not None, agentic=agentic)
+    shared_args = _shared(a for a, _, _ in per_point.values())
+    shared_env = _shared(e for _, e, _ in per_point.values())
+    shared_client = _shared(c for _, _, c in per_point.values())
     rest = tuple(
         (
             name,
             tuple(sorted((k, v) for k, v in args.items() if k not in shared_args)),
             tuple(sorted((k, v) for k, v in env.items() if k not in shared_env)),
+            tuple(sorted((k, v) for k, v in client.items() if k not in shared_client)),
         )
-        for name, (args, env) in sorted(per_point.items())
+        for name, (args, env, client) in sorted(per_point.items())
     )
     return Ported(
         tuple(sorted(shared_args.items())),
         tuple(sorted(shared_env.items())),
         rest,
         len(rest),
-        next(iter(specs)) if len(specs) == 1 else None,
-        tuple(sorted(_shared(clients).items())),
+        speculative,
+        tuple(sorted(shared_client.items())),
+        stated,
     )
+
+
+def statements(
+    engine: str,
+    prefix: str,
+    records: Iterable[Mapping[str, Any]],
+    tables: tuple[OwnedFlags, ...],
+    speculates: bool,
+    *,
+    agentic: bool,
+) -> tuple[Statement, ...]:
+    """The differences a key's recorded commands keep against its generated recipe, each with
+    its reason: client flags the plugin's clients do not offer, a fixed-seq-len chat endpoint,
+    a file of InferenceX's repository given to the server, and the speculation a recipe cannot
+    plan (no speculative block was ported: no golden curve, or an options file's config in a
+    spelling the adapter does not write)."""
+    found: dict[tuple[str, str], list[tuple[str | None, str | None, str, str]]] = {}
+
+    def add(
+        field: str, name: str, theirs: str | None, ours: str | None, reason: str, why: str
+    ) -> None:
+        found.setdefault((field, name), []).append((theirs, ours, reason, why))
+
+    for record in records:
+        server = record["server"]
+        client_argv = (record.get("client") or {}).get("argv") or ()
+        for flag, given in flags(client_argv, "client", spelled=False).items():
+            if flag in CHAT_TEMPLATE_CLIENT:
+                reason = "tool-limit"
+                add("setting", flag, given or "true", None, reason, CHAT_TEMPLATE_CLIENT[flag])
+            elif flag == "--endpoint" and not agentic and given != "/v1/completions":
+                add("setting", "endpoint", given, "/v1/completions", "tool-limit", CLIENT_ENDPOINT)
+        recorded = server.get("files") or {}
+        spelled = flags(server["argv"], engine)
+        for flag, given in flags(server["argv"], engine, spelled=False).items():
+            if given in recorded and flag not in OPTIONS_FLAGS:
+                add("flag", flag, "*", None, "tool-limit", SERVER_FILE)
+            elif flag in ACCEPTANCE_FLAGS:
+                continue
+            elif not speculates and owner(flag, tables) == SPECULATIVE:
+                add("flag", flag, spelled[flag], None, "owned", NO_CURVE)
+        if not speculates:
+            for name in ACCEPTANCE_FLAGS:
+                if name in spelled:
+                    add("flag", SYNTHETIC_ACCEPTANCE, "*", None, "owned", NO_CURVE)
+            config = _speculative_config(spelled.get(SPEC_CONFIG))
+            if config:
+                apart = synthetic_apart(dict(spelled))
+                add("flag", SPEC_CONFIG, apart.get(SPEC_CONFIG), None, "owned", NO_CURVE)
+                if config.get("rejection_sample_method") == "synthetic":
+                    add("flag", SYNTHETIC_SPEC, "*", None, "owned", NO_CURVE)
+            for options in _options_files(recorded, keep=True).values():
+                written = options.get("speculative_config")
+                if isinstance(written, dict):
+                    text = json.dumps(written, sort_keys=True)
+                    reason, why = _options_reason(prefix, written)
+                    add("flag", f"{OPTIONS_SETTING}.speculative_config", text, None, reason, why)
+                    for name in sorted(SYNTHETIC_ENV & (server.get("env") or {}).keys()):
+                        add("variable", name, "*", None, reason, why)
+    stated: list[Statement] = []
+    for (field, name), seen in sorted(found.items()):
+        values = {theirs for theirs, _, _, _ in seen}
+        _, ours, reason, evidence = seen[0]
+        only = next(iter(values)) if len(values) == 1 else "*"
+        stated.append(Statement(field, name, only, ours, reason, evidence))
+    return tuple(stated)
+
+
+def _options_reason(prefix: str, config: Mapping[str, Any]) -> tuple[str, str]:
+    """Why an options file's speculative config is not planned: no curve for what drafts (the
+    plugin's to decide), else a spelling the engine's adapter does not write (its limit)."""
+    drafts = {name.rsplit("/", 1)[-1] for name in GOLDEN if "/" in name}
+    named = {str(v).rstrip("/").rsplit("/", 1)[-1] for v in config.values() if isinstance(v, str)}
+    if prefix in GOLDEN or named & drafts:
+        return "tool-limit", OTHER_SPELLING
+    return "owned", NO_CURVE
+
+
+def _speculative_config(text: str | None) -> dict[str, Any]:
+    try:
+        parsed = json.loads(text) if text else None
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
 
 
 def _client_settings(record: Mapping[str, Any]) -> dict[str, str]:
@@ -292,7 +454,7 @@ OWNED_OPTIONS = ("speculative_config",)
 """LLM-API options the plugin sets from the recipe's speculative block and the point."""
 
 
-def _options_files(files: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+def _options_files(files: Mapping[str, Any], *, keep: bool = False) -> dict[str, dict[str, Any]]:
     """The recorded files that are options mappings (TensorRT-LLM's LLM-API options YAML), by
     file name: a recipe carries them as a mapping, and the plugin writes the file."""
     import yaml
@@ -307,7 +469,7 @@ def _options_files(files: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         except yaml.YAMLError:
             continue
         if isinstance(parsed, dict):
-            options = {k: v for k, v in parsed.items() if k not in OWNED_OPTIONS}
+            options = {k: v for k, v in parsed.items() if keep or k not in OWNED_OPTIONS}
             found[path.rsplit("/", 1)[-1]] = options
     return found
 
@@ -382,16 +544,16 @@ def _overrides(ported: Ported) -> list[str]:
     """One override per arm and set of per-point settings, with the concurrencies that have
     them; arms without a variant first, so that a variant's own settings come after."""
     groups: dict[tuple[Any, ...], list[int]] = {}
-    for name, args, env in ported.per_point:
-        if not args and not env:
+    for name, args, env, client in ported.per_point:
+        if not args and not env and not client:
             continue
         found = _NAME.fullmatch(name)
         if found is None:
             continue
         arm = (found["v"] or "", int(found["tp"]), int(found["isl"] or 0), int(found["osl"] or 0))
-        groups.setdefault((*arm, args, env), []).append(int(found["c"]))
+        groups.setdefault((*arm, args, env, client), []).append(int(found["c"]))
     lines: list[str] = []
-    for (variant, tp, isl, osl, args, env), concs in sorted(
+    for (variant, tp, isl, osl, args, env, client), concs in sorted(
         groups.items(), key=lambda item: (item[0][0] != "", item[0][:4], sorted(item[1]))
     ):
         when = [f"tp: {tp}"]
@@ -400,11 +562,15 @@ def _overrides(ported: Ported) -> list[str]:
         if variant:
             when.append(f"variant: {variant}")
         when.append(f"concurrency: [{', '.join(str(c) for c in sorted(concs))}]")
-        lines += [f"  - when: {{{', '.join(when)}}}", "    engine:"]
+        lines.append(f"  - when: {{{', '.join(when)}}}")
+        if args or env:
+            lines.append("    engine:")
         if args:
             lines.append(f"      args: {_mapping(args)}")
         if env:
             lines.append(f"      env: {_mapping(env)}")
+        if client:
+            lines.append(f"    agentic: {_mapping(client)}")
     return lines
 
 
@@ -440,6 +606,11 @@ def render(master: MasterKey) -> str:
             )
             + ")."
         )
+        if master.ported.stated:
+            docs += (
+                " What it does not plan of the recorded commands is in differences, each with"
+                " its reason."
+            )
     lines = [
         f"key: {master.key}",
         f"docs: {_q(docs)}",
@@ -485,7 +656,21 @@ def render(master: MasterKey) -> str:
     overrides = _overrides(master.ported) if master.ported is not None else []
     if overrides:
         lines += ["overrides:", *overrides]
+    if master.ported is not None and master.ported.stated:
+        lines.append("differences:")
+        lines += [_statement_line(s) for s in master.ported.stated]
     return "\n".join(lines) + "\n"
+
+
+def _statement_line(stated: Statement) -> str:
+    fields = [f"{stated.field}: {_q(stated.name)}"]
+    fields += [f"inferencex: {_scalar(stated.inferencex)}", f"ours: {_scalar(stated.ours)}"]
+    fields += [f"reason: {stated.reason}", f"evidence: {_q(stated.evidence)}"]
+    return f"- {{{', '.join(fields)}}}"
+
+
+def _scalar(given: str | None) -> str:
+    return "null" if given is None else _q(given)
 
 
 def hand_written_keys(recipes: Path, generated: Path) -> set[str]:

@@ -161,6 +161,17 @@ class AtomAdapter(Defaults):
                 argv += synthetic.argv
         return make_plan(self.name, point, argv, dict(engine.env), k, command=command)
 
+    def speculative_block(
+        self, prefix: str, found: Mapping[str, str | None], curves: Mapping[str, str]
+    ) -> str | None:
+        """``--method mtp`` with its token count, the model's own head, where it has a curve."""
+        steps = found.get("--num-speculative-tokens")
+        if found.get("--method") != "mtp" or "--draft-model" in found or prefix not in curves:
+            return None
+        if steps is None or not steps.isdigit():
+            return None
+        return f"{{method: mtp, draft-length: {steps}, golden: {curves[prefix]}}}"
+
     def option_set(self, version: str | None) -> OptionSet | None:
         for release in release_names(version):
             found = optionset.load(self.name, release)

@@ -246,6 +246,16 @@ class EngineAdapter(Protocol):
         them; raises ValueError naming the arg for a size that is not an integer >= 1."""
         ...
 
+    def speculative_block(
+        self, prefix: str, found: Mapping[str, str | None], curves: Mapping[str, str]
+    ) -> str | None:
+        """The recipe's speculative block (a flow mapping) that plans the speculative flags of
+        a recorded command line, ``found`` (its flags as :func:`engines.fidelity.flags` reads
+        them), where ``curves`` names a golden curve for what drafts (by model ``prefix`` for
+        the model's own MTP head, by hub id for a separate draft); None where no block of this
+        adapter writes those flags back, so the command keeps its difference."""
+        ...
+
 
 class Defaults:
     """The answers an adapter gets for what it does not implement: no synthetic acceptance,
@@ -297,6 +307,11 @@ class Defaults:
 
     def parallelism(self, point: Point) -> Parallelism:
         return Parallelism()
+
+    def speculative_block(
+        self, prefix: str, found: Mapping[str, str | None], curves: Mapping[str, str]
+    ) -> str | None:
+        return None
 
 
 @dataclass(frozen=True)

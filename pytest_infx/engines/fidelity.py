@@ -5,7 +5,9 @@ InferenceX's record (its ``commands.jsonl``) and the plan spell one setting in s
 ``--tp 8`` and ``--tensor-parallel-size=8``, ``0.80`` and ``0.8``, ``--trust_remote_code`` and
 ``--trust-remote-code``. Compared as plain strings, those are differences nobody needs to read;
 so flags are read into (name, value) pairs the way the engines' parsers read them: ``=`` split,
-``_`` as ``-``, each engine's aliases under one name, numbers and booleans in one spelling. What
+``_`` as ``-``, each engine's aliases under one name, numbers and booleans in one spelling; a
+file the record names by a flag or variable is that setting's value, and an options file or a
+JSON ``--compilation-config`` is compared setting by setting. What
 the plugin sets itself (model path, served name, host, port, result files) is expected to
 differ and is stated here once, as owned by the plugin; every other difference must be stated
 by its recipe (``differences:``) with InferenceX's value, ours and why.
@@ -16,9 +18,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pytest_infx.recipes.schema import Recipe
+
+if TYPE_CHECKING:
+    from pytest_infx.engines.registry import EngineRegistry
 
 Where = Literal["server-flag", "server-env", "server-file", "client"]
 Reason = Literal["owned", "better-default", "tool-limit"]
@@ -101,12 +106,17 @@ client's settings to every process; the plugin runs its own client) and every va
 value is a path of the runner (caches, tool paths): the plugin keeps its own."""
 OWNED_ENV_PREFIXES = ("AIPERF_",)
 SYNTHETIC_ENV = frozenset(
-    {"SGLANG_SIMULATE_ACC_LEN", "SGLANG_SIMULATE_ACC_METHOD", "SGLANG_SIMULATE_ACC_TOKEN_MODE"}
+    {
+        "SGLANG_SIMULATE_ACC_LEN",
+        "SGLANG_SIMULATE_ACC_METHOD",
+        "SGLANG_SIMULATE_ACC_TOKEN_MODE",
+        "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS",
+    }
 )
-"""The variables through which the plugin makes a speculative point accept drafts as its golden
-curve says (a recipe's speculative block needs a curve). InferenceX's fixed-seq-len scripts
-leave them unset and measure whatever the random prompts accept, which says little about the
-draft; where ours sets one, the difference is the plugin's."""
+"""SGLang's and TensorRT-LLM's variables through which the plugin makes a speculative point
+accept drafts as its golden curve says (a recipe's speculative block needs a curve).
+InferenceX's fixed-seq-len scripts leave them unset and measure whatever the random prompts
+accept, which says little about the draft; where ours sets one, the difference is the plugin's."""
 OWNED_CLIENT = frozenset(
     {
         "--model",
@@ -217,8 +227,6 @@ def value(raw: object) -> str | None:
     if text.lower() in ("true", "false"):
         return text.lower()
     if text.startswith(("{", "[")):
-        import json
-
         try:
             return json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"))
         except ValueError:
@@ -298,29 +306,82 @@ def server_differences(
     planned_files: Mapping[str, str],
     record: Mapping[str, Any],
 ) -> list[Difference]:
-    """The server's flags, environment and files, InferenceX's record against the plan."""
-    theirs = _synthetic_apart(flags(record.get("argv") or (), engine))
-    ours = _synthetic_apart(flags(planned_argv, engine))
+    """The server's flags, environment and files, InferenceX's record against the plan. A
+    recorded file that a flag or variable names is compared as that setting's value (its name
+    and digest), one difference rather than two; one options file a side is compared setting
+    by setting, as is a JSON ``--compilation-config``."""
+    recorded = {
+        path: entry
+        for path, entry in (record.get("files") or {}).items()
+        if isinstance(entry, Mapping)
+    }
+    named: set[str] = set()
+
+    def by_file(given: str | None) -> str | None:
+        if given is None or given not in recorded:
+            return given
+        named.add(given)
+        return _file_value(given, recorded[given])
+
+    theirs_flags = {
+        k: OPTIONS_FILE if k in OPTIONS_FLAGS else value(by_file(v))
+        for k, v in flags(record.get("argv") or (), engine, spelled=False).items()
+    }
+    theirs = _json_apart(synthetic_apart(theirs_flags))
+    ours = _json_apart(synthetic_apart(flags(planned_argv, engine)))
     found = list(_compare("server-flag", theirs, ours))
-    env = {k: value(v) for k, v in (record.get("env") or {}).items() if k not in OWNED_ENV}
+    env = {
+        k: value(by_file(str(v)))
+        for k, v in (record.get("env") or {}).items()
+        if k not in OWNED_ENV
+    }
     found += _compare("server-env", env, {k: value(v) for k, v in planned_env.items()})
     files = {
         name.rsplit("/", 1)[-1]: entry.get("text")
-        for name, entry in (record.get("files") or {}).items()
-        if isinstance(entry, Mapping)
+        for name, entry in recorded.items()
+        if name not in named
     }
     ours_files: dict[str, str | None] = {
         name.rsplit("/", 1)[-1]: text for name, text in planned_files.items()
     }
     if len(files) == 1 and len(ours_files) == 1:
-        files = {OPTIONS_FILE: _options_text(next(iter(files.values())))}
-        ours_files = {OPTIONS_FILE: _options_text(next(iter(ours_files.values())))}
-    found += _compare("server-file", files, ours_files)
+        found += _compare(
+            "server-file",
+            _options_settings(next(iter(files.values()))),
+            _options_settings(next(iter(ours_files.values()))),
+        )
+    else:
+        found += _compare("server-file", files, ours_files)
+    return found
+
+
+def _file_value(path: str, entry: Mapping[str, Any]) -> str:
+    """A recorded file as a setting's value: its name and digest (the path is the runner's)."""
+    digest = str(entry.get("sha256") or "")[:12]
+    name = path.rsplit("/", 1)[-1]
+    return f"{name} sha256:{digest}" if digest else name
+
+
+JSON_FLAGS = frozenset({"--compilation-config"})
+"""Flags whose JSON object holds independent settings, compared key by key
+(``--compilation-config.cudagraph_mode``), so that one setting's difference is stated alone."""
+
+
+def _json_apart(found: dict[str, str | None]) -> dict[str, str | None]:
+    for name in JSON_FLAGS & found.keys():
+        try:
+            parsed = json.loads(found[name] or "")
+        except ValueError:
+            continue
+        if isinstance(parsed, dict):
+            del found[name]
+            for key, given in parsed.items():
+                found[f"{name}.{key}"] = value(json.dumps(given))
     return found
 
 
 ACCEPTANCE_FLAGS = ("--spec-decode-acceptance-length", "--spec-decode-acceptance-rate")
-SYNTHETIC_ACCEPTANCE = "forced acceptance"
+SYNTHETIC_ACCEPTANCE = "--spec-decode-acceptance-length|-rate"
 """ATOM forces acceptance by a length or a rate; the plugin writes the length its curve gives
 where InferenceX's script may write the rate, one setting in two spellings."""
 SPEC_CONFIG = "--speculative-config"
@@ -329,14 +390,12 @@ SYNTHETIC_SPEC = SPEC_CONFIG + " synthetic acceptance"
 it: the plugin sets them from the golden curve wherever a point speculates."""
 
 
-def _synthetic_apart(found: dict[str, str | None]) -> dict[str, str | None]:
+def synthetic_apart(found: dict[str, str | None]) -> dict[str, str | None]:
     """ATOM's acceptance flags, either spelling (length or rate), as one setting under
     :data:`SYNTHETIC_ACCEPTANCE`; a speculative config with its synthetic-acceptance keys under
     :data:`SYNTHETIC_SPEC`, and
     its draft ``model`` by folder name: where the draft's weights are (a runner path, a hub id,
     the plugin's model folder) is the plugin's, which draft it is is compared."""
-    import json
-
     forced = sorted(name for name in ACCEPTANCE_FLAGS if name in found)
     if forced:
         given = ", ".join(f"{name}={found[name]}" for name in forced)
@@ -367,25 +426,31 @@ SYNTHETIC_FLAGS = frozenset({SYNTHETIC_SPEC, SYNTHETIC_ACCEPTANCE, *ACCEPTANCE_F
 
 OPTIONS_FILE = "options file"
 """The name under which one options file on each side is compared, whatever each names it."""
-OPTIONS_FLAGS = frozenset({"--extra-llm-api-options"})
+OPTIONS_SETTING = "--extra-llm-api-options"
+OPTIONS_FLAGS = frozenset({OPTIONS_SETTING})
 """Flags that name an options file: its path is where each side wrote it, its settings are
 compared as the file."""
 
 
-def _options_text(text: str | None) -> str | None:
-    """An options file's settings in one spelling: YAML read and written back sorted, so key
-    order and quoting are no difference."""
-    if text is None:
-        return None
-    import json
-
+def _options_settings(text: str | None) -> dict[str, str | None]:
+    """An options file's settings by top-level key, each in one spelling (:func:`value`), named
+    as the flag that names the file with the key (``--extra-llm-api-options.speculative_config``):
+    key order and quoting are no difference, and one setting's difference is stated alone. A
+    file that is no mapping is one setting, :data:`OPTIONS_FILE`."""
     import yaml
 
+    if text is None:
+        return {}
     try:
         parsed = yaml.safe_load(text)
     except yaml.YAMLError:
-        return text
-    return json.dumps(parsed, sort_keys=True)
+        return {OPTIONS_FILE: text}
+    if not isinstance(parsed, dict):
+        return {OPTIONS_FILE: json.dumps(parsed, sort_keys=True)}
+    return {
+        f"{OPTIONS_SETTING}.{key}": value(json.dumps(given, sort_keys=True))
+        for key, given in parsed.items()
+    }
 
 
 def client_differences(settings: Mapping[str, Any], record: Mapping[str, Any]) -> list[Difference]:
@@ -429,6 +494,7 @@ def owned(difference: Difference, admission: Iterable[str] = ()) -> bool:
     if difference.where == "server-flag":
         return (
             difference.name in OWNED_SERVER
+            or _own_template(difference)
             or difference.name.lstrip("-") in set(admission)
             or (difference.name in SYNTHETIC_FLAGS and difference.ours is not None)
         )
@@ -444,6 +510,20 @@ def owned(difference: Difference, admission: Iterable[str] = ()) -> bool:
             difference.name == "model" and (difference.inferencex or "").startswith("/")
         )
     return False
+
+
+MODEL_TEMPLATE = "/chat_template.jinja"
+
+
+def _own_template(difference: Difference) -> bool:
+    """A ``--chat-template`` that names the model folder's own template on InferenceX's runner,
+    the template the server reads from the model's folder without the flag."""
+    return (
+        difference.name == "--chat-template"
+        and difference.ours is None
+        and (difference.inferencex or "").startswith("/")
+        and (difference.inferencex or "").endswith(MODEL_TEMPLATE)
+    )
 
 
 TOOL_LIMITS: tuple[Stated, ...] = (Stated("--warmup-requests-per-lane", "*", None, "tool-limit"),)
@@ -484,47 +564,31 @@ def stated_in(recipe: Recipe) -> list[Stated]:
 
 
 def speculative_of(
-    engine: str, prefix: str, argv: Sequence[str], golden: Mapping[str, str]
+    engine: str,
+    prefix: str,
+    argv: Sequence[str],
+    curves: Mapping[str, str],
+    engines: EngineRegistry | None = None,
+    files: Mapping[str, Any] | None = None,
 ) -> str | None:
-    """The speculative block (flow mapping) for SGLang's EAGLE/NEXTN MTP flags as its adapter
-    writes them back (algorithm, steps, top-k 1, steps + 1 draft tokens), for vLLM's MTP
-    config and ATOM's ``--method mtp``, where the model has a curve in ``golden`` (model prefix
-    -> curve); ``None`` for the rest, which keep their difference."""
+    """The speculative block that plans a recorded command line's speculative flags (and an
+    options file's, ``files`` as the record holds them), as the engine's adapter reads them
+    (``speculative_block``); ``curves``: the golden curve by model prefix (the model's own MTP
+    head) or by draft hub id. ``None`` where no block plans them (no adapter, no curve, a shape
+    its plan does not write back): they keep their difference."""
+    from pytest_infx.engines.registry import installed
+
+    adapter = (engines or installed()).adapters.get(engine)
+    if adapter is None:
+        return None
     found = flags(argv, engine)
-    if engine == "vllm":
-        return _vllm_mtp(prefix, found.get("--speculative-config"), golden)
-    if engine == "atom":
-        steps = found.get("--num-speculative-tokens")
-        if found.get("--method") != "mtp" or "--draft-model" in found or prefix not in golden:
-            return None
-        if steps is None or not steps.isdigit():
-            return None
-        return f"{{method: mtp, draft-length: {steps}, golden: {golden[prefix]}}}"
-    method = found.get("--speculative-algorithm")
-    steps = found.get("--speculative-num-steps")
-    if engine != "sglang" or prefix not in golden or method not in ("EAGLE", "NEXTN"):
-        return None
-    if steps is None or not steps.isdigit() or found.get("--speculative-eagle-topk") != "1":
-        return None
-    if found.get("--speculative-num-draft-tokens") != str(int(steps) + 1):
-        return None
-    return f"{{method: {method.lower()}, draft-length: {steps}, golden: {golden[prefix]}}}"
-
-
-def _vllm_mtp(prefix: str, config: str | None, golden: Mapping[str, str]) -> str | None:
-    """vLLM's ``--speculative-config`` as a speculative block where it is the model's own MTP
-    head and nothing else (no draft model, no sampling settings other than the synthetic
-    acceptance the plugin sets from the curve) and the model has a curve."""
-    try:
-        parsed = json.loads(config) if config else None
-    except ValueError:
-        return None
-    if not isinstance(parsed, dict) or prefix not in golden or parsed.get("method") != "mtp":
-        return None
-    steps = parsed.get("num_speculative_tokens")
-    if parsed.get("rejection_sample_method") == "synthetic":
-        parsed.pop("rejection_sample_method")
-        parsed.pop("synthetic_acceptance_length", None)
-    if set(parsed) != {"method", "num_speculative_tokens"} or not isinstance(steps, int):
-        return None
-    return f"{{method: mtp, draft-length: {steps}, golden: {golden[prefix]}}}"
+    options = [
+        entry.get("text")
+        for name, entry in (files or {}).items()
+        if isinstance(entry, Mapping)
+        and found.get(OPTIONS_SETTING) is not None
+        and any(given == name for given in flags(argv, engine, spelled=False).values())
+    ]
+    if len(options) == 1:
+        found = {**found, **_options_settings(options[0])}
+    return adapter.speculative_block(prefix, found, curves)

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import ast
 import re
-import subprocess
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Literal
 
 from pytest_infx.engines.optionset import Flag, OptionSet
+from pytest_infx.files.git import head
 
 TRTLLM_SERVE = "tensorrt_llm/commands/serve.py"
 TRTLLM_ARGS = "tensorrt_llm/llmapi/llm_args.py"
@@ -38,17 +38,7 @@ class SourceError(ValueError):
 
 def commit_of(checkout: Path) -> str:
     """The checkout's commit, or a word saying there is none."""
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(checkout), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return "no git commit"
-    return done.stdout.strip() if done.returncode == 0 else "no git commit"
+    return head(checkout)[1] or "no git commit"
 
 
 def _tree(checkout: Path, relative: str) -> ast.Module:

@@ -64,10 +64,11 @@ _OPTIONAL = (
     "dp_attention",
     "owned_flags",
     "parallelism",
+    "speculative_block",
 )
 
 
-def _merge(offers: Iterable[extensions.Provided]) -> dict[str, EngineAdapter]:
+def _merge(offers: Iterable[extensions.Provided[object]]) -> dict[str, EngineAdapter]:
     merged = dict(BUILTIN)
     sources = {name: "pytest-infx itself" for name in BUILTIN}
     for offer in offers:

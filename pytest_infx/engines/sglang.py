@@ -251,6 +251,23 @@ class SglangAdapter(Defaults):
             argv += self.admission_argv(limit, engine.version)
         return make_plan(self.name, point, argv, env, k, command=command)
 
+    def speculative_block(
+        self, prefix: str, found: Mapping[str, str | None], curves: Mapping[str, str]
+    ) -> str | None:
+        """EAGLE/NEXTN MTP flags as :func:`speculative_flags` writes them back (top-k 1,
+        steps + 1 draft tokens, no separate draft) where the model's head has a curve."""
+        method = found.get("--speculative-algorithm")
+        steps = found.get("--speculative-num-steps")
+        if prefix not in curves or method not in ("EAGLE", "NEXTN"):
+            return None
+        if "--speculative-draft-model-path" in found:
+            return None
+        if steps is None or not steps.isdigit() or found.get("--speculative-eagle-topk") != "1":
+            return None
+        if found.get("--speculative-num-draft-tokens") != str(int(steps) + 1):
+            return None
+        return f"{{method: {method.lower()}, draft-length: {steps}, golden: {curves[prefix]}}}"
+
     def admission_argv(self, limit: int, version: str | None) -> list[str]:
         """An AgentX server admits ``limit`` requests at once; its CUDA graphs cover that
         batch size, under the flag the pinned release spells."""

@@ -25,6 +25,7 @@ file's fields. A release whose source was not read is listed as unchecked.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Final
 
@@ -72,6 +73,8 @@ OWNED: Final[OwnedFlags] = {
 }
 OWNED_AGENTIC: Final[OwnedFlags] = {"max-batch-size": ADMISSION}
 OWNED_OPTIONS: Final = ("speculative_config",)
+SPECULATIVE_OPTION: Final = "--extra-llm-api-options.speculative_config"
+"""Where a recorded options file's speculative config is, read as the fidelity check reads it."""
 """LLM-API options the plan writes itself, from the speculative block and the draft length."""
 ITER_STATS = "enable_iter_perf_stats"
 """The LLM-API option that makes the server queue per-iteration stats for ``/metrics``."""
@@ -230,6 +233,25 @@ class TrtllmAdapter(Defaults):
             files[OPTIONS_FILE] = yaml.safe_dump(options, sort_keys=False)
             argv += ["--extra_llm_api_options", f"{FILES}/{OPTIONS_FILE}"]
         return make_plan(self.name, point, argv, env, k, command=command, files=files)
+
+    def speculative_block(
+        self, prefix: str, found: Mapping[str, str | None], curves: Mapping[str, str]
+    ) -> str | None:
+        """The options file's ``speculative_config`` (``found`` holds the file's settings
+        under ``--extra-llm-api-options.<key>``) where :func:`speculative_config` writes it back:
+        MTP by its ``num_nextn_predict_layers`` and nothing else, the model's head with a curve."""
+        try:
+            config = json.loads(found.get(SPECULATIVE_OPTION) or "")
+        except ValueError:
+            return None
+        if not isinstance(config, dict) or prefix not in curves:
+            return None
+        steps = config.get("num_nextn_predict_layers")
+        if set(config) != {"decoding_type", "num_nextn_predict_layers"}:
+            return None
+        if config["decoding_type"] != "MTP" or not isinstance(steps, int) or steps < 1:
+            return None
+        return f"{{method: mtp, draft-length: {steps}, golden: {curves[prefix]}}}"
 
     def spec_iterations(self, payload: object) -> tuple[IterationSpec, ...]:
         return spec_iterations(payload)

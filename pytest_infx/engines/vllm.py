@@ -185,6 +185,43 @@ def speculative_config(
     return config
 
 
+SYNTHETIC_KEYS: Final = ("rejection_sample_method", "synthetic_acceptance_length")
+"""The keys of ``--speculative-config`` through which the plan forces acceptance."""
+
+
+def speculative_block(prefix: str, config: str | None, curves: Mapping[str, str]) -> str | None:
+    """``--speculative-config`` as a speculative block where the plan writes it back: a method,
+    its token count, at most a draft ``model`` and settings the block carries (the synthetic
+    acceptance the plan sets from the curve aside), and a curve for what drafts (the draft by
+    hub id, else the model's own MTP head by ``prefix``)."""
+    try:
+        parsed = json.loads(config) if config else None
+    except ValueError:
+        return None
+    if not isinstance(parsed, dict):
+        return None
+    if parsed.get("rejection_sample_method") == "synthetic":
+        parsed = {k: v for k, v in parsed.items() if k not in SYNTHETIC_KEYS}
+    method = parsed.pop("method", None)
+    steps = parsed.pop("num_speculative_tokens", None)
+    draft = parsed.pop("model", None)
+    if not isinstance(method, str) or not isinstance(steps, int) or isinstance(steps, bool):
+        return None
+    if draft is None:
+        curve = curves.get(prefix) if method == "mtp" and not parsed else None
+    else:
+        curve = curves.get(draft) if isinstance(draft, str) else None
+    if curve is None:
+        return None
+    fields = [f"method: {method}"]
+    if draft is not None:
+        fields.append(f"draft: {draft}")
+    if parsed:
+        fields.append(f"settings: {json.dumps(parsed, sort_keys=True)}")
+    fields += [f"draft-length: {steps}", f"golden: {curve}"]
+    return "{" + ", ".join(fields) + "}"
+
+
 class VllmAdapter(Defaults):
     name = "vllm"
     inferencex_framework: str | None = "vllm"
@@ -192,6 +229,11 @@ class VllmAdapter(Defaults):
 
     def owned_flags(self, *, agentic: bool) -> OwnedFlags:
         return {**OWNED, **OWNED_AGENTIC} if agentic else OWNED
+
+    def speculative_block(
+        self, prefix: str, found: Mapping[str, str | None], curves: Mapping[str, str]
+    ) -> str | None:
+        return speculative_block(prefix, found.get("--speculative-config"), curves)
 
     def parallelism(self, point: Point) -> Parallelism:
         """With ``enable-expert-parallel`` and no EP size, vLLM spreads the experts over its

@@ -24,10 +24,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-from filelock import FileLock, Timeout
-
 from pytest_infx.files.atomic import atomic_write_text as write_atomic
 from pytest_infx.files.cachedir import cache_root
+from pytest_infx.files.locks import Timeout, kernel_lock
 from pytest_infx.launch.process import start_guarded
 from pytest_infx.settings import Environment, environment
 
@@ -156,7 +155,7 @@ def env_state(env_dir: Path) -> EnvState:
 def _locked(lock_path: Path) -> bool:
     if not lock_path.exists():
         return False
-    lock = FileLock(str(lock_path))
+    lock = kernel_lock(lock_path)
     try:
         lock.acquire(timeout=0)
     except Timeout:
@@ -236,7 +235,7 @@ def ensure(
         return env
     report = progress or stderr_progress
     env.env_dir.parent.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(env.lock_path))
+    lock = kernel_lock(env.lock_path)
     try:
         lock.acquire(timeout=0)
     except Timeout:
@@ -465,7 +464,7 @@ def remove(spec: ToolEnvSpec, *, cache_dir: Path | None = None) -> bool:
     env = locate(spec, cache_dir=cache_dir)
     if not env.env_dir.parent.exists():
         return False
-    with FileLock(str(env.lock_path)):
+    with kernel_lock(env.lock_path):
         if not env.env_dir.exists():
             return False
         shutil.rmtree(env.env_dir)

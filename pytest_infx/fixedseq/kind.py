@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from pytest_infx.baseline_tolerance import METRICS
 from pytest_infx.fixedseq.table import text_table
 from pytest_infx.results.kind import RowFacts
 from pytest_infx.results.layout import Layout
 from pytest_infx.results.records import FixedRecord, Record
-from pytest_infx.tolerance import METRICS
 
 BENCHMARK = "fixed-seq-len"
 """InferenceX's benchmark type of a fixed-seq-len row, which our rows share so that a

@@ -10,6 +10,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 
+from pytest_infx.baseline_tolerance import METRICS
 from pytest_infx.fixedseq.checks import Checked
 from pytest_infx.fixedseq.prompts import RandomPrompts
 from pytest_infx.recipes.points import Point
@@ -25,7 +26,6 @@ from pytest_infx.results.records import (
     FixedRequests,
     ServerInfo,
 )
-from pytest_infx.tolerance import METRICS
 
 
 def block_of(point: Point) -> FixedSeqLen:

@@ -17,12 +17,9 @@ ini file: the message starts with a newline and ``-W`` escapes the regex).
 from __future__ import annotations
 
 import dataclasses
-import fcntl
 import functools
-import os
 import warnings
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
@@ -32,6 +29,7 @@ from pytest_infx.compat.syrupy import (
     SnapshotCollections,
     WriteMode,
 )
+from pytest_infx.files.locks import folder_lock
 from pytest_infx.golden.compare import (
     DEFAULT_Z,
     CompareOptions,
@@ -273,18 +271,6 @@ def in_folder(folder: Path | None) -> type[GoldenCurveExtension]:
 
     InFolder.folder = folder
     return InFolder
-
-
-@contextmanager
-def folder_lock(folder: Path) -> Iterator[None]:
-    """An exclusive kernel lock on the folder itself: nothing to clean up, freed if we die."""
-    folder.mkdir(parents=True, exist_ok=True)
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
 
 
 def _with_notes(curve: Curve, golden: Curve | None) -> Curve:

@@ -21,8 +21,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
+from pytest_infx.baseline_tolerance import METRICS, TABLE_METRICS
 from pytest_infx.history.store import Stored
-from pytest_infx.tolerance import METRICS, TABLE_METRICS
 
 ASSETS: Final = Path(__file__).parent / "assets"
 LIBRARIES: Final = ("chart.umd.min.js", "chartjs-adapter-date-fns.bundle.min.js")

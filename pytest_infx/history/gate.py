@@ -8,10 +8,10 @@ passing rows, and a metric fails only when it is beyond its tolerance *and* outs
 history's own spread, median +/- ``k`` times the median absolute deviation (MAD); with fewer
 than ``MIN_SPREAD_RUNS`` rows there is no spread to read, and the tolerance alone decides.
 A baseline value that is not finite or not positive is no measurement and is never compared
-with. How tolerances are written is ``pytest_infx.tolerance``'s; a move the other way (faster,
-lower latency) never fails. The gate also reads the point's whole history on the baseline
-branch for a slow drift: a run of consecutive worsenings, each within the tolerance, that add
-up past it, which a comparison with the last run alone cannot see.
+with. How tolerances are written is ``pytest_infx.baseline_tolerance``'s; a move the other
+way (faster, lower latency) never fails. The gate also reads the point's whole history on the
+baseline branch for a slow drift: a run of consecutive worsenings, each within the tolerance,
+that add up past it, which a comparison with the last run alone cannot see.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from pytest_infx.baseline_tolerance import METRICS, MetricTolerance
 from pytest_infx.history.metrics import Metrics
-from pytest_infx.tolerance import METRICS, Tolerance
 
 DRIFT_STEPS: Final = 3
 """Consecutive worsenings that make a drift: fewer are too often noise."""
@@ -214,7 +214,7 @@ def compare(
     item: str,
     metrics: Metrics,
     baseline: Metrics | None,
-    limits: Sequence[Tolerance],
+    limits: Sequence[MetricTolerance],
     *,
     baseline_run: str | None,
     history: Sequence[Metrics] = (),
@@ -249,7 +249,7 @@ def compare(
     return Verdict(item, baseline_run, tuple(deltas), drifts)
 
 
-def drift(limit: Tolerance, earlier: Sequence[float], metrics: Metrics) -> Drift | None:
+def drift(limit: MetricTolerance, earlier: Sequence[float], metrics: Metrics) -> Drift | None:
     """A drift ending at this run: the last ``DRIFT_STEPS`` or more steps each worsened the
     metric within its tolerance, and together past it."""
     if limit.metric not in metrics:

@@ -141,7 +141,7 @@ def rows_of(path: Path, data: object, tally: Tally, kinds: Kinds) -> Iterator[Po
             if not isinstance(entry, Mapping):
                 tally.skipped.append(f"{where}: not an object")
                 continue
-            row = _inferencex_row(entry, where, _item(entry), tally)
+            row = _inferencex_row(entry, where, tally)
             if row is not None:
                 yield row
         return
@@ -162,7 +162,7 @@ def rows_of(path: Path, data: object, tally: Tally, kinds: Kinds) -> Iterator[Po
         except ValueError as exc:
             tally.skipped.append(f"{path}: {exc}")
         return
-    row = _inferencex_row(data, str(path), _item(data), tally)
+    row = _inferencex_row(data, str(path), tally)
     if row is not None:
         yield row
 
@@ -201,23 +201,13 @@ def _multinode(entry: Mapping[str, object]) -> tuple[str, int] | None:
         return None
     parts = []
     for side in ("prefill", "decode"):
-        workers = max(1, _int(entry.get(f"{side}_num_workers"), 1))
-        tp = max(1, _int(entry.get(f"{side}_tp"), 1))
-        ep = max(1, _int(entry.get(f"{side}_ep"), 1))
+        workers = _count(entry, f"{side}_num_workers", 1)
+        tp = _count(entry, f"{side}_tp", 1)
+        ep = _count(entry, f"{side}_ep", 1)
         dpa = str(entry.get(f"{side}_dp_attention", "false")).lower()
         parts.append(f"{side[0]}{workers}-tp{tp}-ep{ep}-dpa{dpa}")
-    gpus = _int(entry.get("num_prefill_gpu")) + _int(entry.get("num_decode_gpu"))
+    gpus = _count(entry, "num_prefill_gpu", 0) + _count(entry, "num_decode_gpu", 0)
     return "_".join(parts), max(1, gpus)
-
-
-def _int(value: object, default: int = 0) -> int:
-    if isinstance(value, bool):
-        return default
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
-    return default
 
 
 def _count(data: Mapping[str, object], name: str, absent: int | None = None) -> int:
@@ -235,13 +225,11 @@ def _name(data: Mapping[str, object], name: str) -> str:
     return value
 
 
-def _inferencex_row(
-    data: Mapping[str, object], where: str, item: str, tally: Tally
-) -> PointRow | None:
+def _inferencex_row(data: Mapping[str, object], where: str, tally: Tally) -> PointRow | None:
     """The row of one InferenceX result; a key field or figure that is not what it must be
     refuses the whole row (``tally.refused``, naming the field), so nothing of it is stored."""
     try:
-        return _checked_row(data, where, item, tally)
+        return _checked_row(data, where, _item(data), tally)
     except NumberError as exc:
         tally.refused.append(f"{where}: {exc}; fix or remove this entry")
         return None

@@ -1,5 +1,5 @@
 """The figures the history keeps of a point, read from our records and InferenceX's files
-under the names and units of ``pytest_infx.tolerance``: keeping InferenceX's names lets its
+under the names and units of ``pytest_infx.baseline_tolerance``: keeping InferenceX's names lets its
 files and ours sit in one table and be compared by one gate."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from pytest_infx.baseline_tolerance import LATENCIES, METRICS
 from pytest_infx.files.numbers import figure
-from pytest_infx.tolerance import LATENCIES, METRICS
 
 if TYPE_CHECKING:
     from pytest_infx.results.kind import BenchmarkKind

@@ -9,8 +9,8 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
+from pytest_infx.baseline_tolerance import METRICS, TABLE_METRICS
 from pytest_infx.history.gate import Delta, Verdict
-from pytest_infx.tolerance import METRICS, TABLE_METRICS
 
 
 def _shown(delta: Delta) -> list[str]:

@@ -8,9 +8,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from pytest_infx.baseline_tolerance import (
+    DEFAULT_TOLERANCES,
+    METRICS,
+    MetricTolerance,
+    metric,
+    tolerances,
+)
 from pytest_infx.history.gate import Drift, drift
 from pytest_infx.history.store import Stored
-from pytest_infx.tolerance import DEFAULT_TOLERANCES, METRICS, Tolerance, metric, tolerances
 
 PREFERRED = ("tput_per_gpu", "al", "output_tput_per_gpu")
 """Throughput per GPU where a point has it; a SPEED-Bench cell's AL before its output rate."""
@@ -107,7 +113,7 @@ def trend(item: str, rows: Sequence[Stored], asked: str | None) -> Trend:
     kept = tuple(row for row in rows if name in row.metrics)
     limit = next(
         (t for t in tolerances(DEFAULT_TOLERANCES, source="default") if t.metric == name),
-        Tolerance(name, DEFAULT_DRIFT_TOLERANCE),
+        MetricTolerance(name, DEFAULT_DRIFT_TOLERANCE),
     )
     passing = [row.metrics[name] for row in kept if row.passed]
     found = drift(limit, passing[:-1], {name: passing[-1]}) if passing else None

@@ -14,7 +14,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Literal
 
-from pytest_infx.launch.locks import try_lock
+from pytest_infx.files.locks import try_lock
 
 log = logging.getLogger("pytest_infx.launch")
 
@@ -331,8 +331,8 @@ class Lease:
 class GpuLeaser:
     """Leases contiguous GPU sets with one kernel file lock per GPU, shared by xdist workers.
 
-    Locks are descriptors (:mod:`pytest_infx.launch.locks`), handed to the engine's guard so
-    the lease lives exactly as long as the server, whichever worker stops it.
+    Locks are descriptors (:func:`pytest_infx.files.locks.try_lock`), handed to the engine's
+    guard so the lease lives exactly as long as the server, whichever worker stops it.
     """
 
     def __init__(

@@ -10,7 +10,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_infx.launch.locks import try_lock
+from pytest_infx.files.locks import try_lock
 from pytest_infx.launch.procfs import cmdline, is_alive
 
 log = logging.getLogger("pytest_infx.launch")

@@ -12,9 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from filelock import Timeout, UnixFileLock
-
 from pytest_infx.files.atomic import atomic_write_json
+from pytest_infx.files.locks import KernelLock, Timeout, kernel_lock
 from pytest_infx.launch.gpus import GpuLeaser, Lease, Vendor, wait_clean
 from pytest_infx.launch.process import (
     RunningServer,
@@ -53,11 +52,6 @@ class ServerHandle:
     generation: int
     start_ticks: int = -1
     port_note: str | None = None
-
-
-def kernel_lock(path: Path) -> UnixFileLock:
-    """A flock()-based lock that never degrades to a soft lock a dead holder would keep."""
-    return UnixFileLock(str(path), fallback_to_soft=False, preserve_lock_file=True)
 
 
 class ServerPool:
@@ -304,7 +298,7 @@ class ServerPool:
             self._holds.setdefault(spec.key, []).append(state["generation"])
             return self._handle(state)
 
-    def measure_lock(self, handle: ServerHandle) -> UnixFileLock:
+    def measure_lock(self, handle: ServerHandle) -> KernelLock:
         """The lock an item holds while it measures on the server of `handle`.
 
         A server's counters, and the throughput aiperf sees, are the server's, not one

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from filelock import Timeout, UnixFileLock
+from pytest_infx.files.locks import Timeout, kernel_lock
 
 MARKER = ".infx-complete.json"
 _WEIGHT_INDEXES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
@@ -140,12 +140,7 @@ def resolve_model(
     if _marker_ok(target, checkpoint) and not missing_files(target, checkpoint):
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    lock = UnixFileLock(
-        str(target.parent / f".{checkpoint.dir_name}.lock"),
-        timeout=lock_timeout_s,
-        fallback_to_soft=False,
-        preserve_lock_file=True,
-    )
+    lock = kernel_lock(target.parent / f".{checkpoint.dir_name}.lock", timeout=lock_timeout_s)
     try:
         lock.acquire()
     except Timeout as exc:

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol
 
-from pytest_infx.files.git import GitError, objects, output
+from pytest_infx.files.git import GitError, changed_paths, objects
 from pytest_infx.files.textio import read_input
 from pytest_infx.recipes.changes import compare, fingerprints
 from pytest_infx.recipes.errors import RecipeError, RecipeErrors
@@ -37,16 +37,6 @@ class Context(Protocol):
 
 
 _EXTENDS = re.compile(r"""^extends:[ \t]*["']?([^"'#\n]*?)["']?[ \t]*(?:#.*)?$""", re.MULTILINE)
-
-
-def changed_paths(root: Path, base: str) -> tuple[Path, set[Path]]:
-    """``(toplevel, paths)``: the files that differ between ``base`` and the working tree
-    (tracked changes, deletions and untracked files), resolved under the repository top."""
-    top = Path(output(root, "rev-parse", "--show-toplevel").decode().strip()).resolve()
-    diff = output(root, "diff", "--name-only", "--no-renames", "-z", base, "--")
-    others = output(root, "ls-files", "--others", "--exclude-standard", "-z", "--full-name")
-    names = {name for name in (diff + b"\0" + others).decode().split("\0") if name}
-    return top, {top / name for name in names}
 
 
 def _chain(path: Path, cache: dict[Path, Path | None]) -> list[Path]:

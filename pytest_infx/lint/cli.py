@@ -9,18 +9,10 @@ from typing import TextIO
 
 from pytest_infx.files.git import ref_exists
 from pytest_infx.files.git import toplevel as git_toplevel
-from pytest_infx.lint.context import (
-    CHANGELOG_NAME,
-    DEFAULT_BASE_REF,
-    ChangelogOnly,
-    build_context,
-    default_base_ref,
-    repository_root,
-)
-from pytest_infx.lint.extensions import RuleRegistrationError, checked, from_entry_points
-from pytest_infx.lint.findings import UnknownRuleError, all_rules, select_rules, selectors
+from pytest_infx.lint.context import CHANGELOG_NAME, GOLDEN_DIR, RECIPE_DIRS, repository_root
+from pytest_infx.lint.findings import selectors
 from pytest_infx.lint.masters import master_changes, master_keys
-from pytest_infx.lint.scope import PullRequest, pull_request_from_env
+from pytest_infx.lint.session import CLI, LintRequest, LintSetupError, open_session
 from pytest_infx.settings import DEFAULT_CHANGELOG_ONLY_ENTRIES
 
 
@@ -31,36 +23,30 @@ def run(args: argparse.Namespace) -> int:
     elif not (root / CHANGELOG_NAME).exists():
         root = git_toplevel(root) or root
     out: TextIO = sys.stdout
-    base = args.base if args.base is not None else default_base_ref(root)
-    if args.base is not None and not ref_exists(root, args.base):
-        print(f"error: base ref {args.base!r} does not exist in {root}", file=sys.stderr)
-        return 2
-    pull = pull_request_from_env()
-    if args.pr is not None:
-        pull = PullRequest(number=args.pr)
-    if args.main:
-        pull = PullRequest(main=True)
+    request = LintRequest(
+        root,
+        args.environment,
+        CLI,
+        base=args.base,
+        audit=args.all,
+        pr=args.pr,
+        main=args.main,
+        select=selectors(args.select),
+        ignore=selectors(args.ignore),
+        changelog_only_entries=args.changelog_only_entries,
+        recipes=args.recipes,
+        golden=args.golden,
+    )
     try:
-        extra = checked(from_entry_points(), all_rules())
-    except RuleRegistrationError as exc:
+        session = open_session(request)
+    except LintSetupError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    try:
-        rules = select_rules(selectors(args.select), selectors(args.ignore), extra)
-    except UnknownRuleError as exc:
-        print(f"error: --select / --ignore: {exc}", file=sys.stderr)
-        return 2
-    try:
-        changelog_only = ChangelogOnly.parse(args.changelog_only_entries)
-    except ValueError as exc:
-        print(f"error: --changelog-only-entries: {exc}", file=sys.stderr)
-        return 2
-    ctx = build_context(
-        root, base_ref=base, audit=args.all, pull=pull, changelog_only=changelog_only
-    )
-    if base is None:
+    rules = session.rules
+    ctx = session.context()
+    if ctx.base_missing is not None:
         print(
-            f"warning: no base ({DEFAULT_BASE_REF} not found): judging the whole history;"
+            f"warning: no base ({ctx.base_missing} not found): judging the whole history;"
             " pass --base REF to lint a change",
             file=out,
         )
@@ -132,6 +118,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=DEFAULT_CHANGELOG_ONLY_ENTRIES,
         help="new entries that change no config key: forbid (default), repeat or match:REGEX"
         " (as ini infx_changelog_only_entries)",
+    )
+    parser.add_argument(
+        "--recipes",
+        default=RECIPE_DIRS[0],
+        help="the recipe folder, relative to the root (default: %(default)s; as ini infx_recipes)",
+    )
+    parser.add_argument(
+        "--golden",
+        default=GOLDEN_DIR,
+        help="the golden curve folder, relative to the root (default: %(default)s; as ini"
+        " infx_golden)",
     )
     parser.add_argument(
         "--ignore",

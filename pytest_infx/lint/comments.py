@@ -26,12 +26,13 @@ where reviewers read it, not in a banner that drifts from the code. Precisely:
 from __future__ import annotations
 
 import re
+from functools import cached_property
 from pathlib import Path
 from typing import NamedTuple
 
 from pytest_infx.files.store import digest
 from pytest_infx.files.textio import NotUtf8Error, read_utf8
-from pytest_infx.lint.context import LintContext
+from pytest_infx.lint.context import Facts, LintContext
 from pytest_infx.lint.findings import Finding, quote_lines, quote_numbered, rule
 
 BLANK = "blank"
@@ -425,27 +426,27 @@ def _file_findings(rel: str, path: Path) -> FileFindings:
     )
 
 
+def _compute_findings_by_file(ctx: LintContext) -> list[FileFindings]:
+    def one(path: Path) -> FileFindings:
+        return _file_findings(ctx.relpath(path), path)
+
+    targets = ctx.comment_targets()
+    if ctx.store is not None:
+        name = f"comments.v2.{digest(str(ctx.root))[:16]}"
+        return list(ctx.store.per_file(name, targets, one).values())
+    found: list[FileFindings] = []
+    for path in targets:
+        try:
+            found.append(one(path))
+        except OSError:
+            continue
+    return found
+
+
 def findings_by_file(ctx: LintContext) -> list[FileFindings]:
     """Every comment-checked file's findings, once per context; with a store, a file is only
     scanned again when its size or modification time changed."""
-
-    def compute() -> list[FileFindings]:
-        def one(path: Path) -> FileFindings:
-            return _file_findings(ctx.relpath(path), path)
-
-        targets = ctx.comment_targets()
-        if ctx.store is not None:
-            name = f"comments.v2.{digest(str(ctx.root))[:16]}"
-            return list(ctx.store.per_file(name, targets, one).values())
-        found: list[FileFindings] = []
-        for path in targets:
-            try:
-                found.append(one(path))
-            except OSError:
-                continue
-        return found
-
-    return ctx.memo("comments.findings", compute)
+    return ctx.facts(_CommentFacts).findings_by_file
 
 
 def _judged(ctx: LintContext, which: int) -> list[Finding]:
@@ -492,3 +493,11 @@ def check_broad(ctx: LintContext) -> list[Finding]:
 )
 def check_describe(ctx: LintContext) -> list[Finding]:
     return _judged(ctx, 2)
+
+
+class _CommentFacts(Facts):
+    """The comment findings of every judged file, computed once for the three comment rules."""
+
+    @cached_property
+    def findings_by_file(self) -> list[FileFindings]:
+        return _compute_findings_by_file(self.ctx)

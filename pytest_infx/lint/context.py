@@ -1,8 +1,9 @@
 """What the lint rules look at, gathered once.
 
 The context is a frozen value so rules cannot change what other rules see. Expensive derived data
-(the parsed changelog, the diff against the base) is computed on first use and memoised on the
-context, so running every rule as its own pytest item parses the changelog only once.
+(the parsed changelog, the diff against the base) is computed on first use and kept in typed
+fields of the context's :class:`Derived` values and of each rule family's :class:`Facts`, so
+running every rule as its own pytest item parses the changelog only once.
 """
 
 from __future__ import annotations
@@ -11,15 +12,17 @@ import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar
 
-from pytest_infx.files.git import git, read_base, ref_exists
+from pytest_infx.files.git import commit, listed_files, read_base, ref_exists
 from pytest_infx.files.git import read_base_file as read_base_file
 from pytest_infx.files.store import stat_signature
 from pytest_infx.files.textio import read_head, read_input
 from pytest_infx.lint.masters import MasterKey, changed_master_keys, master_files, master_keys
 from pytest_infx.lint.scope import ChangeSet, PullRequest, changes_since
+from pytest_infx.recipes.cache import signature
 from pytest_infx.settings import DEFAULT_GOLDEN_DIR, DEFAULT_RECIPES_DIR
 from pytest_infx.usage import UsageError, existing_folder
 
@@ -124,60 +127,34 @@ class LintContext:
     scenario_types: tuple[str, ...] = SCENARIO_TYPES
     master_configs: str | None = MASTER_CONFIGS
     changelog_only: ChangelogOnly = field(default_factory=ChangelogOnly)
-    _memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    derived: Derived = field(init=False, compare=False, repr=False)
 
-    def memo(
-        self, name: str, compute: Callable[[], _T], *, key: Callable[[], str] | None = None
-    ) -> _T:
-        """Compute a derived value once per context; with a ``key`` (naming every input of
-        the value) and a store, once per change of those inputs."""
-        if name not in self._memo:
-            if key is not None and self.store is not None:
-                self._memo[name] = self.store.get(name, key(), compute)
-            else:
-                self._memo[name] = compute()
-        return cast(_T, self._memo[name])
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "derived", Derived(self))
+
+    def facts(self, family: type[_F]) -> _F:
+        """The values a family of rules shares (see :class:`Facts`), one instance per
+        context."""
+        return self.derived.family(family)
+
+    def stored(self, name: str, key: Callable[[], str], compute: Callable[[], _T]) -> _T:
+        """``compute()``, kept in the store under ``name`` while ``key`` (naming every input
+        of the value) stays the same; computed afresh without a store."""
+        if self.store is None:
+            return compute()
+        return self.store.get(name, key(), compute)
 
     def tree_signature(self) -> str:
         """Changes with any YAML file under the recipe folder (bases included)."""
-
-        def compute() -> str:
-            from pytest_infx.recipes.cache import signature
-
-            if self.recipes_dir is None or not self.recipes_dir.is_dir():
-                return f"no recipes at {self.recipes_dir}"
-            return signature(self.recipes_dir)
-
-        return self.memo("signature.tree", compute)
+        return self.derived.tree_signature
 
     def golden_signature(self) -> str:
         """Changes with any file in the golden folder (curves and their registry)."""
-
-        def compute() -> str:
-            from pytest_infx.files.store import stat_signature
-
-            folder = self.golden_dir
-            if folder is None or not folder.is_dir():
-                return f"no golden folder at {folder}"
-            return stat_signature(sorted(str(p) for p in folder.iterdir()), str(folder))
-
-        return self.memo("signature.golden", compute)
+        return self.derived.golden_signature
 
     def base_commit(self) -> str | None:
         """The commit ``base_ref`` names now (a moved ref is a new base)."""
-
-        def compute() -> str | None:
-            if self.base_sha is not None or self.base_ref is None:
-                return self.base_sha
-            try:
-                done = git(
-                    self.root, "rev-parse", "--verify", "--quiet", f"{self.base_ref}^{{commit}}"
-                )
-            except FileNotFoundError:
-                return None
-            return done.stdout.decode().strip() if done.returncode == 0 else None
-
-        return self.memo("signature.base", compute)
+        return self.derived.base_commit
 
     def relpath(self, path: Path) -> str:
         try:
@@ -196,17 +173,7 @@ class LintContext:
 
     def tree(self) -> Tree | None:
         """The recipe tree under ``recipes_dir``, or ``None`` when there is no such folder."""
-
-        def read() -> Tree | None:
-            if self.load_tree is not None:
-                return self.load_tree()
-            if self.recipes_dir is None or not self.recipes_dir.is_dir():
-                return None
-            from pytest_infx.recipes.loader import read_tree
-
-            return read_tree(self.recipes_dir)
-
-        return self.memo("recipes.tree", read)
+        return self.derived.tree
 
     def keys(self) -> frozenset[str] | None:
         """The config keys: given, else the recipe keys (when every recipe file loads: a file
@@ -214,16 +181,7 @@ class LintContext:
         top-level keys of the master configs."""
         if self.recipe_keys is not None:
             return self.recipe_keys
-
-        def compute() -> frozenset[str] | None:
-            tree = self.tree()
-            masters = self.master_keys()
-            if (tree is None and masters is None) or (tree is not None and tree.errors):
-                return None
-            recipes = frozenset(source.recipe.key for source in tree.sources) if tree else ()
-            return frozenset(recipes) | frozenset(masters or ())
-
-        return self.memo("recipes.keys", compute, key=self.keys_signature)
+        return self.derived.keys
 
     def keys_signature(self) -> str:
         masters = [str(p) for p in master_files(self.root, self.master_configs)]
@@ -231,32 +189,14 @@ class LintContext:
 
     def master_keys(self) -> dict[str, MasterKey] | None:
         """Top-level keys of ``configs/*-master.yaml``; ``None`` when there are none."""
-        return self.memo("masters.keys", lambda: master_keys(self.root, self.master_configs))
+        return self.derived.master_keys
 
     def changed(self) -> frozenset[str] | None:
         """The config keys changed since the base: given, or computed on first use from the
         recipes and the master configs (unknown when either side cannot say)."""
         if self.changed_keys is not None or self.load_changed_keys is None:
             return self.changed_keys
-        load = self.load_changed_keys
-        base = self.base_commit() or self.base_ref
-
-        def compute() -> frozenset[str] | None:
-            recipes = load(self) if self.tree() is not None else frozenset()
-            masters: frozenset[str] | None = frozenset()
-            if base is not None and self.master_keys() is not None:
-                masters = changed_master_keys(self.root, self.master_configs, base)
-            if recipes is None or masters is None:
-                return None
-            if self.tree() is None and self.master_keys() is None:
-                return None
-            return recipes | masters
-
-        return self.memo(
-            "recipes.changed",
-            compute,
-            key=lambda: f"{self.base_commit()}:{self.keys_signature()}",
-        )
+        return self.derived.changed
 
     @property
     def pr_mode(self) -> bool:
@@ -265,10 +205,9 @@ class LintContext:
 
     def change_set(self) -> ChangeSet | None:
         """Files and lines changed since the base; ``None`` without a base."""
-        base = self.base_sha or self.base_ref
-        if base is None or self.base_changelog is None:
+        if (self.base_sha or self.base_ref) is None or self.base_changelog is None:
             return None
-        return self.memo("scope.changes", lambda: changes_since(self.root, base))
+        return self.derived.change_set
 
     def scope(self) -> ChangeSet | None:
         """What the change-scoped rules judge: the change in PR mode, else ``None`` (all)."""
@@ -287,14 +226,123 @@ class LintContext:
 
     def head_changelog(self) -> bytes | None:
         """The working-tree changelog, or ``None`` when the file does not exist."""
+        return self.derived.head_changelog
 
-        def read() -> bytes | None:
-            try:
-                return read_input(self.changelog_path)
-            except FileNotFoundError:
+
+class Facts:
+    """Values a family of rules shares, each a typed ``functools.cached_property`` computed
+    from the context on first use: running every rule as its own pytest item then parses a
+    file or walks a folder once. A family subclasses it and reads its instance with
+    :meth:`LintContext.facts`."""
+
+    def __init__(self, ctx: LintContext) -> None:
+        self.ctx = ctx
+
+
+_F = TypeVar("_F", bound=Facts)
+
+
+class Derived(Facts):
+    """The context's own derived values, and the instance of each family's :class:`Facts`.
+    The context is a frozen value so that no rule changes what another sees; what is derived
+    from it is filled in here, once."""
+
+    def __init__(self, ctx: LintContext) -> None:
+        super().__init__(ctx)
+        self._families: dict[type[Facts], Facts] = {}
+
+    def family(self, kind: type[_F]) -> _F:
+        found = self._families.get(kind)
+        if not isinstance(found, kind):
+            found = kind(self.ctx)
+            self._families[kind] = found
+        return found
+
+    @cached_property
+    def tree_signature(self) -> str:
+        folder = self.ctx.recipes_dir
+        if folder is None or not folder.is_dir():
+            return f"no recipes at {folder}"
+        return signature(folder)
+
+    @cached_property
+    def golden_signature(self) -> str:
+        folder = self.ctx.golden_dir
+        if folder is None or not folder.is_dir():
+            return f"no golden folder at {folder}"
+        return stat_signature(sorted(str(p) for p in folder.iterdir()), str(folder))
+
+    @cached_property
+    def base_commit(self) -> str | None:
+        ctx = self.ctx
+        if ctx.base_sha is not None or ctx.base_ref is None:
+            return ctx.base_sha
+        return commit(ctx.root, ctx.base_ref)
+
+    @cached_property
+    def tree(self) -> Tree | None:
+        ctx = self.ctx
+        if ctx.load_tree is not None:
+            return ctx.load_tree()
+        if ctx.recipes_dir is None or not ctx.recipes_dir.is_dir():
+            return None
+        # the recipe schema costs more than every rule's import: paid by a run that reads it
+        from pytest_infx.recipes.loader import read_tree
+
+        return read_tree(ctx.recipes_dir)
+
+    @cached_property
+    def keys(self) -> frozenset[str] | None:
+        ctx = self.ctx
+
+        def compute() -> frozenset[str] | None:
+            tree = ctx.tree()
+            masters = ctx.master_keys()
+            if (tree is None and masters is None) or (tree is not None and tree.errors):
                 return None
+            recipes = frozenset(source.recipe.key for source in tree.sources) if tree else ()
+            return frozenset(recipes) | frozenset(masters or ())
 
-        return self.memo("head_changelog", read)
+        return ctx.stored("recipes.keys", ctx.keys_signature, compute)
+
+    @cached_property
+    def master_keys(self) -> dict[str, MasterKey] | None:
+        return master_keys(self.ctx.root, self.ctx.master_configs)
+
+    @cached_property
+    def changed(self) -> frozenset[str] | None:
+        ctx = self.ctx
+        load = ctx.load_changed_keys
+        if load is None:
+            return ctx.changed_keys
+        base = ctx.base_commit() or ctx.base_ref
+
+        def compute() -> frozenset[str] | None:
+            recipes = load(ctx) if ctx.tree() is not None else frozenset()
+            masters: frozenset[str] | None = frozenset()
+            if base is not None and ctx.master_keys() is not None:
+                masters = changed_master_keys(ctx.root, ctx.master_configs, base)
+            if recipes is None or masters is None:
+                return None
+            if ctx.tree() is None and ctx.master_keys() is None:
+                return None
+            return recipes | masters
+
+        return ctx.stored(
+            "recipes.changed", lambda: f"{ctx.base_commit()}:{ctx.keys_signature()}", compute
+        )
+
+    @cached_property
+    def change_set(self) -> ChangeSet | None:
+        base = self.ctx.base_sha or self.ctx.base_ref
+        return None if base is None else changes_since(self.ctx.root, base)
+
+    @cached_property
+    def head_changelog(self) -> bytes | None:
+        try:
+            return read_input(self.ctx.changelog_path)
+        except FileNotFoundError:
+            return None
 
 
 def repository_root(what: str, path: Path) -> Path:
@@ -322,12 +370,9 @@ def default_base_ref(root: Path) -> str | None:
 
 
 def _candidate_paths(root: Path) -> Iterable[str]:
-    try:
-        done = git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
-    except FileNotFoundError:
-        done = None
-    if done is not None and done.returncode == 0:
-        return sorted({name for name in done.stdout.decode("utf-8", "replace").split("\0") if name})
+    listed = listed_files(root)
+    if listed is not None:
+        return listed
     found: list[str] = []
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS)

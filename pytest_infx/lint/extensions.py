@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from importlib import metadata
 
 from pytest_infx.lint.findings import Rule
+from pytest_infx.providers import ExtensionPoint, HookImpl, Provided
 
 GROUP = "pytest_infx_lint_rules"
 HOOK = "pytest_infx_lint_rules"
@@ -27,45 +26,29 @@ class RuleRegistrationError(ValueError):
     """A rule provider gave something unusable; the message names the provider."""
 
 
-@dataclass(frozen=True)
-class Provided:
-    """One object offered as a rule, and where it came from (for error messages)."""
-
-    source: str
-    value: object
-
-
-def provided_by(source: str, result: object) -> list[Provided]:
-    """What one provider gave: ``None``, a rule, or an iterable of rules."""
-    if result is None:
-        return []
-    if isinstance(result, Rule):
-        return [Provided(source, result)]
-    if isinstance(result, Iterable) and not isinstance(result, str | bytes):
-        return [Provided(source, value) for value in result]
-    raise RuleRegistrationError(
-        f"{source}: returned {result!r}; return a list of pytest_infx.lint.Rule (or None)"
-    )
+RULES = ExtensionPoint(
+    group=GROUP,
+    hook=HOOK,
+    returns="a list of pytest_infx.lint.Rule",
+    error=RuleRegistrationError,
+    single=Rule,
+    entry_point_provides=True,
+)
 
 
-def from_entry_points() -> list[Provided]:
+def from_entry_points() -> list[Provided[object]]:
     """The rules of installed packages: each entry point names a rule, a list of rules, or a
     function that takes no arguments and returns them."""
-    found: list[Provided] = []
-    for ep in metadata.entry_points(group=GROUP):
-        dist = f" of {ep.dist.name} {ep.dist.version}" if ep.dist else ""
-        source = f"entry point {ep.name!r} ({ep.value}){dist} in group {GROUP}"
-        try:
-            value = ep.load()
-            if callable(value) and not isinstance(value, Rule):
-                value = value()
-        except Exception as exc:
-            raise RuleRegistrationError(f"{source}: cannot be loaded: {exc!r}") from None
-        found.extend(provided_by(source, value))
-    return found
+    return RULES.from_entry_points()
 
 
-def checked(provided: Iterable[Provided], builtin: Sequence[Rule]) -> tuple[Rule, ...]:
+def from_hooks(hooks: Sequence[HookImpl]) -> list[Provided[object]]:
+    """The rules of a pytest run's ``pytest_infx_lint_rules`` implementations, each named by
+    where it is, so a bad one is reported as its own."""
+    return RULES.from_hooks(hooks)
+
+
+def checked(provided: Iterable[Provided[object]], builtin: Sequence[Rule]) -> tuple[Rule, ...]:
     """The provided rules, to run after the built-in ones; something that is not a rule, or a
     rule id that is already taken, raises :class:`RuleRegistrationError` naming the provider."""
     owners = {rule.id: BUILTIN for rule in builtin}

@@ -8,7 +8,6 @@ reader types to re-run one rule.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,14 +17,6 @@ from pytest_infx.files.textio import InputFileError
 
 if TYPE_CHECKING:
     from pytest_infx.lint.context import LintContext
-
-# Modules whose rules all_rules reads, in the order their rules are reported.
-_RULE_MODULES: tuple[str, ...] = (
-    "pytest_infx.lint.changelog.rules",
-    "pytest_infx.lint.comments",
-    "pytest_infx.lint.recipes",
-    "pytest_infx.lint.golden",
-)
 
 _EXCERPT_LIMIT = 6
 
@@ -129,8 +120,9 @@ def rule(
     severity: Severity = "error",
 ) -> Callable[[Check], Check]:
     """Mark ``check`` as the rule ``rule_id``: the rule travels on the function itself, and
-    :func:`all_rules` reads it from the rule modules, so no registry is filled as a side effect
-    of importing them (pytester imports a module again, which used to register it twice)."""
+    :func:`pytest_infx.lint.builtin.all_rules` reads it from the rule modules, so no registry
+    is filled as a side effect of importing them (pytester imports a module again, which used
+    to register it twice)."""
 
     def decorate(check: Check) -> Check:
         setattr(check, _RULE_ATTRIBUTE, Rule(rule_id, description, check, skip_reason, severity))
@@ -139,29 +131,13 @@ def rule(
     return decorate
 
 
-def all_rules() -> tuple[Rule, ...]:
-    """Every built-in rule, in a stable order (by module, then definition); an id given twice is
-    an error naming it."""
-    found: dict[str, Rule] = {}
-    for name in _RULE_MODULES:
-        for value in vars(importlib.import_module(name)).values():
-            marked = getattr(value, _RULE_ATTRIBUTE, None)
-            if not isinstance(marked, Rule) or marked.check is not value:
-                continue
-            known = found.setdefault(marked.id, marked)
-            if known is not marked:
-                raise ValueError(f"lint rule id {marked.id!r} is registered twice")
-    return tuple(found.values())
-
-
-def get_rule(rule_id: str) -> Rule:
-    rules = {registered.id: registered for registered in all_rules()}
-    try:
-        return rules[rule_id]
-    except KeyError:
-        raise KeyError(
-            f"unknown lint rule {rule_id!r}; known rules: {', '.join(sorted(rules))}"
-        ) from None
+def marked_rule(value: object) -> Rule | None:
+    """The rule a module attribute was marked as by :func:`rule`; ``None`` for anything else
+    (an imported helper, or a function that only carries another's mark)."""
+    marked = getattr(value, _RULE_ATTRIBUTE, None)
+    if not isinstance(marked, Rule) or marked.check is not value:
+        return None
+    return marked
 
 
 class UnknownRuleError(ValueError):
@@ -174,13 +150,16 @@ def _names(selector: str, chosen: Rule) -> bool:
     return chosen.id == selector or chosen.id.startswith(f"{selector}-")
 
 
-def select_rules(
-    select: Sequence[str] = (), ignore: Sequence[str] = (), extra: Sequence[Rule] = ()
+def selectors(values: Sequence[str]) -> tuple[str, ...]:
+    """Selectors as a user writes them: whitespace- or comma-separated."""
+    return tuple(part for value in values for part in value.replace(",", " ").split())
+
+
+def chosen(
+    rules: Sequence[Rule], select: Sequence[str] = (), ignore: Sequence[str] = ()
 ) -> tuple[Rule, ...]:
-    """The rules a repository chose among the built-in ones and ``extra`` (other packages'):
-    those ``select`` names (all when empty), less those ``ignore`` names; a selector that
-    names no rule is an error, so a typo never silently turns a rule off."""
-    rules = (*all_rules(), *extra)
+    """The ``rules`` that ``select`` names (all when empty), less those ``ignore`` names; a
+    selector that names no rule is an error, so a typo never silently turns a rule off."""
     unknown = [s for s in (*select, *ignore) if not any(_names(s, r) for r in rules)]
     if unknown:
         families = sorted({r.id.split("-", 1)[0] for r in rules})
@@ -195,16 +174,3 @@ def select_rules(
         if (not select or any(_names(s, r) for s in select))
         and not any(_names(s, r) for s in ignore)
     )
-
-
-def selectors(values: Sequence[str]) -> tuple[str, ...]:
-    """Selectors as a user writes them: whitespace- or comma-separated."""
-    return tuple(part for value in values for part in value.replace(",", " ").split())
-
-
-def run_rules(ctx: LintContext, rules: tuple[Rule, ...] | None = None) -> list[Finding]:
-    """Run ``rules`` (default: all) and return their findings in rule order."""
-    found: list[Finding] = []
-    for selected in all_rules() if rules is None else rules:
-        found.extend(selected.run(ctx))
-    return found

@@ -10,12 +10,13 @@ reviewer checklist asks, without a reviewer.
 from __future__ import annotations
 
 import re
+from functools import cached_property
 
 from pytest_infx.files.textio import NotUtf8Error, read_utf8
 from pytest_infx.golden.curve import CURVE_NAME_RE, Curve
 from pytest_infx.golden.io import RUN_PREFIX, SOURCE_PREFIX, GoldenFileError
 from pytest_infx.golden.store import REGISTRY_FILE, GoldenStore, RegistryEntry
-from pytest_infx.lint.context import LintContext
+from pytest_infx.lint.context import Facts, LintContext
 from pytest_infx.lint.curves import golden_files, load_curves
 from pytest_infx.lint.findings import Finding, rule
 from pytest_infx.lint.recipes import golden_refs, variants
@@ -26,31 +27,32 @@ _REFERENCE = re.compile(r"^#\s*reference:\s*true\s*$", re.MULTILINE)
 _ROW_HINT = "| Model | Method | [{name}.yaml]({name}.yaml) | [<run id>](<run url>) |"
 
 
+def _compute_texts(ctx: LintContext) -> dict[str, str]:
+    texts: dict[str, str] = {}
+    for name, path in golden_files(ctx).items():
+        try:
+            texts[name] = read_utf8(path)
+        except (OSError, NotUtf8Error):
+            continue
+    return texts
+
+
 def _texts(ctx: LintContext) -> dict[str, str]:
     """The text of each golden file that can be read; one that cannot (not UTF-8) is left
     out, so golden-format alone reports it, with its line and column."""
+    return ctx.facts(_GoldenFacts).texts
 
-    def read() -> dict[str, str]:
-        texts: dict[str, str] = {}
-        for name, path in golden_files(ctx).items():
-            try:
-                texts[name] = read_utf8(path)
-            except (OSError, NotUtf8Error):
-                continue
-        return texts
 
-    return ctx.memo("golden.texts", read)
+def _compute_registry(ctx: LintContext) -> tuple[tuple[RegistryEntry, ...], GoldenFileError | None]:
+    assert ctx.golden_dir is not None
+    try:
+        return GoldenStore(ctx.golden_dir).registry(), None
+    except GoldenFileError as exc:
+        return (), exc
 
 
 def registry(ctx: LintContext) -> tuple[tuple[RegistryEntry, ...], GoldenFileError | None]:
-    def read() -> tuple[tuple[RegistryEntry, ...], GoldenFileError | None]:
-        assert ctx.golden_dir is not None
-        try:
-            return GoldenStore(ctx.golden_dir).registry(), None
-        except GoldenFileError as exc:
-            return (), exc
-
-    return ctx.memo("golden.registry", read)
+    return ctx.facts(_GoldenFacts).registry
 
 
 def _readme(ctx: LintContext) -> str:
@@ -239,6 +241,10 @@ def check_names(ctx: LintContext) -> list[Finding]:
     return found
 
 
+def _compute_users(ctx: LintContext) -> dict[str, list[tuple[str, str, frozenset[str], bool]]]:
+    return ctx.stored("golden.users", ctx.tree_signature, lambda: _read_users(ctx))
+
+
 def _users(ctx: LintContext) -> dict[str, list[tuple[str, str, frozenset[str], bool]]]:
     """Curve name -> (recipe file, model prefix, accepted model keys, whether it measures the
     curve) of the recipes using it.
@@ -247,7 +253,7 @@ def _users(ctx: LintContext) -> dict[str, list[tuple[str, str, frozenset[str], b
     acceptance and may serve another precision of the model (InferenceX serves NVFP4 with the
     acceptance measured on FP8), so its served name does not have to be the curve's model key.
     """
-    return ctx.memo("golden.users", lambda: _read_users(ctx), key=ctx.tree_signature)
+    return ctx.facts(_GoldenFacts).users
 
 
 def _read_users(ctx: LintContext) -> dict[str, list[tuple[str, str, frozenset[str], bool]]]:
@@ -400,3 +406,20 @@ def check_cells(ctx: LintContext) -> list[Finding]:
             )
         )
     return found
+
+
+class _GoldenFacts(Facts):
+    """What the golden rules share: the files' texts, the registry and the recipes using each
+    curve."""
+
+    @cached_property
+    def texts(self) -> dict[str, str]:
+        return _compute_texts(self.ctx)
+
+    @cached_property
+    def registry(self) -> tuple[tuple[RegistryEntry, ...], GoldenFileError | None]:
+        return _compute_registry(self.ctx)
+
+    @cached_property
+    def users(self) -> dict[str, list[tuple[str, str, frozenset[str], bool]]]:
+        return _compute_users(self.ctx)

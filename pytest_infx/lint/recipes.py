@@ -13,11 +13,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_infx.files.textio import read_input
-from pytest_infx.lint.context import LintContext
+from pytest_infx.lint.context import Facts, LintContext
 from pytest_infx.lint.curves import load_curves
 from pytest_infx.lint.findings import Finding, rule
 from pytest_infx.recipes.layout import RECIPE_SUFFIXES
@@ -128,47 +129,44 @@ def _variants(source: RecipeSource, errors: list[RecipeError], rules: EngineRule
     return found
 
 
+def _compute_variants(ctx: LintContext) -> tuple[tuple[Variant, ...], tuple[RecipeError, ...]]:
+    tree = ctx.tree()
+    rules = ctx.engines().engine_rules()
+    errors: list[RecipeError] = []
+    found: list[Variant] = []
+    for source in tree.sources if tree is not None else ():
+        found.extend(_variants(source, errors, rules))
+    return tuple(found), tuple(errors)
+
+
 def variants(ctx: LintContext) -> tuple[tuple[Variant, ...], tuple[RecipeError, ...]]:
     """Every variant of every loaded recipe, and the errors of overrides that do not validate."""
+    return ctx.facts(_RecipeFacts).variants
 
-    def compute() -> tuple[tuple[Variant, ...], tuple[RecipeError, ...]]:
-        tree = ctx.tree()
-        rules = ctx.engines().engine_rules()
-        errors: list[RecipeError] = []
-        found: list[Variant] = []
-        for source in tree.sources if tree is not None else ():
-            found.extend(_variants(source, errors, rules))
-        return tuple(found), tuple(errors)
 
-    return ctx.memo("recipes.variants", compute)
+def _compute_recipe_texts(ctx: LintContext) -> dict[Path, str]:
+    folder = ctx.recipes_dir
+    if folder is None or not folder.is_dir():
+        return {}
+    texts: dict[Path, str] = {}
+    for path in sorted(folder.rglob("*")):
+        if path.suffix not in RECIPE_SUFFIXES or path.name.startswith("."):
+            continue
+        try:
+            data = read_input(path)
+        except OSError:
+            continue
+        # recipes-load names a byte that is not UTF-8; the text rules still see the rest.
+        texts[path] = data.decode("utf-8", "replace")
+    return texts
 
 
 def recipe_texts(ctx: LintContext) -> dict[Path, str]:
     """Every YAML file under the recipe folder, bases included, as text."""
-
-    def read() -> dict[Path, str]:
-        folder = ctx.recipes_dir
-        if folder is None or not folder.is_dir():
-            return {}
-        texts: dict[Path, str] = {}
-        for path in sorted(folder.rglob("*")):
-            if path.suffix not in RECIPE_SUFFIXES or path.name.startswith("."):
-                continue
-            try:
-                data = read_input(path)
-            except OSError:
-                continue
-            # recipes-load names a byte that is not UTF-8; the text rules still see the rest.
-            texts[path] = data.decode("utf-8", "replace")
-        return texts
-
-    return ctx.memo("recipes.texts", read)
+    return ctx.facts(_RecipeFacts).recipe_texts
 
 
-def golden_refs(ctx: LintContext) -> dict[str, list[tuple[Path, int]]]:
-    """Curve name -> where recipe files name it, from the text, so a recipe that does not load,
-    a base file or an override still counts as a reference."""
-
+def _compute_golden_refs(ctx: LintContext) -> dict[str, list[tuple[Path, int]]]:
     def scan() -> dict[str, list[tuple[Path, int]]]:
         refs: dict[str, list[tuple[Path, int]]] = {}
         for path, text in recipe_texts(ctx).items():
@@ -177,7 +175,13 @@ def golden_refs(ctx: LintContext) -> dict[str, list[tuple[Path, int]]]:
                 refs.setdefault(match.group(1), []).append((path, line))
         return refs
 
-    return ctx.memo("recipes.golden_refs", scan, key=ctx.tree_signature)
+    return ctx.stored("recipes.golden_refs", ctx.tree_signature, scan)
+
+
+def golden_refs(ctx: LintContext) -> dict[str, list[tuple[Path, int]]]:
+    """Curve name -> where recipe files name it, from the text, so a recipe that does not load,
+    a base file or an override still counts as a reference."""
+    return ctx.facts(_RecipeFacts).golden_refs
 
 
 def golden_cells(ctx: LintContext, name: str) -> GoldenCells | None:
@@ -197,10 +201,7 @@ def golden_cells(ctx: LintContext, name: str) -> GoldenCells | None:
 Reported = tuple[str, int | None, str, str]
 
 
-def _problems(ctx: LintContext) -> dict[str, list[Reported]]:
-    """Per check, its problems as plain (file, line, message, hint) tuples: the stored form
-    must load without the schema and the checks that made it."""
-
+def _compute_problems(ctx: LintContext) -> dict[str, list[Reported]]:
     def compute() -> dict[str, list[Reported]]:
         from pytest_infx.recipes.rules import al_literal_problems, check_cell, check_recipe
 
@@ -252,11 +253,15 @@ def _problems(ctx: LintContext) -> dict[str, list[Reported]]:
             keep(al_literal_problems(path, text, literal))
         return by_check
 
-    return ctx.memo(
-        "recipes.problems",
-        compute,
-        key=lambda: f"{ctx.tree_signature()}:{ctx.golden_signature()}",
+    return ctx.stored(
+        "recipes.problems", lambda: f"{ctx.tree_signature()}:{ctx.golden_signature()}", compute
     )
+
+
+def _problems(ctx: LintContext) -> dict[str, list[Reported]]:
+    """Per check, its problems as plain (file, line, message, hint) tuples: the stored form
+    must load without the schema and the checks that made it."""
+    return ctx.facts(_RecipeFacts).problems
 
 
 def _findings(ctx: LintContext, rule_id: str, check: str) -> list[Finding]:
@@ -287,7 +292,7 @@ def _error_findings(ctx: LintContext, errors: Iterator[RecipeError]) -> list[Fin
     "Every recipe file loads: strict schema, valid extends and overrides, unique keys.",
     skip_reason=_no_recipes,
 )
-def check_load(ctx: LintContext) -> list[Finding]:
+def _compute_check_load(ctx: LintContext) -> list[Finding]:
     def compute() -> list[Finding]:
         tree = ctx.tree()
         loaded = (e for errs in (tree.errors.values() if tree else ()) for e in errs)
@@ -295,7 +300,11 @@ def check_load(ctx: LintContext) -> list[Finding]:
         found.extend(_error_findings(ctx, iter(variants(ctx)[1])))
         return found
 
-    return ctx.memo("recipes.load", compute, key=ctx.tree_signature)
+    return ctx.stored("recipes.load", ctx.tree_signature, compute)
+
+
+def check_load(ctx: LintContext) -> list[Finding]:
+    return ctx.facts(_RecipeFacts).check_load
 
 
 @rule(
@@ -388,3 +397,28 @@ def check_golden_uncommitted(ctx: LintContext) -> list[Finding]:
             )
         )
     return found
+
+
+class _RecipeFacts(Facts):
+    """What the recipe rules share: the variants, the files' texts, the golden references and
+    the findings computed for several rules at once."""
+
+    @cached_property
+    def variants(self) -> tuple[tuple[Variant, ...], tuple[RecipeError, ...]]:
+        return _compute_variants(self.ctx)
+
+    @cached_property
+    def recipe_texts(self) -> dict[Path, str]:
+        return _compute_recipe_texts(self.ctx)
+
+    @cached_property
+    def golden_refs(self) -> dict[str, list[tuple[Path, int]]]:
+        return _compute_golden_refs(self.ctx)
+
+    @cached_property
+    def problems(self) -> dict[str, list[Reported]]:
+        return _compute_problems(self.ctx)
+
+    @cached_property
+    def check_load(self) -> list[Finding]:
+        return _compute_check_load(self.ctx)

@@ -10,12 +10,11 @@ files count as wholly new.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_infx.files.git import git
-from pytest_infx.settings import environment
+from pytest_infx.files.git import prefix, untracked_files, written_lines_diff
+from pytest_infx.settings import Environment
 
 _HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
 _PULL_REF = re.compile(r"^refs/pull/(\d+)/(?:merge|head)$")
@@ -37,14 +36,6 @@ class ChangeSet:
         if written is None or lines is None:
             return True
         return any(line in written for line in lines)
-
-
-def _git(root: Path, *args: str) -> bytes | None:
-    try:
-        done = git(root, *args)
-    except FileNotFoundError:
-        return None
-    return done.stdout if done.returncode == 0 else None
 
 
 def parse_diff(diff: bytes) -> dict[str, frozenset[int] | None]:
@@ -75,20 +66,18 @@ def parse_diff(diff: bytes) -> dict[str, frozenset[int] | None]:
 
 def changes_since(root: Path, base: str) -> ChangeSet | None:
     """The change from ``base`` to the working tree, or ``None`` when git cannot say."""
-    diff = _git(root, "diff", "-U0", "--no-renames", "--no-color", "--no-ext-diff", base, "--")
-    untracked = _git(root, "ls-files", "-z", "--others", "--exclude-standard")
+    diff = written_lines_diff(root, base)
+    untracked = untracked_files(root)
     if diff is None or untracked is None:
         return None
-    prefix = _git(root, "rev-parse", "--show-prefix")
-    under = (prefix or b"").decode().strip()
+    under = prefix(root) or ""
     files = {
         name.removeprefix(under): lines
         for name, lines in parse_diff(diff).items()
         if name.startswith(under)
     }
-    for name in untracked.decode("utf-8", "replace").split("\0"):
-        if name:
-            files[name] = None
+    for name in untracked:
+        files[name] = None
     return ChangeSet(files)
 
 
@@ -101,10 +90,10 @@ class PullRequest:
     main: bool = False
 
 
-def pull_request_from_env(env: Mapping[str, str] | None = None) -> PullRequest:
+def pull_request_from_env(env: Environment) -> PullRequest:
     """GitHub Actions' variables: ``GITHUB_REF`` is ``refs/pull/<N>/merge`` on a pull request
     and ``refs/heads/main`` on a push to main."""
-    source = environment(env).github
+    source = env.github
     if source.get("GITHUB_ACTIONS") != "true":
         return PullRequest()
     ref = source.get("GITHUB_REF", "")

@@ -5,10 +5,11 @@ asked for pytest-infx would otherwise get its recipe collector (a ``recipes/`` f
 common name), its lint items under a foreign ``-m lint``, its short options and its markers. The
 plugin acts only where the repository opted in: its ini file sets an ``infx`` key
 (``infx = true``, ``infx_recipes = ...``, any ``infx_*``), ``-o`` overrides one, or the command
-line names pytest-infx (an ``--infx-*`` option, ``-p infx``). Elsewhere every hook returns at
-once. Other packages' plugins are left alone: syrupy, which the golden extra brings, is the
-project's as much as ours once installed, and whether a project wants it cannot be told from how
-it was installed, so a foreign run gets syrupy exactly as syrupy's own users expect it.
+line names pytest-infx (an ``--infx-*`` option, ``-p infx``). Elsewhere the session object that
+answers pytest's hooks is never registered, so none of them runs. Other packages' plugins are
+left alone: syrupy, which the golden extra brings, is the project's as much as ours once
+installed, and whether a project wants it cannot be told from how it was installed, so a
+foreign run gets syrupy exactly as syrupy's own users expect it.
 """
 
 from __future__ import annotations
@@ -20,23 +21,15 @@ from pathlib import Path
 
 import pytest
 
-from pytest_infx.plugin.stash import ACTIVE
-
 PLUGIN_NAMES = frozenset({"infx", "pytest_infx", "pytest_infx.plugin"})
 """What ``-p`` may name to ask for pytest-infx: its entry point's name and its module."""
 
 
 def decide(config: pytest.Config, args: Sequence[str]) -> bool:
-    """Decided once, before the initial conftests load (the short option names are added then),
-    and kept on the config; ``args`` are the command line with the ini file's and
-    ``PYTEST_ADDOPTS``'s options in front, as pytest hands them to that hook."""
-    on = asked_on_command_line(args) or ini_opts_in(config.inipath, _overrides(config))
-    config.stash[ACTIVE] = on
-    return on
-
-
-def active(config: pytest.Config) -> bool:
-    return config.stash.get(ACTIVE, False)
+    """Decided once, before the initial conftests load (the short option names are added then);
+    the answer is whether the session is registered. ``args`` are the command line with the ini
+    file's and ``PYTEST_ADDOPTS``'s options in front, as pytest hands them to that hook."""
+    return asked_on_command_line(args) or ini_opts_in(config.inipath, _overrides(config))
 
 
 def asked_on_command_line(args: Iterable[str]) -> bool:

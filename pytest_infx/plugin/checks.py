@@ -11,6 +11,7 @@ import os
 import pytest
 
 import pytest_infx.plugin.options as options
+from pytest_infx.plugin.state import RunState
 
 PATH_OPTIONS = (
     "--infx-results",
@@ -26,7 +27,7 @@ def check(config: pytest.Config) -> None:
     """The first thing configure does; an xdist worker only reads the booleans, since its
     controller checked the rest and the worker's command line is not the user's."""
     options.check_ini_booleans(config)
-    if hasattr(config, "workerinput"):
+    if RunState.of(config).worker:
         return
     _check_rootdir(config)
     options.settings(config)

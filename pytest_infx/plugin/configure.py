@@ -23,10 +23,10 @@ import pytest_infx.plugin.markers as markers
 import pytest_infx.plugin.options as options
 import pytest_infx.plugin.output.reporter as reporter
 import pytest_infx.plugin.output.summary as summary
-import pytest_infx.plugin.stash as stash
 from pytest_infx import gcpause
 from pytest_infx.engines import extensions
 from pytest_infx.extras import MissingExtra, require
+from pytest_infx.plugin.state import Folders, RunState
 from pytest_infx.results.layout import Layout
 from pytest_infx.results.tally import RecordTally
 from pytest_infx.settings import environment
@@ -38,7 +38,7 @@ PROGRESS_FOLDER_INPUT = "infx_progress_dir"
 def cmdline_main(config: pytest.Config) -> None:
     """``--infx-slurm N`` becomes xdist's worker specs here, before xdist reads them. A run
     that asks for no Slurm workers does not import the Slurm modules at all (lint runs)."""
-    if options.slurm_asked(config) and not hasattr(config, "workerinput"):
+    if options.slurm_asked(config) and not RunState.of(config).worker:
         try:
             require("xdist", purpose="--infx-slurm")
         except MissingExtra as exc:
@@ -53,34 +53,30 @@ def short_names(
     early_config: pytest.Config, parser: pytest.Parser
 ) -> Generator[None, object, object]:
     result = yield
-    stash.add(early_config, stash.NOTES, declare.add_short_names(parser))
+    RunState.of(early_config).add_notes(declare.add_short_names(parser))
     return result
 
 
 def configure(config: pytest.Config) -> None:
     checks.check(config)
     collect.widen_to_recipes(config)
-    stash.add(config, stash.NOTES, markers.register(config))
-    config.stash[stash.REASONS] = ()
-    config.stash[stash.GC_PAUSE] = gcpause.Pause()
+    state = RunState.of(config)
+    state.add_notes(markers.register(config))
     _use_engine_providers(config)
     # registered before pytest's own cleanups, so it runs after their closing gc.collect()
     config.add_cleanup(lambda: _give_back_gc(config))
-    config.stash[stash.SUMMARY] = RecordTally()
-    config.pluginmanager.register(
-        summary.SummaryPlugin(config, config.stash[stash.SUMMARY]), "infx-summary"
-    )
+    config.pluginmanager.register(summary.SummaryPlugin(config, RecordTally()), "infx-summary")
     config.pluginmanager.register(reporter.ReportPlugin(config), "infx-report")
     workerinput: dict[str, object] | None = getattr(config, "workerinput", None)
     if workerinput is None:
         run = Path(tempfile.mkdtemp(prefix="infx-run-"))
-        config.stash[stash.FOLDERS] = stash.Folders(run, _progress_folder(config, run))
-        config.stash[stash.OWNS_RUN_FOLDER] = True
+        state.folders = Folders(run, _progress_folder(config, run))
+        state.owns_run_folder = True
     elif RUN_FOLDER_INPUT in workerinput:
         shown = workerinput.get(PROGRESS_FOLDER_INPUT)
         run = Path(str(workerinput[RUN_FOLDER_INPUT]))
-        folders = stash.Folders(run, Path(str(shown)) if shown else None)
-        config.stash[stash.FOLDERS] = _slurm_node_folders(config, folders)
+        folders = Folders(run, Path(str(shown)) if shown else None)
+        state.folders = _slurm_node_folders(config, folders)
     if not lint.only_lint(config):
         _register_sweep_reports(config)
 
@@ -98,7 +94,7 @@ def _progress_folder(config: pytest.Config, run: Path) -> Path | None:
     return run / activity.FOLDER
 
 
-def _slurm_node_folders(config: pytest.Config, folders: stash.Folders) -> stash.Folders:
+def _slurm_node_folders(config: pytest.Config, folders: Folders) -> Folders:
     """A worker inside a Slurm job runs on its own node, in a node-local run folder it owns."""
     env = environment()
     if not env.in_slurm_job:
@@ -108,8 +104,8 @@ def _slurm_node_folders(config: pytest.Config, folders: stash.Folders) -> stash.
     node = slurm.configure_worker(config, env.slurm)
     if node is None:
         return folders
-    config.stash[stash.OWNS_RUN_FOLDER] = True
-    return stash.Folders(node, folders.progress)
+    RunState.of(config).owns_run_folder = True
+    return Folders(node, folders.progress)
 
 
 def _register_sweep_reports(config: pytest.Config) -> None:
@@ -119,8 +115,8 @@ def _register_sweep_reports(config: pytest.Config) -> None:
     import pytest_infx.plugin.run.resume as resume
 
     config.pluginmanager.register(resume.ResumePlugin(config), "infx-resume")
-    folders = config.stash.get(stash.FOLDERS, None)
-    if folders is None or folders.progress is None or hasattr(config, "workerinput"):
+    folders = RunState.of(config).folders
+    if folders is None or folders.progress is None or RunState.of(config).worker:
         return
     settings = options.settings(config)
     interval = settings.progress_interval_s
@@ -139,17 +135,18 @@ def _use_engine_providers(config: pytest.Config) -> None:
 
 
 def _give_back_gc(config: pytest.Config) -> None:
-    if config.stash.get(stash.FROZEN, False):
+    if RunState.of(config).frozen:
         gcpause.unfreeze()
 
 
 def unconfigure(config: pytest.Config) -> None:
     """The folders this process made are removed, after every server it registered has been
     stopped; the progress folder only by the process that made it."""
-    folders = config.stash.get(stash.FOLDERS, None)
-    if folders is None or not config.stash.get(stash.OWNS_RUN_FOLDER, False):
+    state = RunState.of(config)
+    folders = state.folders
+    if folders is None or not state.owns_run_folder:
         return
-    if folders.progress is not None and not hasattr(config, "workerinput"):
+    if folders.progress is not None and not state.worker:
         shutil.rmtree(folders.progress, ignore_errors=True)
     registry = folders.run / "registry.jsonl"
     if registry.exists():

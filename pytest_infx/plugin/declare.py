@@ -335,7 +335,7 @@ SHORT_NAMES = {
 
 
 def add_short_names(parser: pytest.Parser) -> list[str]:
-    """The short names the README uses (``--gpu``, ``--changed-since``), added once every
+    """The short names docs/options.md uses (``--gpu``, ``--changed-since``), added once every
     plugin and initial conftest has added its options, and only where none of them has the
     name: a host's own ``--gpu`` keeps working, and pytest-infx's stays reachable under its
     ``--infx-`` name. Returns a note for each short name left to its owner."""

@@ -13,8 +13,8 @@ import pytest
 
 import pytest_infx.plugin.collect.files as collect
 import pytest_infx.plugin.collect.lint as lint
-import pytest_infx.plugin.stash as stash
 from pytest_infx import gcpause
+from pytest_infx.plugin.state import RunState
 
 
 def around_collection(session: pytest.Session) -> Generator[None, object, object]:
@@ -24,14 +24,15 @@ def around_collection(session: pytest.Session) -> Generator[None, object, object
     try:
         return (yield)
     finally:
-        if session.config.stash[stash.GC_PAUSE].stop(freeze=_runs_only_ours(session)):
-            session.config.stash[stash.FROZEN] = True
+        state = RunState.of(session.config)
+        if state.gc_pause.stop(freeze=_runs_only_ours(session)):
+            state.frozen = True
 
 
 def collector_started(collector: pytest.Collector) -> None:
     """The collector is paused while pytest walks the recipe folder and running again for the
     host's own test files."""
-    pause = collector.config.stash[stash.GC_PAUSE]
+    pause = RunState.of(collector.config).gc_pause
     if collect.in_recipe_folder(collector.config, collector.path):
         pause.start()
     else:
@@ -39,7 +40,7 @@ def collector_started(collector: pytest.Collector) -> None:
 
 
 def session_finished(session: pytest.Session) -> None:
-    if session.config.stash.get(stash.FROZEN, False):
+    if RunState.of(session.config).frozen:
         gcpause.refreeze()
 
 

@@ -16,7 +16,7 @@ import pytest
 from pytest_infx.files.cachedir import cache_root
 from pytest_infx.files.numbers import NumberError, count
 from pytest_infx.files.textio import InputFileError, input_limit
-from pytest_infx.plugin.stash import ENGINES, SETTINGS
+from pytest_infx.plugin.state import RunState
 from pytest_infx.settings import (
     DEFAULT_CHANGELOG_ONLY_ENTRIES,
     DEFAULT_ENGINE_CHECK,
@@ -74,9 +74,10 @@ def _roots(config: pytest.Config, env: Environment) -> Roots:
 
 def settings(config: pytest.Config) -> Settings:
     """The options as one value, computed once: collection asks for it for every file."""
-    found = config.stash.get(SETTINGS, None)
+    state = RunState.of(config)
+    found = state.settings
     if found is None:
-        found = config.stash[SETTINGS] = _settings(config)
+        found = state.settings = _settings(config)
     return found
 
 
@@ -91,11 +92,12 @@ def engine_hooks(config: pytest.Config) -> Sequence[HookImpl]:
 def engines(config: pytest.Config) -> EngineRegistry:
     """The run's engine adapters, with those of its hook implementations; built on first use,
     since building imports the adapters, which a cached collection never needs."""
-    found = config.stash.get(ENGINES, None)
+    state = RunState.of(config)
+    found = state.engines
     if found is None:
         from pytest_infx.engines.registry import build
 
-        found = config.stash[ENGINES] = build(engine_hooks(config))
+        found = state.engines = build(engine_hooks(config))
     return found
 
 
@@ -191,7 +193,7 @@ def _settings(config: pytest.Config) -> Settings:
 def _history(config: pytest.Config, env: Environment, results: Path) -> HistorySettings:
     """The database URL: the option, else the ini, else ``INFX_DB_URL``, else SQLite in the
     results folder; ``off`` in any of them turns the history off."""
-    from pytest_infx.tolerance import tolerances
+    from pytest_infx.baseline_tolerance import tolerances
 
     url = _text(config, "infx_db") or env.db_url or default_db_url(results)
     lines = tuple(str(line) for line in config.getini("infx_baseline_tolerance"))

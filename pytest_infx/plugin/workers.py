@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 import pytest_infx.plugin.options as options
-import pytest_infx.plugin.stash as stash
 from pytest_infx.plugin.configure import PROGRESS_FOLDER_INPUT, RUN_FOLDER_INPUT
+from pytest_infx.plugin.state import RunState
 
 if TYPE_CHECKING:
     from pytest_infx.compat.xdist import WorkerNode
@@ -28,34 +28,38 @@ def configure_node(node: WorkerNode) -> None:
     from pytest_infx.prepare import preflight
 
     config = node.config
-    if stash.GOLDEN_TREE not in config.stash:
-        tree = preflight.golden_tree(options.settings(config).golden)
-        config.stash[stash.GOLDEN_TREE] = tree.to_wire()
-    node.workerinput[GOLDEN_TREE] = config.stash[stash.GOLDEN_TREE]
+    state = RunState.of(config)
+    if state.golden_tree is None:
+        state.golden_tree = preflight.golden_tree(options.settings(config).golden).to_wire()
+    node.workerinput[GOLDEN_TREE] = state.golden_tree
     from pytest_infx.plugin.run.history import send_stamp
 
     send_stamp(config, node.workerinput)
-    folders = config.stash.get(stash.FOLDERS, None)
+    folders = state.folders
     if folders is not None:
         node.workerinput[RUN_FOLDER_INPUT] = str(folders.run)
         shown = folders.progress
         node.workerinput[PROGRESS_FOLDER_INPUT] = str(shown) if shown is not None else None
 
 
+def worker_input(config: pytest.Config) -> dict[str, object]:
+    """What the controller sent this worker; empty on the controller or without xdist."""
+    sent: dict[str, object] = getattr(config, "workerinput", {})
+    return sent
+
+
 def golden_tree(config: pytest.Config) -> object:
-    workerinput: dict[str, object] = getattr(config, "workerinput", {})
-    return workerinput.get(GOLDEN_TREE)
+    return worker_input(config).get(GOLDEN_TREE)
 
 
 def send_reasons(session: pytest.Session) -> None:
     workeroutput: dict[str, object] | None = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:
-        reasons: tuple[str, ...] = session.config.stash.get(stash.REASONS, ())
-        workeroutput[WORKER_REASONS] = list(reasons)
+        workeroutput[WORKER_REASONS] = list(RunState.of(session.config).reasons)
 
 
 def node_down(node: WorkerNode, error: object) -> None:
     """Workers select the points; the controller shows their one-line reasons once."""
-    config = node.config
-    if not config.stash.get(stash.REASONS, ()):
-        stash.add(config, stash.REASONS, getattr(node, "workeroutput", {}).get(WORKER_REASONS, []))
+    state = RunState.of(node.config)
+    if not state.reasons:
+        state.add_reasons(getattr(node, "workeroutput", {}).get(WORKER_REASONS, []))

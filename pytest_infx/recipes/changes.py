@@ -11,7 +11,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_infx.files.git import GitError, objects, output, ref_exists
+from pytest_infx.files.git import GitError, blobs_under, objects, ref_exists, top
 from pytest_infx.recipes.errors import RecipeErrors
 from pytest_infx.recipes.loader import Tree, read_tree
 from pytest_infx.recipes.points import expand
@@ -50,17 +50,8 @@ def fingerprints(tree: Tree) -> Fingerprints:
 
 def tree_at(repo: Path, ref: str, recipes: Path, into: Path) -> Path:
     """Write the recipe folder as it was at ``ref`` under ``into``; return that folder."""
-    toplevel = Path(output(repo, "rev-parse", "--show-toplevel").decode().strip())
-    relative = recipes.resolve().relative_to(toplevel.resolve()).as_posix()
-    listing = output(repo, "ls-tree", "--full-tree", "-r", "-z", ref, "--", relative).split(b"\0")
-    entries = []
-    for line in listing:
-        if not line:
-            continue
-        meta, raw_name = line.split(b"\t", 1)
-        _mode, kind, sha = meta.split()
-        if kind == b"blob":
-            entries.append((raw_name.decode(), sha.decode()))
+    relative = recipes.resolve().relative_to(top(repo)).as_posix()
+    entries = blobs_under(repo, ref, relative)
     for (name, _sha), found in zip(
         entries, objects(repo, [sha for _, sha in entries]), strict=True
     ):

@@ -391,7 +391,7 @@ class Recipe(Strict):
     @field_validator("tolerance")
     @classmethod
     def _tolerances(cls, value: dict[str, str]) -> dict[str, str]:
-        from pytest_infx.tolerance import parse_tolerance
+        from pytest_infx.baseline_tolerance import parse_tolerance
 
         for name, change in value.items():
             parse_tolerance(f"{name}: {change}", source=f"tolerance.{name}")

@@ -98,7 +98,7 @@ def _hint(err: Any) -> str:
             return template.format(**err.get("ctx", {}))
         except (KeyError, IndexError):
             pass
-    return "see the recipe format in the README"
+    return "see the recipe format in docs/recipes.md"
 
 
 def validation_errors(raw: LinedDict, exc: ValidationError) -> list[RecipeError]:

@@ -52,7 +52,7 @@ class BenchmarkKind(Protocol):
 
     def metrics(self, record: Record) -> dict[str, float]:
         """The figures the history keeps of one of its records, under the names of
-        :mod:`pytest_infx.tolerance`; a figure the record lacks is left out."""
+        :mod:`pytest_infx.baseline_tolerance`; a figure the record lacks is left out."""
         ...
 
     def figure(self, record: Record) -> str:

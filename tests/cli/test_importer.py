@@ -219,9 +219,43 @@ def test_an_agentic_key_gets_the_aiperf_settings_every_point_passes_other_than_t
     commands.write_text("\n".join(json.dumps(r) for r in recording), encoding="utf-8")
     keys = master_keys(checkout(tmp_path))
     text = generate(keys, records=read_records(commands))["kimik3-fp4-mi355x-atom-agentic-mtp.yaml"]
-    block = yaml.safe_load(text)["agentic"]
+    recipe = yaml.safe_load(text)
+    block = recipe["agentic"]
     assert block["traces"] == "traces_256k"
     assert "seed" not in block and "warmup-grace-period" not in block
+    assert recipe["overrides"] == [
+        {"when": {"tp": 8, "concurrency": [1]}, "agentic": {"warmup-grace-period": 3600}}
+    ]
+
+
+def test_a_generated_recipe_states_each_difference_it_keeps_with_its_reason(
+    tmp_path: Path,
+) -> None:
+    spec = ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "2"]
+    spec += ["--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "3"]
+    recording = [record(4, [*spec, "--chat-template", "/w/t.jinja"], {})]
+    recording[0]["server"]["files"] = {"/w/t.jinja": {"bytes": 9, "sha256": "ab"}}  # type: ignore[index]
+    recording[0]["client"] = {"argv": ["python3", "b.py", "--use-chat-template"]}
+    commands = tmp_path / "commands.jsonl"
+    commands.write_text(json.dumps(recording[0]), encoding="utf-8")
+    keys = master_keys(checkout(tmp_path))
+    recipe = yaml.safe_load(
+        generate(keys, records=read_records(commands))["dsr1-fp4-b200-sglang.yaml"]
+    )
+    assert "chat-template" not in recipe["engine"].get("args", {})
+    stated = {
+        (d.get("flag") or d.get("setting"), d["inferencex"], d["reason"])
+        for d in recipe["differences"]
+    }
+    assert stated == {
+        ("--chat-template", "*", "tool-limit"),
+        ("--speculative-algorithm", "EAGLE", "owned"),
+        ("--speculative-eagle-topk", "1", "owned"),
+        ("--speculative-num-draft-tokens", "3", "owned"),
+        ("--speculative-num-steps", "2", "owned"),
+        ("--use-chat-template", "true", "tool-limit"),
+    }
+    assert all(d["ours"] is None and d["evidence"] for d in recipe["differences"])
 
 
 def test_vllm_s_mtp_config_becomes_a_speculative_block_where_the_model_has_a_curve() -> None:
@@ -244,6 +278,25 @@ def test_vllm_s_mtp_config_becomes_a_speculative_block_where_the_model_has_a_cur
     assert speculative_of("vllm", "dsv4", [*argv[:4], drafted]) is None
 
 
+def test_vllm_s_separate_draft_becomes_a_speculative_block_where_the_draft_has_a_curve() -> None:
+    config = {
+        "method": "eagle3",
+        "model": "Inferact/MiniMax-M3-EAGLE3-GQA",
+        "num_speculative_tokens": 3,
+        "attention_backend": "TRITON_ATTN",
+        "rejection_sample_method": "synthetic",
+        "synthetic_acceptance_length": 2.78,
+    }
+    argv = ["vllm", "serve", "m", "--speculative-config", json.dumps(config)]
+    assert speculative_of("vllm", "minimaxm3", argv) == (
+        "{method: eagle3, draft: Inferact/MiniMax-M3-EAGLE3-GQA,"
+        ' settings: {"attention_backend": "TRITON_ATTN"}, draft-length: 3,'
+        " golden: minimaxm3_eagle3_gqa}"
+    )
+    config["model"] = "Inferact/Other-Draft"
+    assert speculative_of("vllm", "minimaxm3", [*argv[:4], json.dumps(config)]) is None
+
+
 def test_atom_s_mtp_method_becomes_a_speculative_block_where_the_model_has_a_curve() -> None:
     argv = ["python3", "-m", "atom", "--method", "mtp", "--num-speculative-tokens", "3"]
     assert speculative_of("atom", "qwen3.5", argv) == (
@@ -261,3 +314,19 @@ def test_sglang_mtp_flags_become_a_speculative_block_where_the_model_has_a_curve
     assert speculative_of("sglang", "dsr1", argv) is None
     assert speculative_of("sglang", "qwen3.5", [*argv[:-1], "5"]) is None
     assert speculative_of("vllm", "qwen3.5", argv) is None
+
+
+def test_tensorrt_llm_s_mtp_options_become_a_speculative_block_where_the_model_has_a_curve() -> (
+    None
+):
+    argv = ["trtllm-serve", "m", "--config", "/w/o.yml"]
+
+    def files(config: str) -> dict[str, object]:
+        return {"/w/o.yml": {"text": f"stream_interval: 10\nspeculative_config: {config}\n"}}
+
+    mtp = files("{decoding_type: MTP, num_nextn_predict_layers: 3}")
+    block = "{method: mtp, draft-length: 3, golden: qwen3.5_mtp}"
+    assert of_curves("trtllm", "qwen3.5", argv, GOLDEN, files=mtp) == block
+    assert of_curves("trtllm", "dsr1", argv, GOLDEN, files=mtp) is None
+    spelled = files("{decoding_type: MTP, max_draft_len: 3}")
+    assert of_curves("trtllm", "qwen3.5", argv, GOLDEN, files=spelled) is None

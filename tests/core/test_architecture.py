@@ -1,5 +1,6 @@
-"""The README's architecture picture is the import graph: every room (package or top-level
-module) is drawn, every import points down the page, and the counts it states are the graph's."""
+"""The architecture page's picture (docs/architecture.md) is the import graph: every room (package
+or top-level module) is drawn, every import points down the page, and the counts it states are the
+graph's."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 from core.test_imports import NAME, PACKAGE, module_graph, subpackage_graph
 
-README = PACKAGE.parent / "README.md"
+PAGE = PACKAGE.parent / "docs" / "architecture.md"
 
 
 def _rooms_graph() -> dict[str, frozenset[str]]:
@@ -21,16 +22,10 @@ def _rooms_graph() -> dict[str, frozenset[str]]:
     }
 
 
-def _section(text: str) -> str:
-    start = text.index("## Architecture")
-    end = text.find("\n## ", start + 1)
-    return text[start : end if end > 0 else len(text)]
-
-
-def drawn_layers(section: str) -> dict[str, int]:
-    """Room -> its line in the picture (0 at the top): what a line says before its first gap of
-    three spaces are its rooms, a package written with its slash."""
-    block = section.split("```", 2)[1]
+def drawn_layers(page: str) -> dict[str, int]:
+    """Room -> its line in the picture, the page's first code block (0 at the top): what a line
+    says before its first gap of three spaces are its rooms, a package written with its slash."""
+    block = page.split("```", 2)[1]
     layers: dict[str, int] = {}
     line_no = 0
     for line in block.splitlines():
@@ -43,10 +38,9 @@ def drawn_layers(section: str) -> dict[str, int]:
 
 
 def test_every_room_is_drawn_and_every_import_points_down_the_page() -> None:
-    section = _section(README.read_text(encoding="utf-8"))
-    layers = drawn_layers(section)
+    layers = drawn_layers(PAGE.read_text(encoding="utf-8"))
     graph = _rooms_graph()
-    assert sorted(set(graph) - set(layers)) == [], "rooms missing from the README's picture"
+    assert sorted(set(graph) - set(layers)) == [], "rooms missing from the picture"
     assert sorted(set(layers) - set(graph)) == [], "the picture draws rooms that do not exist"
     upward = sorted(
         f"{room} (line {layers[room]}) -> {target} (line {layers[target]})"
@@ -54,21 +48,21 @@ def test_every_room_is_drawn_and_every_import_points_down_the_page() -> None:
         for target in targets
         if layers[target] <= layers[room]
     )
-    assert upward == [], "imports that do not point down the README's picture"
+    assert upward == [], "imports that do not point down the picture"
 
 
 def test_the_stated_counts_are_the_graphs() -> None:
-    section = _section(README.read_text(encoding="utf-8"))
-    found = re.search(r"(\d+) rooms \(packages and top-level modules\), (\d+) arrows", section)
-    assert found is not None, "the Architecture section states no room and arrow counts"
+    page = PAGE.read_text(encoding="utf-8")
+    found = re.search(r"(\d+) rooms \(packages and top-level modules\), (\d+) arrows", page)
+    assert found is not None, f"{PAGE.name} states no room and arrow counts"
     graph = _rooms_graph()
     arrows = sum(len(targets) for targets in graph.values())
     assert (int(found[1]), int(found[2])) == (len(graph), arrows)
 
 
 def test_the_picture_reader_reads_rooms_and_skips_continuations(tmp_path: Path) -> None:
-    section = "## Architecture\n```\na/ b   text c/\n  |   more\nd e/    leaves f\n```\n"
-    assert drawn_layers(section) == {"a": 0, "b": 0, "d": 1, "e": 1}
+    page = "# Architecture\n```\na/ b   text c/\n  |   more\nd e/    leaves f\n```\n"
+    assert drawn_layers(page) == {"a": 0, "b": 0, "d": 1, "e": 1}
 
 
 def test_no_module_of_the_pytest_side_is_over_400_lines() -> None:

@@ -12,7 +12,7 @@ import pytest
 from core.helpers import agentic, speedbench, write
 from known_recipes import longest_shipped_key
 
-from pytest_infx.lint.findings import all_rules
+from pytest_infx.lint.builtin import all_rules
 
 from .conftest import Sweep
 from .fake_vllm import DEFAULT_PATTERN, expected_al

@@ -12,6 +12,7 @@ from core.helpers import agentic, write
 from pydantic import ValidationError
 
 from pytest_infx.engines.fidelity import (
+    SYNTHETIC_ACCEPTANCE,
     Difference,
     Stated,
     client_differences,
@@ -71,8 +72,50 @@ def test_server_differences_are_values_flags_and_variables_one_side_lacks() -> N
     assert found == [
         Difference("server-flag", "--enable-symm-mem", "true", None),
         Difference("server-flag", "--stream-interval", None, "10"),
-        Difference("server-file", "options file", '{"a": 1}', '{"a": 2}'),
+        Difference("server-file", "--extra-llm-api-options.a", "1", "2"),
     ]
+
+
+def test_an_options_file_s_settings_differ_one_by_one() -> None:
+    record = {"argv": ["t"], "files": {"/w/o.yml": {"text": "a: 1\nspeculative_config: {k: 3}\n"}}}
+    found = server_differences("trtllm", ["t"], {}, {"o.yaml": "a: 1.0\n"}, record)
+    assert found == [
+        Difference("server-file", "--extra-llm-api-options.speculative_config", '{"k":3}', None)
+    ]
+
+
+def test_a_recorded_file_a_flag_or_variable_names_is_that_setting_s_difference_only() -> None:
+    record = {
+        "argv": ["sglang", "--chat-template", "/runner/t/dsv4.jinja"],
+        "env": {"MOONCAKE_CONFIG_PATH": "/workspace/mc.json"},
+        "files": {
+            "/runner/t/dsv4.jinja": {"bytes": 9, "sha256": "0123456789abcdef"},
+            "/workspace/mc.json": {"bytes": 2, "sha256": "fedcba9876543210", "text": "{}"},
+        },
+    }
+    found = server_differences("sglang", ["sglang"], {}, {}, record)
+    assert found == [
+        Difference("server-flag", "--chat-template", "dsv4.jinja sha256:0123456789ab", None),
+        Difference("server-env", "MOONCAKE_CONFIG_PATH", "mc.json sha256:fedcba987654", None),
+    ]
+    assert unstated(found, [])[0] == found
+
+
+def test_a_compilation_config_differs_key_by_key() -> None:
+    def argv(config: str) -> list[str]:
+        return ["vllm", "serve", "m", "--compilation-config", config]
+
+    record = {"argv": argv('{"cudagraph_mode": "FULL", "cudagraph_capture_sizes": [4, 8]}')}
+    found = server_differences("vllm", argv('{"cudagraph_mode":"FULL"}'), {}, {}, record)
+    assert found == [
+        Difference("server-flag", "--compilation-config.cudagraph_capture_sizes", "[4,8]", None)
+    ]
+
+
+def test_a_chat_template_in_the_model_s_own_folder_is_the_plugin_s() -> None:
+    own = Difference("server-flag", "--chat-template", "/scratch/M3/chat_template.jinja", None)
+    other = Difference("server-flag", "--chat-template", "/scratch/t/dsv4.jinja", None)
+    assert unstated([own, other], [])[0] == [other]
 
 
 def test_one_options_file_a_side_is_compared_by_its_settings_not_its_name() -> None:
@@ -163,7 +206,7 @@ def test_atom_s_acceptance_by_rate_or_by_length_is_one_setting() -> None:
         {},
         record,
     )
-    assert [d.name for d in found] == ["forced acceptance"]
+    assert [d.name for d in found] == [SYNTHETIC_ACCEPTANCE]
     assert unstated(found, [])[0] == []
 
 

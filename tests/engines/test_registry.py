@@ -88,7 +88,7 @@ def test_every_flag_an_adapter_sets_itself_is_owned() -> None:
     from pytest_infx.recipes.owned import canonical, owner
     from pytest_infx.recipes.points import expand_all
 
-    recipe_may_set = {"per-request-spec-decode-metrics"}
+    recipe_may_set = {"per-request-spec-decode-metrics", "extra-llm-api-options"}
     tree = load_tree(Path(__file__).resolve().parents[2] / "recipes")
     points = [p for p in expand_all(tree) if p.recipe.engine.name in BUILTIN]
     as_sglang = [

@@ -9,7 +9,7 @@ from lint.helpers import DFLASH_RECIPE, line_of, repo_files, write_files
 
 from pytest_infx.files import store as store_mod
 from pytest_infx.files.store import Store, digest
-from pytest_infx.lint.findings import all_rules
+from pytest_infx.lint.builtin import all_rules
 
 SCRIPT = "#!/bin/bash\nset -euo pipefail\npython3 collect.py\n"
 

@@ -1,6 +1,6 @@
 """InferenceX result files as its ``process_result.py`` and ``results_bmk`` job write them, with
-the field names our reference of its results path gives (see the README's history section for
-what was and was not checked against its code)."""
+the field names our reference of its results path gives (see docs/history.md, ``infx db ingest``,
+for what was and was not checked against its code)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 from __future__ import annotations
 
+from pytest_infx.baseline_tolerance import MetricTolerance
 from pytest_infx.history.gate import DRIFT_STEPS, Verdict, compare, drift
-from pytest_infx.tolerance import Tolerance
 
-LIMITS = (Tolerance("tput_per_gpu", 0.05), Tolerance("median_ttft", 0.10))
+LIMITS = (MetricTolerance("tput_per_gpu", 0.05), MetricTolerance("median_ttft", 0.10))
 
 
 def test_a_drop_past_the_tolerance_fails_and_is_named() -> None:
@@ -61,7 +61,7 @@ def test_five_small_drops_that_add_up_are_a_drift_a_last_run_comparison_misses()
 
 
 def test_a_recovery_or_too_few_steps_is_no_drift() -> None:
-    limit = Tolerance("tput_per_gpu", 0.05)
+    limit = MetricTolerance("tput_per_gpu", 0.05)
     assert drift(limit, [100.0, 97.0, 99.0, 96.0], {"tput_per_gpu": 93.0}) is None
     short = [100.0, 96.0][: DRIFT_STEPS - 1]
     assert drift(limit, short, {"tput_per_gpu": 92.0}) is None

@@ -127,6 +127,25 @@ def test_a_multinode_file_is_a_multinode_point_keyed_on_its_prefill_and_decode_s
 
 
 @pytest.mark.parametrize(
+    ("field", "value"), [("decode_num_workers", "two"), ("prefill_tp", 0), ("num_decode_gpu", 8.5)]
+)
+def test_a_multinode_row_with_a_bad_size_is_refused_rather_than_read_as_one(
+    store: Store, tmp_path: Path, field: str, value: object
+) -> None:
+    row = agg(64, 3000.0, is_multinode=True, prefill_num_workers=1, prefill_tp=8, prefill_ep=8,
+              decode_num_workers=2, decode_tp=8, decode_ep=8, num_prefill_gpu=8,
+              num_decode_gpu=16)  # fmt: skip
+    del row["tp"], row["ep"]
+    path = tmp_path / "agg_mn.json"
+    path.write_text(json.dumps({**row, field: value}))
+    tally = ingest(store, [path], stamp("mn"), KINDS)
+    assert store.count() == 0
+    assert len(tally.refused) == 1 and tally.refused[0].startswith(
+        f"{path}: '{field}' is {value!r}"
+    )
+
+
+@pytest.mark.parametrize(
     ("field", "value", "need"),
     [
         ("tput_per_gpu", math.nan, "a finite number of at least 0"),

@@ -1,10 +1,10 @@
 from __future__ import annotations
 
+from pytest_infx.baseline_tolerance import MetricTolerance
 from pytest_infx.history.gate import compare
 from pytest_infx.history.table import html_section, markdown, text_lines
-from pytest_infx.tolerance import Tolerance
 
-LIMITS = (Tolerance("tput_per_gpu", 0.05),)
+LIMITS = (MetricTolerance("tput_per_gpu", 0.05),)
 FAILED = compare(
     "k[tp1-c4]",
     {"tput_per_gpu": 80.0, "median_ttft": 0.3, "acceptance_rate": 0.5},

@@ -75,7 +75,7 @@ def test_context_computes_changed_keys_only_when_asked(recipe_repo: Path) -> Non
     path = recipe_repo / "recipes" / "mimov2.6flash-fp4-b300-vllm-dflash.yaml"
     path.write_text(path.read_text().replace("concurrency: 32", "concurrency: 16"))
     ctx = build_context(recipe_repo, base_ref="origin/main", comment_files=())
-    assert "recipes.changed" not in ctx._memo
+    assert "changed" not in vars(ctx.derived)
     assert ctx.changed() == frozenset({"mimov2.6flash-fp4-b300-vllm-dflash"})
     no_base = build_context(recipe_repo, comment_files=())
     assert no_base.changed() is None

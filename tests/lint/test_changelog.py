@@ -4,6 +4,7 @@ from collections.abc import Callable
 
 import pytest
 
+from pytest_infx.lint.builtin import get_rule
 from pytest_infx.lint.changelog import (
     ChangelogFormatError,
     load_changelog,
@@ -11,7 +12,7 @@ from pytest_infx.lint.changelog import (
     split_entries,
 )
 from pytest_infx.lint.context import LintContext
-from pytest_infx.lint.findings import Finding, get_rule
+from pytest_infx.lint.findings import Finding
 
 from .conftest import MakeRepo
 from .helpers import ENTRY_A, ENTRY_B, entry, join
@@ -470,7 +471,7 @@ def test_a_crlf_file_is_one_finding(local_context: LocalContext) -> None:
 
 
 def every_finding(ctx: LintContext) -> list[tuple[str, int | None, str]]:
-    from pytest_infx.lint.findings import all_rules
+    from pytest_infx.lint.builtin import all_rules
 
     changelog = [r for r in all_rules() if r.id.startswith("changelog-")]
     return [(f.rule, f.line, f.message) for r in changelog for f in r.run(ctx)]

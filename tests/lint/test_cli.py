@@ -38,7 +38,7 @@ def test_lint_refuses_a_missing_base(
 ) -> None:
     ctx = changelog_repo(ENTRY_A, ENTRY_A)
     assert main(["lint", "--root", str(ctx.root), "--base", "nope"]) == 2
-    assert "base ref 'nope' does not exist" in capsys.readouterr().err
+    assert "error: --base: git ref 'nope' does not exist in" in capsys.readouterr().err
 
 
 def test_lint_reads_recipe_keys_and_changed_keys(

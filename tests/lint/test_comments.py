@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_infx.lint.builtin import get_rule
 from pytest_infx.lint.comments import (
     BLANK,
     CODE,
@@ -17,7 +18,6 @@ from pytest_infx.lint.comments import (
     scan_yaml,
 )
 from pytest_infx.lint.context import build_context
-from pytest_infx.lint.findings import get_rule
 
 COLLECTOR_HEADER = [
     "# MiMo-V2.6-Flash SPEED-Bench acceptance-length collector (B300, vLLM, SGLang MTP).",
@@ -256,7 +256,7 @@ def test_repository_scripts_and_recipes_follow_the_comment_rules() -> None:
         assert [f.render() for f in get_rule(rule_id).run(ctx)] == []
 
 
-def test_comment_above_an_inline_when_override_fails_as_the_readme_says() -> None:
+def test_comment_above_an_inline_when_override_fails_as_the_lint_page_says() -> None:
     text = (
         "overrides:\n"
         "  # TP4 at concurrency 1 needs a smaller prefill chunk\n"

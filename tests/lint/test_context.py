@@ -1,13 +1,17 @@
 from __future__ import annotations
 
+from functools import cached_property
 from pathlib import Path
+from typing import ClassVar
 
 from pytest_infx.lint.context import (
+    Facts,
     build_context,
     default_base_ref,
     find_comment_files,
     read_base_file,
 )
+from pytest_infx.recipes.loader import Tree
 
 from .helpers import git
 
@@ -68,14 +72,32 @@ def test_comment_files_are_scripts_and_recipe_yaml_only(tmp_path: Path) -> None:
     assert found == {"scripts/collect.sh", "scripts/run", "recipes/a.yaml", "recipes/_base/b.yml"}
 
 
-def test_memo_computes_once(tmp_path: Path) -> None:
+class _Counted(Facts):
+    calls: ClassVar[list[Path]] = []
+
+    @cached_property
+    def root_name(self) -> str:
+        self.calls.append(self.ctx.root)
+        return self.ctx.root.name
+
+
+def test_a_family_of_facts_is_computed_once_per_context(tmp_path: Path) -> None:
     ctx = build_context(tmp_path, comment_files=())
-    calls: list[int] = []
+    assert ctx.facts(_Counted).root_name == ctx.facts(_Counted).root_name == tmp_path.name
+    assert _Counted.calls == [tmp_path.resolve()]
+    again = build_context(tmp_path, comment_files=())
+    assert again.facts(_Counted) is not ctx.facts(_Counted)
+    assert again == ctx
 
-    def compute() -> int:
-        calls.append(1)
-        return len(calls) + 4
 
-    assert ctx.memo("x", compute) == 5
-    assert ctx.memo("x", compute) == 5
-    assert calls == [1]
+def test_derived_values_are_computed_on_first_use_only(tmp_path: Path) -> None:
+    reads: list[Tree] = []
+
+    def load() -> Tree:
+        reads.append(Tree((), {}))
+        return reads[-1]
+
+    ctx = build_context(tmp_path, comment_files=(), load_tree=load)
+    assert "tree" not in vars(ctx.derived)
+    assert ctx.tree() is ctx.tree() is reads[0]
+    assert len(reads) == 1

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_infx.lint.extensions import Provided, RuleRegistrationError, checked, provided_by
-from pytest_infx.lint.findings import Finding, Rule, all_rules
+from pytest_infx.lint.builtin import all_rules
+from pytest_infx.lint.extensions import RULES, RuleRegistrationError, checked
+from pytest_infx.lint.findings import Finding, Rule
+from pytest_infx.providers import Provided
 
 from .helpers import repo_files, write_files
 
@@ -216,5 +218,5 @@ def test_a_rule_id_that_no_selector_could_name_is_refused(rule_id: str, message:
 
 def test_provided_rules_keep_their_order_after_the_built_in_ids() -> None:
     first, second = Rule("house-a", "a", _finding), Rule("house-b", "b", _finding)
-    offered = [*provided_by("p", [first]), *provided_by("q", second), *provided_by("r", None)]
+    offered = [*RULES.offered("p", [first]), *RULES.offered("q", second), *RULES.offered("r", None)]
     assert checked(offered, all_rules()) == (first, second)

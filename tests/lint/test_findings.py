@@ -3,14 +3,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import types
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-import pytest_infx.lint.findings as findings
-from pytest_infx.lint.findings import Finding, all_rules, get_rule, quote_lines, rule
+from pytest_infx.lint.findings import Finding, quote_lines
 
 
 def test_render_reads_like_path_line_entry_message_hint() -> None:
@@ -35,38 +33,6 @@ def test_render_without_line_or_entry_and_with_excerpt() -> None:
     assert text[0] == "a.sh: header."
     assert text[1] == "     2 | # line 0"
     assert text[-1] == "    ... (4 more lines)"
-
-
-def test_registry_has_stable_unique_ids() -> None:
-    ids = [registered.id for registered in all_rules()]
-    assert len(ids) == len(set(ids))
-    assert {
-        "changelog-schema",
-        "changelog-bytes",
-        "changelog-append-only",
-        "changelog-pr-link",
-        "changelog-config-keys",
-        "changelog-coverage",
-        "comments-header",
-        "comments-broad",
-        "comments-describe",
-    } <= set(ids)
-    assert all(registered.description for registered in all_rules())
-
-
-def test_duplicate_rule_id_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    again = types.ModuleType("infx_test_duplicate_rules")
-    again.check = rule("changelog-schema", "again")(lambda ctx: [])  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, again.__name__, again)
-    monkeypatch.setattr(findings, "_RULE_MODULES", (*findings._RULE_MODULES, again.__name__))
-    with pytest.raises(ValueError, match="'changelog-schema' is registered twice"):
-        all_rules()
-
-
-def test_unknown_rule_names_the_known_ones() -> None:
-    with pytest.raises(KeyError, match="comments-broad"):
-        get_rule("nope")
-    assert get_rule("comments-broad").id == "comments-broad"
 
 
 @pytest.mark.parametrize(

@@ -4,9 +4,9 @@ import importlib.util
 from pathlib import Path
 from types import ModuleType
 
+from pytest_infx.lint.builtin import all_rules, run_rules
 from pytest_infx.lint.changelog import load_changelog
 from pytest_infx.lint.context import build_context, default_base_ref
-from pytest_infx.lint.findings import all_rules, run_rules
 
 
 def _bench() -> ModuleType:

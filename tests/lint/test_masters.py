@@ -7,10 +7,12 @@ from pathlib import Path
 import pytest
 
 from pytest_infx.cli import main
+from pytest_infx.lint.builtin import get_rule
 from pytest_infx.lint.context import build_context
-from pytest_infx.lint.findings import Finding, get_rule
+from pytest_infx.lint.findings import Finding
 from pytest_infx.lint.masters import blocks
 from pytest_infx.lint.scope import parse_diff, pull_request_from_env
+from pytest_infx.settings import environment
 
 from .helpers import entry, git, write_files
 
@@ -119,10 +121,10 @@ def test_parse_diff_names_the_written_lines() -> None:
 
 def test_the_pull_request_comes_from_github_actions() -> None:
     pull = {"GITHUB_ACTIONS": "true", "GITHUB_REF": "refs/pull/2707/merge"}
-    assert pull_request_from_env(pull).number == 2707
+    assert pull_request_from_env(environment(pull)).number == 2707
     push = {"GITHUB_ACTIONS": "true", "GITHUB_REF": "refs/heads/main", "GITHUB_EVENT_NAME": "push"}
-    assert pull_request_from_env(push).main
-    assert pull_request_from_env({"GITHUB_REF": "refs/pull/1/merge"}).number is None
+    assert pull_request_from_env(environment(push)).main
+    assert pull_request_from_env(environment({"GITHUB_REF": "refs/pull/1/merge"})).number is None
 
 
 def test_infx_changed_lists_master_config_keys(

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_infx.lint.builtin import all_rules, get_rule
 from pytest_infx.lint.context import build_context, default_base_ref
-from pytest_infx.lint.findings import all_rules, get_rule
 
 ROOT = Path(__file__).resolve().parents[2]
 

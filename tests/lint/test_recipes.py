@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_infx.lint.findings import get_rule
+from pytest_infx.lint.builtin import get_rule
 
 from .conftest import MakeRulesRepo
 from .helpers import AGENTIC_BASE, DFLASH_RECIPE, SGLANG_AGENTIC, VLLM_DIGEST, line_of

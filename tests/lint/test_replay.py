@@ -9,8 +9,9 @@ import pytest
 
 # in-process pytester runs re-import yaml unless it is loaded first; libyaml keeps the old nodes
 import pytest_infx.lint.changelog  # noqa: F401
+from pytest_infx.lint.builtin import all_rules
 from pytest_infx.lint.context import build_context
-from pytest_infx.lint.findings import Finding, all_rules
+from pytest_infx.lint.findings import Finding
 from pytest_infx.lint.scope import PullRequest as Pull
 
 from .history import (

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pytest_infx.lint.builtin import all_rules
 from pytest_infx.lint.context import build_context
-from pytest_infx.lint.findings import all_rules
 
 from .helpers import repo_files, write_files
 

@@ -5,7 +5,7 @@ from pathlib import Path
 from pytest_infx.results.layout import Layout
 
 
-def test_every_file_lies_where_the_readme_says(tmp_path: Path) -> None:
+def test_every_file_lies_where_the_results_page_says(tmp_path: Path) -> None:
     layout = Layout(tmp_path)
     item = "qwen3-8b-h200-vllm-eagle3[k3-thinking_on]"
     assert layout.cell(item) == tmp_path / "cells" / f"{item}.json"

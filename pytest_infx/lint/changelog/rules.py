@@ -11,6 +11,7 @@ import fnmatch
 import functools
 import re
 from collections.abc import Callable
+from functools import cached_property
 
 from pytest_infx.files.store import digest
 from pytest_infx.lint.changelog.entries import (
@@ -26,25 +27,29 @@ from pytest_infx.lint.changelog.history import (
     diff_changelog,
 )
 from pytest_infx.lint.changelog.layout import Lines, byte_findings, entry_offsets
-from pytest_infx.lint.context import LintContext
+from pytest_infx.lint.context import Facts, LintContext
 from pytest_infx.lint.findings import Finding, SkipReason, rule
 from pytest_infx.lint.masters import master_files
 
 _WILDCARD = re.compile(r"[*?\[]")
 
 
-def parsed_head(ctx: LintContext) -> ParsedChangelog:
+def _compute_parsed_head(ctx: LintContext) -> ParsedChangelog:
     def compute() -> ParsedChangelog:
         data = ctx.head_changelog()
         return parse_changelog(
             data or b"", path=ctx.changelog_rel, scenario_types=ctx.scenario_types
         )
 
-    return ctx.memo(
+    return ctx.stored(
         "changelog.parsed",
+        lambda: digest(ctx.changelog_rel, ctx.head_changelog(), ",".join(ctx.scenario_types)),
         compute,
-        key=lambda: digest(ctx.changelog_rel, ctx.head_changelog(), ",".join(ctx.scenario_types)),
     )
+
+
+def parsed_head(ctx: LintContext) -> ParsedChangelog:
+    return ctx.facts(_ChangelogFacts).parsed_head
 
 
 def changed_entries(ctx: LintContext) -> frozenset[int] | None:
@@ -83,7 +88,7 @@ def changed_lines(ctx: LintContext) -> Callable[[int], bool] | None:
     return lambda line: any(line in span for span in spans)
 
 
-def changelog_diff(ctx: LintContext) -> ChangelogDiff:
+def _compute_changelog_diff(ctx: LintContext) -> ChangelogDiff:
     def compute() -> ChangelogDiff:
         return diff_changelog(
             ctx.base_changelog or b"",
@@ -92,13 +97,15 @@ def changelog_diff(ctx: LintContext) -> ChangelogDiff:
             pr_repo=ctx.pr_repo,
         )
 
-    return ctx.memo(
+    return ctx.stored(
         "changelog.diff",
+        lambda: digest(ctx.changelog_rel, ctx.base_changelog, ctx.head_changelog(), ctx.pr_repo),
         compute,
-        key=lambda: digest(
-            ctx.changelog_rel, ctx.base_changelog, ctx.head_changelog(), ctx.pr_repo
-        ),
     )
+
+
+def changelog_diff(ctx: LintContext) -> ChangelogDiff:
+    return ctx.facts(_ChangelogFacts).changelog_diff
 
 
 def new_entries(ctx: LintContext) -> list[ChangelogEntry]:
@@ -187,7 +194,7 @@ def check_schema(ctx: LintContext) -> list[Finding]:
     " newline.",
     skip_reason=_unless_conflicted(_no_changelog),
 )
-def check_bytes(ctx: LintContext) -> list[Finding]:
+def _compute_check_bytes(ctx: LintContext) -> list[Finding]:
     def compute() -> list[Finding]:
         return byte_findings(
             ctx.head_changelog() or b"",
@@ -197,13 +204,17 @@ def check_bytes(ctx: LintContext) -> list[Finding]:
             base_crlf=(ctx.base_changelog or b"").count(b"\r\n"),
         )
 
-    return ctx.memo(
+    return ctx.stored(
         "changelog.bytes",
-        compute,
-        key=lambda: digest(
+        lambda: digest(
             ctx.changelog_rel, ctx.head_changelog(), ctx.base_changelog if ctx.pr_mode else None
         ),
+        compute,
     )
+
+
+def check_bytes(ctx: LintContext) -> list[Finding]:
+    return ctx.facts(_ChangelogFacts).check_bytes
 
 
 @rule(
@@ -439,3 +450,20 @@ def check_coverage(ctx: LintContext) -> list[Finding]:
                 )
             )
     return found
+
+
+class _ChangelogFacts(Facts):
+    """The parsed changelog, its diff against the base and its byte findings, shared by the
+    changelog rules."""
+
+    @cached_property
+    def parsed_head(self) -> ParsedChangelog:
+        return _compute_parsed_head(self.ctx)
+
+    @cached_property
+    def changelog_diff(self) -> ChangelogDiff:
+        return _compute_changelog_diff(self.ctx)
+
+    @cached_property
+    def check_bytes(self) -> list[Finding]:
+        return _compute_check_bytes(self.ctx)

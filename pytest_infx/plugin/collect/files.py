@@ -25,7 +25,8 @@ from pytest_infx.compat.pytest import fixture_manager, marker_matcher
 from pytest_infx.engines import extensions
 from pytest_infx.plugin.options import settings
 from pytest_infx.plugin.run.kinds import ADAPTERS
-from pytest_infx.plugin.stash import CATALOG, POINTS, REF, SERVER_LABELS, SOURCES, TREE
+from pytest_infx.plugin.stash import REF
+from pytest_infx.plugin.state import RunState
 from pytest_infx.prepare.catalog import Catalog, PointRef, cached_catalog, server_labels
 from pytest_infx.recipes.cache import cached_tree
 from pytest_infx.recipes.layout import RECIPE_SUFFIXES, is_recipe
@@ -45,15 +46,17 @@ def _cache_folder(config: pytest.Config) -> Path | None:
 
 
 def tree(config: pytest.Config) -> Tree:
-    found = config.stash.get(TREE, None)
+    state = RunState.of(config)
+    found = state.tree
     if found is None:
         found = cached_tree(settings(config).recipes, _cache_folder(config))
-        config.stash[TREE] = found
+        state.tree = found
     return found
 
 
 def catalog(config: pytest.Config) -> Catalog:
-    found = config.stash.get(CATALOG, None)
+    state = RunState.of(config)
+    found = state.catalog
     if found is None:
         found = cached_catalog(
             settings(config).recipes,
@@ -62,15 +65,16 @@ def catalog(config: pytest.Config) -> Catalog:
             lambda: options.engines(config),
             extensions.identity(options.engine_hooks(config)),
         )
-        config.stash[CATALOG] = found
+        state.catalog = found
     return found
 
 
 def server_label(config: pytest.Config, ref: PointRef) -> str:
     """The label of the item's server (see :func:`pytest_infx.prepare.catalog.server_labels`)."""
-    labels = config.stash.get(SERVER_LABELS, None)
+    state = RunState.of(config)
+    labels = state.server_labels
     if labels is None:
-        labels = config.stash[SERVER_LABELS] = server_labels(catalog(config))
+        labels = state.server_labels = server_labels(catalog(config))
     return labels[ref.server]
 
 
@@ -190,15 +194,16 @@ def point_of(item: pytest.Item) -> Point | None:
 
 def _points(config: pytest.Config, path: Path) -> dict[str, Point]:
     """The points of one recipe file by id, expanded on first use."""
-    by_file = config.stash.setdefault(POINTS, {})
+    state = RunState.of(config)
+    by_file = state.points
     found = by_file.get(path)
     if found is None:
         from pytest_infx.recipes.errors import RecipeErrors
         from pytest_infx.recipes.points import expand
 
-        sources = config.stash.get(SOURCES, None)
+        sources = state.sources
         if sources is None:
-            sources = config.stash[SOURCES] = {s.path: s for s in tree(config).sources}
+            sources = state.sources = {s.path: s for s in tree(config).sources}
         source = sources.get(path)
         try:
             found = {p.id: p for p in expand(source)} if source is not None else {}

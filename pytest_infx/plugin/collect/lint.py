@@ -19,26 +19,17 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import pytest_infx.plugin.options as options
-from pytest_infx.files.git import ref_exists
 from pytest_infx.files.git import toplevel as git_toplevel
 from pytest_infx.files.store import Store
-from pytest_infx.lint import extensions
-from pytest_infx.lint.context import (
-    CHANGELOG_NAME,
-    DEFAULT_BASE_REF,
-    SCENARIO_TYPES,
-    ChangelogOnly,
-    LintContext,
-    build_context,
-)
-from pytest_infx.lint.findings import Rule, UnknownRuleError, all_rules, select_rules
-from pytest_infx.lint.scope import PullRequest, pull_request_from_env
+from pytest_infx.lint.context import CHANGELOG_NAME, LintContext
+from pytest_infx.lint.findings import Rule
 from pytest_infx.plugin.markers import OWN_LINT, markexpr
-from pytest_infx.plugin.stash import SUITE
+from pytest_infx.plugin.state import RunState
 from pytest_infx.settings import Settings
 
 if TYPE_CHECKING:
     from pytest_infx.compat.pytest import TerminalRepr
+    from pytest_infx.lint.session import LintSession
 
 SUITE_NAME = "infx-lint"
 MARKER = "lint"
@@ -85,28 +76,17 @@ def wants_lint(config: pytest.Config) -> bool:
 class LintSuite(pytest.Collector):
     """Parent of the lint items (node id ``infx-lint``); owns the one lint context."""
 
-    def __init__(
-        self,
-        *,
-        settings: Settings,
-        root: Path,
-        base: str | None,
-        rules: tuple[Rule, ...],
-        changelog_only: ChangelogOnly,
-        **kwargs: Any,
-    ) -> None:
+    def __init__(self, *, settings: Settings, lint: LintSession, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.settings = settings
-        self.root = root
-        self.base = base
-        self.rules = rules
-        self.changelog_only = changelog_only
+        self.lint = lint
+        self.root = lint.request.root
         self.ran = 0
         self.skips: list[str] = []
         self._context: LintContext | None = None
 
     def collect(self) -> list[pytest.Item]:
-        return [LintItem.from_parent(self, name=rule.id, rule=rule) for rule in self.rules]
+        return [LintItem.from_parent(self, name=rule.id, rule=rule) for rule in self.lint.rules]
 
     def context(self) -> LintContext:
         if self._context is None:
@@ -114,31 +94,12 @@ class LintSuite(pytest.Collector):
         return self._context
 
     def _build(self) -> LintContext:
-        root = self.root
-        settings = self.settings
-        lint = settings.lint
-        recipes = _folder(settings.rootdir, root, settings.recipes)
-        golden = _folder(settings.rootdir, root, settings.golden)
-        base = self.base if self.base is not None else DEFAULT_BASE_REF
         cache = getattr(self.config, "cache", None)
-        pull = pull_request_from_env()
-        if lint.pr is not None:
-            pull = PullRequest(number=lint.pr)
-        if lint.main:
-            pull = PullRequest(main=True)
-        return build_context(
-            root,
-            base_ref=base,
-            recipe_dirs=(recipes,),
-            golden_dir=golden,
-            load_tree=_shared_tree(self.config, settings, root / recipes),
+        recipes = self.root / self.lint.request.recipes
+        return self.lint.context(
+            load_tree=_shared_tree(self.config, self.settings, recipes),
             load_engines=lambda: options.engines(self.config),
             store=Store(cache.mkdir("infx-lint")) if cache is not None else None,
-            base_optional=self.base is None,
-            audit=lint.audit,
-            pull=pull,
-            scenario_types=lint.scenario_types or SCENARIO_TYPES,
-            changelog_only=self.changelog_only,
         )
 
     def summary(self) -> list[str]:
@@ -185,7 +146,7 @@ def _folder(rootdir: Path, root: Path, folder: Path) -> str:
 
 
 def _suite(config: pytest.Config) -> LintSuite | None:
-    suite = config.stash.get(SUITE, None)
+    suite = RunState.of(config).suite
     return suite if isinstance(suite, LintSuite) else None
 
 
@@ -269,53 +230,43 @@ class LintItem(pytest.Item):
         return self.suite.root, None, self.nodeid
 
 
-def _hook_rules(config: pytest.Config) -> list[extensions.Provided]:
-    """The rules of this run's ``pytest_infx_lint_rules`` implementations, each named by
-    where it is, so a bad one is reported as its own."""
-    found: list[extensions.Provided] = []
-    for impl in config.pluginmanager.hook.pytest_infx_lint_rules.get_hookimpls():
-        source = f"{extensions.HOOK} in {impl.plugin_name}"
-        found.extend(extensions.provided_by(source, impl.function()))
-    return found
-
-
 def lint_items(session: pytest.Session) -> list[pytest.Item]:
     """One item per lint rule under a fresh ``infx-lint`` suite; nothing is read until an
     item runs. An explicit ``--infx-base`` that does not exist is a usage error, not a skip."""
+    # the rule modules cost as much as the rest of the plugin: imported by a run that lints
+    from pytest_infx.lint.session import PYTEST, LintRequest, LintSetupError, open_session
+
     config = session.config
     settings = options.settings(config)
+    lint = settings.lint
     root = lint_root(config)
     if not root.is_dir():
         raise pytest.UsageError(f"--infx-lint-root: {root} is not a folder")
-    base = settings.lint.base
-    if base is not None and not ref_exists(root, base):
-        raise pytest.UsageError(
-            f"--infx-base: git ref {base!r} does not exist in {root}; fetch it or name another"
-        )
-    try:
-        offered = [*extensions.from_entry_points(), *_hook_rules(config)]
-        extra = extensions.checked(offered, all_rules())
-    except extensions.RuleRegistrationError as exc:
-        raise pytest.UsageError(str(exc)) from None
-    try:
-        rules = select_rules(settings.lint.select, settings.lint.ignore, extra)
-    except UnknownRuleError as exc:
-        raise pytest.UsageError(f"ini infx_lint_select / infx_lint_ignore: {exc}") from None
-    try:
-        changelog_only = ChangelogOnly.parse(settings.lint.changelog_only_entries)
-    except ValueError as exc:
-        raise pytest.UsageError(f"ini infx_changelog_only_entries: {exc}") from None
-    suite = LintSuite.from_parent(
-        session,
-        name=SUITE_NAME,
-        nodeid=SUITE_NAME,
-        settings=settings,
-        root=root,
-        base=base,
-        rules=rules,
-        changelog_only=changelog_only,
+    request = LintRequest(
+        root,
+        settings.env,
+        PYTEST,
+        base=lint.base,
+        audit=lint.audit,
+        pr=lint.pr,
+        main=lint.main,
+        select=lint.select,
+        ignore=lint.ignore,
+        changelog_only_entries=lint.changelog_only_entries,
+        scenario_types=lint.scenario_types,
+        recipes=_folder(settings.rootdir, root, settings.recipes),
+        golden=_folder(settings.rootdir, root, settings.golden),
     )
-    config.stash[SUITE] = suite
+    try:
+        opened = open_session(
+            request, config.pluginmanager.hook.pytest_infx_lint_rules.get_hookimpls()
+        )
+    except LintSetupError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    suite = LintSuite.from_parent(
+        session, name=SUITE_NAME, nodeid=SUITE_NAME, settings=settings, lint=opened
+    )
+    RunState.of(config).suite = suite
     items = suite.collect()
     # Reported like a collected file, so "collected N items" counts the rules.
     report = pytest.CollectReport(suite.nodeid, "passed", None, list(items))

@@ -17,6 +17,7 @@ import pytest_infx.plugin.options as options
 import pytest_infx.plugin.stash as stash
 import pytest_infx.plugin.workers as workers
 from pytest_infx import hardware
+from pytest_infx.plugin.state import RunState
 from pytest_infx.settings import Settings
 from pytest_infx.usage import UsageError
 
@@ -72,14 +73,15 @@ def with_dangling_links(
 
 
 def _runner(config: pytest.Config) -> str:
-    runner = config.stash.get(stash.RUNNER, None)
+    state = RunState.of(config)
+    runner = state.runner
     if runner is None:
         given = options.settings(config).gpu
         problem = hardware.unknown_runner(given) if given is not None else None
         if problem is not None:
             raise pytest.UsageError(f"--gpu {given}: {problem}")
         runner = given or hardware.default_runner()
-        config.stash[stash.RUNNER] = runner
+        state.runner = runner
     return runner
 
 
@@ -104,7 +106,7 @@ def select(session: pytest.Session, config: pytest.Config, items: list[pytest.It
         chosen = selection.select(items, collect.ref_of, _runner(config), _changed(config))
         if chosen.drop:
             config.hook.pytest_deselected(items=chosen.drop)
-        stash.add(config, stash.REASONS, chosen.reasons)
+        RunState.of(config).add_reasons(chosen.reasons)
 
         def key(item: pytest.Item) -> str | None:
             ref = collect.ref_of(item)
@@ -130,19 +132,19 @@ def finish(session: pytest.Session) -> None:
     settings = options.settings(config)
     if not config.option.collectonly:
         _prepare(session, settings)
-    if settings.plan and not hasattr(config, "workerinput"):
-        config.stash[stash.PLAN] = tuple(_plan_lines(session, settings))
+    if settings.plan and not RunState.of(config).worker:
+        RunState.of(config).plan = tuple(_plan_lines(session, settings))
 
 
 def _prepare(session: pytest.Session, settings: Settings) -> None:
     from pytest_infx.prepare import precision, preflight
 
     config = session.config
-    if not settings.plan and not hasattr(config, "workerinput"):
+    if not settings.plan and not RunState.of(config).worker:
         from pytest_infx.plugin.run.history import History
 
         History(settings, {}).check()
-    config.stash[stash.SESSION_ITEMS] = list(session.items)
+    RunState.of(config).session_items = list(session.items)
     datasets = preflight.Datasets(settings.dataset_dir)
     datasets.golden = preflight.GoldenTree.from_wire(workers.golden_tree(config))
     try:
@@ -198,7 +200,7 @@ def _say(config: pytest.Config) -> Callable[[str], None]:
 
     def say(message: str) -> None:
         reporter = config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None and not hasattr(config, "workerinput"):
+        if reporter is not None and not RunState.of(config).worker:
             reporter.write_line(f"infx: {message}")
 
     return say
@@ -227,7 +229,7 @@ def _engine_check(session: pytest.Session, settings: Settings) -> None:
         progress=_say(config),
         engines=options.engines(config),
     )
-    stash.add(config, stash.REASONS, lines)
+    RunState.of(config).add_reasons(lines)
     for point_id, problems in found.items():
         for item in by_id.get(point_id, []):
             item.stash[stash.PREFLIGHT] = [*item.stash.get(stash.PREFLIGHT, []), *problems]

@@ -20,6 +20,7 @@ import pytest
 
 from pytest_infx.extras import MissingExtra, require
 from pytest_infx.plugin.output.summary import verdicts_from
+from pytest_infx.plugin.state import RunState
 
 if TYPE_CHECKING:
     from pytest_infx.history.earlier import Earlier
@@ -125,10 +126,9 @@ class ReportPlugin:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Runs before the drift summary is written, so the step summary can link the report."""
-        if hasattr(self.config, "workerinput") or not self.outcomes:
+        if RunState.of(self.config).worker or not self.outcomes:
             return
         from pytest_infx.plugin.options import settings
-        from pytest_infx.plugin.stash import REPORT_MARKDOWN
         from pytest_infx.report import html
         from pytest_infx.results.sweep import read_sweep
 
@@ -147,7 +147,7 @@ class ReportPlugin:
             self.error = f"infx: the sweep report could not be written: {type(exc).__name__}: {exc}"
             return
         self.files = files
-        self.config.stash[REPORT_MARKDOWN] = html.markdown_links(files, options.results)
+        RunState.of(self.config).report_markdown = html.markdown_links(files, options.results)
 
     def _earlier(self, options: Settings, sweep: Sweep) -> dict[str, Earlier]:
         """Each AgentX and fixed-seq-len point's latest passing result from an earlier run, when
@@ -166,9 +166,8 @@ class ReportPlugin:
 
         from pytest_infx.history.earlier import earlier_points
         from pytest_infx.history.store import Store, StoreError
-        from pytest_infx.plugin.stash import HISTORY_RUN
 
-        stamp = self.config.stash.get(HISTORY_RUN, {})
+        stamp = RunState.of(self.config).history_run or {}
         this_run = stamp.get("run_id")
         try:
             with Store.open(url) as store:

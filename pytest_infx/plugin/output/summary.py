@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_infx.files.atomic import atomic_write_text
-from pytest_infx.plugin.stash import REPORT_MARKDOWN
+from pytest_infx.plugin.state import RunState
 from pytest_infx.results.layout import Layout
 from pytest_infx.results.tally import RecordTally
 
@@ -177,9 +177,9 @@ class SummaryPlugin:
             self.verdicts += verdicts_from(report.user_properties)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        links = self.config.stash.get(REPORT_MARKDOWN, "")
+        links = RunState.of(self.config).report_markdown
         cells = cells_of(self.summary)
-        if hasattr(self.config, "workerinput") or not (cells or links):
+        if RunState.of(self.config).worker or not (cells or links):
             return
         from pytest_infx.plugin.options import settings
 

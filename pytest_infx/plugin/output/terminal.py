@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 import pytest_infx.plugin.collect.lint as lint
-import pytest_infx.plugin.stash as stash
+from pytest_infx.plugin.state import RunState
 
 
 def header(config: pytest.Config) -> list[str]:
-    return [f"infx: {note}" for note in config.stash.get(stash.NOTES, ())]
+    return [f"infx: {note}" for note in RunState.of(config).notes]
 
 
 def exit_status(session: pytest.Session) -> None:
@@ -20,7 +20,7 @@ def exit_status(session: pytest.Session) -> None:
 
 
 def summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
-    plan_lines = config.stash.get(stash.PLAN, ())
+    plan_lines = RunState.of(config).plan
     if plan_lines:
         terminalreporter.write_sep("=", "infx plan")
         for line in plan_lines:
@@ -34,7 +34,7 @@ def summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) ->
         for line in lint_lines:
             red = line.startswith("ERROR")
             terminalreporter.write_line(line, yellow=line.startswith("WARNING"), red=red, bold=True)
-    reasons = config.stash.get(stash.REASONS, ())
+    reasons = RunState.of(config).reasons
     if reasons:
         terminalreporter.write_sep("-", "infx selection")
         for reason in reasons:

@@ -15,10 +15,10 @@ import pytest
 
 import pytest_infx.plugin.collect.files as collect
 import pytest_infx.plugin.options as options
-import pytest_infx.plugin.stash as stash
 from pytest_infx.plugin.run.kinds import ADAPTERS, ItemKind, Runnable
 from pytest_infx.plugin.run.session import Run
 from pytest_infx.plugin.stash import PREFLIGHT, REF, REUSE
+from pytest_infx.plugin.state import RunState
 
 if TYPE_CHECKING:
     from pytest_infx.history.gate import Verdict
@@ -31,7 +31,8 @@ def infx_run(pytestconfig: pytest.Config) -> Iterator[Run]:
     from pytest_infx.prepare.preflight import Datasets
 
     settings = options.settings(pytestconfig)
-    folders = pytestconfig.stash[stash.FOLDERS]
+    folders = RunState.of(pytestconfig).folders
+    assert folders is not None, "configure makes the run folders before any fixture"
     run = Run(pytestconfig, settings, folders, Datasets(settings.dataset_dir))
     yield run
     run.close()

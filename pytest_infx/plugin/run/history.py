@@ -19,16 +19,16 @@ from typing import TYPE_CHECKING, Final
 
 import pytest
 
-import pytest_infx.plugin.stash as stash
 from pytest_infx.extras import MissingExtra, require
+from pytest_infx.plugin.state import RunState
 
 if TYPE_CHECKING:
+    from pytest_infx.baseline_tolerance import MetricTolerance
     from pytest_infx.history.gate import Verdict
     from pytest_infx.history.store import RunStamp, Store
     from pytest_infx.recipes.points import Point
     from pytest_infx.results.records import Record
     from pytest_infx.settings import Settings
-    from pytest_infx.tolerance import Tolerance
 
 RUN_INPUT: Final = "infx_history_run"
 
@@ -78,9 +78,10 @@ def stamp(config: pytest.Config, settings: Settings) -> dict[str, object]:
     given = workerinput.get(RUN_INPUT)
     if isinstance(given, dict):
         return given
-    if stash.HISTORY_RUN not in config.stash:
-        config.stash[stash.HISTORY_RUN] = new_stamp(settings)
-    return config.stash[stash.HISTORY_RUN]
+    state = RunState.of(config)
+    if state.history_run is None:
+        state.history_run = new_stamp(settings)
+    return state.history_run
 
 
 def send_stamp(config: pytest.Config, workerinput: dict[str, object]) -> None:
@@ -163,10 +164,10 @@ class History:
         baseline = self.settings.history.baseline
         if baseline is None or not self.on or not record.passed or record.config is None:
             return None
+        from pytest_infx.baseline_tolerance import merged, tolerances
         from pytest_infx.history.gate import compare
         from pytest_infx.history.rows import row_of
         from pytest_infx.kinds import KINDS
-        from pytest_infx.tolerance import merged, tolerances
 
         store, run = self.store()
         row = row_of(record, KINDS)
@@ -198,9 +199,9 @@ class History:
         )
 
     @functools.cached_property
-    def _run_limits(self) -> tuple[Tolerance, ...]:
+    def _run_limits(self) -> tuple[MetricTolerance, ...]:
         """The defaults under the ini's tolerances: the same for every point of the run."""
-        from pytest_infx.tolerance import DEFAULT_TOLERANCES, merged, tolerances
+        from pytest_infx.baseline_tolerance import DEFAULT_TOLERANCES, merged, tolerances
 
         return merged(
             tolerances(DEFAULT_TOLERANCES, source="the default tolerances"),

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, TypeVar, cast
 
 import pytest
 
-from pytest_infx.plugin.stash import NO_SERVER, PREFLIGHT, REF, SESSION_ITEMS, Folders
+from pytest_infx.plugin.stash import NO_SERVER, PREFLIGHT, REF
+from pytest_infx.plugin.state import Folders, RunState
 from pytest_infx.results.files import write_result
 from pytest_infx.results.layout import Layout
 from pytest_infx.settings import Settings
@@ -103,7 +104,7 @@ class Run:
             if devices:
                 leaser = GpuLeaser(self.folders.run / "gpus", len(devices), devices=devices)
             # a Slurm job's run folder is its own: no other process can be using its servers
-            under_xdist = hasattr(self.config, "workerinput") and not in_job(slurm)
+            under_xdist = RunState.of(self.config).worker and not in_job(slurm)
             self._pool = ServerPool(
                 self.folders.run / "servers",
                 Registry(self.folders.run / "registry.jsonl"),
@@ -122,7 +123,7 @@ class Run:
         """Uses by the items that will ask for a server: not those that failed preflight, and
         not those whose stored result is reused."""
         uses: Counter[str] = Counter()
-        for item in self.config.stash.get(SESSION_ITEMS, []):
+        for item in RunState.of(self.config).session_items:
             ref = item.stash.get(REF, None)
             if ref is None or item.stash.get(PREFLIGHT, []) or item.stash.get(NO_SERVER, False):
                 continue

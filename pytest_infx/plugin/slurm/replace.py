@@ -24,10 +24,10 @@ from typing import Literal, Protocol, cast
 
 import pytest
 
-import pytest_infx.plugin.stash as stash
 from pytest_infx.compat.xdist import GatewaySpec, WorkerNode, XdistSession
 from pytest_infx.plugin.slurm.jobs import SlurmError, SlurmSettings, command, job_name_of_spec
 from pytest_infx.plugin.slurm.schedule import ServerGroupScheduling
+from pytest_infx.plugin.state import RunState
 
 WATCH_S = 1.0
 
@@ -99,7 +99,7 @@ class Replacements:
         self.config: pytest.Config = sched.config
         self.pending: set[Pending] = set()
         self.stopped = threading.Event()
-        folders = self.config.stash.get(stash.FOLDERS, None)
+        folders = RunState.of(self.config).folders
         self.progress = folders.progress if folders is not None else None
         sched.pending_ended = self.ended
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from lint.helpers import DFLASH_RECIPE, ENTRY_A, git, line_of, repo_files, write_files
 
-from pytest_infx.lint.findings import all_rules
+from pytest_infx.lint.builtin import all_rules
 
 pytest_plugins = ["pytester"]
 

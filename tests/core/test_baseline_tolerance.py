@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_infx.tolerance import (
+from pytest_infx.baseline_tolerance import (
     DEFAULT_TOLERANCES,
     METRICS,
     TABLE_METRICS,
-    Tolerance,
+    MetricTolerance,
     merged,
     metric,
     parse_tolerance,
@@ -15,8 +15,10 @@ from pytest_infx.tolerance import (
 
 
 def test_a_tolerance_reads_its_metric_and_fraction() -> None:
-    assert parse_tolerance("tput_per_gpu: -5%", source="s") == Tolerance("tput_per_gpu", 0.05)
-    assert parse_tolerance(" median_ttft:+12.5 % ", source="s") == Tolerance("median_ttft", 0.125)
+    assert parse_tolerance("tput_per_gpu: -5%", source="s") == MetricTolerance("tput_per_gpu", 0.05)
+    assert parse_tolerance(" median_ttft:+12.5 % ", source="s") == MetricTolerance(
+        "median_ttft", 0.125
+    )
     assert parse_tolerance("p99.9_e2el: +10%", source="s").metric == "p99.9_e2el"
 
 

@@ -1,5 +1,6 @@
-"""The figures a benchmark point is judged on, under InferenceX's names and units, and the
-tolerances a gate allows them.
+"""The figures a benchmark point is judged on against the results history's baseline, under
+InferenceX's names and units, and the per-metric tolerances the baseline gate allows them
+(not the golden AL tolerance, which is :mod:`pytest_infx.golden.compare`'s).
 
 A leaf of the package: recipes validate their ``tolerance:`` block against it, and the
 results history computes, stores and compares the figures it names.
@@ -97,7 +98,7 @@ _SPEC = re.compile(r"^\s*([A-Za-z0-9_.]+)\s*:\s*([+-])\s*(\d+(?:\.\d+)?)\s*%\s*$
 
 
 @dataclass(frozen=True)
-class Tolerance:
+class MetricTolerance:
     """How far ``metric`` may move, as a fraction of its baseline (0.05 for 5 %), in the
     direction that hurts it."""
 
@@ -110,7 +111,7 @@ class Tolerance:
         return f"{self.metric}: {sign}{self.fraction * 100:g}%"
 
 
-def parse_tolerance(text: str, *, source: str) -> Tolerance:
+def parse_tolerance(text: str, *, source: str) -> MetricTolerance:
     """One ``metric: ±N%`` entry; ``source`` names where it was written in errors. The sign
     must be the harmful direction, so a mistyped ``tput_per_gpu: +5%`` is an error rather than
     a gate that never fires."""
@@ -141,12 +142,12 @@ def parse_tolerance(text: str, *, source: str) -> Tolerance:
         )
     if not math.isfinite(fraction):
         raise ValueError(f"{source}: {text.strip()!r}: {number}% is not a finite tolerance")
-    return Tolerance(name, fraction)
+    return MetricTolerance(name, fraction)
 
 
-def tolerances(entries: Iterable[str], *, source: str) -> tuple[Tolerance, ...]:
+def tolerances(entries: Iterable[str], *, source: str) -> tuple[MetricTolerance, ...]:
     """The entries in order; a later entry for the same metric replaces an earlier one."""
-    found: dict[str, Tolerance] = {}
+    found: dict[str, MetricTolerance] = {}
     for entry in entries:
         if entry.strip():
             tolerance = parse_tolerance(entry, source=source)
@@ -154,9 +155,9 @@ def tolerances(entries: Iterable[str], *, source: str) -> tuple[Tolerance, ...]:
     return tuple(found.values())
 
 
-def merged(*layers: Sequence[Tolerance]) -> tuple[Tolerance, ...]:
+def merged(*layers: Sequence[MetricTolerance]) -> tuple[MetricTolerance, ...]:
     """Later layers (ini, then the recipe) replace earlier ones metric by metric."""
-    found: dict[str, Tolerance] = {}
+    found: dict[str, MetricTolerance] = {}
     for layer in layers:
         for tolerance in layer:
             found[tolerance.metric] = tolerance
