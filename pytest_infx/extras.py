@@ -20,6 +20,7 @@ EXTRA_OF: dict[str, tuple[str, str]] = {
     "alembic": ("alembic", "history"),
     "numpy": ("numpy", "fixedseq"),
     "tokenizers": ("tokenizers", "fixedseq"),
+    "jinja2": ("Jinja2", "fixedseq"),
     "xdist": ("pytest-xdist", "xdist"),
     "syrupy": ("syrupy", "golden"),
 }

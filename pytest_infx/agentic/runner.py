@@ -91,6 +91,7 @@ class AgenticRun:
     num_dataset_entries: int | None = None
     grace_period_s: float | None = None
     use_server_token_count: bool = True
+    apply_chat_template: bool = False
     extra_args: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
@@ -154,6 +155,8 @@ def build_argv(run: AgenticRun) -> list[str]:
         argv += ["--request-count", str(run.request_count)]
     if run.use_server_token_count:
         argv.append("--use-server-token-count")
+    if run.apply_chat_template:
+        argv.append("--apply-chat-template")
     if run.num_dataset_entries is not None:
         argv += ["--num-dataset-entries", str(run.num_dataset_entries)]
     if run.public_dataset is not None:

@@ -45,6 +45,7 @@ from pytest_infx.engines.fidelity import (
     synthetic_apart,
 )
 from pytest_infx.engines.registry import installed
+from pytest_infx.fixedseq.chat import DEEPSEEK_V4
 from pytest_infx.hardware import gpu_type
 from pytest_infx.lint.masters import master_files
 from pytest_infx.recipes.errors import RecipeError
@@ -127,6 +128,13 @@ AGENTIC_CLIENT: Mapping[str, tuple[str, str]] = {
 }
 """aiperf flags of InferenceX's AgentX client that an agentic block sets: the recipe setting
 and its default. A key whose every point passes another value gets it in its block."""
+CHAT_TEMPLATE_FLAGS: Mapping[str, str] = {
+    "--use-chat-template": "fixed-seq-len",
+    "--apply-chat-template": "agentic",
+}
+"""The client flag, per block, with which InferenceX's client sends prompts in the model's chat
+template (``benchmark_serving.py``'s and aiperf's): a block whose points pass it sets
+``chat-template: true``."""
 
 
 GOLDEN = {
@@ -141,12 +149,6 @@ InferenceX's scripts take it (MiniMax-M3's GQA draft: 2.78 at 3 tokens, thinking
 acceptance its AMD vLLM scripts force)."""
 
 CHAT_TEMPLATE_CLIENT: Mapping[str, str] = {
-    "--use-chat-template": "benchmark_serving.py applies the model's chat template to each"
-    " random prompt; the plugin's fixed-seq-len client sends the prompt as it is",
-    "--dsv4": "benchmark_serving.py encodes each prompt with DeepSeek-V4's own chat encoding;"
-    " the plugin's fixed-seq-len client sends the prompt as it is",
-    "--apply-chat-template": "aiperf applies the chat template to the replayed turns; the"
-    " plugin's agentic block has no such setting",
     "--benchmark-grace-period": "aiperf waits this long for the last requests after the"
     " duration; the plugin's agentic block has no such setting",
 }
@@ -305,7 +307,7 @@ def port(
     per_point: dict[str, tuple[dict[str, str], dict[str, str], dict[str, str]]] = {}
     specs: set[str | None] = set()
     for record in records:
-        client = _client_settings(record) if agentic else {}
+        client = _client_settings(record, agentic=agentic)
         recorded = record["server"].get("files") or {}
         argv = record["server"]["argv"]
         specs.add(speculative_of(engine, prefix, argv, GOLDEN, files=recorded))
@@ -439,11 +441,17 @@ def _speculative_config(text: str | None) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {}
 
 
-def _client_settings(record: Mapping[str, Any]) -> dict[str, str]:
-    """The agentic block settings a recorded aiperf call gives other than their defaults."""
+def _client_settings(record: Mapping[str, Any], *, agentic: bool) -> dict[str, str]:
+    """The block settings a recorded client call gives other than their defaults: the chat
+    template, and for an aiperf call its other block settings."""
     found: dict[str, str] = {}
+    block = "agentic" if agentic else "fixed-seq-len"
     for flag, given in flags((record.get("client") or {}).get("argv") or (), "client").items():
-        if flag in AGENTIC_CLIENT and given is not None:
+        if CHAT_TEMPLATE_FLAGS.get(flag) == block:
+            found.setdefault("chat-template", "true")
+        elif flag == "--dsv4" and not agentic:
+            found["chat-template"] = DEEPSEEK_V4
+        elif agentic and flag in AGENTIC_CLIENT and given is not None:
             name, default = AGENTIC_CLIENT[flag]
             if given != default:
                 found[name] = _arg_text(given)
@@ -540,9 +548,10 @@ def _mapping(items: Iterable[tuple[str, str]]) -> str:
     return "{" + ", ".join(f"{k}: {v}" for k, v in items) + "}"
 
 
-def _overrides(ported: Ported) -> list[str]:
+def _overrides(ported: Ported, block: str) -> list[str]:
     """One override per arm and set of per-point settings, with the concurrencies that have
-    them; arms without a variant first, so that a variant's own settings come after."""
+    them; arms without a variant first, so that a variant's own settings come after.
+    ``block``: the benchmark block the per-point client settings go in."""
     groups: dict[tuple[Any, ...], list[int]] = {}
     for name, args, env, client in ported.per_point:
         if not args and not env and not client:
@@ -570,7 +579,7 @@ def _overrides(ported: Ported) -> list[str]:
         if env:
             lines.append(f"      env: {_mapping(env)}")
         if client:
-            lines.append(f"    agentic: {_mapping(client)}")
+            lines.append(f"    {block}: {_mapping(client)}")
     return lines
 
 
@@ -649,11 +658,14 @@ def render(master: MasterKey) -> str:
         lines += [_arm_line(arm, fixed=False) for arm in master.agentic]
     if master.fixed:
         lines.append("fixed-seq-len:")
+        if master.ported is not None:
+            lines += [f"  {name}: {given}" for name, given in master.ported.client]
         if master.ported is not None and master.ported.speculative is not None:
             lines.append(f"  speculative: {master.ported.speculative}")
         lines.append("  points:")
         lines += [_arm_line(arm, fixed=True) for arm in master.fixed]
-    overrides = _overrides(master.ported) if master.ported is not None else []
+    block = "agentic" if master.agentic else "fixed-seq-len"
+    overrides = _overrides(master.ported, block) if master.ported is not None else []
     if overrides:
         lines += ["overrides:", *overrides]
     if master.ported is not None and master.ported.stated:

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from pytest_infx.fixedseq.chat import DEEPSEEK_V4
 from pytest_infx.recipes.schema import Recipe
 
 if TYPE_CHECKING:
@@ -167,6 +168,8 @@ CLIENT_SETTINGS: Mapping[str, str] = {
     "--num-dataset-entries": "num_dataset_entries",
     "--public-dataset": "traces",
     "--scenario": "scenario",
+    "--use-chat-template": "chat_template",
+    "--apply-chat-template": "chat_template",
 }
 """InferenceX's client flags (``benchmark_serving.py``'s and aiperf's) and the name of the plan's
 client setting that holds the same value."""
@@ -174,8 +177,10 @@ CLIENT_DEFAULTS: Mapping[str, str] = {
     "seed": "0",
     "endpoint": "/v1/completions",
     "stream": "true",
+    "chat_template": "false",
 }
-"""``benchmark_serving.py``'s values for the settings InferenceX's command line leaves out."""
+"""``benchmark_serving.py``'s values for the settings InferenceX's command line leaves out
+(the chat template is off in aiperf too without its flag)."""
 
 
 @dataclass(frozen=True, order=True)
@@ -468,6 +473,10 @@ def client_differences(settings: Mapping[str, Any], record: Mapping[str, Any]) -
         )
         theirs[name] = "true" if given is None else given
     ours = {name: value(v) for name, v in _flatten(settings)}
+    if theirs.get("--dsv4") == "true" and theirs.get("chat_template") == "true":
+        # --dsv4 picks DeepSeek-V4's own encoding for the template --use-chat-template applies.
+        del theirs["--dsv4"]
+        theirs["chat_template"] = DEEPSEEK_V4
     for name, default in CLIENT_DEFAULTS.items():
         theirs.setdefault(name, default)
     return list(_compare("client", theirs, ours))

@@ -16,6 +16,12 @@ above (which only change when the generator refills its block, so many cases sha
 worker every padding draw comes from it; with several, prompts are cut into ``workers`` chunks of
 ``ceil(n / workers)`` and each chunk, in order, pads from a generator seeded by one draw of it.
 The worker count therefore changes the prompts that need padding, and only those.
+
+With a chat template (``--use-chat-template``), the template's own length is taken off the input
+length before any draw: the template wraps the one-letter message ``a``, that text encodes to
+some ids, and all of them but one (the letter's) are the template's. Each fitted prompt is then
+wrapped in the template, and its length is what the wrapped text encodes to, as InferenceX
+counts it; the ids are those of the wrapped text.
 """
 
 from __future__ import annotations
@@ -65,6 +71,12 @@ class Tokenizer(Protocol):
     def decode(self, ids: Sequence[int]) -> str: ...
 
     def encode(self, text: str) -> list[int]: ...
+
+
+class Chat(Protocol):
+    """A chat template that wraps one user message with the generation prompt."""
+
+    def user_turn(self, content: str) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -161,14 +173,24 @@ def random_prompts(
     seed: int,
     prefix_len: int = 0,
     workers: int = MAX_AUTO_WORKERS,
+    chat: Chat | None = None,
 ) -> RandomPrompts:
     """``workers`` is the split InferenceX's client would use; 0 or less is its own rule,
-    ``min(cpu_count, 8)``, which makes the prompts depend on the machine."""
+    ``min(cpu_count, 8)``, which makes the prompts depend on the machine. ``chat``: the template
+    each prompt is sent in, as ``--use-chat-template`` sends it."""
     import numpy as np
 
     rng = np.random.RandomState(seed)
     vocab = tokenizer.vocab_size
     prefix = [int(v) for v in rng.randint(0, vocab, size=prefix_len)]
+    if chat is not None:
+        wrapping = template_len(tokenizer, chat)
+        if wrapping > input_len:
+            raise ValueError(
+                f"the chat template alone is {wrapping} tokens, more than the input length "
+                f"{input_len}: raise the point's isl or turn the chat template off"
+            )
+        input_len -= wrapping
     input_lens = rng.randint(int(input_len * range_ratio), input_len + 1, size=num_prompts)
     output_lens = rng.randint(int(output_len * range_ratio), output_len + 1, size=num_prompts)
     offsets = rng.randint(0, vocab, size=num_prompts)
@@ -178,8 +200,18 @@ def random_prompts(
         target = prefix_len + int(input_lens[i])
         ids = prefix + [int((offsets[i] + i + j) % vocab) for j in range(int(input_lens[i]))]
         prompt, ids = _fitted(tokenizer, tokenizer.decode(ids), target, padding[i], vocab)
+        if chat is not None:
+            prompt = chat.user_turn(prompt)
+            ids = tokenizer.encode(prompt)
+            target = len(ids)
         requests.append(RandomRequest(prompt, target, int(output_lens[i]), tuple(ids)))
     return RandomPrompts(tuple(requests))
+
+
+def template_len(tokenizer: Tokenizer, chat: Chat) -> int:
+    """The tokens the template adds to a message, as InferenceX measures them: what the
+    one-letter message ``a`` encodes to once wrapped, less one for the letter."""
+    return len(tokenizer.encode(chat.user_turn("a"))) - 1
 
 
 def resolved_workers(workers: int) -> int:

@@ -128,6 +128,7 @@ def client_settings(point: Point) -> dict[str, Any]:
             "ignore_eos": True,
             "num_warmups": block.warmups_per_concurrency * conc,
             "seed": block.seed,
+            "chat_template": block.chat_template,
         }
     return {
         "client": "aiperf",
@@ -147,6 +148,7 @@ def client_settings(point: Point) -> dict[str, Any]:
         "request_count": block.request_count,
         "traces": block.traces,
         "failed_request_threshold": block.failed_request_threshold,
+        "chat_template": block.chat_template,
     }
 
 

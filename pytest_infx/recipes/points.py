@@ -228,6 +228,9 @@ def _material(
         bench = dict(dumped["agentic"])
         bench.pop("points")
         bench.pop("failed-request-threshold")
+        if not bench.get("chat-template"):
+            # The default leaves the fingerprints of points made before the setting unchanged.
+            bench.pop("chat-template", None)
         material["agentic"] = bench
     else:
         bench = dict(dumped["fixed-seq-len"])
@@ -240,6 +243,9 @@ def _material(
         if bench.get("prompt-workers") == FixedSeqLen.model_fields["prompt_workers"].default:
             # The default leaves the fingerprints of points made before the setting unchanged.
             bench.pop("prompt-workers")
+        if not bench.get("chat-template"):
+            # The default leaves the fingerprints of points made before the setting unchanged.
+            bench.pop("chat-template", None)
         material["fixed-seq-len"] = bench
     material["tp"] = tp
     return material

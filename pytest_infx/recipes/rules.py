@@ -417,9 +417,13 @@ def al_literal_problems(
     literal = pattern or al_literal_pattern()
     if literal.search(text) is None:
         return found
+    stated = False
     for number, line in enumerate(text.splitlines(), start=1):
+        if line[:1] not in ("", " ", "-", "#"):
+            stated = line.startswith("differences:")
         match = literal.search(line)
-        if match is None or line.lstrip().startswith("#"):
+        # a stated difference names InferenceX's setting and ours; it sets nothing
+        if match is None or stated or line.lstrip().startswith("#"):
             continue
         found.append(
             Problem(

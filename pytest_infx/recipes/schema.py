@@ -295,6 +295,10 @@ class Agentic(Strict):
     traces: str = "semianalysis_cc_traces_weka_062126"
     num_dataset_entries: int | None = Field(default=393, ge=1)
     failed_request_threshold: float = Field(default=0.10, ge=0, le=1)
+    chat_template: bool = False
+    """Count input tokens with the model's chat template applied, as aiperf's
+    ``--apply-chat-template`` does (its synthetic input lengths allow for the template's
+    wrapping; the replayed turns are sent as chat requests either way)."""
 
 
 class FixedSeqLenPoints(Strict):
@@ -331,6 +335,12 @@ class FixedSeqLen(Strict):
     """The workers ``benchmark_serving.py`` splits prompt generation over, which decides the ids
     that pad a prompt that re-encodes short: 8 as on a GPU runner; 0 is its own rule,
     ``min(cpu_count, 8)``, which makes the prompts depend on the machine."""
+    chat_template: bool | Literal["deepseek-v4"] = False
+    """Send each prompt in the model's chat template, as ``benchmark_serving.py
+    --use-chat-template`` does: the template's length is taken off the input length and each
+    prompt is wrapped as one user message with the generation prompt (the model folder must
+    ship a template); ``deepseek-v4`` wraps it with DeepSeek-V4's own encoding instead, as its
+    ``--dsv4`` does."""
 
 
 Scalar = str | int | float | bool | None

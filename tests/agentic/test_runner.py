@@ -297,3 +297,8 @@ def test_a_run_stopped_by_the_threshold_still_returns_its_export(
     assert result.exit_code == 1
     assert result.console_tail[-1] == "failed-request threshold exceeded"
     assert (result.total, result.failed) == (100, 11)
+
+
+def test_the_chat_template_flag_is_passed_only_when_asked(tmp_path: Path) -> None:
+    assert "--apply-chat-template" not in build_argv(_run(tmp_path))
+    assert "--apply-chat-template" in build_argv(_run(tmp_path, apply_chat_template=True))

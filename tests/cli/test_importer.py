@@ -235,7 +235,7 @@ def test_a_generated_recipe_states_each_difference_it_keeps_with_its_reason(
     spec += ["--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "3"]
     recording = [record(4, [*spec, "--chat-template", "/w/t.jinja"], {})]
     recording[0]["server"]["files"] = {"/w/t.jinja": {"bytes": 9, "sha256": "ab"}}  # type: ignore[index]
-    recording[0]["client"] = {"argv": ["python3", "b.py", "--use-chat-template"]}
+    recording[0]["client"] = {"argv": ["python3", "b.py", "--use-chat-template", "--dsv4"]}
     commands = tmp_path / "commands.jsonl"
     commands.write_text(json.dumps(recording[0]), encoding="utf-8")
     keys = master_keys(checkout(tmp_path))
@@ -243,6 +243,7 @@ def test_a_generated_recipe_states_each_difference_it_keeps_with_its_reason(
         generate(keys, records=read_records(commands))["dsr1-fp4-b200-sglang.yaml"]
     )
     assert "chat-template" not in recipe["engine"].get("args", {})
+    assert recipe["fixed-seq-len"]["chat-template"] == "deepseek-v4"
     stated = {
         (d.get("flag") or d.get("setting"), d["inferencex"], d["reason"])
         for d in recipe["differences"]
@@ -253,7 +254,6 @@ def test_a_generated_recipe_states_each_difference_it_keeps_with_its_reason(
         ("--speculative-eagle-topk", "1", "owned"),
         ("--speculative-num-draft-tokens", "3", "owned"),
         ("--speculative-num-steps", "2", "owned"),
-        ("--use-chat-template", "true", "tool-limit"),
     }
     assert all(d["ours"] is None and d["evidence"] for d in recipe["differences"])
 

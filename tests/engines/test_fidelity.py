@@ -256,12 +256,30 @@ def test_client_flags_are_read_as_the_plan_s_settings() -> None:
         "seed": 0,
         "endpoint": "/v1/completions",
         "stream": True,
+        "chat_template": False,
     }
     found = client_differences(settings, record)
     assert found == [
         Difference("client", "--base-url", "http://0.0.0.0:8888", None),
         Difference("client", "num_prompts", "10", "20"),
     ]
+
+
+def test_the_chat_template_flags_are_read_as_the_chat_template_setting() -> None:
+    settings = {"seed": 0, "endpoint": "/v1/completions", "stream": True}
+    plain = {"argv": ["python3", "bench.py", "--use-chat-template"]}
+    dsv4 = {"argv": ["python3", "bench.py", "--use-chat-template", "--dsv4"]}
+    aiperf = {"argv": ["aiperf", "profile", "--apply-chat-template"]}
+    assert client_differences({**settings, "chat_template": True}, plain) == []
+    assert client_differences({**settings, "chat_template": "deepseek-v4"}, dsv4) == []
+    assert client_differences({**settings, "chat_template": True}, dsv4) == [
+        Difference("client", "chat_template", "deepseek-v4", "true")
+    ]
+    assert client_differences({**settings, "chat_template": False}, plain) == [
+        Difference("client", "chat_template", "true", "false")
+    ]
+    ours = {**settings, "client": "aiperf", "chat_template": True}
+    assert client_differences(ours, aiperf) == []
 
 
 def test_owned_and_stated_differences_are_counted_per_reason_the_rest_are_left() -> None:

@@ -335,6 +335,20 @@ def test_al_literals_in_bases_and_engine_args(rules_repo: MakeRulesRepo) -> None
     ]
 
 
+
+def test_a_stated_difference_naming_an_acceptance_setting_sets_nothing(
+    rules_repo: MakeRulesRepo,
+) -> None:
+    stated = SGLANG_AGENTIC + (
+        "differences:\n"
+        '- {variable: SGLANG_SIMULATE_ACC_LEN, inferencex: "*", ours: null, reason: owned,'
+        ' evidence: "set at launch from the golden curve"}\n'
+    )
+    assert rendered(rules_repo, "recipes-al-literals", {SGLANG: stated}) == []
+    after = stated + "engine:\n  env:\n    SGLANG_SIMULATE_ACC_LEN: '2.97'\n"
+    found = rendered(rules_repo, "recipes-al-literals", {SGLANG: after})
+    assert [f.split(": ")[0] for f in found] == [f"{SGLANG}:{len(after.splitlines())}"]
+
 def test_load_accepts_an_override_on_a_variant_and_reports_an_unknown_one(
     rules_repo: MakeRulesRepo,
 ) -> None:

@@ -173,7 +173,7 @@ def test_fixed_seq_len_points_of_one_tp_share_a_server_and_show_benchmark_servin
         "endpoint": "/v1/completions", "stream": True, "dataset": "random", "input_len": 8192,
         "output_len": 1024, "random_range_ratio": 0.8, "num_prompts": 160,
         "max_concurrency": 16, "request_rate": "inf", "ignore_eos": True, "num_warmups": 32,
-        "seed": 0,
+        "seed": 0, "chat_template": False,
     }  # fmt: skip
     for block in blocks.values():
         argv = shlex.split(block["argv"])

@@ -62,6 +62,7 @@ def aiperf(
         "trace_idle_gap_cap_s": 300.0,
         "warmup_grace_period_s": 1800.0,
         "max_context_length": None,
+        "chat_template": False,
     }
 
 

@@ -486,3 +486,16 @@ def test_a_prompt_worker_count_other_than_eight_changes_the_fingerprint(tmp_path
     assert {
         p.fixed_seq_len.prompt_workers for p in points_of(tmp_path, auto) if p.fixed_seq_len
     } == {0}
+
+
+@pytest.mark.parametrize("setting", [True, "deepseek-v4"])
+def test_a_chat_template_changes_the_fingerprint_and_off_leaves_it(
+    tmp_path: Path, setting: object
+) -> None:
+    before = hashes(tmp_path, _fixed())
+    off = _fixed()
+    off["fixed-seq-len"]["chat-template"] = False
+    assert hashes(tmp_path, off) == before
+    on = _fixed()
+    on["fixed-seq-len"]["chat-template"] = setting
+    assert set(hashes(tmp_path, on).values()).isdisjoint(before.values())

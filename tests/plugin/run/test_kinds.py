@@ -273,6 +273,33 @@ def test_a_fixed_seq_len_point_pads_its_prompts_as_its_prompt_workers_say(
     assert made.prompts().sha256 == expected[workers]
 
 
+@pytest.mark.parametrize(
+    ("setting", "start"),
+    [
+        (True, "<|im_start|>system\n"),
+        ("deepseek-v4", "<\uff5cbegin\u2581of\u2581sentence\uff5c><\uff5cUser\uff5c>"),
+    ],
+)
+def test_a_fixed_seq_len_point_sends_its_prompts_in_the_chat_template_it_names(
+    tmp_path: Path, setting: object, start: str
+) -> None:
+    if setting is True:
+        pytest.importorskip("jinja2", reason="the chat template renders with the fixedseq extra")
+    tokenizer = Path(__file__).parents[2] / "fixedseq" / "data" / "smollm2"
+    data = recipe(KEY, record=tmp_path / "starts.jsonl")
+    data["fixed-seq-len"] = {
+        "points": [{"tp": 1, "isl": 256, "osl": 32, "concurrency": [1]}],
+        "prompts-per-concurrency": 2,
+        "chat-template": setting,
+    }
+    write_recipe(tmp_path / "recipes", data)
+    (point,) = [p for p in expand_all(load_tree(tmp_path / "recipes")) if p.fixed_seq_len]
+    assert point.fixed_seq_len is not None
+    run: Any = SimpleNamespace(model_dir=lambda _: tokenizer)
+    made = fixed.FixedPoint(point, point.fixed_seq_len, cast(Any, None), run, _request(None))
+    assert all(r.prompt.startswith(start) for r in made.prompts().requests)
+
+
 class _Measuring:
     """The run a measured AgentX point reports to: it keeps what ``keep`` is given."""
 

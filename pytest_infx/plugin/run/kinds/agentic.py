@@ -91,6 +91,7 @@ class MeasuredAgenticPoint:
             max_context_length=point.recipe.model.max_model_len,
             request_count=agentic.request_count,
             num_dataset_entries=None if builtin else agentic.num_dataset_entries,
+            apply_chat_template=agentic.chat_template,
         )
 
     def shape(self) -> ConfigIdentity:

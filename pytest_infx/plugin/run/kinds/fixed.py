@@ -41,23 +41,27 @@ class FixedSeqLenPoint:
     request: pytest.FixtureRequest
 
     def prompts(self) -> RandomPrompts:
+        from pytest_infx.fixedseq.chat import ChatTemplateError, chat_for
         from pytest_infx.fixedseq.prompts import HubTokenizer, TokenizerError, random_prompts
 
         point, block = self.point, self.block
         assert point.isl is not None and point.osl is not None
+        folder = Path(self.run_ctx.model_dir(point))
         try:
-            tokenizer = HubTokenizer.load(Path(self.run_ctx.model_dir(point)))
-        except TokenizerError as exc:
+            tokenizer = HubTokenizer.load(folder)
+            chat = chat_for(block.chat_template, folder)
+            return random_prompts(
+                tokenizer,
+                input_len=point.isl,
+                output_len=point.osl,
+                num_prompts=block.prompts_per_concurrency * point.concurrency,
+                range_ratio=block.random_range_ratio,
+                seed=block.seed,
+                workers=block.prompt_workers,
+                chat=chat,
+            )
+        except (TokenizerError, ChatTemplateError, ValueError) as exc:
             pytest.fail(f"{point.id}: {exc}", pytrace=False)
-        return random_prompts(
-            tokenizer,
-            input_len=point.isl,
-            output_len=point.osl,
-            num_prompts=block.prompts_per_concurrency * point.concurrency,
-            range_ratio=block.random_range_ratio,
-            seed=block.seed,
-            workers=block.prompt_workers,
-        )
 
     def run(self) -> None:
         __tracebackhide__ = True
