@@ -17,9 +17,9 @@ from pytest_infx.fixedseq.record import (
     median_pass,
     with_passes,
 )
+from pytest_infx.prepare.identity import identity_of
 from pytest_infx.recipes.loader import load_tree
 from pytest_infx.recipes.points import Point, expand_all
-from pytest_infx.results.identity import ConfigIdentity
 from pytest_infx.results.records import ServerInfo, parse_record
 
 SERVER = ServerInfo(argv=["serve"], port=8000, log="logs/s.log")
@@ -40,7 +40,7 @@ def test_the_record_carries_the_point_its_identity_and_the_processed_figures(
     tmp_path: Path,
 ) -> None:
     (point,) = [p for p in _points(tmp_path) if p.kind == "fixed_seq_len"]
-    identity = ConfigIdentity.of(point, runner="cpu-1", engines=installed())
+    identity = identity_of(point, runner="cpu-1", engines=installed())
     prompts = RandomPrompts((RandomRequest("p", 60, 8, (1,)), RandomRequest("q", 64, 8, (2,))))
     agg = {"tput_per_gpu": 10.0, "median_ttft": 0.5, "hw": "cpu-1", "dp_attention": "false"}
     record = fixed_record(
@@ -95,7 +95,7 @@ def test_the_median_pass_is_the_lower_middle_by_throughput(tmp_path: Path) -> No
     (point,) = [p for p in _points(tmp_path) if p.kind == "fixed_seq_len"]
     record = fixed_record(
         point,
-        identity=ConfigIdentity.of(point, runner=None, engines=installed()),
+        identity=identity_of(point, runner=None, engines=installed()),
         server=SERVER,
         prompts=RandomPrompts((RandomRequest("p", 64, 8, (1,)),)),
         duration_s=1.0,

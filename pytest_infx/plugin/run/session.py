@@ -204,9 +204,9 @@ class Run:
         """The point's config identity, named by this machine's runner when it has one; made
         once per point, for its files, its record and its history row."""
         if point.id not in self._identities:
-            from pytest_infx.results.identity import ConfigIdentity
+            from pytest_infx.prepare.identity import identity_of
 
-            self._identities[point.id] = ConfigIdentity.of(
+            self._identities[point.id] = identity_of(
                 point, runner=self.settings.env.runner_name, engines=self.engines
             )
         return self._identities[point.id]

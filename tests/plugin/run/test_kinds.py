@@ -296,7 +296,7 @@ def test_a_fixed_seq_len_point_sends_its_prompts_in_the_chat_template_it_names(
     (point,) = [p for p in expand_all(load_tree(tmp_path / "recipes")) if p.fixed_seq_len]
     assert point.fixed_seq_len is not None
     run: Any = SimpleNamespace(model_dir=lambda _: tokenizer)
-    made = fixed.FixedPoint(point, point.fixed_seq_len, cast(Any, None), run, _request(None))
+    made = fixed.FixedSeqLenPoint(point, point.fixed_seq_len, cast(Any, None), run, _request(None))
     assert all(r.prompt.startswith(start) for r in made.prompts().requests)
 
 
