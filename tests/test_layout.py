@@ -68,7 +68,6 @@ UNMIRRORED: dict[str, str] = {
     "report/cli.py": "`infx report`: tests/report/test_html.py",
     "report/plots.py": "the pictures: tests/report/test_html.py",
     "results/reuse.py": "stored results for resume: tests/plugin/run/test_resume.py",
-    "results/tally.py": f"end-of-run tables: {E2E}test_sweep.py",
 }
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_infx.agentic.results import ExportError
-from pytest_infx.agentic.shape import PointShape
+from pytest_infx.results.identity import ConfigIdentity
 from pytest_infx.results.records import InferencexThroughput
 
 RECORDS_NAME = "profile_export.jsonl"
@@ -306,44 +306,41 @@ def request_metrics(
 def build_aggregate(
     found: RecordSet,
     export: Mapping[str, Any],
-    shape: PointShape,
-    *,
-    model: str,
-    image: str | None,
+    identity: ConfigIdentity,
 ) -> dict[str, Any]:
     """The body of InferenceX's single-node ``<RESULT_FILENAME>.json``, floats rounded as it
     rounds them. Server-side metrics are not aggregated (see the README), so that block is
     empty and says so in ``warnings``."""
     agg: dict[str, Any] = {
-        "hw": shape.runner,
-        "conc": shape.conc,
-        "image": image or "",
-        "recipe_fingerprint": shape.fingerprint,
-        "model": model,
-        "infmax_model_prefix": shape.model_prefix,
-        "framework": shape.framework,
-        "precision": shape.precision,
-        "spec_decoding": shape.spec_decoding,
+        "hw": identity.runner,
+        "conc": identity.conc,
+        "image": identity.image or "",
+        "recipe_fingerprint": identity.fingerprint,
+        "model": identity.model,
+        "infmax_model_prefix": identity.model_prefix,
+        "framework": identity.framework,
+        "precision": identity.precision,
+        "spec_decoding": identity.spec_method,
         "disagg": False,
         "scenario_type": SCENARIO_TYPE,
         "is_multinode": False,
-        "tp": shape.tp,
-        "ep": shape.ep,
-        "dp_attention": "true" if shape.dp_attention else "false",
+        "tp": identity.tp,
+        "ep": identity.ep,
+        "dp_attention": "true" if identity.dp_attention else "false",
         "kv_offloading": "none",
         "kv_offload_backend": None,
         "allocated_cpu_dram_gb": 0,
         "num_requests_total": found.total,
         "num_requests_successful": len(found.records),
         "request_accounting": found.accounting,
-        "pp": shape.pp,
-        "dcp_size": shape.dcp,
-        "pcp_size": shape.pcp,
+        "pp": identity.pp,
+        "dcp_size": identity.dcp,
+        "pcp_size": identity.pcp,
     }
     metadata = export.get("metadata")
     if isinstance(metadata, dict) and isinstance(metadata.get("dataset"), dict):
         agg["dataset"] = metadata["dataset"]
-    agg["request_metrics"] = request_metrics(found, export, num_gpus=shape.num_gpus)
+    agg["request_metrics"] = request_metrics(found, export, num_gpus=identity.gpus)
     agg["server_metrics"] = {"cache": {}, "kv_cache": {}}
     agg["kv_cache_pool_tokens"] = None
     agg["warnings"] = ["server metrics are not aggregated by pytest-infx"]

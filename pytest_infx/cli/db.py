@@ -141,6 +141,7 @@ def _ingest(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from pytest_infx.history.ingest import default_stamp, files, ingest
+    from pytest_infx.kinds import KINDS
 
     missing = [str(path) for path in args.paths if not path.exists()]
     if missing:
@@ -156,7 +157,7 @@ def _ingest(args: argparse.Namespace) -> int:
     if args.run_id:
         stamp = replace(stamp, run_id=args.run_id, attempt=args.attempt)
     with open_store(args.db, create=True) as store:
-        tally = ingest(store, found, stamp)
+        tally = ingest(store, found, stamp, KINDS)
     print(f"run {stamp.run_id} (attempt {stamp.attempt}, branch {stamp.branch}):")
     for line in tally.lines():
         print(line)

@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 
 from pytest_infx.fixedseq.client import Outcome
 from pytest_infx.fixedseq.prompts import RandomRequest
+from pytest_infx.results.identity import ConfigIdentity
 
 PERCENTILE_METRICS = ("ttft", "tpot", "itl", "e2el")
 PERCENTILES = (90.0, 99.0, 99.9)
@@ -135,55 +136,34 @@ def raw_result(
     return result
 
 
-@dataclass(frozen=True)
-class Identity:
-    """The point as InferenceX's workflow describes it to ``process_result.py``."""
-
-    hw: str
-    image: str
-    model: str
-    model_prefix: str
-    framework: str
-    precision: str
-    spec_decoding: str
-    isl: int
-    osl: int
-    tp: int
-    ep: int
-    dp_attention: bool
-    conc: int
-    gpus: int
-    pp: int = 1
-    dcp: int = 1
-    pcp: int = 1
-    recipe_fingerprint: str = ""
-    """InferenceX's ``RECIPE_FINGERPRINT``, written as given."""
-    router: Mapping[str, object] | None = None
-    """The router's name and version (InferenceX's ``ROUTER_METADATA``) where one fronts the
-    server; the processed file has the field only then."""
-
-
-def processed(identity: Identity, raw: Mapping[str, object]) -> dict[str, object]:
-    """The processed file's content, in ``process_result.py``'s field order."""
+def processed(
+    identity: ConfigIdentity,
+    raw: Mapping[str, object],
+    *,
+    router: Mapping[str, object] | None = None,
+) -> dict[str, object]:
+    """The processed file's content, in ``process_result.py``'s field order; ``router`` is the
+    name and version of a router fronting the server (InferenceX's ``ROUTER_METADATA``), and
+    the file has that field only then."""
     gpus = identity.gpus
     total = _number(raw, "total_token_throughput")
     output = _number(raw, "output_throughput")
     agg: dict[str, object] = {
-        "hw": identity.hw,
+        "hw": identity.runner,
         "conc": identity.conc,
-        "image": identity.image,
+        "image": identity.image or "",
         "model": identity.model,
         "infmax_model_prefix": identity.model_prefix,
         "framework": identity.framework,
         "precision": identity.precision,
-        "spec_decoding": identity.spec_decoding,
+        "spec_decoding": identity.spec_method,
         "disagg": False,
-        "recipe_fingerprint": identity.recipe_fingerprint,
+        "recipe_fingerprint": identity.fingerprint,
         "isl": identity.isl,
         "osl": identity.osl,
     }
-    if identity.router is not None:
-        agg["router"] = dict(identity.router)
+    if router is not None:
+        agg["router"] = dict(router)
     agg |= {
         "is_multinode": False,
         "tp": identity.tp,

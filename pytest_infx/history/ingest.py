@@ -32,8 +32,10 @@ from pytest_infx.history.metrics import of_inferencex
 from pytest_infx.history.rows import row_of
 from pytest_infx.history.store import PointRow, RunStamp, Store
 from pytest_infx.images import version_of
+from pytest_infx.results.identity import ConfigIdentity
+from pytest_infx.results.kind import Kinds
 from pytest_infx.results.layout import Layout
-from pytest_infx.results.records import ConfigInfo, NewerRecordError, RecordError, parse_record
+from pytest_infx.results.records import NewerRecordError, RecordError, parse_record
 from pytest_infx.results.verdict import Verdict
 
 AGENTIC_SCENARIO = "agentic-coding"
@@ -109,8 +111,9 @@ def _digest(path: Path) -> str:
         return f"unreadable:{path.name}"
 
 
-def ingest(store: Store, found: Iterable[Path], stamp: RunStamp) -> Tally:
-    """Store the rows of the result files ``found`` (see :func:`files`) under ``stamp``."""
+def ingest(store: Store, found: Iterable[Path], stamp: RunStamp, kinds: Kinds) -> Tally:
+    """Store the rows of the result files ``found`` (see :func:`files`) under ``stamp``; our
+    records are read by their ``kinds``."""
     tally = Tally()
     run = store.add_run(stamp)
     for path in found:
@@ -122,12 +125,12 @@ def ingest(store: Store, found: Iterable[Path], stamp: RunStamp) -> Tally:
         except (OSError, InputFileError, ValueError, RecursionError) as exc:
             tally.skipped.append(f"{path}: not a JSON file we can read ({exc})")
             continue
-        for row in rows_of(path, data, tally):
+        for row in rows_of(path, data, tally, kinds):
             tally.outcomes[store.put(run, row)] += 1
     return tally
 
 
-def rows_of(path: Path, data: object, tally: Tally) -> Iterator[PointRow]:
+def rows_of(path: Path, data: object, tally: Tally, kinds: Kinds) -> Iterator[PointRow]:
     """The rows one file holds; what cannot be a row is added to ``tally.skipped``, and one of
     our records that is broken (a figure that is no measurement, a field of the wrong type) to
     ``tally.refused``, as a bad InferenceX row is; a record of a newer version, or of one before
@@ -155,7 +158,7 @@ def rows_of(path: Path, data: object, tally: Tally) -> Iterator[PointRow]:
             tally.refused.append(f"{path}: {exc}; fix or remove this file")
             return
         try:
-            yield row_of(record)
+            yield row_of(record, kinds)
         except ValueError as exc:
             tally.skipped.append(f"{path}: {exc}")
         return
@@ -253,7 +256,7 @@ def _checked_row(
         return None
     agentic = data.get("scenario_type") == AGENTIC_SCENARIO or "request_metrics" in data
     image = str(data.get("image") or "")
-    config = ConfigInfo(
+    config = ConfigIdentity(
         model_prefix=str(data.get("infmax_model_prefix") or data.get("model_prefix") or ""),
         hardware=gpu_type(_name(data, "hw")),
         framework=_name(data, "framework"),

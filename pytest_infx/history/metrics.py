@@ -11,22 +11,16 @@ from pytest_infx.baseline_tolerance import LATENCIES, METRICS
 from pytest_infx.files.numbers import figure
 
 if TYPE_CHECKING:
-    from pytest_infx.results.records import CellRecord, Percentiles, PointRecord, Record
+    from pytest_infx.results.kind import BenchmarkKind
+    from pytest_infx.results.records import Record
 
 Metrics = dict[str, float]
 
 
-def of_record(record: Record) -> Metrics:
-    """The figures of one of our result records; a figure the record lacks is left out."""
-    from pytest_infx.results.records import CellRecord, FixedRecord
-
-    if isinstance(record, CellRecord):
-        found = _of_cell(record)
-    elif isinstance(record, FixedRecord):
-        found = {name: value for name, value in record.figures.items() if name in METRICS}
-    else:
-        found = _of_point(record)
-    return found | _of_telemetry(record)
+def of_record(record: Record, kind: BenchmarkKind) -> Metrics:
+    """The figures of one of our result records, ``kind``'s and its GPUs'; a figure the record
+    lacks is left out."""
+    return kind.metrics(record) | _of_telemetry(record)
 
 
 def _of_telemetry(record: Record) -> Metrics:
@@ -39,48 +33,6 @@ def _of_telemetry(record: Record) -> Metrics:
         ("output_tokens_per_joule", telemetry.output_tokens_per_joule),
     )
     return {name: value for name, value in pairs if value is not None}
-
-
-def _of_cell(record: CellRecord) -> Metrics:
-    found: Metrics = {}
-    if record.al is not None:
-        found["al"] = record.al
-    if record.acceptance_rate is not None:
-        found["acceptance_rate"] = record.acceptance_rate
-    rate = record.output_tokens_per_s
-    if rate is not None:
-        found["output_tput"] = rate
-        found["output_tput_per_gpu"] = rate / record.point.tp
-    return found
-
-
-def _of_point(record: PointRecord) -> Metrics:
-    from pytest_infx.results.records import InferencexThroughput
-
-    throughput = record.throughput
-    found: Metrics = {}
-    if throughput.output_tokens_per_s_per_gpu is not None:
-        found["output_tput_per_gpu"] = throughput.output_tokens_per_s_per_gpu
-    if isinstance(throughput, InferencexThroughput):
-        found["tput_per_gpu"] = throughput.total_tokens_per_s_per_gpu
-        found["input_tput_per_gpu"] = throughput.input_tokens_per_s_per_gpu
-    latency = record.latency_ms
-    for name, block in (("ttft", latency.ttft), ("tpot", latency.tpot), ("e2el", latency.e2e)):
-        if block is not None:
-            found.update(_percentiles(name, block))
-    for stat in ("median", "p90", "p99"):
-        tpot = found.get(f"{stat}_tpot")
-        if tpot is not None and tpot > 0:
-            found[f"{stat}_intvty"] = 1.0 / tpot
-    return found
-
-
-def _percentiles(name: str, block: Percentiles) -> Metrics:
-    return {
-        f"median_{name}": block.p50 / 1000.0,
-        f"p90_{name}": block.p90 / 1000.0,
-        f"p99_{name}": block.p99 / 1000.0,
-    }
 
 
 def of_inferencex(agg: Mapping[str, object]) -> Metrics:

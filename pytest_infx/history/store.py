@@ -30,7 +30,7 @@ from pytest_infx.results.verdict import Verdict
 if TYPE_CHECKING:
     from sqlalchemy.engine import RowMapping
 
-    from pytest_infx.results.records import ConfigInfo
+    from pytest_infx.results.identity import ConfigIdentity
 
 MIGRATIONS: Final = Path(__file__).parent / "migrations"
 BUSY_TIMEOUT_MS: Final = 60_000
@@ -63,7 +63,7 @@ class PointRow:
     checks, its golden curve and the baseline gate: a failed point's figures are kept, and
     never become a baseline), ``reason`` why it failed."""
 
-    config: ConfigInfo
+    config: ConfigIdentity
     kind: str
     conc: int
     cell: str
@@ -116,22 +116,6 @@ class Stored:
     @property
     def run_label(self) -> str:
         return self.run_id if self.attempt == 1 else f"{self.run_id}#{self.attempt}"
-
-
-def _config_values(config: ConfigInfo) -> dict[str, object]:
-    return {
-        "model_prefix": config.model_prefix,
-        "hardware": config.hardware,
-        "framework": config.framework,
-        "engine_version": config.engine_version,
-        "precision": config.precision,
-        "spec_method": config.spec_method,
-        "topology": config.topology,
-        "tp": config.tp,
-        "ep": config.ep,
-        "dp_attention": config.dp_attention,
-        "gpus": config.gpus,
-    }
 
 
 _CONFIG_KEY: Final = (
@@ -612,9 +596,9 @@ def _id_of(
     return found
 
 
-def _find_config(connection: Connection, config: ConfigInfo) -> int | None:
-    return _find(connection, configs, _CONFIG_KEY, _config_values(config))
+def _find_config(connection: Connection, config: ConfigIdentity) -> int | None:
+    return _find(connection, configs, _CONFIG_KEY, config.history_key())
 
 
-def _config_id(connection: Connection, config: ConfigInfo) -> int:
-    return _id_of(connection, configs, _CONFIG_KEY, _config_values(config))
+def _config_id(connection: Connection, config: ConfigIdentity) -> int:
+    return _id_of(connection, configs, _CONFIG_KEY, config.history_key())

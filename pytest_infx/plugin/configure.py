@@ -29,7 +29,7 @@ from pytest_infx.engines import extensions
 from pytest_infx.extras import MissingExtra, require
 from pytest_infx.plugin.state import Folders, RunState
 from pytest_infx.results.layout import Layout
-from pytest_infx.results.tally import Summary
+from pytest_infx.results.tally import RecordTally
 from pytest_infx.settings import environment
 
 RUN_FOLDER_INPUT = "infx_run_dir"
@@ -66,7 +66,7 @@ def configure(config: pytest.Config) -> None:
     _use_engine_providers(config)
     # registered before pytest's own cleanups, so it runs after their closing gc.collect()
     config.add_cleanup(lambda: _give_back_gc(config))
-    config.pluginmanager.register(summary.SummaryPlugin(config, Summary()), "infx-summary")
+    config.pluginmanager.register(summary.SummaryPlugin(config, RecordTally()), "infx-summary")
     config.pluginmanager.register(reporter.ReportPlugin(config), "infx-report")
     workerinput: dict[str, object] | None = getattr(config, "workerinput", None)
     if workerinput is None:

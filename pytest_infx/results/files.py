@@ -10,21 +10,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_infx.files.atomic import atomic_write_json
-from pytest_infx.results.layout import AGENTIC, Layout
 
 if TYPE_CHECKING:
+    from pytest_infx.results.kind import Kinds
+    from pytest_infx.results.layout import Layout
     from pytest_infx.results.records import Record
 
 
-def result_path(layout: Layout, record: Record) -> Path:
-    if record.kind == AGENTIC:
-        return layout.point(record.id)
-    if record.kind == "fixed_seq_len":
-        return layout.fixed_point(record.id)
-    return layout.cell(record.id)
+def result_path(layout: Layout, record: Record, kinds: Kinds) -> Path:
+    return kinds.of(record).result_path(layout, record.id)
 
 
-def write_result(layout: Layout, record: Record) -> Path:
-    path = result_path(layout, record)
+def write_result(layout: Layout, record: Record, kinds: Kinds) -> Path:
+    path = result_path(layout, record, kinds)
     atomic_write_json(path, record.as_json())
     return path

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from pytest_infx.launch import ServerHandle
     from pytest_infx.launch.telemetry import Summary
 from pytest_infx.results import verdict as vocabulary
+from pytest_infx.results.identity import ConfigIdentity
 from pytest_infx.results.verdict import Verdict
 
 RECORD_VERSION: Final = 3
@@ -180,45 +181,6 @@ def _known_word(word: str) -> str:
 Word = Annotated[str, AfterValidator(_known_word)]
 
 
-class ConfigInfo(_Model):
-    """What InferenceX calls a config: the identity of a serving setup, apart from the load on
-    it. The results history keys its rows on it, so a baseline is looked up by what was served
-    and not by the recipe's name, which a rename would change."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, protected_namespaces=())
-
-    model_prefix: str
-    hardware: str
-    framework: str
-    engine_version: str
-    precision: str
-    spec_method: str
-    tp: Positive
-    ep: Positive = 1
-    pp: Positive = 1
-    dcp: Positive = 1
-    pcp: Positive = 1
-    dp_attention: bool = False
-    disaggregated: str | None = None
-    """A multinode (prefill/decode) config's worker sizes, ``p1-tp8-ep8-dpafalse_d2-...``:
-    part of its identity, since two splits of one GPU count are different configs."""
-    disaggregated_gpus: Positive | None = None
-    """A multinode config's prefill and decode GPUs together."""
-
-    @property
-    def gpus(self) -> int:
-        """InferenceX's per-GPU denominator: TP x PP x prefill context parallel size (a
-        multinode config's prefill and decode GPUs)."""
-        return self.disaggregated_gpus or self.tp * self.pp * self.pcp
-
-    @property
-    def topology(self) -> str:
-        if self.disaggregated is not None:
-            return self.disaggregated
-        dpa = "true" if self.dp_attention else "false"
-        return f"tp{self.tp}-pp{self.pp}-dcp{self.dcp}-pcp{self.pcp}-ep{self.ep}-dpa{dpa}"
-
-
 class GpuTelemetry(_Model):
     """The point's GPUs while it measured (:mod:`pytest_infx.launch.telemetry`): power summed
     over them, ``file`` the CSV of every sample (relative to the results folder), ``error`` why
@@ -259,7 +221,7 @@ class _Result(_Model):
     server: ServerInfo
     verdict: Word | None
     reasons: list[str]
-    config: ConfigInfo | None = None
+    config: ConfigIdentity | None = None
     """None in a version 1 file."""
     gpu_telemetry: GpuTelemetry | None = None
     """None for a point without GPUs (or whose vendor tool is missing), and before version 3."""

@@ -1,6 +1,6 @@
-"""What the controller gathers from finished items for the end-of-run tables: each cell's
-record by recipe and (k, thinking), each AgentX point's record and each fixed-seq-len
-point's record."""
+"""What the controller gathers from finished items for the end-of-run tables: each kind's
+records, in the order their reports came; a kind reads its own (a later record of an item
+stands for an earlier one where its table keys them)."""
 
 from __future__ import annotations
 
@@ -8,25 +8,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pytest_infx.results.records import CellRecord, FixedRecord, PointRecord
+    from pytest_infx.results.records import Record
 
 
 @dataclass
-class Summary:
-    cells: dict[str, dict[tuple[int, str], CellRecord]] = field(default_factory=dict)
-    agentic: list[PointRecord] = field(default_factory=list)
-    fixed: list[FixedRecord] = field(default_factory=list)
+class RecordTally:
+    records: dict[str, list[Record]] = field(default_factory=dict)
+    """Each kind's records by its name."""
 
-    def add(self, record: CellRecord | PointRecord | FixedRecord) -> None:
-        if record.kind == "agentic":
-            self.agentic.append(record)
-            return
-        if record.kind == "fixed_seq_len":
-            self.fixed.append(record)
-            return
-        key = (record.point.draft_length, record.point.thinking)
-        self.cells.setdefault(record.recipe, {})[key] = record
+    def add(self, record: Record) -> None:
+        self.records.setdefault(record.kind, []).append(record)
 
-    @property
-    def any_al(self) -> bool:
-        return any(c.al is not None for cells in self.cells.values() for c in cells.values())
+    def of(self, kind: str) -> list[Record]:
+        """The records of one kind, oldest first."""
+        return list(self.records.get(kind, []))

@@ -28,7 +28,7 @@ from pytest_infx.agentic.aggregate import (
     request_metrics,
 )
 from pytest_infx.agentic.results import ExportError
-from pytest_infx.agentic.shape import PointShape
+from pytest_infx.results.identity import ConfigIdentity
 
 S = 1_000_000_000
 
@@ -71,7 +71,10 @@ RECORDS = [
     _record(11, 20, 4000, 0, error={"type": "HTTPStatusError", "code": 500, "message": "boom"}),
     _record(12, 15, 1000, 500, ttft_ms=1500, itl_ms=30, e2el_ms=3000, phase=None),
 ]
-SHAPE = PointShape(
+SHAPE = ConfigIdentity(
+    hardware="b200",
+    engine_version="0.31.0",
+    spec_method="none",
     model_prefix="mimov2.6flash",
     precision="fp4",
     framework="vllm",
@@ -80,6 +83,7 @@ SHAPE = PointShape(
     conc=8,
     runner="b200-nv_0",
     fingerprint="0123456789abcdef",
+    model="m",
 )
 
 
@@ -102,7 +106,7 @@ def test_warmup_and_failed_records_are_counted_and_dropped() -> None:
 
 def test_throughput_per_gpu_is_total_tokens_over_the_kept_span_over_tp_pp_pcp() -> None:
     found = parse_records(_lines(RECORDS))
-    metrics = request_metrics(found, {}, num_gpus=SHAPE.num_gpus)
+    metrics = request_metrics(found, {}, num_gpus=SHAPE.gpus)
     block = metrics["throughput"]
     # kept: starts 10, 11, 12 s; ends 12, 14, 15 s -> span 5 s (the failed request's end at 20 s
     # and the warm-up's start at 0 s do not count); input 6000, output 1000 tokens
@@ -111,7 +115,7 @@ def test_throughput_per_gpu_is_total_tokens_over_the_kept_span_over_tp_pp_pcp() 
     assert block["output"]["tokens_per_second"] == pytest.approx(200.0)
     assert block["total"]["tokens_per_second"] == pytest.approx(1400.0)
     # TP 4 x PP 1 x PCP 2 = 8 GPUs
-    assert SHAPE.num_gpus == 8
+    assert SHAPE.gpus == 8
     assert block["per_gpu"] == pytest.approx(
         {"total_tput_tps": 175.0, "output_tput_tps": 25.0, "input_tput_tps": 150.0}
     )
@@ -153,9 +157,9 @@ def test_aggregate_has_inferencex_fields_and_rounding() -> None:
     agg = build_aggregate(
         parse_records(_lines(RECORDS)),
         export,
-        SHAPE,
-        model="XiaomiMiMo/MiMo-V2.6-Flash-RL",
-        image="vllm/vllm-openai:v0.31.0",
+        SHAPE.model_copy(
+            update={"model": "XiaomiMiMo/MiMo-V2.6-Flash-RL", "image": "vllm/vllm-openai:v0.31.0"}
+        ),
     )
     assert json.loads(json.dumps(agg)) == agg
     assert {k: agg[k] for k in ("hw", "conc", "tp", "ep", "pp", "pcp_size", "dcp_size")} == {
@@ -190,8 +194,8 @@ def test_a_broken_record_line_names_the_file_and_line(tmp_path: Path) -> None:
 
 
 def test_headline_is_our_throughput_block_from_the_aggregate() -> None:
-    agg = build_aggregate(parse_records(_lines(RECORDS)), {}, SHAPE, model="m", image=None)
-    block = headline(agg, num_gpus=SHAPE.num_gpus, requests_per_s=3.5)
+    agg = build_aggregate(parse_records(_lines(RECORDS)), {}, SHAPE)
+    block = headline(agg, num_gpus=SHAPE.gpus, requests_per_s=3.5)
     assert block is not None
     assert block.model_dump() == {
         "method": "inferencex",
@@ -206,8 +210,7 @@ def test_headline_is_our_throughput_block_from_the_aggregate() -> None:
         "gpus": 8,
         "requests_per_s": 3.5,
     }
-    lone = build_aggregate(parse_records(_lines([_record(3, 3, 1, 1)])), {}, SHAPE, model="m",
-                           image=None)  # fmt: skip
+    lone = build_aggregate(parse_records(_lines([_record(3, 3, 1, 1)])), {}, SHAPE)
     assert headline(lone, num_gpus=8, requests_per_s=1.0) is None
 
 
@@ -245,6 +248,6 @@ def test_inferencex_own_aggregation_gives_the_same_request_metrics(tmp_path: Pat
     )
     assert proc.returncode == 0, proc.stderr
     theirs = json.loads((tmp_path / "out" / "ref.json").read_text())
-    ours = build_aggregate(parse_records(_lines(RECORDS)), {}, SHAPE, model="m", image=None)
+    ours = build_aggregate(parse_records(_lines(RECORDS)), {}, SHAPE)
     assert ours["request_metrics"] == theirs["request_metrics"]
     assert ours["request_accounting"] == theirs["request_accounting"]

@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from pytest_infx.agentic.shape import shape_of
+from pytest_infx.engines.registry import installed
+from pytest_infx.prepare.identity import identity_of
 from pytest_infx.recipes.loader import load_file
 from pytest_infx.recipes.points import expand
 
@@ -40,7 +41,8 @@ def test_a_server_per_concurrency_shared_by_points_launched_alike(
     assert logs["fake-agentic[tp1-c1]"] != logs["fake-agentic[tp1-c2]"]
     for point in expand(load_file(main)):
         record = ours[point.id]
-        name = f"agentic/inferencex/{shape_of(point, runner='cpu').result_filename}.json"
+        identity = identity_of(point, runner="cpu", engines=installed())
+        name = f"agentic/inferencex/{identity.file_name()}.json"
         assert record["inferencex_result"] == name
         agg = json.loads((sweep.results / name).read_text())
         assert agg["conc"] == point.concurrency

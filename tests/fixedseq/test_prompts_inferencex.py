@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from pytest_infx.fixedseq.prompts import HubTokenizer, random_prompts
-from pytest_infx.fixedseq.results import Identity, processed
+from pytest_infx.fixedseq.results import processed
+from pytest_infx.results.identity import ConfigIdentity
 
 from .conftest import Server
 
@@ -77,10 +78,10 @@ def test_benchmark_serving_sends_our_prompts_and_process_result_makes_our_file(
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     theirs = json.loads((tmp_path / "agg_raw.json").read_text())
-    identity = Identity(
-        hw="cpu", image="", model="m", model_prefix="m", framework="vllm", precision="bf16",
-        spec_decoding="none", isl=ISL, osl=OSL, tp=1, ep=1, dp_attention=False, conc=CONC,
-        gpus=1,
+    identity = ConfigIdentity(
+        runner="cpu", hardware="cpu", engine_version="0", image="", model="m", model_prefix="m",
+        framework="vllm", precision="bf16", spec_method="none", isl=ISL, osl=OSL, tp=1, ep=1,
+        dp_attention=False, conc=CONC,
     )  # fmt: skip
     mine = processed(identity, raw)
     figures = [k for k in theirs if k.endswith(("_per_gpu", "_ttft", "_tpot", "_itl", "_e2el"))]

@@ -8,14 +8,16 @@ import pytest
 
 from pytest_infx.fixedseq.client import Outcome, Output
 from pytest_infx.fixedseq.prompts import RandomRequest
-from pytest_infx.fixedseq.results import Identity, RunInfo, power_report, processed, raw_result
+from pytest_infx.fixedseq.results import RunInfo, power_report, processed, raw_result
+from pytest_infx.results.identity import ConfigIdentity
 
 INFO = RunInfo(
     model_id="org/m", tokenizer_id="org/m", num_prompts=4, max_concurrency=2, backend="x"
 )
-IDENTITY = Identity(
-    hw="cpu", image="", model="org/m", model_prefix="m", framework="x", precision="bf16",
-    spec_decoding="none", isl=100, osl=10, tp=2, ep=1, dp_attention=False, conc=2, gpus=2,
+IDENTITY = ConfigIdentity(
+    runner="cpu", hardware="cpu", engine_version="0", image="", model="org/m", model_prefix="m",
+    framework="x", precision="bf16", spec_method="none", isl=100, osl=10, tp=2, ep=1,
+    dp_attention=False, conc=2,
 )  # fmt: skip
 
 
@@ -95,19 +97,18 @@ def test_process_result_s_output_for_inferencex_s_raw_files(reference: Path, cas
     vector = json.loads((reference / "vectors" / f"process_result_{case}.json").read_text())
     env = vector["env"]
     router = env.get("ROUTER_METADATA")
-    identity = Identity(
-        hw=env["RUNNER_TYPE"], image=env["IMAGE"], model=env["MODEL"],
+    identity = ConfigIdentity(
+        runner=env["RUNNER_TYPE"], hardware=env["RUNNER_TYPE"], engine_version="0",
+        image=env["IMAGE"], model=env["MODEL"],
         model_prefix=env["MODEL_PREFIX"], framework=env["FRAMEWORK"],
-        precision=env["PRECISION"], spec_decoding=env["SPEC_DECODING"],
+        precision=env["PRECISION"], spec_method=env["SPEC_DECODING"],
         isl=int(env["ISL"]), osl=int(env["OSL"]), tp=int(env["TP"]), ep=int(env["EP_SIZE"]),
         dp_attention=env["DP_ATTENTION"] == "true", conc=int(env["CONC"]),
-        gpus=int(env["TP"]) * int(env["PP_SIZE"]) * int(env["PCP_SIZE"]),
         pp=int(env["PP_SIZE"]), dcp=int(env["DCP_SIZE"]), pcp=int(env["PCP_SIZE"]),
-        recipe_fingerprint=env["RECIPE_FINGERPRINT"],
-        router=json.loads(router) if router else None,
+        fingerprint=env["RECIPE_FINGERPRINT"],
     )  # fmt: skip
     raw = vector["raw_result"]
-    agg = processed(identity, raw)
+    agg = processed(identity, raw, router=json.loads(router) if router else None)
     assert agg == vector["agg_result"]
     assert list(agg) == list(json.loads(vector["stdout"]))
     name = vector["result_filename"] + ".json"

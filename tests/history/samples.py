@@ -6,11 +6,11 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from pytest_infx.history.store import PointRow, RunStamp
-from pytest_infx.results.records import ConfigInfo
+from pytest_infx.results.identity import ConfigIdentity
 from pytest_infx.results.verdict import Verdict
 
 START = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
-CONFIG = ConfigInfo(
+CONFIG = ConfigIdentity(
     model_prefix="smollm2",
     hardware="cpu",
     framework="vllm",

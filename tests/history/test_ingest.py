@@ -13,6 +13,7 @@ from history.samples import CONFIG, stamp
 from pytest_infx.history.ingest import default_stamp, files, ingest
 from pytest_infx.history.rows import row_of
 from pytest_infx.history.store import Store
+from pytest_infx.kinds import KINDS
 from pytest_infx.results.records import parse_record
 
 
@@ -30,9 +31,9 @@ def test_a_results_bmk_file_is_stored_once_and_again_adds_nothing(
     rows.append(agg(64, 500.0, isl=8192, osl=1024))
     path = results_bmk(tmp_path, rows)
     run = default_stamp([path], [path], branch="main", commit="abc")
-    first = ingest(store, [path], run)
+    first = ingest(store, [path], run, KINDS)
     assert first.outcomes["added"] == 6 and not first.skipped
-    again = ingest(store, [path], default_stamp([path], [path], branch="main", commit="abc"))
+    again = ingest(store, [path], default_stamp([path], [path], branch="main", commit="abc"), KINDS)
     assert again.outcomes["added"] == 0 and again.outcomes["unchanged"] == 6
     assert again.lines()[0] == "0 added, 6 unchanged, 0 updated, 0 kept, 0 skipped"
     assert store.count() == 6
@@ -48,7 +49,7 @@ def test_a_row_without_successful_requests_is_skipped_never_stored_as_zero(
     path = results_bmk(
         tmp_path, [agg(4, 0.0, num_requests_successful=0), agg(8, 900.0), {"hw": "b200"}, 3]
     )
-    tally = ingest(store, [path], stamp("r"))
+    tally = ingest(store, [path], stamp("r"), KINDS)
     assert tally.outcomes["added"] == 1
     assert len(tally.skipped) == 3
     assert "[0]: no successful request, so no measurement" in tally.skipped[0]
@@ -69,7 +70,7 @@ def test_nightly_files_of_one_point_from_any_runner_are_one_config_and_one_item(
     ):
         path = tmp_path / f"agg_dsr1_fp4_sglang_tp8_conc4_{runner}_f{night}e3a.json"
         path.write_text(json.dumps(agg(4, 1200.0 + night, hw=runner, image=image)))
-        ingest(store, [path], stamp(f"night{night}", day=night))
+        ingest(store, [path], stamp(f"night{night}", day=night), KINDS)
     assert store.items() == [
         "dsr1_fp4_sglang_tp8-ep1-dpafalse_spec-none_isl1024-osl1024_conc4_b200"
     ]
@@ -94,7 +95,7 @@ def test_the_same_files_ingested_three_ways_are_one_run(store: Store, tmp_path: 
         found = list(files(paths))
         stamped = default_stamp(paths, found, branch="main", commit="")
         stamps.add(stamped.run_id)
-        ingest(store, found, stamped)
+        ingest(store, found, stamped, KINDS)
     assert len(stamps) == 1
     assert store.count() == 3
 
@@ -114,7 +115,7 @@ def test_a_multinode_file_is_a_multinode_point_keyed_on_its_prefill_and_decode_s
     for workers in (1, 2):
         path = tmp_path / f"agg_mn{workers}.json"
         path.write_text(json.dumps(multinode(workers)))
-        tally = ingest(store, [path], stamp(f"mn{workers}"))
+        tally = ingest(store, [path], stamp(f"mn{workers}"), KINDS)
         assert tally.outcomes["added"] == 1 and not tally.skipped
     rows = store.passing()
     assert [found.config["topology"] for found in rows] == [
@@ -137,7 +138,7 @@ def test_a_multinode_row_with_a_bad_size_is_refused_rather_than_read_as_one(
     del row["tp"], row["ep"]
     path = tmp_path / "agg_mn.json"
     path.write_text(json.dumps({**row, field: value}))
-    tally = ingest(store, [path], stamp("mn"))
+    tally = ingest(store, [path], stamp("mn"), KINDS)
     assert store.count() == 0
     assert len(tally.refused) == 1 and tally.refused[0].startswith(
         f"{path}: '{field}' is {value!r}"
@@ -164,7 +165,7 @@ def test_a_row_with_a_bad_figure_or_key_is_refused_and_the_others_are_stored(
     store: Store, tmp_path: Path, field: str, value: object, need: str
 ) -> None:
     path = results_bmk(tmp_path, [agg(4, 1000.0), {**agg(8, 900.0), field: value}])
-    tally = ingest(store, [path], stamp("r"))
+    tally = ingest(store, [path], stamp("r"), KINDS)
     assert tally.outcomes["added"] == 1 and store.count() == 1
     assert tally.refused == [
         f"{path}[1]: '{field}' is {value!r}, not {need}; fix or remove this entry"
@@ -181,7 +182,7 @@ def test_the_figures_of_an_agentx_aggregate_are_checked_where_they_are_read(
     path.write_text(
         json.dumps({**agg(4, 1.0, scenario_type="agentic-coding"), "request_metrics": block})
     )
-    tally = ingest(store, [path], stamp("r"))
+    tally = ingest(store, [path], stamp("r"), KINDS)
     assert store.count() == 0
     assert tally.refused == [
         f"{path}: 'request_metrics.latency.ttft.p50' is inf, not a finite number of at least 0;"
@@ -192,7 +193,7 @@ def test_the_figures_of_an_agentx_aggregate_are_checked_where_they_are_read(
 def test_infinity_written_as_1e999_is_refused_like_infinity(store: Store, tmp_path: Path) -> None:
     path = tmp_path / "agg_a.json"
     path.write_text(json.dumps(agg(4, 1000.0)).replace("1000.0", "1e999"))
-    tally = ingest(store, [path], stamp("r"))
+    tally = ingest(store, [path], stamp("r"), KINDS)
     assert store.count() == 0 and len(tally.refused) == 1
     assert "'tput_per_gpu' is inf" in tally.refused[0]
 
@@ -202,7 +203,7 @@ def test_a_repeated_key_refuses_its_file_naming_the_key(store: Store, tmp_path: 
     path.write_text(json.dumps(agg(4, 1000.0))[:-1] + ', "tput_per_gpu": 5.0}')
     other = tmp_path / "agg_b.json"
     other.write_text(json.dumps(agg(8, 900.0)))
-    tally = ingest(store, [path, other], stamp("r"))
+    tally = ingest(store, [path, other], stamp("r"), KINDS)
     assert tally.refused == [
         f"{path}: key 'tput_per_gpu' appears twice in one object; keep the one that is meant"
     ]
@@ -220,7 +221,7 @@ def test_our_results_folder_is_read_and_an_old_record_is_skipped(
     old = with_fields(CELL, {"id": "old", "config!": None})
     (tmp_path / "cells" / "old.json").write_text(json.dumps(old))
     (tmp_path / "cells" / "broken.json").write_text("{")
-    tally = ingest(store, files([tmp_path]), stamp("r"))
+    tally = ingest(store, files([tmp_path]), stamp("r"), KINDS)
     assert tally.outcomes["added"] == 2
     reasons = "\n".join(tally.skipped)
     assert "old: the record has no config identity" in reasons
@@ -238,7 +239,7 @@ def test_a_fixed_seq_len_record_and_inferencex_s_processed_file_share_one_key(
     ours = {**FIXED, "config": config}
     (tmp_path / "fixed-seq-len" / "x.json").write_text(json.dumps(ours))
     (tmp_path / "fixed-seq-len" / "inferencex" / "agg_x.json").write_text("{}")
-    tally = ingest(store, files([tmp_path]), stamp("ours"))
+    tally = ingest(store, files([tmp_path]), stamp("ours"), KINDS)
     assert tally.outcomes["added"] == 1 and not tally.skipped
     [stored] = store.passing()
     assert stored.kind == "fixed-seq-len" and stored.conc == 4
@@ -250,8 +251,8 @@ def test_a_fixed_seq_len_record_and_inferencex_s_processed_file_share_one_key(
                       "infmax_model_prefix": config["model_prefix"],
                       "image": f"x:{config['engine_version']}", "tp": 1, "ep": 1})  # fmt: skip
     theirs.write_text(json.dumps(processed))
-    assert ingest(store, [theirs], stamp("theirs")).outcomes["added"] == 1
-    found = store.history(row_of(parse_record(ours)))
+    assert ingest(store, [theirs], stamp("theirs"), KINDS).outcomes["added"] == 1
+    found = store.history(row_of(parse_record(ours), KINDS))
     assert [s.item for s in found] == [
         FIXED["id"],
         "smollm2_bf16_vllm_tp1-ep1-dpafalse_spec-none_isl256-osl32_conc4_cpu",
@@ -270,7 +271,7 @@ def test_an_agentx_aggregate_is_an_agentic_row(store: Store, tmp_path: Path) -> 
             }
         )
     )
-    ingest(store, [path], stamp("r"))
+    ingest(store, [path], stamp("r"), KINDS)
     [stored] = store.passing()
     assert stored.kind == "agentic" and stored.metrics["tput_per_gpu"] == 700.0
 
@@ -306,7 +307,7 @@ def test_our_fixed_seq_len_record_with_a_nan_figure_is_never_stored(
 ) -> None:
     path = tmp_path / "x.json"
     path.write_text(json.dumps(with_fields(FIXED, {"figures.tput_per_gpu": math.nan})))
-    tally = ingest(store, [path], stamp("r"))
+    tally = ingest(store, [path], stamp("r"), KINDS)
     assert store.count() == 0
     assert tally.skipped == []
     assert tally.refused == [
@@ -329,7 +330,7 @@ def test_our_broken_agentic_record_is_refused_naming_file_and_field(
     path.write_text(json.dumps(with_fields(POINT, fields)))
     good = tmp_path / "q.json"
     good.write_text(json.dumps(with_fields(POINT, {"id": "q"})))
-    tally = ingest(store, [path, good], stamp("r"))
+    tally = ingest(store, [path, good], stamp("r"), KINDS)
     assert tally.skipped == []
     [refused] = tally.refused
     assert refused.startswith(f"{path}: '") and field in refused
@@ -344,7 +345,7 @@ def test_our_record_of_a_newer_version_is_skipped_while_a_broken_one_is_refused(
     newer.write_text(json.dumps(with_fields(POINT, {"version": 99})))
     broken = tmp_path / "broken.json"
     broken.write_text(json.dumps(with_fields(POINT, {"requests.error_ratio": -0.5})))
-    tally = ingest(store, [newer, broken], stamp("r"))
+    tally = ingest(store, [newer, broken], stamp("r"), KINDS)
     [skipped] = tally.skipped
     assert skipped.startswith(f"{newer}: is a version 99 record, written by a newer pytest-infx")
     [refused] = tally.refused

@@ -3,7 +3,14 @@ from __future__ import annotations
 import pytest
 from results.samples import TELEMETRY, cell, point
 
-from pytest_infx.history.metrics import of_inferencex, of_record
+from pytest_infx.history.metrics import of_inferencex
+from pytest_infx.history.metrics import of_record as of_kind
+from pytest_infx.kinds import KINDS
+from pytest_infx.results.records import Record
+
+
+def of_record(record: Record) -> dict[str, float]:
+    return of_kind(record, KINDS.of(record))
 
 
 def test_a_cell_gives_its_al_and_output_rate_per_gpu() -> None:

@@ -6,8 +6,9 @@ synthetic acceptance from the golden curve, and the aiperf settings. The plugin'
 
 from __future__ import annotations
 
-from pytest_infx.agentic.shape import shape_of
 from pytest_infx.engines.base import ServerPlan
+from pytest_infx.engines.registry import installed
+from pytest_infx.prepare.identity import identity_of
 
 from .conftest import client, flags, planned, repository_points
 
@@ -381,7 +382,7 @@ def test_dsv4_dep8_point_as_dsv4_fp4_b200_vllm_mtp_sh() -> None:
     }
     assert plan.env == {**DSV4_VLLM_ENV, "VLLM_RPC_TIMEOUT": "600000"}
     assert client(point_id) == aiperf(64)
-    name = shape_of(point, runner="b200-dgxc_1").result_filename
+    name = identity_of(point, runner="b200-dgxc_1", engines=installed()).file_name()
     assert name.startswith("dsv4_tp8_conc64_kvnone_spec-mtp_fp4_vllm_tp8-pp1-dcp1-pcp1-ep8-dpatrue")
 
 

@@ -21,15 +21,15 @@ from pytest_infx.agentic.results import parse_export
 from pytest_infx.golden.compare import CompareOptions, compare_curves
 from pytest_infx.golden.curve import Curve
 from pytest_infx.golden.io import load_curve
+from pytest_infx.kinds import KINDS
 from pytest_infx.launch.shared import ServerHandle
 from pytest_infx.recipes.loader import load_file
 from pytest_infx.recipes.points import Point, expand
-from pytest_infx.results import cells
 from pytest_infx.results.files import write_result
 from pytest_infx.results.layout import Layout
 from pytest_infx.results.records import CellRecord, EngineInfo, PointRecord, ServerInfo
 from pytest_infx.speedbench import al as al_mod
-from pytest_infx.speedbench import checks
+from pytest_infx.speedbench import checks, curves
 from pytest_infx.speedbench.cell import CellOutcome, CellSettings
 from pytest_infx.speedbench.client import (
     PassResult,
@@ -201,9 +201,9 @@ def write_al_cell(
         )
         summary = golden_summary(golden.name, comparison, passed=comparison.ok)
     record = cell_record(point, server, outcome, engine, summary)
-    write_result(Layout(folder.results), record)
-    header = cells.provenance(point, record.dataset, engine)
-    cells.write_matrix(Layout(folder.results), point, header)
+    write_result(Layout(folder.results), record, KINDS)
+    header = curves.provenance(point, record.dataset, engine)
+    curves.write_matrix(Layout(folder.results), point, header)
     return record
 
 
@@ -239,5 +239,5 @@ def write_agentic_point(
         server=server,
     )
     record = result_record(point, result, verdict=check_requests(result))
-    write_result(Layout(folder.results), record)
+    write_result(Layout(folder.results), record, KINDS)
     return record

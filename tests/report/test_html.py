@@ -18,7 +18,7 @@ from pytest_infx.plugin.output.summary import write_drift
 from pytest_infx.report import html as report_html
 from pytest_infx.report import plots
 from pytest_infx.results.sweep import Outcome, read_sweep
-from pytest_infx.results.tally import Summary
+from pytest_infx.results.tally import RecordTally
 from pytest_infx.settings import environment
 
 from .builders import Folder, write_agentic_point, write_al_cell
@@ -244,7 +244,7 @@ def test_step_summary_links_the_report_and_pictures(folder: Folder, tmp_path: Pa
     links = report_html.markdown_links(files, folder.results)
     step = tmp_path / "step.md"
     step.write_text("earlier step\n")
-    summary = Summary()
+    summary = RecordTally()
     summary.add(samples.cell(recipe=KEY, al=1.61, golden__curve=CURVE))
     env = environment({"GITHUB_STEP_SUMMARY": str(step)})
     path = write_drift(summary, folder.results, env, links=links)

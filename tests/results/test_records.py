@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from pytest_infx.files.textio import InputFileError
+from pytest_infx.kinds import KINDS
 from pytest_infx.results.files import write_result
 from pytest_infx.results.layout import Layout
 from pytest_infx.results.records import (
@@ -24,7 +25,7 @@ from results.samples import CELL, FIXED, POINT, TELEMETRY, cell, point, with_fie
 
 @pytest.mark.parametrize("record", [cell(), point()], ids=["cell", "point"])
 def test_a_record_reads_back_equal_from_its_file(tmp_path: Path, record: Any) -> None:
-    path = write_result(Layout(tmp_path), record)
+    path = write_result(Layout(tmp_path), record, KINDS)
     assert read_record(path) == record
     assert json.loads(path.read_text())["version"] == RECORD_VERSION
 

@@ -24,7 +24,7 @@ import pytest_infx.plugin.options as options
 from pytest_infx.compat.pytest import fixture_manager, marker_matcher
 from pytest_infx.engines import extensions
 from pytest_infx.plugin.options import settings
-from pytest_infx.plugin.run.kinds import KINDS
+from pytest_infx.plugin.run.kinds import ADAPTERS
 from pytest_infx.plugin.stash import REF
 from pytest_infx.plugin.state import RunState
 from pytest_infx.prepare.catalog import Catalog, PointRef, cached_catalog, server_labels
@@ -113,7 +113,7 @@ def recipe_marks_only(markexpr: str) -> frozenset[str]:
     if matches is None or "=" in markexpr:
         return frozenset()
     names = set(_MARK_NAME.findall(markexpr)) - {"and", "or", "not"}
-    kinds = frozenset(names & set(KINDS))
+    kinds = frozenset(names & set(ADAPTERS))
     others = sorted(names - kinds)
     if not kinds or len(others) > MAX_OTHER_MARKS:
         return frozenset()
@@ -125,7 +125,7 @@ def recipe_marks_only(markexpr: str) -> frozenset[str]:
 
 def _selects_recipes_only(markexpr: str) -> bool:
     matches = marker_matcher(markexpr)
-    return matches is not None and not matches(()) and any(matches((kind,)) for kind in KINDS)
+    return matches is not None and not matches(()) and any(matches((kind,)) for kind in ADAPTERS)
 
 
 def in_recipe_folder(config: pytest.Config, path: Path) -> bool:
@@ -157,7 +157,7 @@ class RecipeFile(pytest.File):
         fixtureinfo: dict[str, Any] = {}
         manager = fixture_manager(self.session)
         for ref in found.points.get(self.path, ()):
-            kind = KINDS[ref.kind]
+            kind = ADAPTERS[ref.kind]
             function = kind.function
             info = fixtureinfo.get(ref.kind)
             if info is None:

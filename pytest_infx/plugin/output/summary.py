@@ -15,13 +15,15 @@ import pytest
 from pytest_infx.files.atomic import atomic_write_text
 from pytest_infx.plugin.state import RunState
 from pytest_infx.results.layout import Layout
-from pytest_infx.results.tally import Summary
+from pytest_infx.results.tally import RecordTally
 
 if TYPE_CHECKING:
     from pytest_infx.history.gate import Verdict
     from pytest_infx.results.records import CellRecord, Record
 from pytest_infx.settings import Environment, environment
 
+SPEEDBENCH = "speedbench"
+"""The kind whose cells the drift summary and the AL gate read."""
 CELL_PROPERTY = "infx_cell"
 AGENTIC_PROPERTY = "infx_agentic"
 FIXED_PROPERTY = "infx_fixed_seq_len"
@@ -30,30 +32,27 @@ BASELINE_PROPERTY = "infx_baseline"
 """A point's baseline comparison, put on its item by plugin.run.session's gate."""
 
 
-def _fmt(cell: CellRecord | None) -> str:
-    if cell is None:
-        return "-"
-    text = "FAIL" if cell.al is None else f"{cell.al:.2f}"
-    if cell.golden is not None and not cell.golden.ok:
-        text += "*"
-    return text
+def cells_of(summary: RecordTally) -> dict[str, dict[tuple[int, str], CellRecord]]:
+    """The SPEED-Bench cells by recipe and (draft length, thinking mode); a later record of a
+    cell stands for an earlier one."""
+    from pytest_infx.results.records import CellRecord
+
+    cells: dict[str, dict[tuple[int, str], CellRecord]] = {}
+    for record in summary.of(SPEEDBENCH):
+        if isinstance(record, CellRecord):
+            key = (record.point.draft_length, record.point.thinking)
+            cells.setdefault(record.recipe, {})[key] = record
+    return cells
 
 
-def al_tables(summary: Summary) -> list[str]:
+def al_tables(summary: RecordTally) -> list[str]:
     """One table per recipe: rows are draft lengths, columns thinking modes."""
-    lines: list[str] = []
-    for recipe in sorted(summary.cells):
-        cells = summary.cells[recipe]
-        modes = sorted({m for _, m in cells}, key=lambda m: m != "thinking_off")
-        ks = sorted({k for k, _ in cells})
-        lines.append(f"{recipe}  (AL; * = out of golden tolerance, FAIL = cell failed its checks)")
-        lines.append("  k  " + "".join(f"{m:>14}" for m in modes))
-        for k in ks:
-            lines.append(f"  {k:<3}" + "".join(f"{_fmt(cells.get((k, m))):>14}" for m in modes))
-    return lines
+    from pytest_infx.kinds import KINDS
+
+    return KINDS[SPEEDBENCH].table(summary.of(SPEEDBENCH))
 
 
-def drift_markdown(summary: Summary, this_run: Iterable[str] | None = None) -> str:
+def drift_markdown(summary: RecordTally, this_run: Iterable[str] | None = None) -> str:
     """``this_run`` names the recipes this run measured; the others' rows say they are an
     earlier run's, whose cell files are still in the results folder."""
     ran = None if this_run is None else set(this_run)
@@ -62,8 +61,9 @@ def drift_markdown(summary: Summary, this_run: Iterable[str] | None = None) -> s
         "|---|---|---|---|---|---|",
     ]
     details: list[str] = []
-    for recipe in sorted(summary.cells):
-        goldens = [c.golden for c in summary.cells[recipe].values() if c.golden is not None]
+    cells = cells_of(summary)
+    for recipe in sorted(cells):
+        goldens = [c.golden for c in cells[recipe].values() if c.golden is not None]
         if not goldens:
             continue
         checked = sum(g.checked or 0 for g in goldens)
@@ -82,7 +82,7 @@ def drift_markdown(summary: Summary, this_run: Iterable[str] | None = None) -> s
 
 
 def write_drift(
-    summary: Summary,
+    summary: RecordTally,
     results: Path,
     env: Environment | None = None,
     *,
@@ -90,7 +90,7 @@ def write_drift(
     this_run: Iterable[str] | None = None,
 ) -> Path | None:
     """``links`` (markdown pointing at the sweep report) follows the drift table."""
-    compared = any(c.golden for cells in summary.cells.values() for c in cells.values())
+    compared = any(c.golden for cells in cells_of(summary).values() for c in cells.values())
     if not compared and not links:
         return None
     table = drift_markdown(summary, this_run) if compared else ""
@@ -98,7 +98,7 @@ def write_drift(
     return write_markdown(text, Layout(results).drift, env)
 
 
-def with_folder(summary: Summary, results: Path) -> Summary:
+def with_folder(summary: RecordTally, results: Path) -> RecordTally:
     """The SPEED-Bench cells of every cell file in the results folder, this run's records over
     them: the drift summary covers the folder as the HTML report does, so a run of another
     marker does not drop the table of the cells an earlier run left. A file that cannot be read
@@ -106,7 +106,7 @@ def with_folder(summary: Summary, results: Path) -> Summary:
     from pytest_infx.results.records import CellRecord, RecordError, read_record
 
     folder = Layout(results).cells
-    merged = Summary()
+    merged = RecordTally()
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         try:
             record = read_record(path)
@@ -114,8 +114,8 @@ def with_folder(summary: Summary, results: Path) -> Summary:
             continue
         if isinstance(record, CellRecord):
             merged.add(record)
-    for recipe, cells in summary.cells.items():
-        merged.cells.setdefault(recipe, {}).update(cells)
+    for record in summary.of(SPEEDBENCH):
+        merged.add(record)
     return merged
 
 
@@ -164,7 +164,7 @@ def verdicts_from(properties: Iterable[tuple[str, object]]) -> list[Verdict]:
 class SummaryPlugin:
     """Collects the cells of every report on the controller and gates the sweep as a whole."""
 
-    def __init__(self, config: pytest.Config, summary: Summary) -> None:
+    def __init__(self, config: pytest.Config, summary: RecordTally) -> None:
         self.config = config
         self.summary = summary
         self.critical: str | None = None
@@ -178,7 +178,8 @@ class SummaryPlugin:
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         links = RunState.of(self.config).report_markdown
-        if RunState.of(self.config).worker or not (self.summary.cells or links):
+        cells = cells_of(self.summary)
+        if RunState.of(self.config).worker or not (cells or links):
             return
         from pytest_infx.plugin.options import settings
 
@@ -188,34 +189,26 @@ class SummaryPlugin:
             found.results,
             found.env,
             links=links,
-            this_run=self.summary.cells,
+            this_run=cells,
         )
         if self.verdicts:
             from pytest_infx.history.table import markdown
 
             write_markdown(markdown(self.verdicts), Layout(found.results).baseline, found.env)
-        if self.summary.cells and not self.summary.any_al:
+        if cells and not any(c.al is not None for by in cells.values() for c in by.values()):
             self.critical = "CRITICAL: no SPEED-Bench cell produced an AL value; the sweep fails"
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        tables = al_tables(self.summary)
-        if tables:
-            terminalreporter.write_sep("=", "infx acceptance length")
-            for line in tables:
-                terminalreporter.write_line(line)
-        if self.summary.agentic:
-            from pytest_infx.agentic.table import render_tables
+        from pytest_infx.kinds import KINDS
 
-            terminalreporter.write_sep("=", "infx agentic")
-            for line in render_tables(self.summary.agentic).splitlines():
-                terminalreporter.write_line(line)
-        if self.summary.fixed:
-            from pytest_infx.fixedseq.table import text_table
-
-            terminalreporter.write_sep("=", "infx fixed-seq-len")
-            for line in text_table(self.summary.fixed):
-                terminalreporter.write_line(line)
+        for kind in KINDS:
+            records = self.summary.of(kind.name)
+            tables = kind.table(records) if records else []
+            if tables:
+                terminalreporter.write_sep("=", kind.title)
+                for line in tables:
+                    terminalreporter.write_line(line)
         if self.verdicts:
             from pytest_infx.history.table import text_lines
 

@@ -15,7 +15,7 @@ import pytest
 
 import pytest_infx.plugin.collect.files as collect
 import pytest_infx.plugin.options as options
-from pytest_infx.plugin.run.kinds import KINDS, Kind, Runnable
+from pytest_infx.plugin.run.kinds import ADAPTERS, ItemKind, Runnable
 from pytest_infx.plugin.run.session import Run
 from pytest_infx.plugin.stash import PREFLIGHT, REF, REUSE
 from pytest_infx.plugin.state import RunState
@@ -71,7 +71,7 @@ def infx_server(
     infx_run.release(server)
 
 
-def runnable(kind: Kind, point: Point, run: Run, request: pytest.FixtureRequest) -> Runnable:
+def runnable(kind: ItemKind, point: Point, run: Run, request: pytest.FixtureRequest) -> Runnable:
     """The point's runnable; one whose stored result is reused (``--infx-resume``) asks for no
     server."""
     reuse = request.node.stash.get(REUSE, None)
@@ -117,13 +117,13 @@ def infx_speedbench(request: pytest.FixtureRequest) -> Runnable:
     if not request.config.pluginmanager.has_plugin("syrupy"):
         pytest.fail(GOLDEN_EXTRA, pytrace=False)
     point = request.getfixturevalue("infx_point")
-    return runnable(KINDS["speedbench"], point, request.getfixturevalue("infx_run"), request)
+    return runnable(ADAPTERS["speedbench"], point, request.getfixturevalue("infx_run"), request)
 
 
 @pytest.fixture
 def infx_agentic(infx_point: Point, infx_run: Run, request: pytest.FixtureRequest) -> Runnable:
     """The AgentX point; a fixture of its own so that its items ask for no golden snapshot."""
-    return runnable(KINDS["agentic"], infx_point, infx_run, request)
+    return runnable(ADAPTERS["agentic"], infx_point, infx_run, request)
 
 
 @pytest.fixture
@@ -131,4 +131,4 @@ def infx_fixed_seq_len(
     infx_point: Point, infx_run: Run, request: pytest.FixtureRequest
 ) -> Runnable:
     """The fixed-seq-len point; like the AgentX one, it asks for no golden snapshot."""
-    return runnable(KINDS["fixed_seq_len"], infx_point, infx_run, request)
+    return runnable(ADAPTERS["fixed_seq_len"], infx_point, infx_run, request)

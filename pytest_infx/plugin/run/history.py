@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Final, TypeVar, cast
+from typing import TYPE_CHECKING, Final
 
 import pytest
 
@@ -24,14 +24,11 @@ from pytest_infx.plugin.state import RunState
 
 if TYPE_CHECKING:
     from pytest_infx.baseline_tolerance import MetricTolerance
-    from pytest_infx.engines.registry import EngineRegistry
     from pytest_infx.history.gate import Verdict
     from pytest_infx.history.store import RunStamp, Store
     from pytest_infx.recipes.points import Point
-    from pytest_infx.results.records import ConfigInfo, Record
+    from pytest_infx.results.records import Record
     from pytest_infx.settings import Settings
-
-R = TypeVar("R", bound="Record")
 
 RUN_INPUT: Final = "infx_history_run"
 
@@ -95,31 +92,6 @@ def send_stamp(config: pytest.Config, workerinput: dict[str, object]) -> None:
         workerinput[RUN_INPUT] = stamp(config, found)
 
 
-def config_of(point: Point, engines: EngineRegistry) -> ConfigInfo:
-    """InferenceX's config identity of a point, as its result names carry it."""
-    from pytest_infx.agentic.shape import shape_of
-    from pytest_infx.hardware import gpu_type
-    from pytest_infx.images import version_of
-    from pytest_infx.results.records import ConfigInfo
-
-    shape = shape_of(point, engines=engines)
-    engine = point.recipe.engine
-    return ConfigInfo(
-        model_prefix=shape.model_prefix,
-        hardware=gpu_type(shape.runner),
-        framework=shape.framework,
-        engine_version=engine.version or version_of(engine.image or ""),
-        precision=shape.precision,
-        spec_method=shape.spec_decoding,
-        tp=shape.tp,
-        ep=shape.ep,
-        pp=shape.pp,
-        dcp=shape.dcp,
-        pcp=shape.pcp,
-        dp_attention=shape.dp_attention,
-    )
-
-
 @dataclass
 class History:
     """One process's view of the history: the store, opened on first use, and the run's row."""
@@ -155,11 +127,6 @@ class History:
                 pytest.fail(f"results history: {exc}", pytrace=False)
         return self._store, self._run
 
-    @staticmethod
-    def identified(record: R, point: Point, engines: EngineRegistry) -> R:
-        """The record with its config identity, as its file and the store keep it."""
-        return cast(R, record.model_copy(update={"config": config_of(point, engines)}))
-
     def put(
         self, record: Record, gate: Verdict | None = None, problems: Sequence[str] = ()
     ) -> None:
@@ -170,10 +137,11 @@ class History:
             from dataclasses import replace
 
             from pytest_infx.history.rows import row_of
+            from pytest_infx.kinds import KINDS
             from pytest_infx.results.verdict import Verdict as Word
 
             store, run = self.store()
-            row = row_of(record)
+            row = row_of(record, KINDS)
             if problems:
                 reason = "; ".join([*filter(None, [row.reason]), *problems])
                 row = replace(row, status=Word.FAIL, reason=reason)
@@ -199,9 +167,10 @@ class History:
         from pytest_infx.baseline_tolerance import merged, tolerances
         from pytest_infx.history.gate import compare
         from pytest_infx.history.rows import row_of
+        from pytest_infx.kinds import KINDS
 
         store, run = self.store()
-        row = row_of(record)
+        row = row_of(record, KINDS)
         limits = merged(
             self._run_limits,
             tolerances(

@@ -25,7 +25,7 @@ import pytest
 
 import pytest_infx.plugin.stash as stash
 from pytest_infx.plugin.output.reporter import REUSED_PROPERTY, property_of
-from pytest_infx.plugin.run.kinds import KINDS
+from pytest_infx.plugin.run.kinds import ADAPTERS
 from pytest_infx.plugin.stash import REUSE
 from pytest_infx.results.layout import Layout
 from pytest_infx.results.reuse import Reuse
@@ -65,6 +65,7 @@ def mark(items: Sequence[pytest.Item], layout: Layout, datasets: Datasets) -> No
     """Stash a :class:`Reuse` on each reusable item and a one-line reason, as a user property,
     on every judged item (the properties reach the controller's summary)."""
     import pytest_infx.plugin.collect.files as collect
+    from pytest_infx.kinds import KINDS
 
     for item in items:
         if item.stash.get(stash.PREFLIGHT, []):
@@ -72,13 +73,12 @@ def mark(items: Sequence[pytest.Item], layout: Layout, datasets: Datasets) -> No
         point = collect.point_of(item)
         if point is None:
             continue
-        kind = KINDS[point.kind]
-        path = kind.result_path(layout, point)
-        verdict = judge(path, point, kind.data_sha256(point, datasets))
+        path = KINDS[point.kind].result_path(layout, point.id)
+        verdict = judge(path, point, ADAPTERS[point.kind].data_sha256(point, datasets))
         if isinstance(verdict, Reuse):
             item.stash[REUSE] = verdict
             item.stash[stash.NO_SERVER] = True
-            item.user_properties.append((REUSED_PROPERTY, verdict.reason(layout.root)))
+            item.user_properties.append((REUSED_PROPERTY, verdict.reason(layout.root, KINDS)))
         else:
             item.user_properties.append((RERUN_PROPERTY, verdict))
 

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from pytest_infx.plugin.run.history import History
     from pytest_infx.prepare.preflight import Datasets
     from pytest_infx.recipes.points import Point
+    from pytest_infx.results.identity import ConfigIdentity
     from pytest_infx.results.records import Record
 
 R = TypeVar("R", bound="Record")
@@ -54,6 +55,7 @@ class Run:
     _telemetry: dict[str, Sampler] = field(default_factory=dict)
     _judged: dict[str, Verdict | None] = field(default_factory=dict)
     """Each measured point's stopped GPU sampler, until its record is kept."""
+    _identities: dict[str, ConfigIdentity] = field(default_factory=dict)
 
     def say(self, message: str) -> None:
         import pytest_infx.plugin.output.progress as progress
@@ -198,6 +200,17 @@ class Run:
             self._history = History(self.settings, stamp(self.config, self.settings))
         return self._history
 
+    def identity(self, point: Point) -> ConfigIdentity:
+        """The point's config identity, named by this machine's runner when it has one; made
+        once per point, for its files, its record and its history row."""
+        if point.id not in self._identities:
+            from pytest_infx.prepare.identity import identity_of
+
+            self._identities[point.id] = identity_of(
+                point, runner=self.settings.env.runner_name, engines=self.engines
+            )
+        return self._identities[point.id]
+
     def keep(self, record: R, point: Point, *, problems: Sequence[str] = ()) -> R:
         """Write an item's result file, tell the ``pytest_infx_result`` hooks (which get the
         file's JSON value, so a hook's change cannot reach the file), then write its row in
@@ -205,11 +218,14 @@ class Run:
         database that is down loses nothing. The baseline gate is judged before the row is
         written, so the row holds the point's final verdict; ``problems`` fail a point whose
         record passed (an export that failed after it) in the row too. Returns the record as
-        written, with its config identity."""
+        written, with its config identity (the kind's, else the point's made here)."""
         __tracebackhide__ = True
-        record = self.history.identified(record, point, self.engines)
+        if record.config is None:
+            record = cast(R, record.model_copy(update={"config": self.identity(point)}))
         record = self._with_telemetry(record, point)
-        path = write_result(self.layout, record)
+        from pytest_infx.kinds import KINDS
+
+        path = write_result(self.layout, record, KINDS)
         self.config.hook.pytest_infx_result(config=self.config, path=path, record=record.as_json())
         judged = None if problems else self.history.judge(record, point)
         self._judged[point.id] = judged

@@ -6,12 +6,7 @@ import subprocess
 from dataclasses import replace
 from pathlib import Path
 
-from e2e.helpers import recipe, write_recipe
-
-from pytest_infx.engines.registry import installed
-from pytest_infx.plugin.run.history import config_of, new_stamp, run_stamp
-from pytest_infx.recipes.loader import load_tree
-from pytest_infx.recipes.points import expand_all
+from pytest_infx.plugin.run.history import new_stamp, run_stamp
 from pytest_infx.settings import HistorySettings, Roots, Settings, environment
 
 
@@ -68,20 +63,6 @@ def test_elsewhere_the_run_is_new_and_the_branch_comes_from_git(tmp_path: Path) 
 def test_outside_a_work_tree_the_branch_is_unknown(tmp_path: Path) -> None:
     found = new_stamp(_settings(tmp_path))
     assert (found["branch"], found["commit"]) == ("unknown", "")
-
-
-def test_a_point_config_is_inferencex_s_identity(tmp_path: Path) -> None:
-    data = recipe("k", record=tmp_path / "starts.jsonl")
-    write_recipe(tmp_path / "recipes", data)
-    point = expand_all(load_tree(tmp_path / "recipes"))[0]
-    config = config_of(point, installed())
-    assert (config.model_prefix, config.hardware, config.framework) == ("smollm2", "cpu", "vllm")
-    assert (config.engine_version, config.precision, config.spec_method) == (
-        "0.33.0+fake",
-        "bf16",
-        "ngram",
-    )
-    assert config.topology == "tp1-pp1-dcp1-pcp1-ep1-dpafalse"
 
 
 def test_a_point_with_problems_or_a_failed_gate_is_stored_failed_with_why(tmp_path: Path) -> None:

@@ -15,6 +15,8 @@ from results import samples
 
 import pytest_infx.plugin.collect.items as item_functions
 import pytest_infx.plugin.run.resume as resume
+from pytest_infx.agentic.kind import AgenticBenchmark
+from pytest_infx.kinds import KINDS
 from pytest_infx.plugin.output.summary import (
     AGENTIC_PROPERTY,
     CELL_PROPERTY,
@@ -22,9 +24,9 @@ from pytest_infx.plugin.output.summary import (
     records_from,
 )
 from pytest_infx.plugin.run.fixtures import runnable
-from pytest_infx.plugin.run.kinds import KINDS, fixed
-from pytest_infx.plugin.run.kinds.agentic import AgenticKind, AgenticPoint, ReusedPoint
-from pytest_infx.plugin.run.kinds.speedbench import ReusedCell, SpeedbenchKind
+from pytest_infx.plugin.run.kinds import ADAPTERS, fixed
+from pytest_infx.plugin.run.kinds.agentic import MeasuredAgenticPoint, ReusedAgenticPoint
+from pytest_infx.plugin.run.kinds.speedbench import ReusedCell, SpeedbenchItems
 from pytest_infx.plugin.stash import REF, REUSE
 from pytest_infx.prepare.preflight import Datasets
 from pytest_infx.recipes.loader import load_tree
@@ -57,7 +59,7 @@ def _replaced() -> None:
 
 def _stored(point: Point, datasets: Datasets) -> Record:
     """A passed result of ``point`` in the words of its kind."""
-    sha256 = KINDS[point.kind].data_sha256(point, datasets)
+    sha256 = ADAPTERS[point.kind].data_sha256(point, datasets)
     identity = {"id": point.id, "recipe": point.recipe_key, "fingerprint": point.fingerprint}
     if point.kind == "agentic":
         return samples.point(**identity, traces_sha256=sha256)
@@ -76,15 +78,15 @@ SAMPLES: dict[str, Callable[..., Record]] = {
 
 def test_the_registry_holds_one_kind_per_kind_of_point(tmp_path: Path) -> None:
     points = _both(tmp_path / "recipes", tmp_path / "starts.jsonl")
-    assert sorted(KINDS) == sorted({p.kind for p in points})
-    assert all(KINDS[p.kind].name == p.kind for p in points)
+    assert sorted(ADAPTERS) == sorted({p.kind for p in points})
+    assert all(ADAPTERS[p.kind].name == p.kind for p in points)
 
 
 def test_collection_takes_the_item_function_and_marker_from_the_kind(
     sweep: Sweep, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _both(sweep.recipes, sweep.record)
-    monkeypatch.setattr(SpeedbenchKind, "function", property(lambda self: _replaced))
+    monkeypatch.setattr(SpeedbenchItems, "function", property(lambda self: _replaced))
     found = {item.name: item for item in _items(sweep)}
     kinds = {name: item.stash[REF].kind for name, item in found.items()}
     assert sorted(kinds.values()) == ["agentic", "fixed_seq_len", "speedbench", "speedbench"]
@@ -143,12 +145,12 @@ def test_each_kind_stands_in_for_its_reused_point_with_its_own_runnable(tmp_path
     request: Any = SimpleNamespace(node=None, getfixturevalue=lambda name: f"<{name}>")
     expected = {
         "speedbench": ReusedCell,
-        "agentic": ReusedPoint,
-        "fixed_seq_len": fixed.ReusedPoint,
+        "agentic": ReusedAgenticPoint,
+        "fixed_seq_len": fixed.ReusedFixedSeqLenPoint,
     }
     for point in points:
         reuse = Reuse(tmp_path / "stored.json", SAMPLES[point.kind](id=point.id))
-        made = KINDS[point.kind].reused(point, reuse, cast(Any, None), request)
+        made = ADAPTERS[point.kind].reused(point, reuse, cast(Any, None), request)
         assert isinstance(made, expected[point.kind])
 
 
@@ -162,7 +164,7 @@ def test_each_kind_leaves_the_record_its_summary_reads(tmp_path: Path) -> None:
     for point in points:
         record = SAMPLES[point.kind]()
         node: Any = SimpleNamespace(user_properties=[])
-        KINDS[point.kind].attach(node, point, record)
+        ADAPTERS[point.kind].attach(node, point, record)
         left = {name for name, _ in node.user_properties}
         assert records_from(node.user_properties) == [record], point.kind
         assert left.isdisjoint(set(reads.values()) - {reads[point.kind]}), point.kind
@@ -184,7 +186,7 @@ def test_a_reused_agentic_point_leaves_what_a_measured_one_leaves() -> None:
     }
     record = samples.point(requests__completed=3, requests__failed=1, throughput=throughput)
     node: Any = SimpleNamespace(user_properties=[])
-    ReusedPoint(Reuse(Path("stored.json"), record), SimpleNamespace(node=node)).run()  # type: ignore[arg-type]
+    ReusedAgenticPoint(Reuse(Path("stored.json"), record), SimpleNamespace(node=node)).run()  # type: ignore[arg-type]
     assert node.user_properties == [
         ("completed", 3),
         ("failed", 1),
@@ -200,18 +202,18 @@ def test_resume_judges_the_file_each_kind_names(
     points = _both(sweep.recipes, sweep.record)
     elsewhere = sweep.root / "elsewhere"
     monkeypatch.setattr(
-        AgenticKind, "result_path", lambda self, layout, point: elsewhere / f"{point.id}.json"
+        AgenticBenchmark, "result_path", lambda self, layout, item: elsewhere / f"{item}.json"
     )
     datasets = Datasets(sweep.root)
     layout = Layout(sweep.results)
     for point in points:
-        path = KINDS[point.kind].result_path(layout, point)
+        path = KINDS[point.kind].result_path(layout, point.id)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(_stored(point, datasets).as_json()))
     items = _items(sweep)
     resume.mark(items, Layout(sweep.results), datasets)
     reused = {item.name: item.stash.get(REUSE, None) for item in items}
-    assert {p.id: KINDS[p.kind].result_path(layout, p) for p in points} == {
+    assert {p.id: KINDS[p.kind].result_path(layout, p.id) for p in points} == {
         name: found.path for name, found in reused.items() if found is not None
     }
     agentic = next(p for p in points if p.kind == "agentic")
@@ -222,7 +224,7 @@ def test_a_reused_fixed_seq_len_point_leaves_what_a_measured_one_leaves() -> Non
     record = samples.fixed(requests__completed=39, requests__failed=1)
     node: Any = SimpleNamespace(user_properties=[])
     reuse = Reuse(Path("stored.json"), record)
-    fixed.ReusedPoint(reuse, SimpleNamespace(node=node)).run()  # type: ignore[arg-type]
+    fixed.ReusedFixedSeqLenPoint(reuse, SimpleNamespace(node=node)).run()  # type: ignore[arg-type]
     assert node.user_properties == [
         ("completed", 39),
         ("failed", 1),
@@ -232,7 +234,7 @@ def test_a_reused_fixed_seq_len_point_leaves_what_a_measured_one_leaves() -> Non
         ("median_tpot", 0.08),
         (FIXED_PROPERTY, record.as_json()),
     ]
-    assert reuse.figure() == "40.0 output tok/s/GPU"
+    assert reuse.figure(KINDS) == "40.0 output tok/s/GPU"
 
 
 @pytest.mark.parametrize("workers", [1, 8])
@@ -254,7 +256,7 @@ def test_a_fixed_seq_len_point_pads_its_prompts_as_its_prompt_workers_say(
     (point,) = [p for p in expand_all(load_tree(tmp_path / "recipes")) if p.fixed_seq_len]
     assert point.fixed_seq_len is not None
     run: Any = SimpleNamespace(model_dir=lambda _: tokenizer)
-    made = fixed.FixedPoint(point, point.fixed_seq_len, cast(Any, None), run, _request(None))
+    made = fixed.FixedSeqLenPoint(point, point.fixed_seq_len, cast(Any, None), run, _request(None))
     expected = {
         count: random_prompts(
             HubTokenizer.load(tokenizer),
@@ -294,7 +296,7 @@ def test_a_fixed_seq_len_point_sends_its_prompts_in_the_chat_template_it_names(
     (point,) = [p for p in expand_all(load_tree(tmp_path / "recipes")) if p.fixed_seq_len]
     assert point.fixed_seq_len is not None
     run: Any = SimpleNamespace(model_dir=lambda _: tokenizer)
-    made = fixed.FixedPoint(point, point.fixed_seq_len, cast(Any, None), run, _request(None))
+    made = fixed.FixedSeqLenPoint(point, point.fixed_seq_len, cast(Any, None), run, _request(None))
     assert all(r.prompt.startswith(start) for r in made.prompts().requests)
 
 
@@ -335,15 +337,15 @@ def test_a_measured_agentic_point_with_a_nan_figure_fails_and_its_record_is_kept
     measured = parse_export(path, gpus=1)
     monkeypatch.setattr(runner, "run_aiperf", lambda run: measured)
     monkeypatch.setattr(
-        AgenticPoint, "aiperf_run", lambda self: SimpleNamespace(artifact_dir=tmp_path)
+        MeasuredAgenticPoint, "aiperf_run", lambda self: SimpleNamespace(artifact_dir=tmp_path)
     )
-    monkeypatch.setattr(AgenticPoint, "inferencex", lambda self, run, result: (None, None))
-    monkeypatch.setattr(AgenticPoint, "identity", lambda self: samples.identity())
+    monkeypatch.setattr(MeasuredAgenticPoint, "inferencex", lambda self, run, result: (None, None))
+    monkeypatch.setattr(MeasuredAgenticPoint, "identity", lambda self: samples.identity())
     ctx = _Measuring()
     node: Any = SimpleNamespace(user_properties=[])
     point = cast(Any, SimpleNamespace(id="a[tp1-c2]"))
     agentic = cast(Any, SimpleNamespace(duration=10, failed_request_threshold=0.1))
-    runnable = AgenticPoint(
+    runnable = MeasuredAgenticPoint(
         point, agentic, cast(Any, None), cast(Any, ctx), cast(Any, SimpleNamespace(node=node))
     )
     with pytest.raises(pytest.fail.Exception) as caught:

@@ -10,6 +10,7 @@ import pytest
 from e2e.helpers import recipe, write_recipe
 from results.samples import CELL, POINT, with_fields
 
+from pytest_infx.kinds import KINDS
 from pytest_infx.plugin.run.resume import judge
 from pytest_infx.recipes.loader import load_tree
 from pytest_infx.recipes.points import Point, expand_all
@@ -48,7 +49,10 @@ def test_a_missing_broken_or_foreign_result_file_is_not_reused(tmp_path: Path) -
     assert judge(path, point, None) == "with another item's result file"
     path.write_text(json.dumps(_stored(point, al=1.5)))
     reuse = judge(path, point, "a" * 64)
-    assert isinstance(reuse, Reuse) and reuse.reason(tmp_path) == "reused from cell.json: AL 1.50"
+    assert (
+        isinstance(reuse, Reuse)
+        and reuse.reason(tmp_path, KINDS) == "reused from cell.json: AL 1.50"
+    )
 
 
 @pytest.mark.parametrize(

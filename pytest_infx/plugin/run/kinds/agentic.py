@@ -27,14 +27,13 @@ if TYPE_CHECKING:
     from pytest_infx.agentic.record import PointIdentity
     from pytest_infx.agentic.results import AgenticResult
     from pytest_infx.agentic.runner import AgenticRun
-    from pytest_infx.agentic.shape import PointShape
     from pytest_infx.launch import ServerHandle
     from pytest_infx.plugin.run.kinds.base import Runnable
     from pytest_infx.plugin.run.session import Run
     from pytest_infx.prepare.preflight import Datasets
     from pytest_infx.recipes.points import Point
     from pytest_infx.recipes.schema import Agentic
-    from pytest_infx.results.layout import Layout
+    from pytest_infx.results.identity import ConfigIdentity
     from pytest_infx.results.records import InferencexThroughput, Record
     from pytest_infx.results.reuse import Reuse
 
@@ -57,7 +56,7 @@ def traces_sha256(point: Point) -> str | None:
 
 
 @dataclass
-class AgenticPoint:
+class MeasuredAgenticPoint:
     point: Point
     agentic: Agentic
     server: ServerHandle
@@ -84,7 +83,7 @@ class AgenticPoint:
             public_dataset=None if builtin else agentic.traces,
             traces=default_traces_path() if builtin else None,
             seed=agentic.seed,
-            gpus=self.shape().num_gpus,
+            gpus=self.shape().gpus,
             trajectory_start_ratio=(ratio[0], ratio[1]) if ratio else None,
             trace_idle_gap_cap_s=agentic.trace_idle_gap_cap,
             warmup_grace_period_s=agentic.warmup_grace_period,
@@ -95,11 +94,9 @@ class AgenticPoint:
             apply_chat_template=agentic.chat_template,
         )
 
-    def shape(self) -> PointShape:
+    def shape(self) -> ConfigIdentity:
         """InferenceX's view of the point; a CPU point counts as TP GPU-equivalents."""
-        from pytest_infx.agentic.shape import shape_of
-
-        return shape_of(self.point, engines=self.run_ctx.engines)
+        return self.run_ctx.identity(self.point)
 
     def inferencex(
         self, run: AgenticRun, result: AgenticResult
@@ -115,18 +112,15 @@ class AgenticPoint:
         from pytest_infx.files.atomic import atomic_write_json
 
         shape = self.shape()
-        recipe = self.point.recipe
         found = load_records(run.artifact_dir / RECORDS_NAME)
         export = json.loads(result.export_path.read_text(encoding="utf-8"))
-        agg = build_aggregate(
-            found, export, shape, model=recipe.model.hub_id, image=recipe.engine.image
-        )
+        agg = build_aggregate(found, export, shape)
         layout = self.run_ctx.layout
-        path = layout.inferencex(shape.result_filename)
+        path = layout.inferencex(shape.file_name())
         atomic_write_json(path, agg)
         from pytest_infx.agentic.record import kept
 
-        block = headline(agg, num_gpus=shape.num_gpus, requests_per_s=kept(result.request_rate))
+        block = headline(agg, num_gpus=shape.gpus, requests_per_s=kept(result.request_rate))
         return layout.relative(path), block
 
     def identity(self) -> PointIdentity:
@@ -211,7 +205,7 @@ class AgenticPoint:
 
 
 @dataclass
-class ReusedPoint:
+class ReusedAgenticPoint:
     """Stands in for an AgentX point whose stored result is reused: its record feeds the table."""
 
     reuse: Reuse
@@ -247,7 +241,7 @@ def agentic_of(point: Point) -> Agentic:
     return agentic
 
 
-class AgenticKind:
+class AgenticItems:
     """An AgentX point: throughput of one TP and concurrency replaying agentic traces."""
 
     name = "agentic"
@@ -259,21 +253,18 @@ class AgenticKind:
     def fresh(
         self, point: Point, server: ServerHandle, run: Run, request: pytest.FixtureRequest
     ) -> Runnable:
-        return AgenticPoint(point, agentic_of(point), server, run, request)
+        return MeasuredAgenticPoint(point, agentic_of(point), server, run, request)
 
     def reused(
         self, point: Point, reuse: Reuse, run: Run, request: pytest.FixtureRequest
     ) -> Runnable:
-        return ReusedPoint(reuse, request)
+        return ReusedAgenticPoint(reuse, request)
 
     def attach(self, node: pytest.Item, point: Point, record: Record) -> None:
         attach(node, record)
-
-    def result_path(self, layout: Layout, point: Point) -> Path:
-        return layout.point(point.id)
 
     def data_sha256(self, point: Point, datasets: Datasets) -> str | None:
         return traces_sha256(point)
 
 
-AGENTIC = AgenticKind()
+AGENTIC = AgenticItems()

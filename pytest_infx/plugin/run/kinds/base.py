@@ -10,7 +10,6 @@ Each kind answers all of these in its own module, so no other module asks which 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -20,7 +19,6 @@ if TYPE_CHECKING:
     from pytest_infx.plugin.run.session import Run
     from pytest_infx.prepare.preflight import Datasets
     from pytest_infx.recipes.points import Point
-    from pytest_infx.results.layout import Layout
     from pytest_infx.results.records import Record
     from pytest_infx.results.reuse import Reuse
 
@@ -32,7 +30,7 @@ class Runnable(Protocol):
     def run(self) -> None: ...
 
 
-class Kind(Protocol):
+class ItemKind(Protocol):
     """One kind of recipe point, as the plugin runs and resumes it."""
 
     @property
@@ -60,10 +58,6 @@ class Kind(Protocol):
     def attach(self, node: pytest.Item, point: Point, record: Record) -> None:
         """Put the point's record on its item for junit and the end-of-run summary; a fresh
         and a reused runnable leave the same properties."""
-        ...
-
-    def result_path(self, layout: Layout, point: Point) -> Path:
-        """The stored result file resume judges, in the results folder ``layout``."""
         ...
 
     def data_sha256(self, point: Point, datasets: Datasets) -> str | None:

@@ -21,8 +21,6 @@ from pytest_infx.plugin.output.summary import FIXED_PROPERTY
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from pytest_infx.agentic.shape import PointShape
-    from pytest_infx.fixedseq.checks import Checked
     from pytest_infx.fixedseq.prompts import RandomPrompts
     from pytest_infx.launch import ServerHandle
     from pytest_infx.plugin.run.kinds.base import Runnable
@@ -30,13 +28,12 @@ if TYPE_CHECKING:
     from pytest_infx.prepare.preflight import Datasets
     from pytest_infx.recipes.points import Point
     from pytest_infx.recipes.schema import FixedSeqLen
-    from pytest_infx.results.layout import Layout
-    from pytest_infx.results.records import FixedRecord, Record
+    from pytest_infx.results.records import Record
     from pytest_infx.results.reuse import Reuse
 
 
 @dataclass
-class FixedPoint:
+class FixedSeqLenPoint:
     point: Point
     block: FixedSeqLen
     server: ServerHandle
@@ -66,23 +63,14 @@ class FixedPoint:
         except (TokenizerError, ChatTemplateError, ValueError) as exc:
             pytest.fail(f"{point.id}: {exc}", pytrace=False)
 
-    def shape(self) -> PointShape:
-        from pytest_infx.agentic.shape import shape_of
-
-        return shape_of(self.point, engines=self.run_ctx.engines)
-
     def run(self) -> None:
         __tracebackhide__ = True
         from pytest_infx.files.atomic import atomic_write_json
         from pytest_infx.fixedseq.checks import check
         from pytest_infx.fixedseq.client import ClientConfig, run_requests_sync
-        from pytest_infx.fixedseq.results import (
-            Identity,
-            RunInfo,
-            power_report,
-            processed,
-            raw_result,
-        )
+        from pytest_infx.fixedseq.record import fixed_record, median_pass, with_passes
+        from pytest_infx.fixedseq.results import RunInfo, power_report, processed, raw_result
+        from pytest_infx.results.records import ServerInfo
 
         point, block, run = self.point, self.block, self.run_ctx
         recipe = point.recipe
@@ -111,159 +99,49 @@ class FixedPoint:
                         on_done=lambda o: tracker.request_done(o.output_tokens, ok=o.success),
                     )
                 )
-        shape = self.shape()
+        identity = run.identity(point)
         info = RunInfo(
             model_id=recipe.model.hub_id,
             tokenizer_id=recipe.model.hub_id,
             num_prompts=len(requests),
             max_concurrency=point.concurrency,
-            backend=shape.framework,
-        )
-        identity = Identity(
-            hw=shape.runner,
-            image=recipe.engine.image or "",
-            model=recipe.model.hub_id,
-            model_prefix=shape.model_prefix,
-            framework=shape.framework,
-            precision=shape.precision,
-            spec_decoding=shape.spec_decoding,
-            isl=point.isl or 0,
-            osl=point.osl or 0,
-            tp=shape.tp,
-            ep=shape.ep,
-            dp_attention=shape.dp_attention,
-            conc=shape.conc,
-            gpus=shape.num_gpus,
-            pp=shape.pp,
-            dcp=shape.dcp,
-            pcp=shape.pcp,
-            recipe_fingerprint=shape.fingerprint,
+            backend=identity.framework,
         )
         raws = [raw_result(info, requests, outcome) for outcome in outcomes]
         aggs = [processed(identity, raw) for raw in raws]
         chosen = median_pass(aggs)
         outcome, raw, agg = outcomes[chosen], raws[chosen], aggs[chosen]
         layout = run.layout
-        raw_path = layout.fixed_raw(shape.result_filename)
-        agg_path = layout.fixed_processed(shape.result_filename)
+        raw_path = layout.fixed_raw(identity.file_name())
+        agg_path = layout.fixed_processed(identity.file_name())
         atomic_write_json(raw_path, raw)
         atomic_write_json(agg_path, agg)
         power_path = raw_path.with_name(f"power_validation_{raw_path.name}")
-        atomic_write_json(power_path, power_report(raw, raw_path.name, shape.num_gpus))
+        atomic_write_json(power_path, power_report(raw, raw_path.name, identity.gpus))
         checks = [check(requests, each.outputs) for each in outcomes]
         checked = next((each for each in checks if not each.passed), checks[chosen])
-        record = self.record(prompts, outcome.duration_s, checked, agg, raw_path, agg_path)
+        record = fixed_record(
+            point,
+            identity=identity,
+            server=ServerInfo.of(self.server),
+            prompts=prompts,
+            duration_s=outcome.duration_s,
+            checked=checked,
+            agg=agg,
+            raw_result=layout.relative(raw_path),
+            inferencex_result=layout.relative(agg_path),
+        )
         if repeats > 1:
-            passes = [figures(each) for each in aggs]
-            record = record.model_copy(update={"figures": median_figures(passes), "passes": passes})
+            record = with_passes(record, aggs)
         record = run.keep(record, point)
         attach(self.request.node, record)
         if not checked.passed:
             pytest.fail(f"{point.id}: " + "; ".join(checked.problems), pytrace=False)
         run.gate(self.request.node, record, point)
 
-    def record(
-        self,
-        prompts: RandomPrompts,
-        duration_s: float,
-        checked: Checked,
-        agg: dict[str, object],
-        raw_path: Path,
-        agg_path: Path,
-    ) -> FixedRecord:
-        from pytest_infx.results import verdict
-        from pytest_infx.results.records import (
-            RECORD_VERSION,
-            EngineInfo,
-            FixedPrompts,
-            FixedRecord,
-            FixedRequests,
-            ServerInfo,
-        )
-        from pytest_infx.results.records import FixedPoint as Coordinates
-
-        point, block = self.point, self.block
-        assert point.isl is not None and point.osl is not None
-        engine = point.recipe.engine
-        requests = prompts.requests
-        layout = self.run_ctx.layout
-        return FixedRecord(
-            version=RECORD_VERSION,
-            id=point.id,
-            recipe=point.recipe_key,
-            fingerprint=point.fingerprint,
-            server=ServerInfo.of(self.server),
-            verdict=verdict.of(checked.passed).value,
-            reasons=list(checked.problems),
-            model=point.recipe.model.hub_id,
-            engine=EngineInfo(
-                name=engine.name,
-                version=engine.version,
-                image=engine.image,
-                embedded=engine.embedded,
-                command=list(engine.command) if engine.command else None,
-            ),
-            gpu=point.runner,
-            point=Coordinates(
-                tp=point.tp,
-                concurrency=point.concurrency,
-                isl=point.isl,
-                osl=point.osl,
-                variant=point.variant,
-            ),
-            prompts=FixedPrompts(
-                sha256=prompts.sha256,
-                seed=block.seed,
-                random_range_ratio=block.random_range_ratio,
-                mean_input_len=sum(r.prompt_len for r in requests) / max(1, len(requests)),
-                mean_output_len=sum(r.output_len for r in requests) / max(1, len(requests)),
-            ),
-            requests=FixedRequests(
-                sent=checked.sent,
-                completed=checked.completed,
-                failed=checked.failed,
-                empty=checked.empty,
-                short=checked.short,
-                warmups=block.warmups_per_concurrency * point.concurrency,
-            ),
-            duration_s=duration_s,
-            figures=figures(agg),
-            errors=list(checked.errors),
-            raw_result=layout.relative(raw_path),
-            inferencex_result=layout.relative(agg_path),
-        )
-
-
-def figures(agg: dict[str, object]) -> dict[str, float]:
-    """The processed file's figures the history and the gate know by name."""
-    from pytest_infx.baseline_tolerance import METRICS
-
-    return {
-        name: float(value)
-        for name, value in agg.items()
-        if name in METRICS and isinstance(value, int | float) and not isinstance(value, bool)
-    }
-
-
-def median_pass(aggs: list[dict[str, object]]) -> int:
-    """The pass whose total throughput per GPU is the median (the lower middle of an even
-    count), whose raw and processed files stand for the point."""
-    order = sorted(range(len(aggs)), key=lambda i: figures(aggs[i]).get("tput_per_gpu", 0.0))
-    return order[(len(order) - 1) // 2]
-
-
-def median_figures(passes: list[dict[str, float]]) -> dict[str, float]:
-    """Each figure's median over the passes that have it."""
-    import statistics
-
-    names = dict.fromkeys(name for each in passes for name in each)
-    return {
-        name: statistics.median(each[name] for each in passes if name in each) for name in names
-    }
-
 
 @dataclass
-class ReusedPoint:
+class ReusedFixedSeqLenPoint:
     reuse: Reuse
     request: pytest.FixtureRequest
 
@@ -284,14 +162,7 @@ def attach(node: pytest.Item, record: Record) -> None:
     node.user_properties.append((FIXED_PROPERTY, record.as_json()))
 
 
-def block_of(point: Point) -> FixedSeqLen:
-    block = point.fixed_seq_len
-    if block is None:
-        raise TypeError(f"{point.id} is not a fixed-seq-len point")
-    return block
-
-
-class FixedSeqLenKind:
+class FixedSeqLenItems:
     """A fixed-seq-len point: throughput and latency of one TP, ISL/OSL and concurrency."""
 
     name = "fixed_seq_len"
@@ -303,18 +174,17 @@ class FixedSeqLenKind:
     def fresh(
         self, point: Point, server: ServerHandle, run: Run, request: pytest.FixtureRequest
     ) -> Runnable:
-        return FixedPoint(point, block_of(point), server, run, request)
+        from pytest_infx.fixedseq.record import block_of
+
+        return FixedSeqLenPoint(point, block_of(point), server, run, request)
 
     def reused(
         self, point: Point, reuse: Reuse, run: Run, request: pytest.FixtureRequest
     ) -> Runnable:
-        return ReusedPoint(reuse, request)
+        return ReusedFixedSeqLenPoint(reuse, request)
 
     def attach(self, node: pytest.Item, point: Point, record: Record) -> None:
         attach(node, record)
-
-    def result_path(self, layout: Layout, point: Point) -> Path:
-        return layout.fixed_point(point.id)
 
     def data_sha256(self, point: Point, datasets: Datasets) -> str | None:
         """The prompts follow from the tokenizer, the lengths and the seed, which the
@@ -323,4 +193,4 @@ class FixedSeqLenKind:
         return None
 
 
-FIXED_SEQ_LEN = FixedSeqLenKind()
+FIXED_SEQ_LEN = FixedSeqLenItems()

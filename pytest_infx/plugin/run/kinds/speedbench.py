@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -35,7 +34,6 @@ if TYPE_CHECKING:
     from pytest_infx.plugin.run.session import Run
     from pytest_infx.prepare.preflight import Datasets
     from pytest_infx.recipes.points import Cell, Point
-    from pytest_infx.results.layout import Layout
     from pytest_infx.results.records import GoldenSummary, Record
     from pytest_infx.results.reuse import Reuse
     from pytest_infx.speedbench.cell import CellSettings
@@ -95,7 +93,7 @@ class SpeedbenchCell:
 
     def run(self) -> None:
         __tracebackhide__ = True
-        from pytest_infx.results import cells
+        from pytest_infx.speedbench import curves
         from pytest_infx.speedbench.cell import run_cell
         from pytest_infx.speedbench.metrics import ScrapeError
         from pytest_infx.speedbench.record import cell_record, engine_info
@@ -119,7 +117,7 @@ class SpeedbenchCell:
             raise pytest.fail.Exception(message, pytrace=False) from None
         engine = engine_info(point)
         record = cell_record(point, self.server, outcome, engine, None)
-        header = cells.provenance(point, record.dataset, engine)
+        header = curves.provenance(point, record.dataset, engine)
         drift: GoldenDriftError | None = None
         if outcome.al is not None:
             drift, golden = gate(
@@ -133,7 +131,7 @@ class SpeedbenchCell:
             )
             record = cell_record(point, self.server, outcome, engine, golden)
         record = self.run_ctx.keep(record, point)
-        cells.write_matrix(self.run_ctx.layout, point, header)
+        curves.write_matrix(self.run_ctx.layout, point, header)
         attach(self.request.node, point, record)
         if outcome.reasons:
             pytest.fail(
@@ -160,11 +158,11 @@ class ReusedCell:
 
     def run(self) -> None:
         __tracebackhide__ = True
-        from pytest_infx.results import cells
+        from pytest_infx.speedbench import curves
 
         stored = self.reuse.record
         assert stored.kind == "speedbench" and stored.al is not None
-        header = cells.provenance(self.point, stored.dataset, stored.engine)
+        header = curves.provenance(self.point, stored.dataset, stored.engine)
         drift, golden = gate(
             self.point,
             self.cell,
@@ -175,7 +173,7 @@ class ReusedCell:
             self.request,
         )
         record = stored.model_copy(update={"golden": golden})
-        cells.write_matrix(self.run_ctx.layout, self.point, header)
+        curves.write_matrix(self.run_ctx.layout, self.point, header)
         attach(self.request.node, self.point, record)
         if drift is not None:
             raise pytest.fail.Exception(str(drift), pytrace=False) from None
@@ -194,12 +192,12 @@ def gate(
     results are written) and the summary that goes into the result file and the tables."""
     from pytest_infx.golden.curve import Curve
     from pytest_infx.golden.extension import GoldenDriftError, assert_curve
-    from pytest_infx.results import cells
+    from pytest_infx.speedbench import curves
 
     bench = cell.bench
     measured = Curve(
         name=bench.golden,
-        model_key=cells.model_key(point),
+        model_key=curves.model_key(point),
         modes={cell.thinking: {cell.draft_length: al}},
         header=header,
     )
@@ -245,7 +243,7 @@ def cell_of(point: Point) -> Cell:
     return cell
 
 
-class SpeedbenchKind:
+class SpeedbenchItems:
     """A SPEED-Bench cell: AL of one draft length and thinking mode against a golden curve."""
 
     name = "speedbench"
@@ -269,11 +267,8 @@ class SpeedbenchKind:
     def attach(self, node: pytest.Item, point: Point, record: Record) -> None:
         attach(node, point, record)
 
-    def result_path(self, layout: Layout, point: Point) -> Path:
-        return layout.cell(point.id)
-
     def data_sha256(self, point: Point, datasets: Datasets) -> str | None:
         return datasets.get(cell_of(point).bench, str(point.path)).sha256
 
 
-SPEEDBENCH = SpeedbenchKind()
+SPEEDBENCH = SpeedbenchItems()

@@ -15,15 +15,24 @@ from typing import Any, cast
 
 import pytest
 import yaml
+from e2e.helpers import recipe, write_recipe
 
-from pytest_infx.agentic.shape import PointShape, shape_of
-from pytest_infx.recipes.loader import load_file
-from pytest_infx.recipes.points import Point, expand
+from pytest_infx.engines.registry import EngineRegistry, installed
+from pytest_infx.prepare.identity import identity_of
+from pytest_infx.recipes.loader import load_file, load_tree
+from pytest_infx.recipes.points import Point, expand, expand_all
+from pytest_infx.results.identity import ConfigIdentity
 
 IMAGES = {
     "sglang": f"lmsysorg/sglang:v0.5.21-cu130@sha256:{'b1' * 32}",
     "vllm": f"vllm/vllm-openai:v0.31.0@sha256:{'c1' * 32}",
 }
+
+
+def shape_of(
+    point: Point, *, runner: str | None = None, engines: EngineRegistry | None = None
+) -> ConfigIdentity:
+    return identity_of(point, runner=runner, engines=engines or installed())
 
 
 def _points(
@@ -46,49 +55,6 @@ def _points(
     return expand(load_file(path))
 
 
-def test_plain_point_name() -> None:
-    shape = PointShape(
-        model_prefix="mimov2.6flash",
-        precision="fp4",
-        framework="sglang",
-        tp=4,
-        conc=32,
-        runner="b200-nv_03",
-    )
-    assert shape.result_filename == (
-        "mimov2.6flash_tp4_conc32_kvnone_fp4_sglang_tp4-pp1-dcp1-pcp1-ep1-dpafalse"
-        "_disagg-false_spec-none_conc32_b200-nv_03"
-    )
-
-
-def test_speculative_dp_attention_point_with_fingerprint() -> None:
-    shape = PointShape(
-        model_prefix="dsv4",
-        precision="fp4",
-        framework="vllm",
-        tp=8,
-        ep=8,
-        dp_attention=True,
-        spec_decoding="mtp",
-        conc=64,
-        runner="b200-dgxc_1",
-        fingerprint="0123456789abcdef",
-    )
-    assert shape.exp_name == "dsv4_tp8_conc64_kvnone_spec-mtp"
-    assert shape.result_filename == (
-        "dsv4_tp8_conc64_kvnone_spec-mtp_fp4_vllm_tp8-pp1-dcp1-pcp1-ep8-dpatrue"
-        "_disagg-false_spec-mtp_conc64_b200-dgxc_1_recipe-0123456789abcdef"
-    )
-
-
-def test_gpu_count_is_tp_pp_pcp_not_dcp() -> None:
-    shape = PointShape(
-        model_prefix="m", precision="fp8", framework="vllm", tp=2, pp=2, dcp=2, pcp=3, conc=1,
-        runner="h200",
-    )  # fmt: skip
-    assert shape.num_gpus == 12
-
-
 def test_shape_of_a_recipe_point_reads_parallelism_from_engine_flags(tmp_path: Path) -> None:
     flags: dict[str, Any] = {"ep-size": 4, "enable-dp-attention": True}
     (point,) = _points(tmp_path, "m-agentic", 4, [8], **flags)
@@ -100,7 +66,7 @@ def test_shape_of_a_recipe_point_reads_parallelism_from_engine_flags(tmp_path: P
         "mimov2.6flash",
     )
     assert shape.fingerprint == point.fingerprint
-    assert shape.result_filename.endswith(f"_conc8_b200-nv_0_recipe-{point.fingerprint}")
+    assert shape.file_name().endswith(f"_conc8_b200-nv_0_recipe-{point.fingerprint}")
 
 
 def test_a_vllm_dp_attention_point_is_named_as_inferencex_names_its_dep_arm(
@@ -111,22 +77,20 @@ def test_a_vllm_dp_attention_point_is_named_as_inferencex_names_its_dep_arm(
     args = {"data-parallel-size": 8, "enable-expert-parallel": True}
     (point,) = _points(tmp_path, "d-agentic", 8, [64], engine="vllm", **args)
     shape = shape_of(point, runner="b200-dgxc_1")
-    assert (shape.tp, shape.ep, shape.dp_attention, shape.num_gpus) == (8, 8, True, 8)
-    assert "_vllm_tp8-pp1-dcp1-pcp1-ep8-dpatrue_disagg-false_" in shape.result_filename
+    assert (shape.tp, shape.ep, shape.dp_attention, shape.gpus) == (8, 8, True, 8)
+    assert "_vllm_tp8-pp1-dcp1-pcp1-ep8-dpatrue_disagg-false_" in shape.file_name()
     (tep,) = _points(
         tmp_path, "t-agentic", 8, [4], engine="vllm", **{"enable-expert-parallel": True}
     )
     assert (shape_of(tep).ep, shape_of(tep).dp_attention) == (8, False)
 
 
-def test_runner_name_comes_from_the_ci_runner_then_the_recipe(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_runner_named_wins_over_the_recipe_s(tmp_path: Path) -> None:
+    """The runner comes from the run's environment, passed in; the identity reads none."""
     (point,) = _points(tmp_path, "k", 2, [1])
-    monkeypatch.delenv("RUNNER_NAME", raising=False)
     assert shape_of(point).runner == "b200"
-    monkeypatch.setenv("RUNNER_NAME", "b200-nv_7")
-    assert shape_of(point).runner == "b200-nv_7"
+    assert shape_of(point, runner="b200-nv_7").runner == "b200-nv_7"
+    assert shape_of(point, runner="b200-nv_7").hardware == "b200"
 
 
 def test_a_bad_parallel_size_names_the_point_and_flag(tmp_path: Path) -> None:
@@ -139,7 +103,6 @@ def test_a_bad_parallel_size_names_the_point_and_flag(tmp_path: Path) -> None:
 def test_the_shape_asks_the_engine_adapter(tmp_path: Path) -> None:
     """Parallel sizes and the framework come from the point's adapter, whatever the engine
     args say; the shape reads no engine flag itself."""
-    from pytest_infx.engines.registry import EngineRegistry, installed
     from pytest_infx.engines.spec import Parallelism
 
     flags: dict[str, Any] = {"pp-size": 4}
@@ -160,3 +123,34 @@ def test_the_shape_asks_the_engine_adapter(tmp_path: Path) -> None:
     found = shape_of(point, runner="r", engines=asked)
     assert (found.pp, found.dcp, found.pcp, found.ep) == (3, 2, 5, 7)
     assert found.framework == "other-fw"
+
+
+def test_the_record_keeps_the_config_and_not_the_point_s_load(tmp_path: Path) -> None:
+    """The stored field has the shape it had before the identity carried the load, so the
+    record files and the history keys of stored results stay as they were."""
+    (point,) = _points(tmp_path, "k", 2, [8])
+    identity = shape_of(point, runner="b200-nv_0")
+    stored = identity.model_dump(mode="json")
+    assert sorted(stored) == sorted(
+        ["model_prefix", "hardware", "framework", "engine_version", "precision", "spec_method",
+         "tp", "ep", "pp", "dcp", "pcp", "dp_attention", "disaggregated", "disaggregated_gpus"]
+    )  # fmt: skip
+    back = ConfigIdentity.model_validate(stored)
+    assert back.history_key() == identity.history_key()
+    assert (back.runner, back.conc) == ("", None)
+    with pytest.raises(ValueError, match="no runner"):
+        back.file_name()
+
+
+def test_a_point_config_is_inferencex_s_identity(tmp_path: Path) -> None:
+    data = recipe("k", record=tmp_path / "starts.jsonl")
+    write_recipe(tmp_path / "recipes", data)
+    point = expand_all(load_tree(tmp_path / "recipes"))[0]
+    config = identity_of(point, runner=None, engines=installed())
+    assert (config.model_prefix, config.hardware, config.framework) == ("smollm2", "cpu", "vllm")
+    assert (config.engine_version, config.precision, config.spec_method) == (
+        "0.33.0+fake",
+        "bf16",
+        "ngram",
+    )
+    assert config.topology == "tp1-pp1-dcp1-pcp1-ep1-dpafalse"

@@ -3,10 +3,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pytest_infx.results.cells import read_cells
+from results.samples import CELL, with_fields
+
 from pytest_infx.results.layout import Layout
 from pytest_infx.results.records import parse_record
-from results.samples import CELL, with_fields
+from pytest_infx.speedbench.curves import read_cells
 
 
 def _cell(recipe: str, k: int, al: object = 1.5, **extra: object) -> dict[str, object]:

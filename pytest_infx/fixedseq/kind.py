@@ -1,0 +1,58 @@
+"""Fixed-seq-len as a kind of benchmark: where a point's record lives, its history row and
+figures, and its headline (:class:`~pytest_infx.results.kind.BenchmarkKind`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from pytest_infx.baseline_tolerance import METRICS
+from pytest_infx.fixedseq.table import text_table
+from pytest_infx.results.kind import RowFacts
+from pytest_infx.results.layout import Layout
+from pytest_infx.results.records import FixedRecord, Record
+
+BENCHMARK = "fixed-seq-len"
+"""InferenceX's benchmark type of a fixed-seq-len row, which our rows share so that a
+baseline ingested from its files and one of ours are found alike."""
+
+
+def _fixed(record: Record) -> FixedRecord:
+    if not isinstance(record, FixedRecord):
+        raise TypeError(f"{record.id} is a {record.kind} record, not a fixed-seq-len point's")
+    return record
+
+
+class FixedSeqLenBenchmark:
+    """A fixed-seq-len point: throughput and latency of one TP, ISL/OSL and concurrency."""
+
+    name = "fixed_seq_len"
+    title = "infx fixed-seq-len"
+
+    def result_path(self, layout: Layout, item_id: str) -> Path:
+        return layout.fixed_point(item_id)
+
+    def row(self, record: Record) -> RowFacts:
+        fixed = _fixed(record)
+        point = fixed.point
+        return RowFacts(
+            benchmark=BENCHMARK,
+            dataset=fixed.prompts.dataset,
+            conc=point.concurrency,
+            cell=point.variant or "",
+            isl=point.isl,
+            osl=point.osl,
+        )
+
+    def metrics(self, record: Record) -> dict[str, float]:
+        return {name: value for name, value in _fixed(record).figures.items() if name in METRICS}
+
+    def figure(self, record: Record) -> str:
+        per_gpu = _fixed(record).figures.get("output_tput_per_gpu", 0.0)
+        return f"{per_gpu:.1f} output tok/s/GPU"
+
+    def table(self, records: Sequence[Record]) -> list[str]:
+        return text_table([_fixed(record) for record in records]) if records else []
+
+
+KIND = FixedSeqLenBenchmark()

@@ -1,0 +1,105 @@
+"""A kind of benchmark lives in its package: the modules outside the kind packages reach a kind
+only through the value its package exports (``<package>/kind.py``), which ``pytest_infx/kinds.py``
+lists. What still names a kind from outside is listed below with why, so the lists can only
+shrink on purpose and never grow unseen; ``plugin/`` is the pytest side of every kind and may
+name them."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from results.samples import cell, fixed, point
+
+from core.test_imports import NAME, PACKAGE, module_graph
+from pytest_infx.kinds import KINDS
+from pytest_infx.results.records import AGENTIC, FIXED_SEQ_LEN, SPEEDBENCH
+
+KIND_PACKAGES = ("speedbench", "agentic", "fixedseq")
+ADAPTER = "the pytest adapter that measures a point: measuring is not yet a facet of the kind"
+RECIPES = "a recipe's blocks are the kinds' settings: the recipe schema is not yet per kind"
+RECORDS = "the record types are one discriminated union here, not yet in their kind packages"
+SECTIONS = "its per-kind sections are not yet the kinds' (report section, sweep tables)"
+CHAT = "reads the DeepSeek-V4 chat template's name from fixedseq/chat.py"
+INTERNALS: dict[str, str] = {
+    "cli.importer": CHAT,
+    "engines.fidelity": CHAT,
+    "plugin.run.kinds.agentic": ADAPTER,
+    "plugin.run.kinds.fixed": ADAPTER,
+    "plugin.run.kinds.speedbench": ADAPTER,
+    "prepare.plan": "the plan shows aiperf's scenario (agentic.runner.SCENARIO)",
+    "prepare.preflight": "loads the SPEED-Bench datasets before the run: not yet the kind's",
+}
+NAMING = re.compile(
+    r"CellRecord|PointRecord|FixedRecord|pytest_infx\.(speedbench|agentic|fixedseq)\b"
+    r"|\"(speedbench|agentic|fixed_seq_len)\""
+)
+NAMES: dict[str, str] = {
+    "kinds.py": "the one list of the kinds",
+    "cli/importer.py": CHAT,
+    "cli/compare.py": "compare-configs maps InferenceX's scenario names to kinds",
+    "cli/scripts.py": "the importer's matching and admission rules differ by kind",
+    "engines/fidelity.py": CHAT,
+    "engines/base.py": "a server label's suffix differs by kind",
+    "engines/trtllm.py": "a docstring names SPEED-Bench's drain module",
+    "engines/vllm.py": "per-request counters are asked for SPEED-Bench cells",
+    "history/ingest.py": "InferenceX's AgentX rows are stored under their benchmark",
+    "lint/golden.py": "golden curves sit under a recipe's speedbench block",
+    "lint/recipes.py": RECIPES,
+    "prepare/catalog.py": "the catalog's concurrency column is an AgentX point's",
+    "prepare/plan.py": INTERNALS["prepare.plan"],
+    "prepare/preflight.py": INTERNALS["prepare.preflight"],
+    "recipes/checks.py": RECIPES,
+    "recipes/loader.py": RECIPES,
+    "recipes/points.py": RECIPES,
+    "recipes/rules.py": RECIPES,
+    "report/html.py": SECTIONS,
+    "results/layout.py": "the results folder's layout names each kind's folder",
+    "results/records.py": RECORDS,
+    "results/sweep.py": SECTIONS,
+}
+
+
+def _kind_package(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in KIND_PACKAGES else None
+
+
+def test_no_module_outside_a_kind_package_imports_its_internals() -> None:
+    """Only ``<package>/kind.py``, the kind's exported value, is imported from outside."""
+    reaching: set[str] = set()
+    for module, targets in module_graph(PACKAGE).items():
+        own = _kind_package(module)
+        for target in targets:
+            package = _kind_package(target)
+            if package is None or package == own:
+                continue
+            if target != f"{NAME}.{package}.kind":
+                reaching.add(module.removeprefix(f"{NAME}."))
+    assert sorted(reaching - set(INTERNALS)) == [], "new imports of a kind package's internals"
+    assert sorted(set(INTERNALS) - reaching) == [], "listed modules that no longer need to be"
+
+
+def test_only_the_listed_modules_outside_the_kinds_and_plugin_name_a_kind() -> None:
+    naming = {
+        path.relative_to(PACKAGE).as_posix()
+        for path in PACKAGE.rglob("*.py")
+        if path.relative_to(PACKAGE).parts[0] not in (*KIND_PACKAGES, "plugin")
+        and NAMING.search(path.read_text(encoding="utf-8"))
+    }
+    assert sorted(naming - set(NAMES)) == [], "new modules that name a kind"
+    assert sorted(set(NAMES) - naming) == [], "listed modules that no longer name a kind"
+
+
+def test_every_record_kind_has_its_benchmark_kind() -> None:
+    assert KINDS.names() == (SPEEDBENCH, AGENTIC, FIXED_SEQ_LEN)
+    for record in (cell(), point(), fixed()):
+        assert KINDS.of(record).name == record.kind
+
+
+def test_the_kind_packages_are_the_kinds_listed() -> None:
+    listed = (PACKAGE / "kinds.py").read_text(encoding="utf-8")
+    imported = set(re.findall(r"from pytest_infx\.(\w+)\.kind import KIND", listed))
+    assert imported == set(KIND_PACKAGES)
+    assert all((PACKAGE / package / "kind.py").is_file() for package in KIND_PACKAGES)
+    assert Path(__file__).name == "test_kinds.py"
