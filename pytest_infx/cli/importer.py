@@ -45,13 +45,13 @@ from pytest_infx.engines.fidelity import (
     synthetic_apart,
 )
 from pytest_infx.engines.registry import installed
-from pytest_infx.fixedseq.chat import DEEPSEEK_V4
 from pytest_infx.hardware import gpu_type
 from pytest_infx.lint.masters import master_files
 from pytest_infx.recipes.errors import RecipeError
 from pytest_infx.recipes.loader import recipe_files
 from pytest_infx.recipes.owned import OwnedFlags, owner
 from pytest_infx.recipes.rules import al_literal_pattern
+from pytest_infx.recipes.schema import DEEPSEEK_V4
 from pytest_infx.recipes.source import LinedDict, LinedList
 from pytest_infx.settings import DEFAULT_RECIPES_DIR
 

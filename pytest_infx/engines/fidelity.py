@@ -20,8 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from pytest_infx.fixedseq.chat import DEEPSEEK_V4
-from pytest_infx.recipes.schema import Recipe
+from pytest_infx.recipes.schema import DEEPSEEK_V4, Recipe
 
 if TYPE_CHECKING:
     from pytest_infx.engines.registry import EngineRegistry

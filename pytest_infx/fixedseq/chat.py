@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from pytest_infx.extras import MissingExtra, require
+from pytest_infx.recipes.schema import DEEPSEEK_V4
 
 TEMPLATE_FILE = "chat_template.jinja"
 SETTINGS_FILE = "tokenizer_config.json"
-DEEPSEEK_V4 = "deepseek-v4"
 """The ``chat-template`` setting that picks DeepSeek-V4's own prompt encoding."""
 SPECIAL_TOKENS = (
     "bos_token",

@@ -163,6 +163,11 @@ def _kebab(name: str) -> str:
     return name.replace("_", "-")
 
 
+DEEPSEEK_V4: Final = "deepseek-v4"
+"""The ``chat-template`` value that asks for DeepSeek-V4's own prompt encoding, which ships no
+Jinja template (InferenceX's ``--dsv4``)."""
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(
         extra="forbid",

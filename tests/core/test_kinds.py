@@ -20,10 +20,7 @@ ADAPTER = "the pytest adapter that measures a point: measuring is not yet a face
 RECIPES = "a recipe's blocks are the kinds' settings: the recipe schema is not yet per kind"
 RECORDS = "the record types are one discriminated union here, not yet in their kind packages"
 SECTIONS = "its per-kind sections are not yet the kinds' (report section, sweep tables)"
-CHAT = "reads the DeepSeek-V4 chat template's name from fixedseq/chat.py"
 INTERNALS: dict[str, str] = {
-    "cli.importer": CHAT,
-    "engines.fidelity": CHAT,
     "plugin.run.kinds.agentic": ADAPTER,
     "plugin.run.kinds.fixed": ADAPTER,
     "plugin.run.kinds.speedbench": ADAPTER,
@@ -36,10 +33,9 @@ NAMING = re.compile(
 )
 NAMES: dict[str, str] = {
     "kinds.py": "the one list of the kinds",
-    "cli/importer.py": CHAT,
+    "cli/importer.py": "InferenceX's scenarios become the recipe blocks of each kind",
     "cli/compare.py": "compare-configs maps InferenceX's scenario names to kinds",
     "cli/scripts.py": "the importer's matching and admission rules differ by kind",
-    "engines/fidelity.py": CHAT,
     "engines/base.py": "a server label's suffix differs by kind",
     "engines/trtllm.py": "a docstring names SPEED-Bench's drain module",
     "engines/vllm.py": "per-request counters are asked for SPEED-Bench cells",

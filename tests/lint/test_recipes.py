@@ -335,7 +335,6 @@ def test_al_literals_in_bases_and_engine_args(rules_repo: MakeRulesRepo) -> None
     ]
 
 
-
 def test_a_stated_difference_naming_an_acceptance_setting_sets_nothing(
     rules_repo: MakeRulesRepo,
 ) -> None:
@@ -348,6 +347,7 @@ def test_a_stated_difference_naming_an_acceptance_setting_sets_nothing(
     after = stated + "engine:\n  env:\n    SGLANG_SIMULATE_ACC_LEN: '2.97'\n"
     found = rendered(rules_repo, "recipes-al-literals", {SGLANG: after})
     assert [f.split(": ")[0] for f in found] == [f"{SGLANG}:{len(after.splitlines())}"]
+
 
 def test_load_accepts_an_override_on_a_variant_and_reports_an_unknown_one(
     rules_repo: MakeRulesRepo,
