@@ -22,14 +22,9 @@ from typing import Any
 
 import pytest
 
-from pytest_infx.fixedseq.chat import (
-    DEEPSEEK_V4,
-    ChatTemplate,
-    ChatTemplateError,
-    DeepSeekV4,
-    chat_for,
-)
+from pytest_infx.fixedseq.chat import ChatTemplate, ChatTemplateError, DeepSeekV4, chat_for
 from pytest_infx.fixedseq.prompts import HubTokenizer, random_prompts, template_len
+from pytest_infx.recipes.schema import DEEPSEEK_V4
 
 DATA = Path(__file__).parent / "data"
 TOKENIZER = DATA / "smollm2"
