@@ -275,6 +275,12 @@ def _negative_number(token: str) -> bool:
     return True
 
 
+def setting_name(flag: str, engine: str) -> str:
+    """The name :func:`flags` reads ``flag`` under for ``engine`` (``--tp`` is SGLang's
+    ``--tp-size``), so a check of this reading against the engine's parser names it as it does."""
+    return _canonical(flag, ALIASES.get(engine, {}))
+
+
 def _canonical(flag: str, aliases: Mapping[str, str]) -> str:
     if flag in aliases:
         return aliases[flag]
