@@ -74,24 +74,26 @@ def _command_apart(argv: list[str]) -> list[str]:
     return argv
 
 
-def _argvs(engine: str) -> dict[tuple[str, ...], str]:
-    """Every distinct parser argv of ``engine``, recorded or planned, with where it is from."""
+@functools.cache
+def _argvs() -> dict[str, dict[tuple[str, ...], str]]:
+    """Per engine, every distinct parser argv, recorded or planned, with where it is from."""
     points = {p.id: p for p in expand_all(load_tree(RECIPES))}
     sweep = sweep_points()
-    found: dict[tuple[str, ...], str] = {}
+    found: dict[str, dict[tuple[str, ...], str]] = {engine: {} for engine in PARSERS}
     for record in records():
         argv = (record.get("server") or {}).get("argv") or []
-        if record.get("framework") != engine or not argv or record["scenario"] == "speedbench":
+        engine = record.get("framework")
+        if engine not in found or not argv or record["scenario"] == "speedbench":
             continue
-        found.setdefault(tuple(_command_apart(argv)), f"InferenceX {record['key']}")
+        found[engine].setdefault(tuple(_command_apart(argv)), f"InferenceX {record['key']}")
         name = point_name(sweep[record["index"]])
         ids = [f"{key}[{name}]" for key in record["key"].split("|")]
         point = next((points[i] for i in ids if i in points), None)
         if point is None:
             continue
         plan = server_plan(point, ROOT / "golden")
-        if plan.engine == engine:
-            found.setdefault(tuple(parser_argv(plan)), f"ours {point.id}")
+        if plan.engine in found:
+            found[plan.engine].setdefault(tuple(parser_argv(plan)), f"ours {point.id}")
     return found
 
 
@@ -115,7 +117,7 @@ def reading(engine: str) -> Reading:
     parser = installed().adapters[engine].parser_env(PARSERS[engine])
     assert parser is not None
     env = ensure(parser.spec)
-    argvs = _argvs(engine)
+    argvs = _argvs()[engine]
     ordered = list(argvs)
     jobs = [[str(i), list(argv), _flag_at(argv)] for i, argv in enumerate(ordered)]
     clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
