@@ -50,13 +50,14 @@ def test_every_session_method_named_as_a_hook_is_one_of_pytests(
     config = pytester.parseconfigure("-p", "no:cacheprovider")
     session = config.pluginmanager.get_plugin(NAME)
     assert isinstance(session, InfxSession)
-    known = {name for name in _session_hooks() if hasattr(config.hook, name)}
+    hooks = config.pluginmanager.hook
+    known = {name for name in _session_hooks() if hasattr(hooks, name)}
     unknown = set(_session_hooks()) - known
     assert unknown <= set(XDIST_HOOKS)
     called = {
         name
         for name in known
-        if any(impl.plugin is session for impl in getattr(config.hook, name).get_hookimpls())
+        if any(impl.plugin is session for impl in getattr(hooks, name).get_hookimpls())
     }
     assert called == known
 
@@ -69,8 +70,8 @@ def test_a_run_that_did_not_opt_in_has_no_session_and_none_of_its_hooks(
     ours = {
         name
         for name in (*_session_hooks(), *BOOTSTRAP)
-        if hasattr(config.hook, name)
-        for impl in getattr(config.hook, name).get_hookimpls()
+        if hasattr(config.pluginmanager.hook, name)
+        for impl in getattr(config.pluginmanager.hook, name).get_hookimpls()
         if getattr(impl.plugin, "__name__", "").startswith("pytest_infx")
         or isinstance(impl.plugin, InfxSession)
     }
