@@ -38,9 +38,13 @@ def test_text(snapshot):
 """
 PRIVATE_PYTEST_NAMES = """
 import importlib, inspect, re
+import pytest
+from packaging.specifiers import SpecifierSet
 from pytest_infx.compat.versions import NAMES
 for entry in NAMES:
     if entry.distribution != "pytest":
+        continue
+    if entry.versions and pytest.__version__ not in SpecifierSet(entry.versions):
         continue
     module_name, _, class_name = entry.owner.partition(":")
     module = importlib.import_module(module_name)
