@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pytest_infx.cli import main as infx
 from pytest_infx.history.store import PointRow, RunStamp, Store
-from pytest_infx.results.records import ConfigInfo
+from pytest_infx.results.identity import ConfigIdentity
 from pytest_infx.results.verdict import Verdict
 
 CONFIGS = (
@@ -47,7 +47,7 @@ def _rows(index: int, runs: int, chance: random.Random) -> list[PointRow]:
     for model, gpu, framework, precision, base in CONFIGS:
         version = "0.11.0" if index < runs // 2 else "0.12.0"
         for tp in TPS:
-            config = ConfigInfo(
+            config = ConfigIdentity(
                 model_prefix=model,
                 hardware=gpu,
                 framework=framework,

@@ -17,10 +17,11 @@ from pathlib import Path
 
 from pytest_infx.history.ingest import default_stamp, ingest
 from pytest_infx.history.store import PointRow, RunStamp, Store
-from pytest_infx.results.records import ConfigInfo
+from pytest_infx.kinds import KINDS
+from pytest_infx.results.identity import ConfigIdentity
 from pytest_infx.results.verdict import Verdict
 
-CONFIG = ConfigInfo(
+CONFIG = ConfigIdentity(
     model_prefix="dsr1",
     hardware="b200",
     framework="sglang",
@@ -127,7 +128,7 @@ def main() -> int:
     bmk.write_text(json.dumps(rows))
     for attempt in ("first", "again"):
         started = time.perf_counter()
-        tally = ingest(store, [bmk], default_stamp([bmk], [bmk], branch="main", commit=""))
+        tally = ingest(store, [bmk], default_stamp([bmk], [bmk], branch="main", commit=""), KINDS)
         print(
             f"ingest agg_bmk.json, {len(rows)} rows, {attempt}: "
             f"{time.perf_counter() - started:.2f} s ({tally.lines()[0]})"

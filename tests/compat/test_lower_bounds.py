@@ -97,7 +97,7 @@ def test_the_unit_lane_passes_with_every_dependency_at_its_lower_bound(tmp_path:
     lane = subprocess.run(
         [python, "-m", "pytest", "tests", "-m", "not engine and not slurm", "-q",
          "-p", "no:cacheprovider", "-p", "no:randomly", "-n", "2", "--dist", "loadgroup"],
-        check=False, cwd=copy, capture_output=True, text=True, timeout=3000,
+        check=False, cwd=copy, capture_output=True, text=True, timeout=4500,
         env={k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")},
     )  # fmt: skip
     tail = "\n".join(lane.stdout.splitlines()[-40:])
