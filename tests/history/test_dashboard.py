@@ -225,6 +225,14 @@ def test_a_user_filters_picks_two_runs_and_reads_the_delta_table(tmp_path: Path)
             ]
             assert ticks[0] and all(re.fullmatch(r"[A-Z][a-z]{2} \d{1,2}", t) for t in ticks[0])
             assert not any("e+" in str(t) or "e-" in str(t) for t in ticks[1])
+            lines = view.evaluate(
+                """() => Chart.getChart(document.querySelector('figure.trend canvas'))
+                    .data.datasets.map((d) => [d.label, d.borderColor, d.borderDash.join(',')])"""
+            )
+            by_label = {label: (colour, dash) for label, colour, dash in lines}
+            assert sorted(by_label) == ["TP1 c16", "TP1 c4", "TP2 c16", "TP2 c4"]
+            assert by_label["TP1 c4"][0] == by_label["TP2 c4"][0] != by_label["TP1 c16"][0]
+            assert by_label["TP1 c4"][1] == by_label["TP1 c16"][1] != by_label["TP2 c4"][1]
 
             view.select_option("#f-branch", "main")
             view.fill("#f-from", "2026-11-02")

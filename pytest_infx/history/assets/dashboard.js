@@ -2,7 +2,11 @@
 (function () {
   const DATA = JSON.parse(document.getElementById("infx-data").textContent);
   const PALETTE = ["#2b6cb0", "#c05621", "#2f855a", "#6b46c1", "#b83280", "#2c7a7b",
-    "#975a16", "#1a202c", "#e53e3e", "#3182ce", "#38a169", "#d69e2e"];
+    "#975a16", "#1a202c", "#e53e3e", "#0987a0", "#718096", "#d69e2e"];
+  const DASHES = [[], [7, 4], [2, 3], [10, 3, 2, 3]];
+  // a hollow box keeps a line's dash visible in the legend, where a filled one hides it
+  const dashedLegend = (chart) => Chart.defaults.plugins.legend.labels.generateLabels(chart)
+    .map((item) => ({ ...item, fillStyle: "rgba(0, 0, 0, 0)", lineWidth: 2 }));
   const SIDE_COLOURS = { A: "#c05621", B: "#2b6cb0" };
   const FAIL = "#c53030";
   const DAY = 86400000;
@@ -385,12 +389,16 @@
       });
       const entries = [...series.entries()].sort((x, y) =>
         tags.indexOf(tag(x[1][0].p)) - tags.indexOf(tag(y[1][0].p)) || x[0].localeCompare(y[0]));
+      const loads = [...new Set(tags.map((t) => order.get(t).slice(2).join(" ")))];
+      const sizes = [...new Set(tags.map((t) => order.get(t).slice(0, 2).join(" ")))];
       const datasets = entries.map(([label, data]) => {
         const p = data[0].p;
-        const colour = PALETTE[tags.indexOf(tag(p)) % PALETTE.length];
+        // a line's colour is its load and its dash its parallelism, so ten lines need no ten colours
+        const colour = PALETTE[loads.indexOf([p.conc, p.cell].join(" ")) % PALETTE.length];
+        const dash = DASHES[sizes.indexOf([p.tp, p.ep].join(" ")) % DASHES.length];
         return {
           label, data: data.sort((x, y) => x.x - y.x), borderColor: colour, backgroundColor: colour,
-          borderWidth: 1.5,
+          borderWidth: 1.5, borderDash: dash,
           pointRadius: (c) => (c.raw && c.raw.p.verdict !== "pass" ? 7 : 3),
           pointStyle: (c) => (c.raw && c.raw.p.verdict !== "pass" ? "crossRot" : "circle"),
           pointBorderColor: (c) => (c.raw && c.raw.p.verdict !== "pass" ? FAIL : colour),
@@ -415,7 +423,7 @@
             },
             y: { beginAtZero: false, title: { display: true, text: axisTitle(metric) }, ticks: ticks() },
           },
-          plugins: { legend: { labels: { boxWidth: 18, font: { size: 11 } } }, tooltip: tooltip(null, metric) },
+          plugins: { legend: { labels: { boxWidth: 22, boxHeight: 8, font: { size: 11 }, generateLabels: dashedLegend } }, tooltip: tooltip(null, metric) },
         },
       }));
       drawn += 1;
