@@ -61,7 +61,7 @@ class AgenticBenchmark:
             tpot = found.get(f"{stat}_tpot")
             if tpot is not None and tpot > 0:
                 found[f"{stat}_intvty"] = 1.0 / tpot
-        return found
+        return found | (point.median or {})
 
     def figure(self, record: Record) -> str:
         measured = _point(record).throughput.output_tokens_per_s_per_gpu

@@ -59,7 +59,7 @@ class SpeedbenchBenchmark:
         if rate is not None:
             found["output_tput"] = rate
             found["output_tput_per_gpu"] = rate / cell.point.tp
-        return found
+        return found | (cell.median or {})
 
     def figure(self, record: Record) -> str:
         al = _cell(record).al
