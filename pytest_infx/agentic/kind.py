@@ -45,6 +45,8 @@ class AgenticBenchmark:
         )
 
     def metrics(self, record: Record) -> dict[str, float]:
+        """A point measured in passes gives the medians of its passes, which the history
+        stores and the baseline gate judges."""
         point = _point(record)
         throughput = point.throughput
         found: dict[str, float] = {}
