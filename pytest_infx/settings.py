@@ -176,7 +176,7 @@ class HistorySettings:
     or a run id (None: no gate); ``branch`` is the branch this run is stored under, None to be
     found from GitHub Actions or Git; ``tolerances`` are the ini's ``METRIC: ±N%`` lines;
     ``mad_k`` and ``window`` are the gate's noise band and how many rows it is read from;
-    ``repeats`` the passes of a fixed-seq-len point whose recipe names none.
+    ``repeats`` the passes of a point whose recipe names none.
     """
 
     url: str | None = None

@@ -45,6 +45,8 @@ class AgenticBenchmark:
         )
 
     def metrics(self, record: Record) -> dict[str, float]:
+        """A point measured in passes gives the medians of its passes, which the history
+        stores and the baseline gate judges."""
         point = _point(record)
         throughput = point.throughput
         found: dict[str, float] = {}
@@ -61,7 +63,7 @@ class AgenticBenchmark:
             tpot = found.get(f"{stat}_tpot")
             if tpot is not None and tpot > 0:
                 found[f"{stat}_intvty"] = 1.0 / tpot
-        return found
+        return found | (point.median or {})
 
     def figure(self, record: Record) -> str:
         measured = _point(record).throughput.output_tokens_per_s_per_gpu

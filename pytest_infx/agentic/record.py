@@ -7,12 +7,14 @@ any later comparison without re-reading aiperf.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pytest_infx.agentic.gate import GateVerdict
 from pytest_infx.agentic.results import AgenticResult
 from pytest_infx.agentic.results import Percentiles as Measured
 from pytest_infx.results import verdict as vocabulary
+from pytest_infx.results.passes import median_figures
 from pytest_infx.results.records import (
     RECORD_VERSION,
     AiperfRun,
@@ -159,3 +161,11 @@ def _percentiles(value: Measured | None) -> Percentiles | None:
     if value is None or any(kept(v) is None for v in (value.p50, value.p90, value.p99)):
         return None
     return Percentiles(p50=value.p50, p90=value.p90, p99=value.p99)
+
+
+def with_passes(record: PointRecord, passes: Sequence[Mapping[str, float]]) -> PointRecord:
+    """The record of a point measured more than once: each pass's figures (under the history's
+    names) and their medians, which the history stores and the baseline gate judges; the rest
+    of the record, and InferenceX's aggregate, are the median pass's."""
+    update = {"passes": [dict(each) for each in passes], "median": median_figures(passes)}
+    return record.model_copy(update=update)

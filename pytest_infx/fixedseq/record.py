@@ -7,7 +7,6 @@ values: the point, its identity, its server, its prompts and what the checks fou
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Mapping, Sequence
 
 from pytest_infx.baseline_tolerance import METRICS
@@ -17,6 +16,7 @@ from pytest_infx.recipes.points import Point
 from pytest_infx.recipes.schema import FixedSeqLen
 from pytest_infx.results import verdict
 from pytest_infx.results.identity import ConfigIdentity
+from pytest_infx.results.passes import median_figures, median_index
 from pytest_infx.results.records import (
     RECORD_VERSION,
     EngineInfo,
@@ -119,15 +119,6 @@ def figures(agg: Mapping[str, object]) -> dict[str, float]:
 
 
 def median_pass(aggs: Sequence[Mapping[str, object]]) -> int:
-    """The pass whose total throughput per GPU is the median (the lower middle of an even
-    count), whose raw and processed files stand for the point."""
-    order = sorted(range(len(aggs)), key=lambda i: figures(aggs[i]).get("tput_per_gpu", 0.0))
-    return order[(len(order) - 1) // 2]
-
-
-def median_figures(passes: Sequence[Mapping[str, float]]) -> dict[str, float]:
-    """Each figure's median over the passes that have it."""
-    names = dict.fromkeys(name for each in passes for name in each)
-    return {
-        name: statistics.median(each[name] for each in passes if name in each) for name in names
-    }
+    """The pass whose total throughput per GPU is the median, whose raw and processed files
+    stand for the point."""
+    return median_index([figures(each) for each in aggs], "tput_per_gpu")

@@ -232,7 +232,7 @@ def add_options(parser: pytest.Parser) -> None:
     )
     parser.addini(
         "infx_repeats",
-        "passes of each fixed-seq-len point whose recipe names no repeats; the point keeps "
+        "passes of each point whose recipe names no repeats; the point keeps "
         "their median (default 1)",
         default="",
     )

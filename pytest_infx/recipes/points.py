@@ -222,12 +222,14 @@ def _material(
         modes = bench.pop("thinking-modes")
         for name in ("draft-lengths", "golden", "tolerance"):
             bench.pop(name)
+        bench.pop("repeats", None)
         bench["chat-template-kwargs"] = modes[thinking] if thinking else None
         material["speedbench"] = bench
     elif kind == "agentic":
         bench = dict(dumped["agentic"])
         bench.pop("points")
         bench.pop("failed-request-threshold")
+        bench.pop("repeats", None)
         if not bench.get("chat-template"):
             # The default leaves the fingerprints of points made before the setting unchanged.
             bench.pop("chat-template", None)

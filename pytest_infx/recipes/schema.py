@@ -34,6 +34,10 @@ MAX_CONCURRENCY = 1_000_000
 MAX_DRAFT_LENGTH = 256
 Concurrency = Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]
 DraftLength = Annotated[int, Field(ge=1, le=MAX_DRAFT_LENGTH)]
+Repeats = Annotated[int | None, Field(ge=1, le=MAX_REPEATS)]
+"""Passes of each point, whose median the point keeps (None: the ini's ``infx_repeats``, else
+1): one pass on a noisy host cannot tell a regression from noise. How a point is judged rather
+than what it measures, so it is not part of the fingerprint."""
 MAX_ADMISSION_FACTOR = 1000.0
 """Admission limit = factor x the largest concurrency; past this it is no limit at all, and a
 factor such as 1e308 overflows when the limit is computed."""
@@ -267,6 +271,7 @@ class Speedbench(Strict):
     golden: CurveName
     tolerance: float | None = Field(default=None, ge=0, le=MAX_TOLERANCE)
     request_timeout: float = Field(default=3600.0, gt=0)
+    repeats: Repeats = None
 
 
 class AgenticPoints(Strict):
@@ -300,6 +305,7 @@ class Agentic(Strict):
     traces: str = "semianalysis_cc_traces_weka_062126"
     num_dataset_entries: int | None = Field(default=393, ge=1)
     failed_request_threshold: float = Field(default=0.10, ge=0, le=1)
+    repeats: Repeats = None
     chat_template: bool = False
     """Count input tokens with the model's chat template applied, as aiperf's
     ``--apply-chat-template`` does (its synthetic input lengths allow for the template's
@@ -332,10 +338,7 @@ class FixedSeqLen(Strict):
     connections: Literal["per-request", "kept-alive"] = "per-request"
     """``per-request`` opens a connection for each request, as ``benchmark_serving.py`` does, so
     TTFT includes the connection set-up; ``kept-alive`` reuses one per concurrency slot."""
-    repeats: int | None = Field(default=None, ge=1, le=MAX_REPEATS)
-    """Passes of each point, whose median the point keeps (None: the ini's ``infx_repeats``,
-    else 1): one pass on a noisy host cannot tell a regression from noise. How a point is
-    judged rather than what it measures, so it is not part of the fingerprint."""
+    repeats: Repeats = None
     prompt_workers: int = Field(default=8, ge=0)
     """The workers ``benchmark_serving.py`` splits prompt generation over, which decides the ids
     that pad a prompt that re-encodes short: 8 as on a GPU runner; 0 is its own rule,

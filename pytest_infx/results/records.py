@@ -19,8 +19,10 @@ from pydantic import (
     ConfigDict,
     Field,
     JsonValue,
+    SerializerFunctionWrapHandler,
     TypeAdapter,
     ValidationError,
+    model_serializer,
     model_validator,
 )
 
@@ -236,7 +238,24 @@ class _Result(_Model):
         return self.model_dump(mode="json")
 
 
-class CellRecord(_Result):
+class Repeated(_Model):
+    """The passes of a point measured more than once (``repeats``): each pass's figures, under
+    the history's names, and their medians, which the history stores and the gates judge. A
+    point measured once has neither, and its file is as it always was."""
+
+    passes: list[dict[str, Figure]] | None = None
+    median: dict[str, Figure] | None = None
+
+    @model_serializer(mode="wrap")
+    def _once(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        data: dict[str, object] = handler(self)
+        for name in ("passes", "median"):
+            if data.get(name) is None:
+                data.pop(name, None)
+        return data
+
+
+class CellRecord(_Result, Repeated):
     """A SPEED-Bench cell: its point, engine, server, dataset, client settings, requests, every
     AL estimate, the counters, the golden comparison and the verdict."""
 
@@ -344,7 +363,7 @@ class ErrorCount(_Model):
     count: Count
 
 
-class PointRecord(_Result):
+class PointRecord(_Result, Repeated):
     """An AgentX point: its identity, requests, throughput, latency, aiperf's run and errors,
     and the verdict of the failed-request gate."""
 

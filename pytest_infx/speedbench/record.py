@@ -4,9 +4,11 @@ in :mod:`pytest_infx.agentic.record`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from pytest_infx.results import verdict
+from pytest_infx.results.passes import median_figures
 from pytest_infx.results.records import (
     RECORD_VERSION,
     CellPoint,
@@ -137,3 +139,14 @@ def golden_summary(curve: str, comparison: Comparison | None, *, passed: bool) -
         tolerance=comparison.tolerance,
         lines=[] if passed else comparison.lines(),
     )
+
+
+def with_passes(record: CellRecord, passes: Sequence[Mapping[str, float]]) -> CellRecord:
+    """The record of a cell measured more than once: each pass's AL and throughput figures and
+    their medians; its AL is the median AL, which the golden comparison, resume and the history
+    use, while the rest of the record is the median pass's (the lower middle of an even count).
+    A cell whose reported pass failed its checks keeps no AL."""
+    median = median_figures(passes)
+    al = None if record.al is None else median.get("al", record.al)
+    update = {"passes": [dict(each) for each in passes], "median": median, "al": al}
+    return record.model_copy(update=update)

@@ -13,13 +13,13 @@ from pytest_infx.fixedseq.record import (
     block_of,
     figures,
     fixed_record,
-    median_figures,
     median_pass,
     with_passes,
 )
 from pytest_infx.prepare.identity import identity_of
 from pytest_infx.recipes.loader import load_tree
 from pytest_infx.recipes.points import Point, expand_all
+from pytest_infx.results.passes import median_figures
 from pytest_infx.results.records import ServerInfo, parse_record
 
 SERVER = ServerInfo(argv=["serve"], port=8000, log="logs/s.log")

@@ -38,3 +38,12 @@ def test_another_kind_s_record_is_refused_by_name() -> None:
 def test_the_end_of_run_table_is_the_al_table() -> None:
     assert KIND.title == "infx acceptance length"
     assert KIND.table([cell()])[2].split() == ["2", "2.08"]
+
+
+def test_a_cell_in_passes_gives_the_history_their_medians_and_a_failed_one_no_al() -> None:
+    passes = [{"al": 2.0, "output_tput": 10.0}, {"al": 3.0, "output_tput": 30.0}]
+    median = {"al": 2.5, "output_tput": 20.0}
+    measured = KIND.metrics(cell(al=2.5, passes=passes, median=median))
+    assert (measured["al"], measured["output_tput"]) == (2.5, 20.0)
+    failed = KIND.metrics(cell(al=None, verdict="fail", passes=passes, median=median))
+    assert "al" not in failed and failed["output_tput"] == 20.0

@@ -339,12 +339,12 @@ def test_a_measured_agentic_point_with_a_nan_figure_fails_and_its_record_is_kept
     monkeypatch.setattr(
         MeasuredAgenticPoint, "aiperf_run", lambda self: SimpleNamespace(artifact_dir=tmp_path)
     )
-    monkeypatch.setattr(MeasuredAgenticPoint, "inferencex", lambda self, run, result: (None, None))
+    monkeypatch.setattr(MeasuredAgenticPoint, "aggregate", lambda self, run, result: (None, None))
     monkeypatch.setattr(MeasuredAgenticPoint, "identity", lambda self: samples.identity())
     ctx = _Measuring()
     node: Any = SimpleNamespace(user_properties=[])
     point = cast(Any, SimpleNamespace(id="a[tp1-c2]"))
-    agentic = cast(Any, SimpleNamespace(duration=10, failed_request_threshold=0.1))
+    agentic = cast(Any, SimpleNamespace(duration=10, failed_request_threshold=0.1, repeats=1))
     runnable = MeasuredAgenticPoint(
         point, agentic, cast(Any, None), cast(Any, ctx), cast(Any, SimpleNamespace(node=node))
     )

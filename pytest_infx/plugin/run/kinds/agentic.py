@@ -12,7 +12,7 @@ the functions that run it.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from pytest_infx.recipes.points import Point
     from pytest_infx.recipes.schema import Agentic
     from pytest_infx.results.identity import ConfigIdentity
-    from pytest_infx.results.records import InferencexThroughput, Record
+    from pytest_infx.results.records import InferencexThroughput, PointRecord, Record
     from pytest_infx.results.reuse import Reuse
 
 BUILTIN_TRACES = "builtin"
@@ -98,30 +98,64 @@ class MeasuredAgenticPoint:
         """InferenceX's view of the point; a CPU point counts as TP GPU-equivalents."""
         return self.run_ctx.identity(self.point)
 
-    def inferencex(
+    def aggregate(
         self, run: AgenticRun, result: AgenticResult
-    ) -> tuple[str, InferencexThroughput | None]:
-        """Write InferenceX's aggregate of this point under its InferenceX name; returns the
-        path relative to the results folder and our throughput block."""
+    ) -> tuple[dict[str, object], InferencexThroughput | None]:
+        """InferenceX's aggregate of one aiperf pass and our throughput block computed from it;
+        ExportError when aiperf's files cannot be read."""
         from pytest_infx.agentic.aggregate import (
             RECORDS_NAME,
             build_aggregate,
             headline,
             load_records,
         )
-        from pytest_infx.files.atomic import atomic_write_json
+        from pytest_infx.agentic.record import kept
 
         shape = self.shape()
         found = load_records(run.artifact_dir / RECORDS_NAME)
         export = json.loads(result.export_path.read_text(encoding="utf-8"))
         agg = build_aggregate(found, export, shape)
-        layout = self.run_ctx.layout
-        path = layout.inferencex(shape.file_name())
-        atomic_write_json(path, agg)
-        from pytest_infx.agentic.record import kept
-
         block = headline(agg, num_gpus=shape.gpus, requests_per_s=kept(result.request_rate))
-        return layout.relative(path), block
+        return agg, block
+
+    def write_inferencex(self, agg: dict[str, object]) -> str:
+        """Write InferenceX's aggregate under its InferenceX name; returns the path relative to
+        the results folder."""
+        from pytest_infx.files.atomic import atomic_write_json
+
+        layout = self.run_ctx.layout
+        path = layout.inferencex(self.shape().file_name())
+        atomic_write_json(path, agg)
+        return layout.relative(path)
+
+    def passes(self, repeats: int) -> list[AgenticRun]:
+        """One aiperf run per pass; a point measured more than once keeps each pass's files
+        in a folder of its own under the point's."""
+        base = self.aiperf_run()
+        if repeats == 1:
+            return [base]
+        folder = base.artifact_dir
+        return [replace(base, artifact_dir=folder / f"pass-{k}") for k in range(1, repeats + 1)]
+
+    def measure(self, runs: list[AgenticRun]) -> list[AgenticResult]:
+        __tracebackhide__ = True
+        from pytest_infx.agentic.runner import CONSOLE_LOG_NAME, AgenticRunError, run_aiperf
+
+        results: list[AgenticResult] = []
+        with self.run_ctx.measuring(self.server, self.point):
+            for run in runs:
+                console = str(run.artifact_dir / CONSOLE_LOG_NAME)
+                # aiperf's console (hundreds of lines, warnings on passing points) stays in its file
+                self.run_ctx.say(f"aiperf: {self.point.id}: its output goes to {console}")
+                progress = self.run_ctx.progress.doing(
+                    "point", self.point.id, duration_s=self.agentic.duration, log=console
+                )
+                try:
+                    with progress:
+                        results.append(run_aiperf(run))
+                except AgenticRunError as exc:
+                    pytest.fail(f"aiperf did not finish for {self.point.id}:\n{exc}", pytrace=False)
+        return results
 
     def identity(self) -> PointIdentity:
         from pytest_infx.agentic.record import PointIdentity
@@ -147,39 +181,44 @@ class MeasuredAgenticPoint:
     def run(self) -> None:
         __tracebackhide__ = True
         from pytest_infx.agentic.gate import check_requests
-        from pytest_infx.agentic.record import result_record, unmeasured
+        from pytest_infx.agentic.kind import KIND
+        from pytest_infx.agentic.record import result_record, unmeasured, with_passes
         from pytest_infx.agentic.results import ExportError
-        from pytest_infx.agentic.runner import CONSOLE_LOG_NAME, AgenticRunError, run_aiperf
+        from pytest_infx.agentic.runner import CONSOLE_LOG_NAME
+        from pytest_infx.results.passes import median_index
 
         agentic = self.agentic
-        say = self.run_ctx.say
-        run = self.aiperf_run()
+        repeats = agentic.repeats or self.run_ctx.settings.history.repeats
+        runs = self.passes(repeats)
+        results = self.measure(runs)
+        identity = self.identity()
+        measured: list[tuple[dict[str, object] | None, str | None]] = []
+        verdicts = [check_requests(r, threshold=agentic.failed_request_threshold) for r in results]
+        records: list[PointRecord] = []
+        for run, result, verdict in zip(runs, results, verdicts, strict=True):
+            try:
+                found, throughput = self.aggregate(run, result)
+                measured.append((found, None))
+            except ExportError as exc:
+                throughput = None
+                measured.append((None, str(exc)))
+            records.append(result_record(identity, result, verdict=verdict, throughput=throughput))
+        passes = [KIND.metrics(each) for each in records]
+        chosen = median_index(passes, "output_tput_per_gpu")
+        failing = (
+            i
+            for i, (record, result) in enumerate(zip(records, results, strict=True))
+            if not record.passed or measured[i][1] is not None or result.exit_code != 0
+        )
+        chosen = next(failing, chosen)
+        run, result, record = runs[chosen], results[chosen], records[chosen]
         console = str(run.artifact_dir / CONSOLE_LOG_NAME)
-        progress = self.run_ctx.progress.doing(
-            "point", self.point.id, duration_s=agentic.duration, log=console
-        )
-        # aiperf's console (hundreds of lines, warnings on passing points) stays in its file
-        say(f"aiperf: {self.point.id}: its output goes to {console}")
-        try:
-            with self.run_ctx.measuring(self.server, self.point), progress:
-                result = run_aiperf(run)
-        except AgenticRunError as exc:
-            pytest.fail(f"aiperf did not finish for {self.point.id}:\n{exc}", pytrace=False)
-        verdict = check_requests(result, threshold=agentic.failed_request_threshold)
-        infx_file: str | None = None
-        throughput: InferencexThroughput | None = None
-        records_error: str | None = None
-        try:
-            infx_file, throughput = self.inferencex(run, result)
-        except ExportError as exc:
-            records_error = str(exc)
-        record = result_record(
-            self.identity(),
-            result,
-            verdict=verdict,
-            throughput=throughput,
-            inferencex_result=infx_file,
-        )
+        verdict = verdicts[chosen]
+        agg, records_error = measured[chosen]
+        if agg is not None:
+            record = record.model_copy(update={"inferencex_result": self.write_inferencex(agg)})
+        if repeats > 1:
+            record = with_passes(record, passes)
         broken = unmeasured(result)
         problems = ([] if records_error is None else [records_error]) + list(broken)
         if result.exit_code != 0:

@@ -34,9 +34,9 @@ if TYPE_CHECKING:
     from pytest_infx.plugin.run.session import Run
     from pytest_infx.prepare.preflight import Datasets
     from pytest_infx.recipes.points import Cell, Point
-    from pytest_infx.results.records import GoldenSummary, Record
+    from pytest_infx.results.records import CellRecord, GoldenSummary, Record
     from pytest_infx.results.reuse import Reuse
-    from pytest_infx.speedbench.cell import CellSettings
+    from pytest_infx.speedbench.cell import CellOutcome, CellSettings
 
 REBASELINE_OPTION = "infx_rebaseline"
 
@@ -93,43 +93,60 @@ class SpeedbenchCell:
 
     def run(self) -> None:
         __tracebackhide__ = True
+        from pytest_infx.results.passes import median_index
         from pytest_infx.speedbench import curves
         from pytest_infx.speedbench.cell import run_cell
+        from pytest_infx.speedbench.kind import KIND
         from pytest_infx.speedbench.metrics import ScrapeError
-        from pytest_infx.speedbench.record import cell_record, engine_info
+        from pytest_infx.speedbench.record import cell_record, engine_info, with_passes
 
         point = self.point
         dataset = self.run_ctx.datasets.get(self.cell.bench, str(point.path))
         tracker = self.run_ctx.progress
+        repeats = self.cell.bench.repeats or self.run_ctx.settings.history.repeats
+        outcomes: list[CellOutcome] = []
         try:
             with (
                 self.run_ctx.measuring(self.server, self.point),
-                tracker.doing("cell", point.id, total=len(dataset.rows)),
+                tracker.doing("cell", point.id, total=len(dataset.rows) * repeats),
             ):
-                outcome = run_cell(
-                    self.settings(),
-                    dataset,
-                    on_done=lambda r: tracker.request_done(r.completion_tokens, ok=r.ok),
-                )
+                for _ in range(repeats):
+                    outcomes.append(
+                        run_cell(
+                            self.settings(),
+                            dataset,
+                            on_done=lambda r: tracker.request_done(r.completion_tokens, ok=r.ok),
+                        )
+                    )
         except ScrapeError as exc:
             why = self.died() or f"server log: {self.server.log_path}"
             message = f"metrics scrape failed: {exc}\n{why}"
             raise pytest.fail.Exception(message, pytrace=False) from None
         engine = engine_info(point)
-        record = cell_record(point, self.server, outcome, engine, None)
+        records = [cell_record(point, self.server, each, engine, None) for each in outcomes]
+        passes = [KIND.metrics(each) for each in records]
+        chosen = median_index(passes, "al")
+        chosen = next((i for i, each in enumerate(outcomes) if each.reasons), chosen)
+        outcome = outcomes[chosen]
+
+        def made(golden: GoldenSummary | None) -> CellRecord:
+            record = cell_record(point, self.server, outcome, engine, golden)
+            return record if repeats == 1 else with_passes(record, passes)
+
+        record = made(None)
         header = curves.provenance(point, record.dataset, engine)
         drift: GoldenDriftError | None = None
-        if outcome.al is not None:
+        if record.al is not None:
             drift, golden = gate(
                 point,
                 self.cell,
-                outcome.al,
+                record.al,
                 outcome.summary.standard_error,
                 header,
                 self.snapshot,
                 self.request,
             )
-            record = cell_record(point, self.server, outcome, engine, golden)
+            record = made(golden)
         record = self.run_ctx.keep(record, point)
         curves.write_matrix(self.run_ctx.layout, point, header)
         attach(self.request.node, point, record)
