@@ -114,7 +114,7 @@ them. torchvision must stay out: the index's build is CUDA-only and fails to imp
 
 
 @dataclass(frozen=True)
-class Release:
+class SglangRelease:
     """What one SGLang release (and every later one up to the next row) accepts.
 
     ``cuda_graph_bs`` is the flag that caps the decode CUDA-graph batch size;
@@ -128,23 +128,23 @@ class Release:
     source: str
 
 
-RELEASES: Final[tuple[Release, ...]] = (
-    Release((0,), "--cuda-graph-max-bs", False, "0.5.12, 0.5.13 server_args.py: no split"),
-    Release(
+RELEASES: Final[tuple[SglangRelease, ...]] = (
+    SglangRelease((0,), "--cuda-graph-max-bs", False, "0.5.12, 0.5.13 server_args.py: no split"),
+    SglangRelease(
         (0, 5, 14),
         "--cuda-graph-max-bs-decode",
         False,
         "0.5.14-0.5.16 server_args.py: --cuda-graph-max-bs is a deprecated alias of the decode"
         " flag (0.5.13 has only --cuda-graph-max-bs)",
     ),
-    Release(
+    SglangRelease(
         (0, 5, 21),
         "--cuda-graph-max-bs-decode",
         False,
         "0.5.20, 0.5.21 arg_groups: only --cuda-graph-max-bs-decode/-prefill; the old name is"
         " an ambiguous prefix",
     ),
-    Release(
+    SglangRelease(
         (0, 5, 23),
         "--cuda-graph-max-bs-decode",
         True,
@@ -153,7 +153,7 @@ RELEASES: Final[tuple[Release, ...]] = (
 )
 
 
-def release(version: str | None) -> Release:
+def release(version: str | None) -> SglangRelease:
     return release_row(RELEASES, version)
 
 

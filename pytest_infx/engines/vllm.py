@@ -87,7 +87,7 @@ CPU_BUILDS_SINCE: Final = (0, 8, 5)
 
 
 @dataclass(frozen=True)
-class Release:
+class VllmRelease:
     """What one vLLM release (and every later one up to the next row) accepts.
 
     ``per_request`` is the value of ``--per-request-spec-decode-metrics`` that makes the final
@@ -100,9 +100,11 @@ class Release:
     source: str
 
 
-RELEASES: Final[tuple[Release, ...]] = (
-    Release((0,), None, "0.27.1, 0.28.0 engine/arg_utils.py: no per-request speculative metrics"),
-    Release(
+RELEASES: Final[tuple[VllmRelease, ...]] = (
+    VllmRelease(
+        (0,), None, "0.27.1, 0.28.0 engine/arg_utils.py: no per-request speculative metrics"
+    ),
+    VllmRelease(
         (0, 29),
         "summary",
         "0.29.0-0.32.0 engine/arg_utils.py: --per-request-spec-decode-metrics"
@@ -111,7 +113,7 @@ RELEASES: Final[tuple[Release, ...]] = (
 )
 
 
-def release(version: str | None) -> Release:
+def release(version: str | None) -> VllmRelease:
     return release_row(RELEASES, version)
 
 
