@@ -318,7 +318,7 @@ def _order(names: Iterable[ConfigPoint]) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class Comparison:
+class ConfigComparison:
     differences: tuple[KeyDifference, ...]
     compared: tuple[str, ...]
     points: int
@@ -328,7 +328,7 @@ class Comparison:
 
 def compare(
     masters: MasterSide, recipes: Mapping[str, list[ConfigPoint]], runners: Mapping[str, str]
-) -> Comparison:
+) -> ConfigComparison:
     """Every master key against its recipe: points one side has and the other has not."""
     differences: list[KeyDifference] = []
     total = 0
@@ -344,7 +344,7 @@ def compare(
         if missing or extra or runner:
             differences.append(KeyDifference(key, _order(missing), _order(extra), runner))
     local = tuple(sorted(set(recipes) - set(masters.points)))
-    return Comparison(
+    return ConfigComparison(
         tuple(differences), tuple(sorted(masters.points)), total, local, masters.skipped
     )
 

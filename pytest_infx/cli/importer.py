@@ -583,6 +583,19 @@ def _overrides(ported: Ported, block: str) -> list[str]:
     return lines
 
 
+def _points_block(block: str, head: list[str], master: MasterKey, *, fixed: bool) -> list[str]:
+    """The agentic or fixed-seq-len block: its own ``head`` lines, the client settings and
+    speculative block ported from the scripts, then one line per point."""
+    lines = [f"{block}:", *head]
+    if master.ported is not None:
+        lines += [f"  {name}: {given}" for name, given in master.ported.client]
+    if master.ported is not None and master.ported.speculative is not None:
+        lines.append(f"  speculative: {master.ported.speculative}")
+    lines.append("  points:")
+    lines += [_arm_line(arm, fixed=fixed) for arm in (master.fixed if fixed else master.agentic)]
+    return lines
+
+
 def render(master: MasterKey) -> str:
     """The recipe text of one key: the same input always gives the same bytes. The model is
     served under its hub id, the name InferenceX's client puts in every request (its servers
@@ -647,23 +660,10 @@ def render(master: MasterKey) -> str:
     if master.ported is not None and master.ported.env:
         lines.append(f"  env: {_mapping(master.ported.env)}")
     if master.agentic:
-        lines.append("agentic:")
-        if master.duration is not None:
-            lines.append(f"  duration: {master.duration}")
-        if master.ported is not None:
-            lines += [f"  {name}: {given}" for name, given in master.ported.client]
-        if master.ported is not None and master.ported.speculative is not None:
-            lines.append(f"  speculative: {master.ported.speculative}")
-        lines.append("  points:")
-        lines += [_arm_line(arm, fixed=False) for arm in master.agentic]
+        duration = [] if master.duration is None else [f"  duration: {master.duration}"]
+        lines += _points_block("agentic", duration, master, fixed=False)
     if master.fixed:
-        lines.append("fixed-seq-len:")
-        if master.ported is not None:
-            lines += [f"  {name}: {given}" for name, given in master.ported.client]
-        if master.ported is not None and master.ported.speculative is not None:
-            lines.append(f"  speculative: {master.ported.speculative}")
-        lines.append("  points:")
-        lines += [_arm_line(arm, fixed=True) for arm in master.fixed]
+        lines += _points_block("fixed-seq-len", [], master, fixed=True)
     block = "agentic" if master.agentic else "fixed-seq-len"
     overrides = _overrides(master.ported, block) if master.ported is not None else []
     if overrides:

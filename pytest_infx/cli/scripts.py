@@ -43,7 +43,7 @@ is stopped and reported, not waited for."""
 
 
 @dataclass(frozen=True)
-class Outcome:
+class ReplayOutcome:
     """One point's comparison: the differences left unstated, the stated ones per reason,
     and why it could not be compared (``None`` when it was)."""
 
@@ -138,7 +138,7 @@ def _untagged(image: object) -> str | None:
 
 def compare_point(
     point: Point, server: Mapping[str, Any], client: Mapping[str, Any], golden: Path
-) -> Outcome:
+) -> ReplayOutcome:
     """One point's plan against a replayed server and client, as the fidelity test compares
     it against InferenceX's record."""
     from pytest_infx.engines.fidelity import (
@@ -156,7 +156,9 @@ def compare_point(
     rules = installed().engine_rules()
     admission = rules.agentic.get(plan.engine, {}) if point.kind == "agentic" else {}
     left, counts = unstated(found, stated_in(point.recipe), admission)
-    return Outcome(point, tuple(d.render() for d in left), {str(k): n for k, n in counts.items()})
+    return ReplayOutcome(
+        point, tuple(d.render() for d in left), {str(k): n for k, n in counts.items()}
+    )
 
 
 def _selected(points: Iterable[Point], keys: Sequence[str]) -> list[Point]:
@@ -199,7 +201,7 @@ def run(args: argparse.Namespace) -> int:
             done = list(replays)
         except (CheckoutError, WorkflowError) as exc:
             raise UsageError(str(exc)) from exc
-    outcomes: list[Outcome] = []
+    outcomes: list[ReplayOutcome] = []
     for (_, mine), replayed in zip(pairs, done, strict=True):
         for point in mine:
             outcomes.append(_outcome(point, replayed, args.golden))
@@ -210,16 +212,16 @@ def run(args: argparse.Namespace) -> int:
     return _report(outcomes, len(wanted))
 
 
-def _outcome(point: Point, replayed: Replayed, golden: Path) -> Outcome:
+def _outcome(point: Point, replayed: Replayed, golden: Path) -> ReplayOutcome:
     if replayed.server is None or replayed.client is None:
         stopped = "timed out" if replayed.returncode is None else f"exit {replayed.returncode}"
         side = "server" if replayed.server is None else "client"
         why = f"no {side} recorded (step {stopped}: {replayed.last_line or 'no output'})"
-        return Outcome(point, (), {}, why)
+        return ReplayOutcome(point, (), {}, why)
     return compare_point(point, replayed.server, replayed.client, golden)
 
 
-def _report(outcomes: Sequence[Outcome], swept: int) -> int:
+def _report(outcomes: Sequence[ReplayOutcome], swept: int) -> int:
     stated: Counter[str] = Counter()
     unstated = 0
     for outcome in outcomes:

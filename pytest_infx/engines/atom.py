@@ -10,7 +10,8 @@ what its requests name and nothing in argv.
 ATOM counts speculation in Prometheus series (``atom/entrypoints/openai/metrics.py``): draft
 tokens, accepted draft tokens, and decode steps labelled by how many drafts each accepted. A
 step is a verify step, so AL = 1 + accepted / steps, which is the engine's own
-``atom:mtp_average_tokens_per_forward``. Forced acceptance is a flag, the AL itself.
+``atom:mtp_average_tokens_per_forward``. Forced acceptance is a flag, the AL itself. No endpoint
+shows a templated prompt, so the rendered-prompt check is skipped.
 
 ATOM is not published on a package registry and its parser imports its model engine, so
 ``infx engine check`` checks its commands against the option set read from the pinned release's
@@ -21,7 +22,7 @@ unchecked, saying how to read it.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Final
 
 from pytest_infx.engines import optionset
@@ -30,25 +31,21 @@ from pytest_infx.engines.base import (
     PORT,
     SPECULATIVE,
     TP,
-    Defaults,
-    ModelPaths,
+    Builtin,
     ParallelFlags,
-    ServerPlan,
+    PlanRequest,
+    ServerArgs,
     flags,
-    make_plan,
-    parallel_sizes,
     speculation,
 )
 from pytest_infx.engines.optionset import OptionSet
 from pytest_infx.engines.spec import (
-    Parallelism,
     Snapshot,
     SpecCounters,
     SyntheticSetting,
     number,
 )
 from pytest_infx.recipes.owned import OwnedFlags
-from pytest_infx.recipes.points import Point
 
 IMAGE_COMMAND = ("python3", "-m", "atom.entrypoints.openai_server")
 DRAFT_TOKENS = "atom:mtp_draft_tokens_total"
@@ -129,37 +126,25 @@ def release_names(version: str | None) -> list[str]:
     return names
 
 
-class AtomAdapter(Defaults):
+class AtomAdapter(Builtin):
     name = "atom"
     inferencex_framework: str | None = "atom"
+    image_command = IMAGE_COMMAND
+    owned = OWNED
+    parallel_flags = PARALLEL
 
-    def owned_flags(self, *, agentic: bool) -> OwnedFlags:
-        return OWNED
-
-    def parallelism(self, point: Point) -> Parallelism:
-        return parallel_sizes(point, PARALLEL)
-
-    def plan(
-        self,
-        point: Point,
-        paths: ModelPaths,
-        *,
-        synthetic: SyntheticSetting | None = None,
-        embedded_python: str | None = None,
-    ) -> ServerPlan:
+    def arguments(self, asked: PlanRequest) -> ServerArgs:
+        point, paths = asked.point, asked.paths
         recipe = point.recipe
-        engine = recipe.engine
-        argv = list(engine.command) if engine.command is not None else list(IMAGE_COMMAND)
-        command = len(argv)
-        argv += ["--model", paths.target, "--server-port", "{port}", "-tp", str(point.tp)]
-        argv += flags(engine.args, key=recipe.key, owned=OWNED)
+        argv = ["--model", paths.target, "--server-port", "{port}", "-tp", str(point.tp)]
+        argv += flags(recipe.engine.args, key=recipe.key, owned=OWNED)
         spec, k = speculation(point)
         if spec is not None and k is not None:
             argv += speculative_flags(spec.method, k, paths.draft)
             argv += flags(spec.settings, key=recipe.key, owned=OWNED)
-            if synthetic is not None:
-                argv += synthetic.argv
-        return make_plan(self.name, point, argv, dict(engine.env), k, command=command)
+            if asked.synthetic is not None:
+                argv += asked.synthetic.argv
+        return ServerArgs(argv, dict(recipe.engine.env), k)
 
     def speculative_block(
         self, prefix: str, found: Mapping[str, str | None], curves: Mapping[str, str]
@@ -177,18 +162,6 @@ class AtomAdapter(Defaults):
             found = optionset.load(self.name, release)
             if found is not None:
                 return found
-        return None
-
-    async def rendered_prompt(
-        self,
-        base_url: str,
-        *,
-        model: str,
-        messages: Sequence[Mapping[str, str]],
-        chat_template_kwargs: Mapping[str, object] | None,
-        timeout_s: float = 60.0,
-    ) -> None:
-        """ATOM has no endpoint that shows a templated prompt: the check is skipped."""
         return None
 
     def synthetic(self, al: float, k: int) -> SyntheticSetting:

@@ -16,7 +16,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, ClassVar, Protocol, TypeVar
 
 from pytest_infx.engines.spec import (
     IterationSpec,
@@ -457,3 +457,82 @@ def make_plan(
         command=command,
         files=dict(files or {}),
     ).with_key()
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """What :meth:`EngineAdapter.plan` was asked, as one value for :meth:`Builtin.arguments`."""
+
+    point: Point
+    paths: ModelPaths
+    synthetic: SyntheticSetting | None = None
+    embedded_python: str | None = None
+
+
+@dataclass(frozen=True)
+class ServerArgs:
+    """What a builtin adapter adds to the command that starts its server: the arguments, the
+    environment, the draft length the server runs with and the files argv names."""
+
+    argv: Sequence[str]
+    env: Mapping[str, str]
+    k: int | None
+    files: Mapping[str, str] = field(default_factory=dict)
+
+
+class Builtin(Defaults):
+    """pytest-infx's own adapters. Their server's command is the recipe's ``engine.command``
+    or the image's (:attr:`image_command`), and :meth:`arguments` adds the rest; their flags
+    are :attr:`owned` (and :attr:`owned_agentic` on an agentic server); and the server has no
+    way to show how it templates a chat request unless the adapter says otherwise."""
+
+    image_command: ClassVar[tuple[str, ...]] = ()
+    owned: ClassVar[OwnedFlags] = {}
+    owned_agentic: ClassVar[OwnedFlags] = {}
+    parallel_flags: ClassVar[ParallelFlags] = PARALLEL_FLAGS
+
+    def plan(
+        self,
+        point: Point,
+        paths: ModelPaths,
+        *,
+        synthetic: SyntheticSetting | None = None,
+        embedded_python: str | None = None,
+    ) -> ServerPlan:
+        asked = PlanRequest(point, paths, synthetic, embedded_python)
+        command = self.command(asked)
+        server = self.arguments(asked)
+        return make_plan(
+            self.name,
+            point,
+            [*command, *server.argv],
+            server.env,
+            server.k,
+            command=len(command),
+            files=server.files,
+        )
+
+    def command(self, asked: PlanRequest) -> list[str]:
+        engine = asked.point.recipe.engine
+        return list(engine.command) if engine.command is not None else list(self.image_command)
+
+    def arguments(self, asked: PlanRequest) -> ServerArgs:
+        raise NotImplementedError(f"engine {self.name}: its adapter writes no server arguments")
+
+    def owned_flags(self, *, agentic: bool) -> OwnedFlags:
+        return {**self.owned, **self.owned_agentic} if agentic else self.owned
+
+    def parallelism(self, point: Point) -> Parallelism:
+        return parallel_sizes(point, self.parallel_flags)
+
+    async def rendered_prompt(
+        self,
+        base_url: str,
+        *,
+        model: str,
+        messages: Sequence[Mapping[str, str]],
+        chat_template_kwargs: Mapping[str, object] | None,
+        timeout_s: float = 60.0,
+    ) -> str | None:
+        """No way to ask: the rendered-prompt check is skipped and the output check still runs."""
+        return None

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import posixpath
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final
@@ -108,41 +108,12 @@ class Completed(Defaults):
         self.inferencex_framework = framework if isinstance(framework, str) else None
         self.lowercase_methods = getattr(inner, "lowercase_methods", False) is True
         self.iteration_stats = getattr(inner, "iteration_stats", False) is True
+        self.plan: Callable[..., ServerPlan] = inner.plan
+        self.rendered_prompt: Callable[..., Coroutine[Any, Any, str | None]] = inner.rendered_prompt
         for attr in _OPTIONAL:
             own = getattr(inner, attr, None)
             if callable(own):
                 setattr(self, attr, own)
-
-    def plan(
-        self,
-        point: Point,
-        paths: ModelPaths,
-        *,
-        synthetic: SyntheticSetting | None = None,
-        embedded_python: str | None = None,
-    ) -> ServerPlan:
-        plan: ServerPlan = self.inner.plan(
-            point, paths, synthetic=synthetic, embedded_python=embedded_python
-        )
-        return plan
-
-    async def rendered_prompt(
-        self,
-        base_url: str,
-        *,
-        model: str,
-        messages: Sequence[Mapping[str, str]],
-        chat_template_kwargs: Mapping[str, object] | None,
-        timeout_s: float = 60.0,
-    ) -> str | None:
-        rendered: str | None = await self.inner.rendered_prompt(
-            base_url,
-            model=model,
-            messages=messages,
-            chat_template_kwargs=chat_template_kwargs,
-            timeout_s=timeout_s,
-        )
-        return rendered
 
 
 def symbolic_paths(point: Point) -> ModelPaths:

@@ -14,7 +14,7 @@ before it starts. :data:`RELEASES` says which spelling each release takes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
@@ -22,25 +22,21 @@ from pytest_infx.engines.base import (
     ADMISSION,
     HOST,
     MODEL,
-    PARALLEL_FLAGS,
     PORT,
     SERVED_NAME,
     SPECULATIVE,
     TP,
-    Defaults,
-    ModelPaths,
+    Builtin,
     ParserEnv,
-    ServerPlan,
+    PlanRequest,
+    ServerArgs,
     admission_limit,
     flags,
-    make_plan,
-    parallel_sizes,
     release_row,
     speculation,
     version_tuple,
 )
 from pytest_infx.engines.spec import (
-    Parallelism,
     RequestSpecMetrics,
     Snapshot,
     SpecCounters,
@@ -51,7 +47,6 @@ from pytest_infx.engines.spec import (
     number,
 )
 from pytest_infx.recipes.owned import OwnedFlags
-from pytest_infx.recipes.points import Point
 from pytest_infx.recipes.schema import Recipe, Speculative
 
 if TYPE_CHECKING:
@@ -114,7 +109,7 @@ them. torchvision must stay out: the index's build is CUDA-only and fails to imp
 
 
 @dataclass(frozen=True)
-class Release:
+class SglangRelease:
     """What one SGLang release (and every later one up to the next row) accepts.
 
     ``cuda_graph_bs`` is the flag that caps the decode CUDA-graph batch size;
@@ -128,23 +123,23 @@ class Release:
     source: str
 
 
-RELEASES: Final[tuple[Release, ...]] = (
-    Release((0,), "--cuda-graph-max-bs", False, "0.5.12, 0.5.13 server_args.py: no split"),
-    Release(
+RELEASES: Final[tuple[SglangRelease, ...]] = (
+    SglangRelease((0,), "--cuda-graph-max-bs", False, "0.5.12, 0.5.13 server_args.py: no split"),
+    SglangRelease(
         (0, 5, 14),
         "--cuda-graph-max-bs-decode",
         False,
         "0.5.14-0.5.16 server_args.py: --cuda-graph-max-bs is a deprecated alias of the decode"
         " flag (0.5.13 has only --cuda-graph-max-bs)",
     ),
-    Release(
+    SglangRelease(
         (0, 5, 21),
         "--cuda-graph-max-bs-decode",
         False,
         "0.5.20, 0.5.21 arg_groups: only --cuda-graph-max-bs-decode/-prefill; the old name is"
         " an ambiguous prefix",
     ),
-    Release(
+    SglangRelease(
         (0, 5, 23),
         "--cuda-graph-max-bs-decode",
         True,
@@ -153,7 +148,7 @@ RELEASES: Final[tuple[Release, ...]] = (
 )
 
 
-def release(version: str | None) -> Release:
+def release(version: str | None) -> SglangRelease:
     return release_row(RELEASES, version)
 
 
@@ -214,29 +209,18 @@ def parser_spec(version: str) -> ToolEnvSpec:
     )
 
 
-class SglangAdapter(Defaults):
+class SglangAdapter(Builtin):
     name = "sglang"
     inferencex_framework: str | None = "sglang"
+    image_command = IMAGE_COMMAND
+    owned = OWNED
+    owned_agentic = OWNED_AGENTIC
 
-    def owned_flags(self, *, agentic: bool) -> OwnedFlags:
-        return {**OWNED, **OWNED_AGENTIC} if agentic else OWNED
-
-    def parallelism(self, point: Point) -> Parallelism:
-        return parallel_sizes(point, PARALLEL_FLAGS)
-
-    def plan(
-        self,
-        point: Point,
-        paths: ModelPaths,
-        *,
-        synthetic: SyntheticSetting | None = None,
-        embedded_python: str | None = None,
-    ) -> ServerPlan:
+    def arguments(self, asked: PlanRequest) -> ServerArgs:
+        point, paths, synthetic = asked.point, asked.paths, asked.synthetic
         recipe = point.recipe
         engine = recipe.engine
-        argv = list(engine.command) if engine.command is not None else list(IMAGE_COMMAND)
-        command = len(argv)
-        argv += ["--model-path", paths.target, "--served-model-name", recipe.model.served_name]
+        argv = ["--model-path", paths.target, "--served-model-name", recipe.model.served_name]
         argv += ["--host", "127.0.0.1", "--port", "{port}", "--tp-size", str(point.tp)]
         argv += ["--enable-metrics"]
         argv += flags(engine.args, key=recipe.key, owned=OWNED)
@@ -249,7 +233,7 @@ class SglangAdapter(Defaults):
         limit = admission_limit(point)
         if limit is not None:
             argv += self.admission_argv(limit, engine.version)
-        return make_plan(self.name, point, argv, env, k, command=command)
+        return ServerArgs(argv, env, k)
 
     def speculative_block(
         self, prefix: str, found: Mapping[str, str | None], curves: Mapping[str, str]
@@ -273,18 +257,6 @@ class SglangAdapter(Defaults):
         batch size, under the flag the pinned release spells."""
         row = release(version)
         return ["--max-running-requests", str(limit), row.cuda_graph_bs, str(limit)]
-
-    async def rendered_prompt(
-        self,
-        base_url: str,
-        *,
-        model: str,
-        messages: Sequence[Mapping[str, str]],
-        chat_template_kwargs: Mapping[str, object] | None,
-        timeout_s: float = 60.0,
-    ) -> None:
-        """No way to ask: the rendered-prompt check is skipped and the output check still runs."""
-        return None
 
     def synthetic(self, al: float, k: int) -> SyntheticSetting:
         return synthetic(al, k)

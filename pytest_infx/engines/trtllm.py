@@ -14,7 +14,7 @@ counters, and it holds them only with the LLM-API option ``enable_iter_perf_stat
 SPEED-Bench cell's server gets that option, and the cell reads the queue throughout its pass
 (:mod:`pytest_infx.speedbench.drain`), AL = 1 + accepted / requests with drafts, summed over the
 iterations' ``specDecodingStats``. Other points' servers run as InferenceX's scripts start them,
-without it.
+without it. No endpoint shows a templated prompt, so the rendered-prompt check is skipped.
 
 No release of TensorRT-LLM installs here (its registry entries fetch the real wheel from an index
 this machine cannot reach, and importing it needs CUDA), so ``infx engine check`` checks its
@@ -26,7 +26,7 @@ file's fields. A release whose source was not read is listed as unchecked.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Final
 
 import yaml
@@ -39,21 +39,18 @@ from pytest_infx.engines.base import (
     PORT,
     SPECULATIVE,
     TP,
-    Defaults,
-    ModelPaths,
+    Builtin,
     ParallelFlags,
     PlanError,
-    ServerPlan,
+    PlanRequest,
+    ServerArgs,
     admission_limit,
     flags,
-    make_plan,
-    parallel_sizes,
     speculation,
 )
 from pytest_infx.engines.optionset import OptionSet
 from pytest_infx.engines.spec import (
     IterationSpec,
-    Parallelism,
     SyntheticSetting,
     json_int,
     number,
@@ -178,34 +175,24 @@ def spec_iterations(payload: object) -> tuple[IterationSpec, ...]:
     return tuple(found)
 
 
-class TrtllmAdapter(Defaults):
+class TrtllmAdapter(Builtin):
     name = "trtllm"
     inferencex_framework: str | None = "trt"
     iteration_stats = True
-
-    def owned_flags(self, *, agentic: bool) -> OwnedFlags:
-        return {**OWNED, **OWNED_AGENTIC} if agentic else OWNED
-
-    def parallelism(self, point: Point) -> Parallelism:
-        return parallel_sizes(point, PARALLEL)
+    image_command = IMAGE_COMMAND
+    owned = OWNED
+    owned_agentic = OWNED_AGENTIC
+    parallel_flags = PARALLEL
 
     def dp_attention(self, point: Point) -> bool:
         _, options = split_options(point.recipe.engine.args, point.recipe.key)
         return options.get(ATTENTION_DP) is True
 
-    def plan(
-        self,
-        point: Point,
-        paths: ModelPaths,
-        *,
-        synthetic: SyntheticSetting | None = None,
-        embedded_python: str | None = None,
-    ) -> ServerPlan:
+    def arguments(self, asked: PlanRequest) -> ServerArgs:
+        point, paths = asked.point, asked.paths
         recipe = point.recipe
         engine = recipe.engine
-        argv = list(engine.command) if engine.command is not None else list(IMAGE_COMMAND)
-        command = len(argv)
-        argv += [paths.target, "--host", "127.0.0.1", "--port", "{port}"]
+        argv = [paths.target, "--host", "127.0.0.1", "--port", "{port}"]
         argv += ["--tp_size", str(point.tp)]
         args, options = split_options(engine.args, recipe.key)
         argv += flags(
@@ -226,13 +213,13 @@ class TrtllmAdapter(Defaults):
         spec, k = speculation(point)
         if spec is not None and k is not None:
             options["speculative_config"] = speculative_config(spec, k, paths.draft)
-            if synthetic is not None:
-                env.update(synthetic.env)
+            if asked.synthetic is not None:
+                env.update(asked.synthetic.env)
         files: dict[str, str] = {}
         if options:
             files[OPTIONS_FILE] = yaml.safe_dump(options, sort_keys=False)
             argv += ["--extra_llm_api_options", f"{FILES}/{OPTIONS_FILE}"]
-        return make_plan(self.name, point, argv, env, k, command=command, files=files)
+        return ServerArgs(argv, env, k, files)
 
     def speculative_block(
         self, prefix: str, found: Mapping[str, str | None], curves: Mapping[str, str]
@@ -258,17 +245,6 @@ class TrtllmAdapter(Defaults):
 
     def option_set(self, version: str | None) -> OptionSet | None:
         return optionset.load(self.name, version)
-
-    async def rendered_prompt(
-        self,
-        base_url: str,
-        *,
-        model: str,
-        messages: Sequence[Mapping[str, str]],
-        chat_template_kwargs: Mapping[str, object] | None,
-        timeout_s: float = 60.0,
-    ) -> None:
-        return None
 
     def synthetic(self, al: float, k: int) -> SyntheticSetting:
         return synthetic(al, k)

@@ -18,21 +18,18 @@ from pytest_infx.engines.base import (
     ADMISSION,
     HOST,
     MODEL,
-    PARALLEL_FLAGS,
     PORT,
     SERVED_NAME,
     SPECULATIVE,
     TP,
-    Defaults,
-    ModelPaths,
+    Builtin,
     ParserEnv,
     PlanError,
+    PlanRequest,
     RenderError,
-    ServerPlan,
+    ServerArgs,
     admission_limit,
     flags,
-    make_plan,
-    parallel_sizes,
     release_row,
     speculation,
     version_tuple,
@@ -87,7 +84,7 @@ CPU_BUILDS_SINCE: Final = (0, 8, 5)
 
 
 @dataclass(frozen=True)
-class Release:
+class VllmRelease:
     """What one vLLM release (and every later one up to the next row) accepts.
 
     ``per_request`` is the value of ``--per-request-spec-decode-metrics`` that makes the final
@@ -100,9 +97,11 @@ class Release:
     source: str
 
 
-RELEASES: Final[tuple[Release, ...]] = (
-    Release((0,), None, "0.27.1, 0.28.0 engine/arg_utils.py: no per-request speculative metrics"),
-    Release(
+RELEASES: Final[tuple[VllmRelease, ...]] = (
+    VllmRelease(
+        (0,), None, "0.27.1, 0.28.0 engine/arg_utils.py: no per-request speculative metrics"
+    ),
+    VllmRelease(
         (0, 29),
         "summary",
         "0.29.0-0.32.0 engine/arg_utils.py: --per-request-spec-decode-metrics"
@@ -111,7 +110,7 @@ RELEASES: Final[tuple[Release, ...]] = (
 )
 
 
-def release(version: str | None) -> Release:
+def release(version: str | None) -> VllmRelease:
     return release_row(RELEASES, version)
 
 
@@ -222,13 +221,13 @@ def speculative_block(prefix: str, config: str | None, curves: Mapping[str, str]
     return "{" + ", ".join(fields) + "}"
 
 
-class VllmAdapter(Defaults):
+class VllmAdapter(Builtin):
     name = "vllm"
     inferencex_framework: str | None = "vllm"
     lowercase_methods = True
-
-    def owned_flags(self, *, agentic: bool) -> OwnedFlags:
-        return {**OWNED, **OWNED_AGENTIC} if agentic else OWNED
+    image_command = IMAGE_COMMAND
+    owned = OWNED
+    owned_agentic = OWNED_AGENTIC
 
     def speculative_block(
         self, prefix: str, found: Mapping[str, str | None], curves: Mapping[str, str]
@@ -238,33 +237,23 @@ class VllmAdapter(Defaults):
     def parallelism(self, point: Point) -> Parallelism:
         """With ``enable-expert-parallel`` and no EP size, vLLM spreads the experts over its
         TP x DP ranks, which together are the point's TP."""
-        sizes = parallel_sizes(point, PARALLEL_FLAGS)
+        sizes = super().parallelism(point)
         args = {canonical(name): value for name, value in point.recipe.engine.args.items()}
         if sizes.ep == 1 and args.get(EXPERT_PARALLEL) is True:
             return replace(sizes, ep=point.tp)
         return sizes
 
-    def command(self, point: Point, embedded_python: str | None) -> list[str]:
-        engine = point.recipe.engine
-        if engine.command is not None:
-            return list(engine.command)
-        if engine.embedded is not None:
-            return [embedded_python or "python", "-m", EMBEDDED_MODULE]
-        return list(IMAGE_COMMAND)
+    def command(self, asked: PlanRequest) -> list[str]:
+        engine = asked.point.recipe.engine
+        if engine.command is None and engine.embedded is not None:
+            return [asked.embedded_python or "python", "-m", EMBEDDED_MODULE]
+        return super().command(asked)
 
-    def plan(
-        self,
-        point: Point,
-        paths: ModelPaths,
-        *,
-        synthetic: SyntheticSetting | None = None,
-        embedded_python: str | None = None,
-    ) -> ServerPlan:
+    def arguments(self, asked: PlanRequest) -> ServerArgs:
+        point, paths, synthetic = asked.point, asked.paths, asked.synthetic
         recipe = point.recipe
         engine = recipe.engine
-        argv = self.command(point, embedded_python)
-        command = len(argv)
-        argv += ["--model", paths.target, "--served-model-name", recipe.model.served_name]
+        argv = ["--model", paths.target, "--served-model-name", recipe.model.served_name]
         argv += ["--host", "127.0.0.1", "--port", "{port}"]
         ranks = data_parallel_size(point)
         argv += ["--tensor-parallel-size", str(point.tp // ranks)]
@@ -284,7 +273,7 @@ class VllmAdapter(Defaults):
         limit = admission_limit(point, ranks=ranks)
         if limit is not None:
             argv += self.admission_argv(limit, engine.version)
-        return make_plan(self.name, point, argv, env, k, command=command)
+        return ServerArgs(argv, env, k)
 
     def admission_argv(self, limit: int, version: str | None) -> list[str]:
         """An AgentX server admits ``limit`` requests at once."""

@@ -84,7 +84,7 @@ def digest(*parts: bytes | str | None) -> str:
     return h.hexdigest()
 
 
-class Store:
+class PickleCache:
     """One pickle per value name in ``folder``."""
 
     def __init__(self, folder: Path) -> None:

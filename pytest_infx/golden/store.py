@@ -37,7 +37,7 @@ class GoldenNotFoundError(LookupError):
 
 
 @dataclass(frozen=True, kw_only=True)
-class RegistryEntry:
+class CurveListing:
     """One row of the README table; ``curve`` is the YAML stem the row links to."""
 
     model: str
@@ -86,7 +86,7 @@ class GoldenStore:
     def curves(self) -> tuple[Curve, ...]:
         return tuple(self.get(name) for name in self.names())
 
-    def registry(self) -> tuple[RegistryEntry, ...]:
+    def registry(self) -> tuple[CurveListing, ...]:
         """Rows of the ``| Model | Method | Golden YAML | Source run |`` table in README.md."""
         readme = self.root / REGISTRY_FILE
         try:
@@ -105,8 +105,8 @@ class GoldenStore:
         raise GoldenFileError(readme, None, f"no registry table; expected a header {header}")
 
 
-def _entries(readme: Path, lines: list[str], header_line: int) -> list[RegistryEntry]:
-    entries: list[RegistryEntry] = []
+def _entries(readme: Path, lines: list[str], header_line: int) -> list[CurveListing]:
+    entries: list[CurveListing] = []
     for number in range(header_line + 1, len(lines) + 1):
         cells = _row_cells(lines[number - 1])
         if cells is None:
@@ -129,7 +129,7 @@ def _entries(readme: Path, lines: list[str], header_line: int) -> list[RegistryE
             )
         run_text, run_url = _link(run_cell)
         entries.append(
-            RegistryEntry(
+            CurveListing(
                 model=model,
                 method=method,
                 curve=target.removesuffix(".yaml"),

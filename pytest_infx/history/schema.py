@@ -29,6 +29,16 @@ from sqlalchemy import (
 )
 
 METADATA: Final = MetaData()
+CONFIG_KEY: Final = (
+    "model_prefix",
+    "hardware",
+    "framework",
+    "engine_version",
+    "precision",
+    "spec_method",
+    "topology",
+)
+"""The columns that identify a config: one ``configs`` row per value of them."""
 
 runs: Final = Table(
     "runs",
@@ -61,16 +71,7 @@ configs: Final = Table(
     Column("ep", Integer, nullable=False),
     Column("dp_attention", Boolean, nullable=False),
     Column("gpus", Integer, nullable=False),
-    UniqueConstraint(
-        "model_prefix",
-        "hardware",
-        "framework",
-        "engine_version",
-        "precision",
-        "spec_method",
-        "topology",
-        name="uq_configs_identity",
-    ),
+    UniqueConstraint(*CONFIG_KEY, name="uq_configs_identity"),
 )
 
 points: Final = Table(

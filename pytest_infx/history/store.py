@@ -24,7 +24,7 @@ from sqlalchemy import Connection, Engine, create_engine, event, func, select
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 
 from pytest_infx.history.metrics import Metrics
-from pytest_infx.history.schema import configs, points, runs
+from pytest_infx.history.schema import CONFIG_KEY, configs, points, runs
 from pytest_infx.results.verdict import Verdict
 
 if TYPE_CHECKING:
@@ -118,16 +118,7 @@ class Stored:
         return self.run_id if self.attempt == 1 else f"{self.run_id}#{self.attempt}"
 
 
-_CONFIG_KEY: Final = (
-    "model_prefix",
-    "hardware",
-    "framework",
-    "engine_version",
-    "precision",
-    "spec_method",
-    "topology",
-)
-_CONFIG_COLUMNS: Final = (*_CONFIG_KEY, "tp", "ep", "dp_attention", "gpus")
+_CONFIG_COLUMNS: Final = (*CONFIG_KEY, "tp", "ep", "dp_attention", "gpus")
 
 
 def _engine(url: str) -> Engine:
@@ -597,8 +588,8 @@ def _id_of(
 
 
 def _find_config(connection: Connection, config: ConfigIdentity) -> int | None:
-    return _find(connection, configs, _CONFIG_KEY, config.history_key())
+    return _find(connection, configs, CONFIG_KEY, config.history_key())
 
 
 def _config_id(connection: Connection, config: ConfigIdentity) -> int:
-    return _id_of(connection, configs, _CONFIG_KEY, config.history_key())
+    return _id_of(connection, configs, CONFIG_KEY, config.history_key())

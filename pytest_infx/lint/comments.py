@@ -33,7 +33,7 @@ from typing import NamedTuple
 from pytest_infx.files.store import digest
 from pytest_infx.files.textio import NotUtf8Error, read_utf8
 from pytest_infx.lint.context import Facts, LintContext
-from pytest_infx.lint.findings import Finding, quote_lines, quote_numbered, rule
+from pytest_infx.lint.findings import Check, Finding, quote_lines, quote_numbered, rule
 
 BLANK = "blank"
 CODE = "code"
@@ -460,6 +460,15 @@ def _judged(ctx: LintContext, which: int) -> list[Finding]:
     return kept
 
 
+def _comment_rule(rule_id: str, description: str, which: int) -> Check:
+    """The rule ``rule_id``: the findings a file's one scan filed at position ``which``."""
+
+    def findings(ctx: LintContext) -> list[Finding]:
+        return _judged(ctx, which)
+
+    return rule(rule_id, description, skip_reason=_no_files)(findings)
+
+
 def _no_files(ctx: LintContext) -> str | None:
     if not ctx.comment_files:
         return "no shell scripts or recipe YAML files to check"
@@ -468,31 +477,23 @@ def _no_files(ctx: LintContext) -> str | None:
     return None
 
 
-@rule(
+check_header = _comment_rule(
     "comments-header",
     "No header comment at the top of a script or recipe (a shebang is fine).",
-    skip_reason=_no_files,
+    0,
 )
-def check_header(ctx: LintContext) -> list[Finding]:
-    return _judged(ctx, 0)
 
-
-@rule(
+check_broad = _comment_rule(
     "comments-broad",
     "A comment explains one line: no comment blocks, none above a block, none before a blank.",
-    skip_reason=_no_files,
+    1,
 )
-def check_broad(ctx: LintContext) -> list[Finding]:
-    return _judged(ctx, 1)
 
-
-@rule(
+check_describe = _comment_rule(
     "comments-describe",
     "No comment describes the file, topology or config ('This script', 'Topology:').",
-    skip_reason=_no_files,
+    2,
 )
-def check_describe(ctx: LintContext) -> list[Finding]:
-    return _judged(ctx, 2)
 
 
 class _CommentFacts(Facts):

@@ -20,7 +20,7 @@ from pytest_infx.files.git import commit, listed_files, read_base, ref_exists
 from pytest_infx.files.git import read_base_file as read_base_file
 from pytest_infx.files.store import stat_signature
 from pytest_infx.files.textio import read_head, read_input
-from pytest_infx.lint.masters import MasterKey, changed_master_keys, master_files, master_keys
+from pytest_infx.lint.masters import MasterBlock, changed_master_keys, master_files, master_keys
 from pytest_infx.lint.scope import ChangeSet, PullRequest, changes_since
 from pytest_infx.recipes.cache import signature
 from pytest_infx.settings import DEFAULT_GOLDEN_DIR, DEFAULT_RECIPES_DIR
@@ -28,7 +28,7 @@ from pytest_infx.usage import UsageError, existing_folder
 
 if TYPE_CHECKING:
     from pytest_infx.engines.registry import EngineRegistry
-    from pytest_infx.files.store import Store
+    from pytest_infx.files.store import PickleCache
     from pytest_infx.recipes.loader import Tree
 
 CHANGELOG_NAME = "perf-changelog.yaml"
@@ -119,7 +119,7 @@ class LintContext:
     load_engines: Callable[[], EngineRegistry] | None = field(
         default=None, compare=False, repr=False
     )
-    store: Store | None = field(default=None, compare=False, repr=False)
+    store: PickleCache | None = field(default=None, compare=False, repr=False)
     base_sha: str | None = None
     audit: bool = False
     base_missing: str | None = None
@@ -187,7 +187,7 @@ class LintContext:
         masters = [str(p) for p in master_files(self.root, self.master_configs)]
         return f"{self.tree_signature()}:{stat_signature(masters, str(self.root))}"
 
-    def master_keys(self) -> dict[str, MasterKey] | None:
+    def master_keys(self) -> dict[str, MasterBlock] | None:
         """Top-level keys of ``configs/*-master.yaml``; ``None`` when there are none."""
         return self.derived.master_keys
 
@@ -306,7 +306,7 @@ class Derived(Facts):
         return ctx.stored("recipes.keys", ctx.keys_signature, compute)
 
     @cached_property
-    def master_keys(self) -> dict[str, MasterKey] | None:
+    def master_keys(self) -> dict[str, MasterBlock] | None:
         return master_keys(self.ctx.root, self.ctx.master_configs)
 
     @cached_property
@@ -420,7 +420,7 @@ def build_context(
     load_tree: Callable[[], Tree] | None = None,
     load_changed_keys: Callable[[LintContext], frozenset[str] | None] | None = None,
     load_engines: Callable[[], EngineRegistry] | None = None,
-    store: Store | None = None,
+    store: PickleCache | None = None,
     base_optional: bool = False,
     audit: bool = False,
     pull: PullRequest | None = None,

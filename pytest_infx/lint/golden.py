@@ -15,7 +15,7 @@ from functools import cached_property
 from pytest_infx.files.textio import NotUtf8Error, read_utf8
 from pytest_infx.golden.curve import CURVE_NAME_RE, Curve
 from pytest_infx.golden.io import RUN_PREFIX, SOURCE_PREFIX, GoldenFileError
-from pytest_infx.golden.store import REGISTRY_FILE, GoldenStore, RegistryEntry
+from pytest_infx.golden.store import REGISTRY_FILE, CurveListing, GoldenStore
 from pytest_infx.lint.context import Facts, LintContext
 from pytest_infx.lint.curves import golden_files, load_curves
 from pytest_infx.lint.findings import Finding, rule
@@ -43,7 +43,7 @@ def _texts(ctx: LintContext) -> dict[str, str]:
     return ctx.facts(_GoldenFacts).texts
 
 
-def _compute_registry(ctx: LintContext) -> tuple[tuple[RegistryEntry, ...], GoldenFileError | None]:
+def _compute_registry(ctx: LintContext) -> tuple[tuple[CurveListing, ...], GoldenFileError | None]:
     assert ctx.golden_dir is not None
     try:
         return GoldenStore(ctx.golden_dir).registry(), None
@@ -51,7 +51,7 @@ def _compute_registry(ctx: LintContext) -> tuple[tuple[RegistryEntry, ...], Gold
         return (), exc
 
 
-def registry(ctx: LintContext) -> tuple[tuple[RegistryEntry, ...], GoldenFileError | None]:
+def registry(ctx: LintContext) -> tuple[tuple[CurveListing, ...], GoldenFileError | None]:
     return ctx.facts(_GoldenFacts).registry
 
 
@@ -124,7 +124,7 @@ def check_registry(ctx: LintContext) -> list[Finding]:
         ]
     files = golden_files(ctx)
     found: list[Finding] = []
-    listed: dict[str, RegistryEntry] = {}
+    listed: dict[str, CurveListing] = {}
     for entry in entries:
         if entry.curve in listed:
             found.append(
@@ -417,7 +417,7 @@ class _GoldenFacts(Facts):
         return _compute_texts(self.ctx)
 
     @cached_property
-    def registry(self) -> tuple[tuple[RegistryEntry, ...], GoldenFileError | None]:
+    def registry(self) -> tuple[tuple[CurveListing, ...], GoldenFileError | None]:
         return _compute_registry(self.ctx)
 
     @cached_property

@@ -21,7 +21,7 @@ _TOP_KEY = re.compile(rb"^([^\s#:'\"\-][^:#\n]*?|'[^'\n]+'|\"[^\"\n]+\")[ \t]*:"
 
 
 @dataclass(frozen=True)
-class MasterKey:
+class MasterBlock:
     """A top-level key of a master config: where it is and the bytes of its block."""
 
     key: str
@@ -30,17 +30,17 @@ class MasterKey:
     block: bytes
 
 
-def blocks(data: bytes, path: Path) -> dict[str, MasterKey]:
+def blocks(data: bytes, path: Path) -> dict[str, MasterBlock]:
     """Every top-level key of one master config, with its block less its blank and comment
     lines: those change no point, and a comment above the next key is not this key's."""
-    found: dict[str, MasterKey] = {}
+    found: dict[str, MasterBlock] = {}
     starts = [m for m in _TOP_KEY.finditer(data) if m.group(1) != b"---"]
     for position, match in enumerate(starts):
         end = starts[position + 1].start() if position + 1 < len(starts) else len(data)
         key = match.group(1).decode("utf-8", "replace").strip("'\"")
         body = _NOT_POINTS.sub(b"", data[match.start() : end])
         line = data.count(b"\n", 0, match.start()) + 1
-        found.setdefault(key, MasterKey(key, path, line, body))
+        found.setdefault(key, MasterBlock(key, path, line, body))
     return found
 
 
@@ -50,12 +50,12 @@ def master_files(root: Path, pattern: str | None) -> list[Path]:
     return sorted(path for path in root.glob(pattern) if path.is_file())
 
 
-def master_keys(root: Path, pattern: str | None) -> dict[str, MasterKey] | None:
+def master_keys(root: Path, pattern: str | None) -> dict[str, MasterBlock] | None:
     """Every top-level key of every master config; ``None`` when the repository has none."""
     files = master_files(root, pattern)
     if not files:
         return None
-    found: dict[str, MasterKey] = {}
+    found: dict[str, MasterBlock] = {}
     for path in files:
         for key, where in blocks(read_input(path), path).items():
             found.setdefault(key, where)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from pytest_infx.files.textio import read_input
 from pytest_infx.lint.context import Facts, LintContext
 from pytest_infx.lint.curves import load_curves
-from pytest_infx.lint.findings import Finding, rule
+from pytest_infx.lint.findings import Check, Finding, rule
 from pytest_infx.recipes.layout import RECIPE_SUFFIXES
 
 if TYPE_CHECKING:
@@ -277,6 +277,16 @@ def _no_recipes(ctx: LintContext) -> str | None:
     return None
 
 
+def _problem_rule(rule_id: str, description: str, check: str) -> Check:
+    """The rule ``rule_id`` whose findings are the problems the recipe checks filed under
+    ``check`` (all of them are computed in one pass over the tree)."""
+
+    def findings(ctx: LintContext) -> list[Finding]:
+        return _findings(ctx, rule_id, check)
+
+    return rule(rule_id, description, skip_reason=_no_recipes)(findings)
+
+
 def _error_findings(ctx: LintContext, errors: Iterator[RecipeError]) -> list[Finding]:
     found: list[Finding] = []
     for error in errors:
@@ -307,61 +317,44 @@ def check_load(ctx: LintContext) -> list[Finding]:
     return ctx.facts(_RecipeFacts).check_load
 
 
-@rule(
+check_image_digest = _problem_rule(
     "recipes-image-digest",
     "GPU recipes pin their engine image by digest (image@sha256:...).",
-    skip_reason=_no_recipes,
+    "image-digest",
 )
-def check_image_digest(ctx: LintContext) -> list[Finding]:
-    return _findings(ctx, "recipes-image-digest", "image-digest")
 
-
-@rule(
+check_draft_length = _problem_rule(
     "recipes-draft-length",
     "Draft lengths are valid for the speculative method (DFlash: 1 to block_size-1).",
-    skip_reason=_no_recipes,
+    "draft-length",
 )
-def check_draft_length(ctx: LintContext) -> list[Finding]:
-    return _findings(ctx, "recipes-draft-length", "draft-length")
 
-
-@rule(
+check_thinking = _problem_rule(
     "recipes-thinking",
     "thinking_on chat-template kwargs turn thinking on for the model family; thinking_off"
     " kwargs do not.",
-    skip_reason=_no_recipes,
+    "thinking",
 )
-def check_thinking(ctx: LintContext) -> list[Finding]:
-    return _findings(ctx, "recipes-thinking", "thinking")
 
-
-@rule(
+check_attention_tp = _problem_rule(
     "recipes-attention-tp",
     "An engine's attention TP divides the model's KV heads or is a multiple of them (recorded as"
     " model.kv-heads).",
-    skip_reason=_no_recipes,
+    "attention-tp",
 )
-def check_attention_tp(ctx: LintContext) -> list[Finding]:
-    return _findings(ctx, "recipes-attention-tp", "attention-tp")
 
-
-@rule(
+check_agentic_golden = _problem_rule(
     "recipes-agentic-golden",
     "An agentic or fixed-seq-len point with speculative decoding names a committed golden curve"
     " that covers its draft length.",
-    skip_reason=_no_recipes,
+    "agentic-golden",
 )
-def check_agentic_golden(ctx: LintContext) -> list[Finding]:
-    return _findings(ctx, "recipes-agentic-golden", "agentic-golden")
 
-
-@rule(
+check_al_literals = _problem_rule(
     "recipes-al-literals",
     "No hand-written acceptance-length settings in recipes; ALs come from golden files.",
-    skip_reason=_no_recipes,
+    "al-literal",
 )
-def check_al_literals(ctx: LintContext) -> list[Finding]:
-    return _findings(ctx, "recipes-al-literals", "al-literal")
 
 
 @rule(

@@ -37,7 +37,7 @@ from pytest_infx.settings import DEFAULT_CHANGELOG_ONLY_ENTRIES, Environment
 
 if TYPE_CHECKING:
     from pytest_infx.engines.registry import EngineRegistry
-    from pytest_infx.files.store import Store
+    from pytest_infx.files.store import PickleCache
     from pytest_infx.providers import HookImpl
     from pytest_infx.recipes.loader import Tree
 
@@ -109,7 +109,7 @@ class LintSession:
         *,
         load_tree: Callable[[], Tree] | None = None,
         load_engines: Callable[[], EngineRegistry] | None = None,
-        store: Store | None = None,
+        store: PickleCache | None = None,
     ) -> LintContext:
         """What the rules look at; ``load_tree`` and ``load_engines`` let pytest share the
         recipe tree and engine registry it already holds, ``store`` keeps derived values

@@ -2,10 +2,10 @@
 
 Parsing and validating a 200-key tree is most of what ``--collect-only`` costs, and the same
 unchanged tree is collected again on every run and by every xdist worker. The values are kept
-in a :class:`~pytest_infx.files.store.Store` in pytest's cache folder, keyed by the path, size and
-content digest of every file under the recipe folder (an edit that keeps a file's size and
-modification time is still an edit). Only a value without
-errors is stored: an error must be reported from a fresh read.
+in a :class:`~pytest_infx.files.store.PickleCache` in pytest's cache folder, keyed by the path,
+size and content digest of every file under the recipe folder (an edit that keeps a file's size
+and modification time is still an edit). Only a value without errors is stored: an error must
+be reported from a fresh read.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from pytest_infx.files.store import Store, files_under, stat_signature
+from pytest_infx.files.store import PickleCache, files_under, stat_signature
 from pytest_infx.recipes.layout import RECIPE_SUFFIXES
 from pytest_infx.settings import environment
 
@@ -46,7 +46,7 @@ def cached(
     """
     if folder is None or environment().recipe_cache == "0" or not root.is_dir():
         return build(None)
-    store = Store(folder)
+    store = PickleCache(folder)
     entry = f"{hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16]}-{name}"
     key = signature(root)
     stored = store.load(entry)

@@ -27,7 +27,7 @@ from pytest_infx.results.sweep import (
     AgenticRecipe,
     AlCell,
     AlRecipe,
-    Outcome,
+    ItemOutcome,
     Sweep,
 )
 from pytest_infx.results.verdict import Status, Verdict
@@ -218,7 +218,7 @@ def _agentic_section(
     )
 
 
-def _outcomes(outcomes: list[Outcome]) -> str:
+def _outcomes(outcomes: list[ItemOutcome]) -> str:
     if not outcomes:
         return ""
     rows = "".join(

@@ -154,17 +154,8 @@ def _al_mode(ax: Axes, recipe: AlRecipe, mode: str, side: float, labels: set[str
                 fontsize=8,
             )
         elif cell.status is Status.DRIFT:
-            ax.plot(
-                [cell.k + shift],
-                [cell.al],
-                marker="o",
-                markersize=15,
-                markerfacecolor="none",
-                markeredgecolor=FAIL_COLOR,
-                markeredgewidth=2,
-                linestyle="none",
-                label=_take(labels, "out of tolerance"),
-            )
+            label = _take(labels, "out of tolerance")
+            _ring_mark(ax, cell.k + shift, cell.al, label, marker="o", size=15, color=FAIL_COLOR)
         if cell.al is not None and cell.reused is not None:
             _reused_mark(ax, cell.k + shift, cell.al, _take(labels, REUSED_LABEL))
 
@@ -183,13 +174,20 @@ def _failed_mark(ax: Axes, x: float, y: float, label: str | None) -> None:
 
 
 def _reused_mark(ax: Axes, x: float, y: float, label: str | None) -> None:
+    _ring_mark(ax, x, y, label, marker="s", size=13, color=REUSED_COLOR)
+
+
+def _ring_mark(
+    ax: Axes, x: float, y: float, label: str | None, *, marker: str, size: float, color: str
+) -> None:
+    """A hollow mark drawn around a point already plotted, so the point stays visible."""
     ax.plot(
         [x],
         [y],
-        marker="s",
-        markersize=13,
+        marker=marker,
+        markersize=size,
         markerfacecolor="none",
-        markeredgecolor=REUSED_COLOR,
+        markeredgecolor=color,
         markeredgewidth=2,
         linestyle="none",
         label=label,

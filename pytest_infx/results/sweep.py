@@ -169,7 +169,7 @@ class ServerLog:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Outcome:
+class ItemOutcome:
     """What pytest said about one recipe item (the report keeps items that left no file);
     ``reused`` is the resume reason of an item whose stored result stood in for a run."""
 
@@ -187,12 +187,12 @@ class Sweep:
     al: tuple[AlRecipe, ...]
     agentic: tuple[AgenticRecipe, ...]
     logs: tuple[ServerLog, ...]
-    outcomes: tuple[Outcome, ...] = ()
+    outcomes: tuple[ItemOutcome, ...] = ()
     problems: tuple[str, ...] = field(default=())
     fixed: tuple[AgenticRecipe, ...] = ()
     """The fixed-seq-len points, by recipe, in the AgentX points' terms."""
 
-    def without_file(self) -> list[Outcome]:
+    def without_file(self) -> list[ItemOutcome]:
         """Items pytest ran that left no result file (a server that never started, say)."""
         written = {c.id for r in self.al for c in r.cells} | {
             p.id for r in (*self.agentic, *self.fixed) for p in r.points
@@ -203,7 +203,7 @@ class Sweep:
 class _Session:
     """What this run's outcomes say about a result file's item."""
 
-    def __init__(self, outcomes: tuple[Outcome, ...]) -> None:
+    def __init__(self, outcomes: tuple[ItemOutcome, ...]) -> None:
         self.ids = {o.id for o in outcomes}
         self.reused = {o.id: o.reused for o in outcomes if o.reused is not None}
 
@@ -417,7 +417,7 @@ def read_sweep(
     *,
     recipes: Iterable[str] | None = None,
     curves: Mapping[str, str] | None = None,
-    outcomes: Iterable[Outcome] = (),
+    outcomes: Iterable[ItemOutcome] = (),
 ) -> Sweep:
     """The sweep under ``results``; ``recipes`` limits it to the recipe keys of this run (an
     old recipe's files in a reused results folder are not this run's news), and ``curves``

@@ -8,7 +8,7 @@ import pytest
 from lint.helpers import DFLASH_RECIPE, line_of, repo_files, write_files
 
 from pytest_infx.files import store as store_mod
-from pytest_infx.files.store import Store, digest
+from pytest_infx.files.store import PickleCache, digest
 from pytest_infx.lint.builtin import all_rules
 
 SCRIPT = "#!/bin/bash\nset -euo pipefail\npython3 collect.py\n"
@@ -26,22 +26,22 @@ def pytest_sessionfinish(session):
 
 def test_a_value_is_computed_once_per_key(tmp_path: Path) -> None:
     calls: list[str] = []
-    store = Store(tmp_path)
+    store = PickleCache(tmp_path)
 
     def compute(value: str) -> str:
         calls.append(value)
         return value
 
     assert store.get("v", "k1", lambda: compute("a")) == "a"
-    assert Store(tmp_path).get("v", "k1", lambda: compute("b")) == "a"
-    assert Store(tmp_path).get("v", "k2", lambda: compute("c")) == "c"
+    assert PickleCache(tmp_path).get("v", "k1", lambda: compute("b")) == "a"
+    assert PickleCache(tmp_path).get("v", "k2", lambda: compute("c")) == "c"
     assert calls == ["a", "c"]
 
 
 def test_another_pytest_infx_or_a_broken_file_recomputes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store = Store(tmp_path)
+    store = PickleCache(tmp_path)
     store.get("v", "k", lambda: 1)
     monkeypatch.setattr(store_mod, "package_signature", lambda: "another version")
     assert store.get("v", "k", lambda: 2) == 2
@@ -64,7 +64,7 @@ def test_per_file_rescans_only_changed_files(tmp_path: Path) -> None:
         scanned.append(path.name)
         return path.read_text()
 
-    store = Store(tmp_path / "store")
+    store = PickleCache(tmp_path / "store")
     assert store.per_file("f", [a, b, gone], scan) == {a: "one\n", b: "two\n"}
     assert scanned == ["a.sh", "b.sh"]
     b.write_text("two, edited\n")
@@ -118,7 +118,7 @@ def test_a_warm_lint_run_reports_the_same_and_sees_every_edit(
 def test_per_file_rescans_an_edit_that_keeps_size_and_modification_time(tmp_path: Path) -> None:
     script = tmp_path / "a.sh"
     script.write_text("one\n")
-    store = Store(tmp_path / "store")
+    store = PickleCache(tmp_path / "store")
     assert store.per_file("f", [script], lambda p: p.read_text()) == {script: "one\n"}
     stat = script.stat()
     script.write_text("two\n")

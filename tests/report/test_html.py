@@ -17,7 +17,7 @@ from pytest_infx.history.earlier import Earlier
 from pytest_infx.plugin.output.summary import write_drift
 from pytest_infx.report import html as report_html
 from pytest_infx.report import plots
-from pytest_infx.results.sweep import Outcome, read_sweep
+from pytest_infx.results.sweep import ItemOutcome, read_sweep
 from pytest_infx.results.tally import RecordTally
 from pytest_infx.settings import environment
 
@@ -122,13 +122,13 @@ def test_report_shows_each_verdict_and_its_reasons(folder: Folder) -> None:
 
 
 def test_items_that_left_no_file_are_listed_with_why(folder: Folder) -> None:
-    gone = Outcome(
+    gone = ItemOutcome(
         id=f"{KEY}[k4-thinking_on]",
         recipe=KEY,
         outcome="error",
         reason="server for demo did not start:\nRuntimeError: CUDA out of memory",
     )
-    kept = Outcome(id=f"{KEY}[k1-thinking_on]", recipe=KEY, outcome="passed", reason="")
+    kept = ItemOutcome(id=f"{KEY}[k1-thinking_on]", recipe=KEY, outcome="passed", reason="")
     sweep = read_sweep(folder.results, folder.golden, outcomes=[gone, kept])
     page = html.unescape(report_html.write_report(sweep).html.read_text())
     section = page.split('id="no-result-file"', 1)[1]
@@ -136,20 +136,20 @@ def test_items_that_left_no_file_are_listed_with_why(folder: Folder) -> None:
     assert f"{KEY}[k1-thinking_on]</code>" not in section
 
 
-def _reused_outcomes() -> list[Outcome]:
+def _reused_outcomes() -> list[ItemOutcome]:
     """What the session says when ``--infx-resume`` took k1 thinking_off and the TP2 c1 point
     from an earlier run and measured k1 thinking_on."""
     cell, point = f"{KEY}[k1-thinking_off]", f"{AGENTIC}[tp2-c1]"
     return [
-        Outcome(
+        ItemOutcome(
             id=cell,
             recipe=KEY,
             outcome="passed",
             reason="",
             reused=f"reused from cells/{cell}.json: AL 1.61",
         ),
-        Outcome(id=f"{KEY}[k1-thinking_on]", recipe=KEY, outcome="passed", reason=""),
-        Outcome(
+        ItemOutcome(id=f"{KEY}[k1-thinking_on]", recipe=KEY, outcome="passed", reason=""),
+        ItemOutcome(
             id=point,
             recipe=AGENTIC,
             outcome="passed",

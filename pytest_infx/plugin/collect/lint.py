@@ -20,7 +20,7 @@ import pytest
 
 import pytest_infx.plugin.options as options
 from pytest_infx.files.git import toplevel as git_toplevel
-from pytest_infx.files.store import Store
+from pytest_infx.files.store import PickleCache
 from pytest_infx.lint.context import CHANGELOG_NAME, LintContext
 from pytest_infx.lint.findings import Rule
 from pytest_infx.plugin.markers import OWN_LINT, markexpr
@@ -99,7 +99,7 @@ class LintSuite(pytest.Collector):
         return self.lint.context(
             load_tree=_shared_tree(self.config, self.settings, recipes),
             load_engines=lambda: options.engines(self.config),
-            store=Store(cache.mkdir("infx-lint")) if cache is not None else None,
+            store=PickleCache(cache.mkdir("infx-lint")) if cache is not None else None,
         )
 
     def summary(self) -> list[str]:

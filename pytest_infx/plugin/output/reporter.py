@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from pytest_infx.history.earlier import Earlier
     from pytest_infx.history.gate import Verdict
     from pytest_infx.report.html import ReportFiles
-    from pytest_infx.results.sweep import Outcome, Sweep
+    from pytest_infx.results.sweep import ItemOutcome, Sweep
     from pytest_infx.settings import Settings
 
 REUSED_PROPERTY = "infx_reused"
@@ -69,7 +69,7 @@ class ReportPlugin:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        self.outcomes: dict[str, Outcome] = {}
+        self.outcomes: dict[str, ItemOutcome] = {}
         self.files: ReportFiles | None = None
         self.error: str | None = None
         self.notes: list[str] = []
@@ -95,10 +95,10 @@ class ReportPlugin:
             outcome = "passed"
         else:
             return
-        from pytest_infx.results.sweep import Outcome
+        from pytest_infx.results.sweep import ItemOutcome
 
         reason = _reason(report.longreprtext) if not report.passed else ""
-        self.outcomes[item_id] = Outcome(
+        self.outcomes[item_id] = ItemOutcome(
             id=item_id,
             recipe=_recipe_of(item_id),
             outcome=outcome,
