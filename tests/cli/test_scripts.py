@@ -169,7 +169,7 @@ def checkout(tmp_path: Path) -> Path:
 def compare(checkout: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
     recipes, golden = str(ROOT / "recipes"), str(ROOT / "golden")
     argv = ["compare-scripts", str(checkout), "--recipes", recipes, "--golden", golden]
-    status = main([*argv, "-k", KEY, "--timeout", "120", "--jobs", "2"])
+    status = main([*argv, "-k", KEY, "--timeout", "600", "--jobs", "2"])
     return status, capsys.readouterr().out
 
 
