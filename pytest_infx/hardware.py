@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 
 from pytest_infx.launch.gpus import Vendor as Vendor
+from pytest_infx.launch.gpus import detect_gpus
 
 RUNNERS = (
     "cpu",
@@ -43,8 +45,6 @@ def unknown_runner(name: str) -> str | None:
     """Why ``name`` is no runner type (with the close ones), or ``None`` when it is one."""
     if name in RUNNERS:
         return None
-    import difflib
-
     close = difflib.get_close_matches(name, RUNNERS, n=2)
     hint = f"did you mean {' or '.join(close)}? " if close else ""
     return f"no runner type {name!r}; {hint}runners: {', '.join(RUNNERS)}"
@@ -63,8 +63,6 @@ def runner_from_gpu_name(name: str) -> str | None:
 
 def default_runner() -> str:
     """``cpu`` when no NVIDIA or AMD GPU is visible, else the first GPU's type."""
-    from pytest_infx.launch.gpus import detect_gpus
-
     gpus = detect_gpus()
     if not gpus:
         return "cpu"

@@ -20,6 +20,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+import yaml
+
 from pytest_infx.recipes.schema import DEEPSEEK_V4, Recipe
 
 if TYPE_CHECKING:
@@ -447,8 +449,6 @@ def _options_settings(text: str | None) -> dict[str, str | None]:
     as the flag that names the file with the key (``--extra-llm-api-options.speculative_config``):
     key order and quoting are no difference, and one setting's difference is stated alone. A
     file that is no mapping is one setting, :data:`OPTIONS_FILE`."""
-    import yaml
-
     if text is None:
         return {}
     try:

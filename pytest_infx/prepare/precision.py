@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from pytest_infx.files.contained import OutsideFolderError, inside
 from pytest_infx.files.textio import InputFileError, not_a_file, open_regular
 from pytest_infx.recipes.schema import PRECISION_LABELS
+from pytest_infx.usage import UsageError
 
 if TYPE_CHECKING:
     from pytest_infx.recipes.points import Point
@@ -420,8 +421,6 @@ def check_for(settings: Settings) -> PrecisionCheck | None:
     """The run's check from its options, or None when it is off."""
     mode = settings.precision_check
     if mode not in MODES:
-        from pytest_infx.usage import UsageError
-
         raise UsageError(
             f"ini infx_precision_check = {mode!r}: use warn, fail or off "
             "(or pass --infx-precision-check)"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Mapping
+from datetime import UTC
 from typing import TYPE_CHECKING, Final
 
 from pytest_infx.results.sweep import AgenticRecipe, AlRecipe
@@ -280,8 +281,6 @@ def _finite(value: float | None) -> bool:
 
 def trend_png(found: Trend) -> bytes:
     """One point's metric over runs (``infx trend``), a run that failed marked in red."""
-    from datetime import UTC
-
     figure, ax = _figure()
     xs = list(range(len(found.rows)))
     ys = found.shown()
