@@ -51,8 +51,9 @@ class Sweep:
         fields.setdefault("port", free_port("127.0.0.1"))
         return write_recipe(self.recipes, recipe(key, record=self.record, **fields))
 
-    def add_agentic(self, key: str, concurrency: list[int], port: int) -> Path:
-        """A short AgentX recipe of one TP, replayed by the real aiperf against fake_vllm."""
+    def add_agentic(self, key: str, concurrency: list[int], port: int, **block: Any) -> Path:
+        """A short AgentX recipe of one TP, replayed by the real aiperf against fake_vllm;
+        ``block`` adds to (or overrides) its ``agentic:`` fields."""
         data = recipe(key, record=self.record, port=port)
         del data["speedbench"]
         data["model"]["path"] = str(TOKENIZER)
@@ -64,6 +65,7 @@ class Sweep:
             "traces": "builtin",
             "num-dataset-entries": None,
         }
+        data["agentic"].update(block)
         return write_recipe(self.recipes, data)
 
     def commit_golden(self, cells: dict[str, dict[int, float]], name: str = CURVE) -> Path:

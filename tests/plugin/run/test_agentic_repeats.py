@@ -2,7 +2,7 @@
 server, the record keeps each pass's figures and their median, its files are the median pass's,
 and the history's row holds the median. aiperf's part is its export of a stand-in run
 (``tests/agentic/data``) with the output rate each pass is given; the whole chain through the
-real aiperf is ``tests/e2e/test_agentic_servers.py``."""
+real aiperf is ``tests/e2e/test_agentic_repeats.py``."""
 
 from __future__ import annotations
 
