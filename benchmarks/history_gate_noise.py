@@ -2,11 +2,14 @@
 """Whether the baseline gate tells a regression from noise on the real CPU engine: the CPU
 recipe's fixed-seq-len points measured ``--baseline-runs`` times on a baseline branch, then
 ``--runs`` times unslowed (each gate failure a false alarm) and ``--runs`` times with a
-planted 2x slowdown, the sweep pinned to half of this machine's cores (each gate failure a
-catch). The gate uses the recipe's own tolerances (-25 % throughput). Every run is a whole
+planted 2x slowdown (each gate failure a catch): one CPU-bound process per core runs beside
+the sweep, so the engine gets half of every core's time. Pinning the sweep to half of the
+cores plants nothing here: vLLM on two cores runs its model on one of them, so one core loses
+it nothing. The gate uses the recipe's own tolerances (-25 % throughput). Every run is a whole
 ``pytest -m fixed_seq_len`` with the server started anew, so a run's noise is a user's. Slow
-(about 100 s a run, 25 runs by default) and meaningful only on a quiet machine; the figures
-go in docs/history.md."""
+(about 150 s a run, 25 runs by default) and meaningful only on a quiet machine; the figures
+go in docs/history.md. ``--db`` keeps the history in a file of the user's, and ``--phases``
+runs part of the measurement, so an interrupted one goes on from the rows it stored."""
 
 from __future__ import annotations
 
@@ -36,8 +39,9 @@ class Outcome:
     gate_failed: bool
 
 
-def sweep(db: str, results: Path, branch: str, gate: list[str], cores: set[int] | None) -> Outcome:
-    """One whole run of the CPU recipe's fixed-seq-len points, on ``cores`` when given."""
+def sweep(db: str, results: Path, branch: str, gate: list[str], slowed: bool) -> Outcome:
+    """One whole run of the CPU recipe's fixed-seq-len points, beside a busy loop per core
+    when ``slowed``."""
     argv = [
         sys.executable,
         "-m",
@@ -59,13 +63,16 @@ def sweep(db: str, results: Path, branch: str, gate: list[str], cores: set[int] 
         *gate,
     ]
 
-    def pin() -> None:
-        if cores is not None:
-            os.sched_setaffinity(0, cores)
-
-    done = subprocess.run(
-        argv, cwd=REPO, capture_output=True, text=True, preexec_fn=pin, check=False
-    )
+    loops = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        for _ in range(len(os.sched_getaffinity(0)) if slowed else 0)
+    ]
+    try:
+        done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, check=False)
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
     if done.returncode not in (0, 1):
         sys.exit(f"run on {branch} ended with status {done.returncode}:\n{done.stdout[-3000:]}")
     return Outcome(done.returncode, "beyond its tolerance" in done.stdout)
@@ -88,11 +95,18 @@ def main() -> int:
     parser.add_argument("--baseline-runs", type=int, default=5, help="baseline runs (5)")
     parser.add_argument("--k", type=float, default=DEFAULT_K, help="MADs of the noise band")
     parser.add_argument("--window", type=int, default=DEFAULT_WINDOW, help="baseline rows")
+    parser.add_argument(
+        "--db", help="a SQLite file to keep the history in (default: a temporary one)"
+    )
+    parser.add_argument(
+        "--phases",
+        default="baseline,quiet,slowed",
+        help="which of baseline, quiet and slowed to run (all three)",
+    )
     args = parser.parse_args()
-    cores = sorted(os.sched_getaffinity(0))
-    if len(cores) < 2:
-        sys.exit("a planted slowdown needs at least 2 cores to halve")
-    half = set(cores[: len(cores) // 2])
+    phases = set(args.phases.split(","))
+    if not phases or not phases <= {"baseline", "quiet", "slowed"}:
+        parser.error(f"--phases {args.phases}: name baseline, quiet or slowed, joined by commas")
     gate = [
         "--infx-baseline",
         BASELINE,
@@ -101,21 +115,29 @@ def main() -> int:
         "-o",
         f"infx_baseline_window={args.window}",
     ]
+    counts = {"baseline": args.baseline_runs, "quiet": args.runs, "slowed": args.runs}
+    alarms = {"quiet": 0, "slowed": 0}
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
-        db = f"sqlite:///{root / 'noise.db'}"
-        for index in range(args.baseline_runs):
-            sweep(db, root / f"baseline-{index}", BASELINE, [], None)
-        quiet = [
-            sweep(db, root / f"quiet-{i}", "noise-quiet", gate, None) for i in range(args.runs)
-        ]
-        slowed = [
-            sweep(db, root / f"slow-{i}", "noise-slowed", gate, half) for i in range(args.runs)
-        ]
-        figures = {branch: throughputs(db, branch) for branch in (BASELINE, "noise-quiet")}
-        figures["noise-slowed"] = throughputs(db, "noise-slowed")
-    false_alarms = sum(outcome.gate_failed for outcome in quiet)
-    caught = sum(outcome.gate_failed for outcome in slowed)
+        db = f"sqlite:///{Path(args.db).resolve() if args.db else root / 'noise.db'}"
+        for phase in ("baseline", "quiet", "slowed"):
+            if phase not in phases:
+                continue
+            branch = BASELINE if phase == "baseline" else f"noise-{phase}"
+            for index in range(counts[phase]):
+                outcome = sweep(
+                    db,
+                    root / f"{phase}-{index}",
+                    branch,
+                    [] if phase == "baseline" else gate,
+                    slowed=phase == "slowed",
+                )
+                if phase in alarms:
+                    alarms[phase] += outcome.gate_failed
+                print(f"{phase} run {index + 1}: gate failed: {outcome.gate_failed}", flush=True)
+        figures = {
+            branch: throughputs(db, branch) for branch in (BASELINE, "noise-quiet", "noise-slowed")
+        }
     print(f"gate: the recipe's tolerances, k={args.k:g} MADs, window {args.window} rows")
     for branch, values in figures.items():
         if values:
@@ -123,8 +145,11 @@ def main() -> int:
                 f"{branch}: {len(values)} rows, median {statistics.median(values):.1f}, "
                 f"min {min(values):.1f}, max {max(values):.1f} tok/s/gpu"
             )
-    print(f"false alarms: {false_alarms} of {args.runs} unslowed runs")
-    print(f"caught: {caught} of {args.runs} runs on {len(half)} of {len(cores)} cores")
+    if "quiet" in phases:
+        print(f"false alarms: {alarms['quiet']} of {args.runs} unslowed runs")
+    if "slowed" in phases:
+        cores = len(os.sched_getaffinity(0))
+        print(f"caught: {alarms['slowed']} of {args.runs} runs beside {cores} busy loops")
     return 0
 
 
