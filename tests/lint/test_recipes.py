@@ -49,7 +49,7 @@ def test_load_reports_file_line_and_field(rules_repo: MakeRulesRepo) -> None:
     assert found == [
         f"{DFLASH}:{line}: speedbench.concurency: unknown field. did you mean 'concurrency'?"
         " allowed here: speculative, draft-lengths, thinking-modes, sampling, concurrency,"
-        " dataset, output-len, golden, tolerance, request-timeout"
+        " dataset, output-len, golden, tolerance, request-timeout, repeats"
     ]
 
 
