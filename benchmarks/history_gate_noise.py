@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
-"""Whether the baseline gate tells a regression from noise on the real CPU engine: the CPU
-recipe's fixed-seq-len points measured ``--baseline-runs`` times on a baseline branch, then
-``--runs`` times unslowed (each gate failure a false alarm) and ``--runs`` times with a
-planted slowdown (each gate failure a catch): every process below the sweep (the engine and
-its workers) is stopped for half of each 100 ms, which lowered the CPU engine's throughput by
-20 to 30 %, not by half. Taking CPU away planted less: half the cores, or a busy loop per core
-beside the sweep, left its throughput where it was (docs/history.md has the figures). The gate
-uses the recipe's own tolerances (-25 % throughput). Every run is a whole ``pytest -m
-fixed_seq_len`` with the server started anew, so a run's noise is a user's. Slow (about 150 s
-a run, 25 runs by default) and meaningful only on a quiet machine; the figures go in
-docs/history.md. ``--db`` keeps the history in a file of the user's, and ``--phases`` runs
-part of the measurement, so an interrupted one goes on from the rows it stored."""
+"""Whether the baseline gate tells a regression from noise on the real CPU engine: the CPU recipe's
+fixed-seq-len points measured ``--baseline-runs`` times on a baseline branch, then ``--runs``
+times unslowed (each gate failure a false alarm) and ``--runs`` times with a planted slowdown
+(each gate failure a catch): every process below the sweep (the engine and its workers) is
+stopped for half of each 100 ms, which lowered the CPU engine's throughput by 20 to 30 % (with
+more load beside it), not by half. Taking CPU away planted less: half the cores, or a busy loop
+per core beside the sweep, left its throughput where it was (docs/history.md has the figures).
+The gate uses the recipe's own tolerances (-25 % throughput). Every run is a whole ``pytest -m
+fixed_seq_len`` with the server started anew, so a run's noise is a user's. Slow (about 150 s a
+run, 25 runs by default) and meaningful only on a quiet machine; the figures go in
+docs/history.md. ``--db`` keeps the history in a file of the user's, and ``--phases`` runs part
+of the measurement, so an interrupted one goes on from the rows it stored."""
 
 from __future__ import annotations
 
