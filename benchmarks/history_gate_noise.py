@@ -102,9 +102,8 @@ def _children(pid: int) -> set[int]:
 
 
 def halve(pid: int, halving: threading.Event) -> None:
-    """Stop every process below the sweep for half of each 100 ms while ``halving``: the engine
-    runs at half its speed, whatever bounds it (vLLM on this CPU waits more than it computes,
-    so a busy loop beside it or half the cores slows it hardly at all)."""
+    """Stop every process below the sweep for half of each 100 ms while ``halving``, since a
+    busy loop beside the CPU engine, or half the cores, did not slow it measurably."""
     while halving.is_set():
         below = _children(pid)
         for signal_ in (signal.SIGSTOP, signal.SIGCONT):
