@@ -48,9 +48,6 @@ def test_a_point_in_three_real_aiperf_passes_keeps_each_and_reports_the_median_p
     per_gpu = agg["request_metrics"]["throughput"]["per_gpu"]
     assert per_gpu["output_tput_tps"] == passes[chosen]["output_tput_per_gpu"]
     assert per_gpu["total_tput_tps"] == passes[chosen]["tput_per_gpu"]
-    store = Store.open(db)
-    try:
+    with Store.open(db) as store:
         [row] = store.series(ITEM)
-    finally:
-        store.close()
     assert {name: row.metrics[name] for name in median} == median

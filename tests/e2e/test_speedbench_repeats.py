@@ -47,11 +47,8 @@ def test_a_cell_in_three_passes_keeps_each_pass_and_the_history_stores_their_med
     assert cell["al"] == median["al"] == expected_al(DEFAULT_PATTERN, 1)
     assert cell["requests"]["total"] == 4, "the rest of the record is one pass's"
     assert cell["golden"]["ok"] and cell["verdict"] == "pass"
-    store = Store.open(db)
-    try:
+    with Store.open(db) as store:
         [row] = store.series(ITEM)
-    finally:
-        store.close()
     assert {name: row.metrics[name] for name in median} == median
 
 
