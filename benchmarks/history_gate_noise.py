@@ -2,28 +2,29 @@
 """Whether the baseline gate tells a regression from noise on the real CPU engine: the CPU recipe's
 fixed-seq-len points measured ``--baseline-runs`` times on a baseline branch, then ``--runs``
 times unslowed (each gate failure a false alarm) and ``--runs`` times with a planted slowdown
-(each gate failure a catch): every process below the sweep (the engine and its workers) is
-stopped for half of each 100 ms, which lowered the CPU engine's throughput by 20 to 30 % (with
-more load beside it), not by half. Taking CPU away planted less: half the cores, or a busy loop
-per core beside the sweep, left its throughput where it was (docs/history.md has the figures).
-The gate uses the recipe's own tolerances (-25 % throughput). Every run is a whole ``pytest -m
-fixed_seq_len`` with the server started anew, so a run's noise is a user's. Slow (about 150 s a
-run, 25 runs by default) and meaningful only on a quiet machine; the figures go in
-docs/history.md. ``--db`` keeps the history in a file of the user's, and ``--phases`` runs part
-of the measurement, so an interrupted one goes on from the rows it stored."""
+(each gate failure a catch): the sweep and everything it starts get half the machine's CPU time,
+as a CPU-controller cgroup's quota, which halves the CPU engine's throughput. The quota, not
+an affinity mask or busy loops: pinning the sweep to half the cores, or a busy loop per core
+beside it, left the engine's throughput where it was, and stopping its processes half of each
+100 ms lowered it by 20 to 30 % (docs/history.md has the figures). The slowed phase needs root
+and a cgroup file system with the CPU controller (v1 or v2). The gate uses the recipe's own
+tolerances (-25 % throughput). Every run is a whole ``pytest -m fixed_seq_len`` with the server
+started anew, so a run's noise is a user's. Slow (about 150 s a run unslowed, 25 runs by
+default) and meaningful only on a quiet machine; the figures go in docs/history.md. ``--db``
+keeps the history in a file of the user's, and ``--phases`` runs part of the measurement, so
+an interrupted one goes on from the rows it stored."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import os
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,8 +46,8 @@ class Outcome:
 
 
 def sweep(db: str, results: Path, branch: str, gate: list[str], slowed: bool) -> Outcome:
-    """One whole run of the CPU recipe's fixed-seq-len points, its engine at half speed when
-    ``slowed``."""
+    """One whole run of the CPU recipe's fixed-seq-len points, with half the machine's CPU time
+    when ``slowed``."""
     argv = [
         sys.executable,
         "-m",
@@ -68,49 +69,59 @@ def sweep(db: str, results: Path, branch: str, gate: list[str], slowed: bool) ->
         *gate,
     ]
 
-    with subprocess.Popen(
-        argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    ) as run:
-        halving = threading.Event()
-        if slowed:
-            halving.set()
-            threading.Thread(target=halve, args=(run.pid, halving), daemon=True).start()
-        try:
-            output, _ = run.communicate()
-        finally:
-            halving.clear()
+    with (
+        subprocess.Popen(
+            argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        ) as run,
+        half_the_cpu(run.pid) if slowed else contextlib.nullcontext(),
+    ):
+        output, _ = run.communicate()
     if run.returncode not in (0, 1):
         sys.exit(f"run on {branch} ended with status {run.returncode}:\n{output[-3000:]}")
     return Outcome(run.returncode, "beyond its tolerance" in output)
 
 
-def _children(pid: int) -> set[int]:
-    """Every process below ``pid`` (the engine, its workers, the guard), read from /proc."""
-    parents: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        parents.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    found, todo = set(), [pid]
-    while todo:
-        for child in parents.get(todo.pop(), []):
-            found.add(child)
-            todo.append(child)
-    return found
+CGROUP = Path("/sys/fs/cgroup")
+PERIOD_US = 100_000
 
 
-def halve(pid: int, halving: threading.Event) -> None:
-    """Stop every process below the sweep for half of each 100 ms while ``halving``, since a
-    busy loop beside the CPU engine, or half the cores, did not slow it measurably."""
-    while halving.is_set():
-        below = _children(pid)
-        for signal_ in (signal.SIGSTOP, signal.SIGCONT):
-            for child in below:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(child, signal_)
-            time.sleep(0.05)
+def _cpu_hierarchy() -> tuple[Path, bool]:
+    """The CPU controller's cgroup root and whether it is v2 (one ``cpu.max`` file) rather
+    than v1 (a quota and a period file)."""
+    controllers = CGROUP / "cgroup.controllers"
+    if controllers.is_file() and "cpu" in controllers.read_text().split():
+        return CGROUP, True
+    if (CGROUP / "cpu" / "cpu.cfs_quota_us").is_file():
+        return CGROUP / "cpu", False
+    sys.exit("the slowed phase needs a cgroup file system with the CPU controller")
+
+
+@contextlib.contextmanager
+def half_the_cpu(pid: int) -> Iterator[None]:
+    """Give ``pid`` and every process it starts afterwards half the machine's CPU time, in a
+    cgroup of its own removed afterwards; processes left in it go back to the root first."""
+    root, v2 = _cpu_hierarchy()
+    group = root / f"infx-noise-{pid}"
+    quota = PERIOD_US * (os.cpu_count() or 2) // 2
+    group.mkdir()
+    try:
+        if v2:
+            (group / "cpu.max").write_text(f"{quota} {PERIOD_US}")
+        else:
+            (group / "cpu.cfs_period_us").write_text(str(PERIOD_US))
+            (group / "cpu.cfs_quota_us").write_text(str(quota))
+        (group / "cgroup.procs").write_text(str(pid))
+        yield
+    finally:
+        for _ in range(50):
+            for left in (group / "cgroup.procs").read_text().split():
+                with contextlib.suppress(OSError):
+                    (root / "cgroup.procs").write_text(left)
+            try:
+                group.rmdir()
+                break
+            except OSError:
+                time.sleep(0.1)
 
 
 def throughputs(db: str, branch: str) -> list[float]:
@@ -183,9 +194,7 @@ def main() -> int:
     if "quiet" in phases:
         print(f"false alarms: {alarms['quiet']} of {args.runs} unslowed runs")
     if "slowed" in phases:
-        print(
-            f"caught: {alarms['slowed']} of {args.runs} runs with the engine stopped half the time"
-        )
+        print(f"caught: {alarms['slowed']} of {args.runs} runs with half the CPU time")
     return 0
 
 
