@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from client_overhead import VLLM_DRIVER, InstantServer, _frame, serve
 
-from pytest_infx.fixedseq.client import ClientConfig, run_requests_sync
+from pytest_infx.fixedseq.client import FixedClientConfig, run_requests_sync
 from pytest_infx.fixedseq.prompts import RandomRequest
 
 
@@ -60,7 +60,7 @@ class CompletionServer(InstantServer):
 
 
 def run_ours(url: str, requests: int, frames: int, concurrency: int) -> dict[str, float]:
-    config = ClientConfig(url, "m", concurrency=concurrency, warmups=4 * concurrency)
+    config = FixedClientConfig(url, "m", concurrency=concurrency, warmups=4 * concurrency)
     batch = [RandomRequest("write a function that adds two numbers", 8, frames, ())] * requests
     outcome = run_requests_sync(config, batch)
     failed = [o for o in outcome.outputs if not o.success]

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from client_overhead import VLLM_DRIVER
 
 from pytest_infx.engines import vllm_cpu
-from pytest_infx.fixedseq.client import ClientConfig, run_requests_sync
+from pytest_infx.fixedseq.client import FixedClientConfig, run_requests_sync
 from pytest_infx.fixedseq.prompts import HubTokenizer, random_prompts
 from pytest_infx.fixedseq.results import RunInfo, raw_result
 from pytest_infx.launch.ports import free_port
@@ -84,7 +84,7 @@ def ours(args: argparse.Namespace, engine: vllm_cpu.VllmCpuEngine, url: str) -> 
         range_ratio=1.0,
         seed=0,
     )
-    config = ClientConfig(url, "m", concurrency=conc, warmups=2 * conc)
+    config = FixedClientConfig(url, "m", concurrency=conc, warmups=2 * conc)
     outcome = run_requests_sync(config, prompts.requests)
     info = RunInfo("m", "m", len(prompts.requests), conc, backend="vllm")
     raw = raw_result(info, prompts.requests, outcome)

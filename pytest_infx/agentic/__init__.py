@@ -9,7 +9,12 @@ from pytest_infx.agentic.gate import (
     parse_threshold,
 )
 from pytest_infx.agentic.record import result_record
-from pytest_infx.agentic.results import AgenticResult, ExportError, Percentiles, parse_export
+from pytest_infx.agentic.results import (
+    AgenticResult,
+    ExportError,
+    MeasuredPercentiles,
+    parse_export,
+)
 from pytest_infx.agentic.runner import AgenticRun, AgenticRunError, build_argv, run_aiperf
 from pytest_infx.agentic.table import render_tables
 from pytest_infx.agentic.traces import TraceError, TraceSet, default_traces_path, load_traces
@@ -21,7 +26,7 @@ __all__ = [
     "AgenticRunError",
     "ExportError",
     "GateVerdict",
-    "Percentiles",
+    "MeasuredPercentiles",
     "TraceError",
     "TraceSet",
     "build_argv",

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from pytest_infx.agentic.gate import GateVerdict
 from pytest_infx.agentic.results import AgenticResult
-from pytest_infx.agentic.results import Percentiles as Measured
+from pytest_infx.agentic.results import MeasuredPercentiles as Measured
 from pytest_infx.results import verdict as vocabulary
 from pytest_infx.results.passes import median_figures
 from pytest_infx.results.records import (

@@ -22,7 +22,7 @@ class ExportError(ValueError):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Percentiles:
+class MeasuredPercentiles:
     """Milliseconds (or the metric's own unit) at p50, p90 and p99."""
 
     p50: float
@@ -62,9 +62,9 @@ class AgenticResult:
     output_tokens: int
     output_throughput: float
     request_rate: float
-    ttft_ms: Percentiles | None
-    tpot_ms: Percentiles | None
-    e2e_ms: Percentiles | None
+    ttft_ms: MeasuredPercentiles | None
+    tpot_ms: MeasuredPercentiles | None
+    e2e_ms: MeasuredPercentiles | None
     errors: tuple[ErrorKind, ...]
     exit_code: int = 0
     console_tail: tuple[str, ...] = ()
@@ -181,11 +181,11 @@ class _Reader:
             raise ExportError(f"{self._path}: {tag}.avg must be a whole count, got {value}")
         return int(value)
 
-    def percentiles(self, tag: str, unit: str) -> Percentiles | None:
+    def percentiles(self, tag: str, unit: str) -> MeasuredPercentiles | None:
         metric = self._metric(tag, unit)
         if metric is None:
             return None
-        return Percentiles(
+        return MeasuredPercentiles(
             p50=self._number(tag, metric, "p50"),
             p90=self._number(tag, metric, "p90"),
             p99=self._number(tag, metric, "p99"),

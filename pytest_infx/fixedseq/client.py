@@ -45,7 +45,7 @@ Connections = Literal["per-request", "kept-alive"]
 
 
 @dataclass(frozen=True, slots=True)
-class ClientConfig:
+class FixedClientConfig:
     base_url: str
     model: str
     concurrency: int
@@ -80,7 +80,7 @@ class Outcome:
     """Wall-clock epoch seconds at the first request, for the result file's date."""
 
 
-def request_body(config: ClientConfig, request: RandomRequest) -> bytes:
+def request_body(config: FixedClientConfig, request: RandomRequest) -> bytes:
     body: dict[str, object] = {
         "model": config.model,
         "prompt": request.prompt,
@@ -95,7 +95,7 @@ def request_body(config: ClientConfig, request: RandomRequest) -> bytes:
 
 
 async def run_requests(
-    config: ClientConfig,
+    config: FixedClientConfig,
     requests: Sequence[RandomRequest],
     *,
     clock: Callable[[], float] = time.perf_counter,
@@ -117,7 +117,7 @@ async def run_requests(
 
 
 async def _drain(
-    config: ClientConfig,
+    config: FixedClientConfig,
     endpoint: Endpoint,
     bodies: Sequence[bytes],
     clock: Callable[[], float],
@@ -217,7 +217,7 @@ def parse_stream(sent: float, chunks: Sequence[bytes], stamps: Sequence[float]) 
 
 
 def run_requests_sync(
-    config: ClientConfig,
+    config: FixedClientConfig,
     requests: Sequence[RandomRequest],
     *,
     on_done: Callable[[Output], None] | None = None,

@@ -144,7 +144,7 @@ class Drift:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class BaselineVerdict:
     """A point's comparison: its baseline run (None when there is none), the deltas and any
     drift."""
 
@@ -184,7 +184,7 @@ class Verdict:
         }
 
     @classmethod
-    def from_wire(cls, data: Mapping[str, object]) -> Verdict:
+    def from_wire(cls, data: Mapping[str, object]) -> BaselineVerdict:
         deltas = data.get("deltas")
         drifts = data.get("drifts")
         baseline = data.get("baseline_run")
@@ -220,13 +220,13 @@ def compare(
     history: Sequence[Metrics] = (),
     k: float = DEFAULT_K,
     window: int = DEFAULT_WINDOW,
-) -> Verdict:
+) -> BaselineVerdict:
     """The point's verdict: each metric both have, with its tolerance where one is set.
     ``history`` is the baseline branch's earlier values, oldest first: its last ``window``
     usable values give the baseline (their median) and the noise (their MAD), and the whole
     of it is read for drift; without a history ``baseline`` alone is the baseline."""
     if baseline is None:
-        return Verdict(item, None, ())
+        return BaselineVerdict(item, None, ())
     earlier = [*history] or [baseline]
     allowed = {t.metric: t.fraction for t in limits}
     deltas = []
@@ -246,7 +246,7 @@ def compare(
         if (found := drift(t, [*(h[t.metric] for h in history if t.metric in h)], metrics))
         is not None
     )
-    return Verdict(item, baseline_run, tuple(deltas), drifts)
+    return BaselineVerdict(item, baseline_run, tuple(deltas), drifts)
 
 
 def drift(limit: MetricTolerance, earlier: Sequence[float], metrics: Metrics) -> Drift | None:

@@ -10,7 +10,7 @@ import html
 from collections.abc import Sequence
 
 from pytest_infx.baseline_tolerance import METRICS, TABLE_METRICS
-from pytest_infx.history.gate import Delta, Verdict
+from pytest_infx.history.gate import BaselineVerdict, Delta
 
 
 def _shown(delta: Delta) -> list[str]:
@@ -28,7 +28,7 @@ def _shown(delta: Delta) -> list[str]:
     ]
 
 
-def _ordered(verdict: Verdict) -> list[Delta]:
+def _ordered(verdict: BaselineVerdict) -> list[Delta]:
     order = {name: index for index, name in enumerate(TABLE_METRICS)}
     shown = [d for d in verdict.deltas if d.metric in order or d.tolerance is not None]
     return sorted(shown, key=lambda d: order.get(d.metric, len(order)))
@@ -37,7 +37,7 @@ def _ordered(verdict: Verdict) -> list[Delta]:
 HEADER = ["metric", "baseline", "value", "delta", "allowed", "verdict"]
 
 
-def text_lines(verdicts: Sequence[Verdict]) -> list[str]:
+def text_lines(verdicts: Sequence[BaselineVerdict]) -> list[str]:
     """Per point: its baseline run, then one line per metric."""
     lines: list[str] = []
     for verdict in sorted(verdicts, key=lambda v: v.item):
@@ -54,7 +54,7 @@ def text_lines(verdicts: Sequence[Verdict]) -> list[str]:
     return lines
 
 
-def markdown(verdicts: Sequence[Verdict]) -> str:
+def markdown(verdicts: Sequence[BaselineVerdict]) -> str:
     """The step summary's section."""
     if not verdicts:
         return ""
@@ -72,7 +72,7 @@ def markdown(verdicts: Sequence[Verdict]) -> str:
     return "\n".join(parts) + "\n"
 
 
-def html_section(verdicts: Sequence[Verdict]) -> str:
+def html_section(verdicts: Sequence[BaselineVerdict]) -> str:
     """The HTML report's section; empty when the run had no baseline gate."""
     if not verdicts:
         return ""

@@ -34,7 +34,7 @@ from pytest_infx.results.verdict import Status, Verdict
 
 if TYPE_CHECKING:
     from pytest_infx.history.earlier import Earlier
-    from pytest_infx.history.gate import Verdict as Comparison
+    from pytest_infx.history.gate import BaselineVerdict as Comparison
 
 REUSED_PREFIX = "reused "
 

@@ -21,7 +21,7 @@ from pytest_infx.speedbench.client import (
     ClientConfig,
     PassResult,
     RequestRecord,
-    Sampling,
+    RequestSampling,
     Timeouts,
     run_pass,
 )
@@ -48,7 +48,7 @@ class CellSettings:
     chat_template_kwargs: Mapping[str, object]
     max_tokens: int
     concurrency: int
-    sampling: Sampling
+    sampling: RequestSampling
     request_timeout_s: float
     engines: EngineRegistry = field(default_factory=installed, compare=False, repr=False)
     """The adapters the cell asks for its engine's fields, counters and figures."""

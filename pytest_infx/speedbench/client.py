@@ -49,7 +49,7 @@ class Timeouts:
 
 
 @dataclass(frozen=True, slots=True)
-class Sampling:
+class RequestSampling:
     """Only the fields given are sent, so the server's own defaults apply to the rest."""
 
     temperature: float | None = None
@@ -65,7 +65,7 @@ class ClientConfig:
     model: str
     max_tokens: int
     concurrency: int = 1
-    sampling: Sampling = field(default_factory=Sampling)
+    sampling: RequestSampling = field(default_factory=RequestSampling)
     chat_template_kwargs: Mapping[str, object] | None = None
     extra_body: Mapping[str, object] | None = None
     timeouts: Timeouts = field(default_factory=Timeouts)

@@ -4,6 +4,7 @@ graph's."""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -74,3 +75,26 @@ def test_no_module_of_the_pytest_side_is_over_400_lines() -> None:
         if (lines := len(path.read_text(encoding="utf-8").splitlines())) > 400
     }
     assert long == {}
+
+
+def public_classes(package: Path) -> dict[str, list[str]]:
+    """Public class name -> the modules that define it at their top level, so that a reader
+    who meets a name knows which thing it is."""
+    defined: dict[str, list[str]] = {}
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                defined.setdefault(node.name, []).append(path.relative_to(package).as_posix())
+    return defined
+
+
+def test_each_public_class_name_is_defined_once() -> None:
+    twice = {name: where for name, where in public_classes(PACKAGE).items() if len(where) > 1}
+    assert twice == {}
+
+
+def test_the_class_reader_finds_a_name_defined_in_two_modules(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("class Verdict:\n    pass\nclass _Hidden:\n    pass\n")
+    nested = "def f():\n    class Verdict:\n        pass\n"
+    (tmp_path / "b.py").write_text(nested + "class Verdict:\n    pass\n")
+    assert public_classes(tmp_path) == {"Verdict": ["a.py", "b.py"]}

@@ -12,7 +12,7 @@ from pytest_infx.engines.sglang import SglangAdapter
 from pytest_infx.engines.spec import SpecCounters
 from pytest_infx.speedbench import checks
 from pytest_infx.speedbench.cell import CellOutcome, CellSettings, run_cell
-from pytest_infx.speedbench.client import ClientConfig, Sampling, run_pass_sync
+from pytest_infx.speedbench.client import ClientConfig, RequestSampling, run_pass_sync
 from pytest_infx.speedbench.dataset import Dataset, default_dataset_path, load_dataset
 from pytest_infx.speedbench.metrics import scrape
 
@@ -40,7 +40,7 @@ def cell(server: SglangStandin) -> CellOutcome:
         chat_template_kwargs={"enable_thinking": False},
         max_tokens=64,
         concurrency=2,
-        sampling=Sampling(),
+        sampling=RequestSampling(),
         request_timeout_s=30,
     )
     return run_cell(settings, dataset())
@@ -79,7 +79,7 @@ def test_traffic_outside_the_pass_fails_the_agreement_check(sglang: SglangStandi
         chat_template_kwargs={},
         max_tokens=64,
         concurrency=1,
-        sampling=Sampling(),
+        sampling=RequestSampling(),
         request_timeout_s=30,
     )
     run_pass_sync(config, dataset(1).rows)

@@ -2,7 +2,12 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_infx.fixedseq.client import ClientConfig, Connections, parse_stream, run_requests_sync
+from pytest_infx.fixedseq.client import (
+    Connections,
+    FixedClientConfig,
+    parse_stream,
+    run_requests_sync,
+)
 from pytest_infx.fixedseq.prompts import RandomRequest
 
 from .conftest import Server, frame, text, usage
@@ -47,7 +52,7 @@ def _requests(*prompts: str, out: int = 4) -> list[RandomRequest]:
 
 
 def test_warm_ups_go_first_and_the_measured_requests_keep_their_order(server: Server) -> None:
-    config = ClientConfig(server.url, "m", concurrency=2, warmups=3)
+    config = FixedClientConfig(server.url, "m", concurrency=2, warmups=3)
     outcome = run_requests_sync(config, _requests("a", "b", "c", "d", "e"))
     prompts = [str(b["prompt"]) for b in server.bodies]
     assert prompts[:3] == ["a", "a", "a"]
@@ -64,14 +69,14 @@ def test_warm_ups_go_first_and_the_measured_requests_keep_their_order(server: Se
 
 
 def test_a_failed_request_is_kept_with_its_error_and_the_rest_run(server: Server) -> None:
-    config = ClientConfig(server.url, "m", concurrency=1)
+    config = FixedClientConfig(server.url, "m", concurrency=1)
     outcome = run_requests_sync(config, _requests("a", "fail", "b"))
     assert [o.success for o in outcome.outputs] == [True, False, True]
     assert outcome.outputs[1].error.startswith("HTTP 500")
 
 
 def test_a_server_that_is_not_there_fails_every_request_by_name() -> None:
-    config = ClientConfig("http://127.0.0.1:9", "m", concurrency=2, connect_timeout_s=2)
+    config = FixedClientConfig("http://127.0.0.1:9", "m", concurrency=2, connect_timeout_s=2)
     outcome = run_requests_sync(config, _requests("a", "b"))
     assert [o.success for o in outcome.outputs] == [False, False]
     assert all("127.0.0.1:9" in o.error for o in outcome.outputs)
@@ -81,7 +86,7 @@ def test_each_measured_request_is_reported_as_it_ends_and_warm_ups_are_not(
     server: Server,
 ) -> None:
     seen: list[int | None] = []
-    config = ClientConfig(server.url, "m", concurrency=2, warmups=2)
+    config = FixedClientConfig(server.url, "m", concurrency=2, warmups=2)
     run_requests_sync(
         config, _requests("a", "b", "c", out=3), on_done=lambda o: seen.append(o.output_tokens)
     )
@@ -92,7 +97,7 @@ def test_each_measured_request_is_reported_as_it_ends_and_warm_ups_are_not(
 def test_each_request_opens_its_own_connection_as_inferencex_s_client_does_unless_kept_alive(
     server: Server, connections: Connections, opened: int
 ) -> None:
-    config = ClientConfig(server.url, "m", concurrency=2, warmups=2, connections=connections)
+    config = FixedClientConfig(server.url, "m", concurrency=2, warmups=2, connections=connections)
     outcome = run_requests_sync(config, _requests(*"abcdef"))
     assert all(o.success for o in outcome.outputs)
     assert server.connections == opened

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from pytest_infx.baseline_tolerance import MetricTolerance
-from pytest_infx.history.gate import DRIFT_STEPS, Verdict, compare, drift
+from pytest_infx.history.gate import DRIFT_STEPS, BaselineVerdict, compare, drift
 
 LIMITS = (MetricTolerance("tput_per_gpu", 0.05), MetricTolerance("median_ttft", 0.10))
 
@@ -73,7 +73,7 @@ def test_a_verdict_crosses_the_wire_whole() -> None:
     verdict = compare(
         "k", {"tput_per_gpu": 88.0}, history[-1], LIMITS, baseline_run="r", history=history
     )
-    assert Verdict.from_wire(verdict.to_wire()) == verdict
+    assert BaselineVerdict.from_wire(verdict.to_wire()) == verdict
 
 
 NOISY = [{"tput_per_gpu": v} for v in (105.7, 79.1, 49.4, 86.9, 92.0, 70.3)]

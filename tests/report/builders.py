@@ -35,8 +35,8 @@ from pytest_infx.speedbench.client import (
     PassResult,
     RequestError,
     RequestRecord,
+    RequestSampling,
     RequestSpecMetrics,
-    Sampling,
 )
 from pytest_infx.speedbench.dataset import Dataset, default_dataset_path, load_dataset
 from pytest_infx.speedbench.metrics import SpecCounters, delta
@@ -155,7 +155,7 @@ def _outcome(point: Point, al: float, *, failed_request: bool) -> CellOutcome:
         chat_template_kwargs={"enable_thinking": thinking},
         max_tokens=64,
         concurrency=4,
-        sampling=Sampling(),
+        sampling=RequestSampling(),
         request_timeout_s=60,
     )
     return CellOutcome(

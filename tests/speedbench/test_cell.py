@@ -4,7 +4,7 @@ import pytest
 
 from pytest_infx.speedbench import checks
 from pytest_infx.speedbench.cell import CellOutcome, CellSettings, run_cell
-from pytest_infx.speedbench.client import Sampling
+from pytest_infx.speedbench.client import RequestSampling
 from pytest_infx.speedbench.dataset import Dataset, default_dataset_path, load_dataset
 
 from .standin import StandinServer
@@ -25,7 +25,7 @@ def cell(server: StandinServer, engine: str, *, thinking: bool) -> CellOutcome:
         chat_template_kwargs={"enable_thinking": thinking},
         max_tokens=64,
         concurrency=2,
-        sampling=Sampling(),
+        sampling=RequestSampling(),
         request_timeout_s=30,
     )
     return run_cell(settings, small_dataset())

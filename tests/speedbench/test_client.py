@@ -14,7 +14,7 @@ import pytest
 from pytest_infx.http1 import StampingSelector
 from pytest_infx.speedbench.client import (
     ClientConfig,
-    Sampling,
+    RequestSampling,
     Timeouts,
     _parse_stream,
     run_pass,
@@ -71,7 +71,7 @@ def test_body_sends_kwargs_to_the_server_unrendered(standin: StandinServer) -> N
     cfg = config(
         standin,
         max_tokens=5,
-        sampling=Sampling(temperature=0.0, top_k=1),
+        sampling=RequestSampling(temperature=0.0, top_k=1),
         chat_template_kwargs={"enable_thinking": False},
         extra_body={"ignore_eos": True},
     )
@@ -302,7 +302,9 @@ def test_stamping_selector_stamps_the_poll_return() -> None:
 
 
 def test_presence_penalty_is_sent_when_the_recipe_gives_one(standin: StandinServer) -> None:
-    cfg = config(standin, max_tokens=5, sampling=Sampling(temperature=0.7, presence_penalty=1.5))
+    cfg = config(
+        standin, max_tokens=5, sampling=RequestSampling(temperature=0.7, presence_penalty=1.5)
+    )
     run_pass_sync(cfg, prompts("hello"))
     (body,) = standin.state.bodies
     assert body["presence_penalty"] == 1.5 and body["temperature"] == 0.7

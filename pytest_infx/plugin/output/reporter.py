@@ -24,7 +24,7 @@ from pytest_infx.plugin.state import RunState
 
 if TYPE_CHECKING:
     from pytest_infx.history.earlier import Earlier
-    from pytest_infx.history.gate import Verdict
+    from pytest_infx.history.gate import BaselineVerdict
     from pytest_infx.report.html import ReportFiles
     from pytest_infx.results.sweep import ItemOutcome, Sweep
     from pytest_infx.settings import Settings
@@ -73,7 +73,7 @@ class ReportPlugin:
         self.files: ReportFiles | None = None
         self.error: str | None = None
         self.notes: list[str] = []
-        self.baseline: list[Verdict] = []
+        self.baseline: list[BaselineVerdict] = []
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call":

@@ -18,7 +18,7 @@ from pytest_infx.results.layout import Layout
 from pytest_infx.results.tally import RecordTally
 
 if TYPE_CHECKING:
-    from pytest_infx.history.gate import Verdict
+    from pytest_infx.history.gate import BaselineVerdict
     from pytest_infx.results.records import CellRecord, Record
 from pytest_infx.settings import Environment, environment
 
@@ -151,14 +151,14 @@ def records_from(properties: Iterable[tuple[str, object]]) -> list[Record]:
     return found
 
 
-def verdicts_from(properties: Iterable[tuple[str, object]]) -> list[Verdict]:
+def verdicts_from(properties: Iterable[tuple[str, object]]) -> list[BaselineVerdict]:
     """The baseline comparisons a report carries."""
     carried = [value for key, value in properties if key == BASELINE_PROPERTY]
     if not carried:
         return []
-    from pytest_infx.history.gate import Verdict
+    from pytest_infx.history.gate import BaselineVerdict
 
-    return [Verdict.from_wire(value) for value in carried if isinstance(value, dict)]
+    return [BaselineVerdict.from_wire(value) for value in carried if isinstance(value, dict)]
 
 
 class SummaryPlugin:
@@ -168,7 +168,7 @@ class SummaryPlugin:
         self.config = config
         self.summary = summary
         self.critical: str | None = None
-        self.verdicts: list[Verdict] = []
+        self.verdicts: list[BaselineVerdict] = []
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call":

@@ -21,7 +21,7 @@ from pytest_infx.plugin.stash import PREFLIGHT, REF, REUSE
 from pytest_infx.plugin.state import RunState
 
 if TYPE_CHECKING:
-    from pytest_infx.history.gate import Verdict
+    from pytest_infx.history.gate import BaselineVerdict
     from pytest_infx.launch import ServerHandle
     from pytest_infx.recipes.points import Point
 
@@ -92,7 +92,7 @@ class Gated:
     session: Run
     node: pytest.Item
     point: Point
-    judged: Verdict | None
+    judged: BaselineVerdict | None
 
     def run(self) -> None:
         __tracebackhide__ = True

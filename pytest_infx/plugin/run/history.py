@@ -24,7 +24,7 @@ from pytest_infx.plugin.state import RunState
 
 if TYPE_CHECKING:
     from pytest_infx.baseline_tolerance import MetricTolerance
-    from pytest_infx.history.gate import Verdict
+    from pytest_infx.history.gate import BaselineVerdict
     from pytest_infx.history.store import RunStamp, Store
     from pytest_infx.recipes.points import Point
     from pytest_infx.results.records import Record
@@ -128,7 +128,7 @@ class History:
         return self._store, self._run
 
     def put(
-        self, record: Record, gate: Verdict | None = None, problems: Sequence[str] = ()
+        self, record: Record, gate: BaselineVerdict | None = None, problems: Sequence[str] = ()
     ) -> None:
         """Store one finished point with its final verdict, when the history is on: a point
         that passed its own checks but failed the baseline ``gate``, or has ``problems`` its
@@ -149,7 +149,7 @@ class History:
                 row = replace(row, status=Word.FAIL, reason=gate.message())
             store.put(run, row)
 
-    def put_missing(self, record: Record, gate: Verdict | None = None) -> None:
+    def put_missing(self, record: Record, gate: BaselineVerdict | None = None) -> None:
         """Store a reused point that no run stored (one whose run was killed between writing
         its result file and its row, so the resumed run keeps every finished point), and a
         reused point the gate fails now, as this run's failed row."""
@@ -158,7 +158,7 @@ class History:
         if (gate is not None and not gate.passed) or not self.store()[0].has_item(record.id):
             self.put(record, gate)
 
-    def judge(self, record: Record, point: Point) -> Verdict | None:
+    def judge(self, record: Record, point: Point) -> BaselineVerdict | None:
         """The point against the baseline the run names; None without ``--infx-baseline``
         or for a point that failed (its figures are no measurement to judge)."""
         baseline = self.settings.history.baseline

@@ -25,7 +25,7 @@ from pytest_infx.settings import Settings
 if TYPE_CHECKING:
     from pytest_infx.engines.embedded import EmbeddedEngine
     from pytest_infx.engines.registry import EngineRegistry
-    from pytest_infx.history.gate import Verdict
+    from pytest_infx.history.gate import BaselineVerdict
     from pytest_infx.launch import ServerHandle, ServerPool
     from pytest_infx.launch.telemetry import Sampler
     from pytest_infx.plugin.output.activity import Tracker
@@ -53,7 +53,7 @@ class Run:
     _progress: Tracker | None = None
     _history: History | None = None
     _telemetry: dict[str, Sampler] = field(default_factory=dict)
-    _judged: dict[str, Verdict | None] = field(default_factory=dict)
+    _judged: dict[str, BaselineVerdict | None] = field(default_factory=dict)
     """Each measured point's stopped GPU sampler, until its record is kept."""
     _identities: dict[str, ConfigIdentity] = field(default_factory=dict)
 
@@ -251,7 +251,11 @@ class Run:
         return cast(R, record.model_copy(update={"gpu_telemetry": telemetry}))
 
     def gate(
-        self, node: pytest.Item, record: Record, point: Point, verdict: Verdict | None = None
+        self,
+        node: pytest.Item,
+        record: Record,
+        point: Point,
+        verdict: BaselineVerdict | None = None,
     ) -> None:
         """The baseline gate, for a point that passed its own: the comparison goes on the
         item for the end-of-run table, and a metric past its tolerance fails the point. The

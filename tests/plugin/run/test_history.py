@@ -68,8 +68,8 @@ def test_outside_a_work_tree_the_branch_is_unknown(tmp_path: Path) -> None:
 def test_a_point_with_problems_or_a_failed_gate_is_stored_failed_with_why(tmp_path: Path) -> None:
     from results import samples
 
+    from pytest_infx.history.gate import BaselineVerdict as Comparison
     from pytest_infx.history.gate import Delta
-    from pytest_infx.history.gate import Verdict as Comparison
     from pytest_infx.history.store import Store
     from pytest_infx.plugin.run.history import History
 

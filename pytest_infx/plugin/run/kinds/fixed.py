@@ -67,7 +67,7 @@ class FixedSeqLenPoint:
         __tracebackhide__ = True
         from pytest_infx.files.atomic import atomic_write_json
         from pytest_infx.fixedseq.checks import check
-        from pytest_infx.fixedseq.client import ClientConfig, run_requests_sync
+        from pytest_infx.fixedseq.client import FixedClientConfig, run_requests_sync
         from pytest_infx.fixedseq.record import fixed_record, median_pass, with_passes
         from pytest_infx.fixedseq.results import RunInfo, power_report, processed, raw_result
         from pytest_infx.results.records import ServerInfo
@@ -76,7 +76,7 @@ class FixedSeqLenPoint:
         recipe = point.recipe
         prompts = self.prompts()
         requests = prompts.requests
-        config = ClientConfig(
+        config = FixedClientConfig(
             base_url=self.server.base_url,
             model=recipe.model.served_name,
             concurrency=point.concurrency,

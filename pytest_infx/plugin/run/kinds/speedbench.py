@@ -66,7 +66,7 @@ class SpeedbenchCell:
 
     def settings(self) -> CellSettings:
         from pytest_infx.speedbench.cell import CellSettings
-        from pytest_infx.speedbench.client import Sampling
+        from pytest_infx.speedbench.client import RequestSampling
 
         cell = self.cell
         bench = cell.bench
@@ -80,7 +80,7 @@ class SpeedbenchCell:
             chat_template_kwargs=bench.thinking_modes[cell.thinking],
             max_tokens=bench.output_len,
             concurrency=bench.concurrency,
-            sampling=Sampling(
+            sampling=RequestSampling(
                 temperature=s.temperature,
                 top_p=s.top_p,
                 top_k=s.top_k,
