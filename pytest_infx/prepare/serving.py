@@ -12,10 +12,8 @@ from pathlib import Path
 
 from pytest_infx.engines.base import ModelPaths, ServerPlan, is_embedded, speculation
 from pytest_infx.engines.embedded import EmbeddedEngine
-from pytest_infx.engines.registry import EngineRegistry
 from pytest_infx.launch import DockerRuntime, LocalRuntime, ServerSpec
 from pytest_infx.launch.staging import Checkpoint, resolve_model
-from pytest_infx.prepare.plan import launch_plan
 from pytest_infx.recipes.points import Point
 from pytest_infx.settings import Roots
 
@@ -57,20 +55,6 @@ def staged_paths(point: Point, roots: Roots) -> ModelPaths:
                 )
             )
     return ModelPaths(str(target), draft)
-
-
-def plan_for(
-    point: Point,
-    paths: ModelPaths,
-    golden: Path,
-    *,
-    embedded: EmbeddedEngine | None = None,
-    engines: EngineRegistry | None = None,
-) -> ServerPlan:
-    """The plan the server is launched from: the same call as ``--infx-plan`` makes, with the
-    real model paths and the embedded engine's python."""
-    python = str(embedded.python) if embedded is not None else None
-    return launch_plan(point, paths, golden, embedded_python=python, engines=engines)
 
 
 def to_spec(

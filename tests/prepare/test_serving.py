@@ -13,6 +13,7 @@ from known_recipes import copy_recipes
 from prepare.test_plan import plan_blocks
 from pytest_infx.engines.registry import symbolic_paths
 from pytest_infx.prepare import serving
+from pytest_infx.prepare.plan import launch_plan
 from pytest_infx.recipes.loader import load_tree
 from pytest_infx.recipes.points import expand_all
 
@@ -60,7 +61,7 @@ def test_the_plan_is_the_launch(
     for point in points:
         block = blocks[point.id]
         paths = symbolic_paths(point)
-        plan = serving.plan_for(point, paths, pytester.path / "golden")
+        plan = launch_plan(point, paths, pytester.path / "golden")
         spec = serving.to_spec(plan, paths)
         assert shlex.split(block["argv"]) == list(spec.argv)
         shown = dict(pair.split("=", 1) for pair in shlex.split(block.get("env", "")))
@@ -84,7 +85,7 @@ def test_a_server_on_an_mi_runner_leases_amd_gpus(tmp_path: Path) -> None:
     point = expand_all(tree)[0]
     assert point.runner == "mi300x"
     paths = symbolic_paths(point)
-    spec = serving.to_spec(serving.plan_for(point, paths, REPO / "golden"), paths)
+    spec = serving.to_spec(launch_plan(point, paths, REPO / "golden"), paths)
     assert spec.gpu_vendor == "amd"
     assert spec.gpus == point.tp
     ids = tuple(range(2, 2 + spec.gpus))

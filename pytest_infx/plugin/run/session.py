@@ -142,6 +142,7 @@ class Run:
         key the pool expects uses of; the label its name is made from); the pool keeps it up
         until every expected item is done."""
         from pytest_infx.prepare import serving
+        from pytest_infx.prepare.plan import launch_plan
 
         with self.progress.doing("preparing", point.id):
             engine = self.embedded() if point.recipe.engine.embedded else None
@@ -149,8 +150,9 @@ class Run:
                 paths = serving.embedded_paths(point, engine)
             else:
                 paths = serving.staged_paths(point, self.settings.roots)
-            plan = serving.plan_for(
-                point, paths, self.settings.golden, embedded=engine, engines=self.engines
+            python = str(engine.python) if engine is not None else None
+            plan = launch_plan(
+                point, paths, self.settings.golden, embedded_python=python, engines=self.engines
             )
             spec = serving.to_spec(plan, paths, key=key, label=label)
         with self.progress.doing("waiting", spec.name):
