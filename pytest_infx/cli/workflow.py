@@ -12,7 +12,7 @@ what those expressions use is read: ``inputs``, ``env``, ``runner``, ``secrets``
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -127,21 +127,26 @@ class _Parser:
     def _peek(self) -> str | None:
         return self.tokens[self.at].group(0).strip() if self.at < len(self.tokens) else None
 
-    def disjunction(self) -> Value:
-        left = self.conjunction()
-        while self._peek() == "||":
+    def _chain(
+        self, operator: str, operand: Callable[[], Value], pick: Callable[[Value, Value], Value]
+    ) -> Value:
+        """``operand (operator operand)*``, left to right; every operand is read, as the
+        tokens must be consumed, and ``pick`` keeps the value the operator yields."""
+        left = operand()
+        while self._peek() == operator:
             self.at += 1
-            right = self.conjunction()
-            left = left if _truthy(left) else right
+            left = pick(left, operand())
         return left
 
+    def disjunction(self) -> Value:
+        return self._chain(
+            "||", self.conjunction, lambda left, right: left if _truthy(left) else right
+        )
+
     def conjunction(self) -> Value:
-        left = self.comparison()
-        while self._peek() == "&&":
-            self.at += 1
-            right = self.comparison()
-            left = right if _truthy(left) else left
-        return left
+        return self._chain(
+            "&&", self.comparison, lambda left, right: right if _truthy(left) else left
+        )
 
     def comparison(self) -> Value:
         left = self.unary()
