@@ -405,19 +405,6 @@ class Store:
             )
             return "updated"
 
-    def baseline(
-        self,
-        row: PointRow,
-        *,
-        branch: str | None = None,
-        run_id: str | None = None,
-        exclude_run: int | None = None,
-    ) -> Stored | None:
-        """The latest passing row of the same config and point on ``branch`` (or in run
-        ``run_id``), other than the run ``exclude_run``."""
-        found = self.history(row, branch=branch, run_id=run_id, exclude_run=exclude_run)
-        return found[-1] if found else None
-
     def history(
         self,
         row: PointRow,
@@ -426,7 +413,8 @@ class Store:
         run_id: str | None = None,
         exclude_run: int | None = None,
     ) -> list[Stored]:
-        """Every passing row of the same config and point, oldest first."""
+        """Every passing row of the same config and point on ``branch`` (or in run ``run_id``),
+        other than the run ``exclude_run``, oldest first: the last is the baseline."""
         with self.engine.connect() as connection:
             config = _find_config(connection, row.config)
             if config is None:

@@ -208,8 +208,8 @@ def test_promote_makes_a_validated_run_the_branch_s_results_with_provenance(
     out = capsys.readouterr().out
     assert "promoted 1 point(s) of run pr-12 to main as run promoted-pr-12-to-main by alice" in out
     with Store.open(url) as store:
-        found = store.baseline(row(), branch="main")
-        assert found is not None and store.provenance(found.run_id) == ("pr-12", "alice")
+        found = store.history(row(), branch="main")
+        assert [store.provenance(s.run_id) for s in found] == [("pr-12", "alice")]
     assert main(argv) == 4
     assert "already promoted" in capsys.readouterr().err
     assert main(["db", "promote", "pr-21", "--to", "main", "--db", url]) == 4

@@ -74,19 +74,18 @@ def test_the_baseline_is_the_latest_passing_row_of_the_branch(store: Store) -> N
     ):
         run = store.add_run(stamp(run_id, day=day, branch=branch))
         store.put(run, row(tput, status=status))
-    found = store.baseline(row(), branch="main")
-    assert found is not None and found.run_id == "latest"
-    assert found.metrics["tput_per_gpu"] == 100.0
-    by_run = store.baseline(row(), run_id="old")
-    assert by_run is not None and by_run.metrics["tput_per_gpu"] == 90.0
-    assert store.baseline(row(conc=64), branch="main") is None
-    assert [s.run_id for s in store.history(row(), branch="main")] == ["old", "latest"]
+    found = store.history(row(), branch="main")
+    assert [s.run_id for s in found] == ["old", "latest"]
+    assert found[-1].metrics["tput_per_gpu"] == 100.0
+    by_run = store.history(row(), run_id="old")
+    assert [s.metrics["tput_per_gpu"] for s in by_run] == [90.0]
+    assert store.history(row(conc=64), branch="main") == []
 
 
 def test_the_current_run_is_never_its_own_baseline(store: Store) -> None:
     run = store.add_run(stamp("now"))
     store.put(run, row())
-    assert store.baseline(row(), branch="main", exclude_run=run) is None
+    assert store.history(row(), branch="main", exclude_run=run) == []
 
 
 def test_the_migrated_database_has_exactly_the_declared_tables(db_url: str) -> None:
@@ -215,8 +214,8 @@ def test_promote_copies_a_validated_run_to_the_branch_with_its_provenance(store:
     assert count == 2 and promoted.branch == "main"
     assert store.provenance(promoted.run_id) == ("pr-7", "alice")
     assert store.provenance("pr-7") is None
-    found = store.baseline(row(), branch="main")
-    assert found is not None and found.run_id == promoted.run_id
+    found = store.history(row(), branch="main")
+    assert [s.run_id for s in found] == [promoted.run_id]
     with pytest.raises(StoreError, match="already promoted"):
         store.promote("pr-7", "main", by="alice")
 
@@ -229,7 +228,7 @@ def test_promote_refuses_a_run_with_a_failed_point_or_an_unknown_run(store: Stor
         store.promote("pr-8", "main", by="alice")
     with pytest.raises(StoreError, match=r"no stored run 'pr-9'; did you mean pr-8\?"):
         store.promote("pr-9", "main", by="alice")
-    assert store.baseline(row(), branch="main") is None
+    assert store.history(row(), branch="main") == []
 
 
 def test_every_row_is_read_with_its_verdict_for_a_view_to_show(store: Store) -> None:
