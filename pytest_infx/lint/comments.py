@@ -26,7 +26,8 @@ where reviewers read it, not in a banner that drifts from the code. Precisely:
 from __future__ import annotations
 
 import re
-from functools import cached_property
+from collections.abc import Callable, Mapping
+from functools import cached_property, partial
 from pathlib import Path
 from typing import NamedTuple
 
@@ -85,103 +86,107 @@ def _classify(number: int, text: str, comment_at: int | None, directive: re.Patt
 
 
 _SHELL_SPECIAL = re.compile(r"[\\'\"#<]|\$'")
-_SHELL_IN_DOUBLE = re.compile(r'[\\"]')
-_SHELL_IN_ANSI = re.compile(r"[\\']")
+_SHELL_QUOTE_ENDS = {"'": re.compile("'"), '"': re.compile(r'[\\"]'), "$'": re.compile(r"[\\']")}
+"""What ends a scan inside each bash quote: its closing quote, or a backslash, which escapes the
+next character (not inside single quotes)."""
 _YAML_SPECIAL = re.compile(r"[#'\"]")
-_YAML_IN_DOUBLE = re.compile(r'[\\"]')
+_YAML_QUOTE_ENDS = {"'": re.compile("''?"), '"': re.compile(r'[\\"]')}
+"""The same for YAML, whose single-quoted scalar writes a quote as ``''``."""
+
+_Step = tuple[int, str | None, bool]
+"""What a significant character outside quotes does: where the scan goes on, the quote it opens
+(``None`` for none) and whether a comment starts at it."""
 
 
 def _is_function(raw: str) -> bool:
     return _SHELL_FUNCTION.match(raw) is not None
 
 
+def _past_quote(raw: str, i: int, quote: str, ends: re.Pattern[str]) -> tuple[int, str | None]:
+    """Scan ``raw`` from ``i`` inside ``quote`` to the next of its ``ends``: where the scan goes
+    on and the quote still open there (the line's end and ``quote`` when there is none)."""
+    end = ends.search(raw, i)
+    if end is None:
+        return len(raw), quote
+    if end.group() == "\\":
+        return end.start() + 2, quote
+    return end.end(), quote if end.group() == "''" else None
+
+
+def _scan_line(
+    raw: str,
+    quote: str | None,
+    special: re.Pattern[str],
+    quote_ends: Mapping[str, re.Pattern[str]],
+    step: Callable[[str, re.Match[str]], _Step],
+) -> tuple[int | None, str | None]:
+    """Find where a comment starts on ``raw`` given the quote open at its start; returns the
+    comment column (or ``None``) and the quote still open at its end. Jumps between significant
+    characters (``special``, a regex search), so a plain line costs one search; ``step`` says
+    what each one outside quotes does."""
+    i, size = 0, len(raw)
+    while i < size:
+        if quote is not None:
+            i, quote = _past_quote(raw, i, quote, quote_ends[quote])
+            continue
+        match = special.search(raw, i)
+        if match is None:
+            break
+        i, quote, comment = step(raw, match)
+        if comment:
+            return match.start(), None
+    return None, quote
+
+
+def _comment_at(raw: str, start: int, breaks: str | frozenset[str]) -> _Step:
+    """A ``#`` starts a comment at the line's start or after one of ``breaks``."""
+    if start == 0 or raw[start - 1] in breaks:
+        return start, None, True
+    return start + 1, None, False
+
+
+def _shell_step(raw: str, match: re.Match[str], pending: list[tuple[str, bool]]) -> _Step:
+    """A bash quote, escape, comment or heredoc; a heredoc opened on the line is appended to
+    ``pending``."""
+    token, start = match.group(), match.start()
+    if token == "\\":
+        return start + 2, None, False
+    if token in _SHELL_QUOTE_ENDS:
+        return match.end(), token, False
+    if token == "#":
+        return _comment_at(raw, start, _SHELL_WORD_BREAK)
+    if raw.startswith("<<", start) and not raw.startswith("<<<", start):
+        heredoc = _HEREDOC.match(raw, start)
+        if heredoc is None:
+            return start + 2, None, False
+        word = next(group for group in heredoc.groups()[1:] if group is not None)
+        pending.append((word, heredoc.group(1) == "-"))
+        return heredoc.end(), None, False
+    return start + (3 if raw.startswith("<<<", start) else 1), None, False
+
+
 def _scan_shell_line(
     raw: str, quote: str | None, pending: list[tuple[str, bool]]
 ) -> tuple[int | None, str | None]:
-    """Find where a comment starts on ``raw`` given the quote open at its start; returns the
-    comment column (or ``None``) and the quote still open at its end. Heredocs opened on the
-    line are appended to ``pending``. Jumps between significant characters (regex search), so a
-    plain line costs one search."""
-    i, size = 0, len(raw)
-    while i < size:
-        if quote == "'":
-            end = raw.find("'", i)
-            if end < 0:
-                return None, quote
-            quote, i = None, end + 1
-            continue
-        if quote is not None:
-            inner = (_SHELL_IN_DOUBLE if quote == '"' else _SHELL_IN_ANSI).search(raw, i)
-            if inner is None:
-                return None, quote
-            if inner.group() == "\\":
-                i = inner.start() + 2
-            else:
-                quote, i = None, inner.end()
-            continue
-        match = _SHELL_SPECIAL.search(raw, i)
-        if match is None:
-            break
-        token, start = match.group(), match.start()
-        if token == "\\":
-            i = start + 2
-        elif token in ("'", '"', "$'"):
-            quote, i = token, match.end()
-        elif token == "#":
-            if start == 0 or raw[start - 1] in _SHELL_WORD_BREAK:
-                return start, None
-            i = start + 1
-        elif raw.startswith("<<", start) and not raw.startswith("<<<", start):
-            heredoc = _HEREDOC.match(raw, start)
-            if heredoc is None:
-                i = start + 2
-                continue
-            word = next(group for group in heredoc.groups()[1:] if group is not None)
-            pending.append((word, heredoc.group(1) == "-"))
-            i = heredoc.end()
-        else:
-            i = start + (3 if raw.startswith("<<<", start) else 1)
-    return None, quote
+    """:func:`_scan_line` for bash; heredocs opened on the line are appended to ``pending``."""
+    step = partial(_shell_step, pending=pending)
+    return _scan_line(raw, quote, _SHELL_SPECIAL, _SHELL_QUOTE_ENDS, step)
+
+
+def _yaml_step(raw: str, match: re.Match[str]) -> _Step:
+    """A YAML quote opens a scalar only at the start of a token (after ``:``, ``-``, ``[``,
+    ``{``, ``,``, ``?`` or at the line start), so an apostrophe inside a plain scalar is text."""
+    token, start = match.group(), match.start()
+    if token == "#":
+        return _comment_at(raw, start, " \t")
+    before = raw[:start].rstrip()
+    opens = not before or before[-1] in _YAML_TOKEN_START
+    return start + 1, token if opens else None, False
 
 
 def _scan_yaml_line(raw: str, quote: str | None) -> tuple[int | None, str | None]:
-    """The YAML twin of :func:`_scan_shell_line`: a quote opens a scalar only at the start of a
-    token (after ``:``, ``-``, ``[``, ``{``, ``,``, ``?`` or at the line start), so an apostrophe
-    inside a plain scalar is text."""
-    i, size = 0, len(raw)
-    while i < size:
-        if quote == "'":
-            end = raw.find("'", i)
-            if end < 0:
-                return None, quote
-            if raw.startswith("''", end):
-                i = end + 2
-            else:
-                quote, i = None, end + 1
-            continue
-        if quote == '"':
-            inner = _YAML_IN_DOUBLE.search(raw, i)
-            if inner is None:
-                return None, quote
-            if inner.group() == "\\":
-                i = inner.start() + 2
-            else:
-                quote, i = None, inner.end()
-            continue
-        match = _YAML_SPECIAL.search(raw, i)
-        if match is None:
-            break
-        token, start = match.group(), match.start()
-        if token == "#":
-            if start == 0 or raw[start - 1] in " \t":
-                return start, None
-            i = start + 1
-            continue
-        before = raw[:start].rstrip()
-        if not before or before[-1] in _YAML_TOKEN_START:
-            quote = token
-        i = start + 1
-    return None, quote
+    """:func:`_scan_line` for YAML."""
+    return _scan_line(raw, quote, _YAML_SPECIAL, _YAML_QUOTE_ENDS, _yaml_step)
 
 
 def scan_shell(text: str) -> list[SourceLine]:

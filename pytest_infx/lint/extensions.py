@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from pytest_infx.lint.findings import Rule
-from pytest_infx.providers import ExtensionPoint, HookImpl, Provided
+from pytest_infx.providers import ExtensionPoint, Provided
 
 GROUP = "pytest_infx_lint_rules"
 HOOK = "pytest_infx_lint_rules"
@@ -34,18 +34,9 @@ RULES = ExtensionPoint(
     single=Rule,
     entry_point_provides=True,
 )
-
-
-def from_entry_points() -> list[Provided[object]]:
-    """The rules of installed packages: each entry point names a rule, a list of rules, or a
-    function that takes no arguments and returns them."""
-    return RULES.from_entry_points()
-
-
-def from_hooks(hooks: Sequence[HookImpl]) -> list[Provided[object]]:
-    """The rules of a pytest run's ``pytest_infx_lint_rules`` implementations, each named by
-    where it is, so a bad one is reported as its own."""
-    return RULES.from_hooks(hooks)
+"""Each entry point names a rule, a list of rules, or a function that takes no arguments and
+returns them; each ``pytest_infx_lint_rules`` implementation returns them. Every offer is named
+by where it is, so a bad one is reported as its own."""
 
 
 def checked(provided: Iterable[Provided[object]], builtin: Sequence[Rule]) -> tuple[Rule, ...]:

@@ -54,6 +54,18 @@ class Finding:
         return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class Reporter:
+    """One rule's findings about one file: the rule id and the path are given once, so a check
+    that finds several problems in a file writes only what differs between them."""
+
+    rule: str
+    path: str
+
+    def __call__(self, message: str, hint: str, line: int | None = None) -> Finding:
+        return Finding(self.rule, self.path, line, None, message, hint)
+
+
 def quote_numbered(numbered: Sequence[tuple[int, str]]) -> tuple[str, ...]:
     """Quote ``(line number, text)`` pairs the way findings show them (``12 | text``)."""
     width = max((len(str(number)) for number, _ in numbered), default=1)

@@ -18,7 +18,7 @@ from pytest_infx.golden.io import RUN_PREFIX, SOURCE_PREFIX, GoldenFileError
 from pytest_infx.golden.store import REGISTRY_FILE, CurveListing, GoldenStore
 from pytest_infx.lint.context import Facts, LintContext
 from pytest_infx.lint.curves import golden_files, load_curves
-from pytest_infx.lint.findings import Finding, rule
+from pytest_infx.lint.findings import Finding, Reporter, rule
 from pytest_infx.lint.recipes import golden_refs, variants
 
 _RUN_URL = re.compile(r"https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/actions/runs/(\d+)")
@@ -90,14 +90,12 @@ def check_format(ctx: LintContext) -> list[Finding]:
     found: list[Finding] = []
     for name, loaded in load_curves(ctx).items():
         if isinstance(loaded, GoldenFileError):
+            report = Reporter("golden-format", ctx.relpath(golden_files(ctx)[name]))
             found.append(
-                Finding(
-                    "golden-format",
-                    ctx.relpath(golden_files(ctx)[name]),
-                    loaded.line,
-                    None,
+                report(
                     f"{loaded.reason}.",
                     "Fix the file; it must keep InferenceX's golden layout.",
+                    loaded.line,
                 )
             )
     return found
@@ -110,16 +108,14 @@ def check_format(ctx: LintContext) -> list[Finding]:
 )
 def check_registry(ctx: LintContext) -> list[Finding]:
     readme = _readme(ctx)
+    at_readme = Reporter("golden-registry", readme)
     entries, error = registry(ctx)
     if error is not None:
         return [
-            Finding(
-                "golden-registry",
-                readme,
-                error.line,
-                None,
+            at_readme(
                 f"{error.reason}.",
                 "The registry is a table | Model | Method | Golden YAML | Source run |.",
+                error.line,
             )
         ]
     files = golden_files(ctx)
@@ -128,37 +124,27 @@ def check_registry(ctx: LintContext) -> list[Finding]:
     for entry in entries:
         if entry.curve in listed:
             found.append(
-                Finding(
-                    "golden-registry",
-                    readme,
-                    entry.line,
-                    None,
+                at_readme(
                     f"{entry.curve}.yaml is listed twice"
                     f" (first on line {listed[entry.curve].line}).",
                     "Keep one row per curve.",
+                    entry.line,
                 )
             )
             continue
         listed[entry.curve] = entry
         if entry.curve not in files:
             found.append(
-                Finding(
-                    "golden-registry",
-                    readme,
-                    entry.line,
-                    None,
+                at_readme(
                     f"the row links {entry.yaml_link}, but there is no such golden file.",
                     "Remove the row, or commit the curve it names.",
+                    entry.line,
                 )
             )
     for name, path in files.items():
         if name not in listed:
             found.append(
-                Finding(
-                    "golden-registry",
-                    ctx.relpath(path),
-                    None,
-                    None,
+                Reporter("golden-registry", ctx.relpath(path))(
                     f"golden curve {name} is not listed in {readme}.",
                     f"Add a row: {_ROW_HINT.format(name=name)}",
                 )
@@ -177,14 +163,10 @@ def check_names(ctx: LintContext) -> list[Finding]:
     texts = _texts(ctx)
     users = _users(ctx)
     for name, path in golden_files(ctx).items():
-        rel = ctx.relpath(path)
+        report = Reporter("golden-names", ctx.relpath(path))
         if not CURVE_NAME_RE.fullmatch(name):
             found.append(
-                Finding(
-                    "golden-names",
-                    rel,
-                    None,
-                    None,
+                report(
                     f"curve name {name!r} (the file stem) must match [a-z0-9_.-]+.",
                     "Rename the file to <model-prefix>_<method>[_<variant>].yaml in lowercase.",
                 )
@@ -197,14 +179,11 @@ def check_names(ctx: LintContext) -> list[Finding]:
         key = curve.model_key
         if not _MODEL_KEY.fullmatch(key):
             found.append(
-                Finding(
-                    "golden-names",
-                    rel,
-                    line,
-                    None,
+                report(
                     f"model key {key!r} is not a lowercased model name.",
                     f"Use the lowercased basename of the served model path"
                     f" ({key.rsplit('/', 1)[-1].lower()!r}).",
+                    line,
                 )
             )
             continue
@@ -215,11 +194,7 @@ def check_names(ctx: LintContext) -> list[Finding]:
                     continue
                 prefixes.add(prefix)
                 found.append(
-                    Finding(
-                        "golden-names",
-                        rel,
-                        None,
-                        None,
+                    report(
                         f"curve {name} is used by {recipe_rel}, whose model prefix is {prefix!r},"
                         " but its name does not start with it.",
                         f"Name it {prefix}_<method>[_<variant>].yaml (and update the recipes).",
@@ -227,15 +202,12 @@ def check_names(ctx: LintContext) -> list[Finding]:
                 )
             elif measures and key not in served:
                 found.append(
-                    Finding(
-                        "golden-names",
-                        rel,
-                        line,
-                        None,
+                    report(
                         f"model key {key!r} is not the model {recipe_rel} serves"
                         f" ({' or '.join(repr(s) for s in sorted(served))}).",
                         "The model key is the lowercased basename of the served model path;"
                         " check that the curve was measured on this model.",
+                        line,
                     )
                 )
     return found
@@ -291,7 +263,7 @@ def check_header(ctx: LintContext) -> list[Finding]:
     found: list[Finding] = []
     rows = {entry.curve: entry for entry in registry(ctx)[0]}
     for name, text in _texts(ctx).items():
-        rel = ctx.relpath(golden_files(ctx)[name])
+        report = Reporter("golden-header", ctx.relpath(golden_files(ctx)[name]))
         first = text.split("\n", 1)[0].strip()
         body = first[1:].strip() if first.startswith("#") else ""
         if body.startswith(RUN_PREFIX):
@@ -299,39 +271,30 @@ def check_header(ctx: LintContext) -> list[Finding]:
             match = _RUN_URL.fullmatch(url)
             if match is None:
                 found.append(
-                    Finding(
-                        "golden-header",
-                        rel,
-                        1,
-                        None,
+                    report(
                         f"source run {url!r} is not a GitHub Actions run URL.",
                         "Write https://github.com/<org>/<repo>/actions/runs/<id>.",
+                        1,
                     )
                 )
                 continue
             row = rows.get(name)
             if row is not None and row.source_url and row.source_url != url:
                 found.append(
-                    Finding(
-                        "golden-header",
-                        rel,
-                        1,
-                        None,
+                    report(
                         f"source run {url} differs from the README row's {row.source_url}"
                         f" ({_readme(ctx)}:{row.line}).",
                         "Both must name the run that measured these values.",
+                        1,
                     )
                 )
         elif not (body.startswith(SOURCE_PREFIX) and body.removeprefix(SOURCE_PREFIX).strip()):
             found.append(
-                Finding(
-                    "golden-header",
-                    rel,
-                    1,
-                    None,
+                report(
                     "line 1 is not the source-run line.",
                     f"Start the file with '# {RUN_PREFIX} https://github.com/<org>/<repo>/actions"
                     f"/runs/<id>' (or '# {SOURCE_PREFIX} <where it was measured>').",
+                    1,
                 )
             )
     return found
@@ -355,11 +318,7 @@ def check_orphans(ctx: LintContext) -> list[Finding]:
         elif name not in _texts(ctx) or _REFERENCE.search(_texts(ctx)[name]):
             continue
         found.append(
-            Finding(
-                "golden-orphans",
-                ctx.relpath(path),
-                None,
-                None,
+            Reporter("golden-orphans", ctx.relpath(path))(
                 f"no recipe uses golden curve {name} and it is not marked as reference.",
                 "Point a recipe's golden: at it, add '# reference: true' to its header if it is"
                 " kept for comparison, or remove it and its README row.",
@@ -393,16 +352,13 @@ def check_cells(ctx: LintContext) -> list[Finding]:
         where = locate(variant.raw, "speedbench", "golden")
         have = ", ".join(f"{mode} k={k}" for mode, k, _ in curve.cells()) or "none"
         found.append(
-            Finding(
-                "golden-cells",
-                ctx.relpath(where.path if where else variant.source.path),
-                where.line if where else None,
-                None,
+            Reporter("golden-cells", ctx.relpath(where.path if where else variant.source.path))(
                 f"golden curve {bench.golden} has no cell "
                 + ", ".join(f"{mode} k={k}" for mode, k in missing)
                 + f" that {variant.recipe.key} measures (it has {have}).",
                 "Record the missing cells with --snapshot-update, or leave those draft lengths"
                 " or modes out of the recipe.",
+                where.line if where else None,
             )
         )
     return found

@@ -25,12 +25,7 @@ from pytest_infx.lint.context import (
     LintContext,
     build_context,
 )
-from pytest_infx.lint.extensions import (
-    RuleRegistrationError,
-    checked,
-    from_entry_points,
-    from_hooks,
-)
+from pytest_infx.lint.extensions import RULES, RuleRegistrationError, checked
 from pytest_infx.lint.findings import Rule, UnknownRuleError
 from pytest_infx.lint.scope import PullRequest, pull_request_from_env
 from pytest_infx.settings import DEFAULT_CHANGELOG_ONLY_ENTRIES, Environment
@@ -141,7 +136,7 @@ def open_session(request: LintRequest, hooks: Sequence[HookImpl] = ()) -> LintSe
             " fetch it or name another"
         )
     try:
-        extra = checked([*from_entry_points(), *from_hooks(hooks)], all_rules())
+        extra = checked(RULES.provided(hooks), all_rules())
     except RuleRegistrationError as exc:
         raise LintSetupError(str(exc)) from None
     try:

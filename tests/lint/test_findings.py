@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_infx.lint.findings import Finding, quote_lines
+from pytest_infx.lint.findings import Finding, Reporter, quote_lines
 
 
 def test_render_reads_like_path_line_entry_message_hint() -> None:
@@ -24,6 +24,14 @@ def test_render_reads_like_path_line_entry_message_hint() -> None:
         "perf-changelog.yaml:812 (entry 772): pr-link 'TBD' is not accepted for a new entry."
         " Use 'XXX'."
     )
+
+
+def test_a_reporter_gives_its_rule_and_path_to_every_finding() -> None:
+    report = Reporter("golden-header", "golden/a.yaml")
+    assert report("line 1 is wrong.", "Fix it.", 1) == Finding(
+        "golden-header", "golden/a.yaml", 1, None, "line 1 is wrong.", "Fix it."
+    )
+    assert report("no line.", "").line is None
 
 
 def test_render_without_line_or_entry_and_with_excerpt() -> None:
