@@ -67,7 +67,7 @@ class ItemKind(Protocol):
         ...
 
 
-@dataclass
+@dataclass(frozen=True)
 class ReusedRecord:
     """Stands in for a point whose stored result is reused and whose kind needs nothing but
     that record (AgentX, fixed-seq-len): ``attach`` puts it on the item, as a measured point's
