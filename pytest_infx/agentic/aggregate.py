@@ -15,10 +15,10 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pytest_infx.agentic.results import ExportError
 from pytest_infx.results.identity import ConfigIdentity
@@ -27,6 +27,7 @@ from pytest_infx.results.records import InferencexThroughput
 RECORDS_NAME = "profile_export.jsonl"
 SCENARIO_TYPE = "agentic-coding"
 _STATS = ("mean", "p50", "p75", "p90", "p95")
+_Number = TypeVar("_Number", int, float)
 
 
 @dataclass(frozen=True)
@@ -144,26 +145,31 @@ def _metric(record: Mapping[str, Any], key: str) -> Any:
     return metric.get("value") if isinstance(metric, dict) else metric
 
 
-def _floats(records: Iterable[Mapping[str, Any]], key: str) -> list[float]:
-    out: list[float] = []
+def _numbers(
+    records: Iterable[Mapping[str, Any]],
+    key: str,
+    convert: Callable[[Any], _Number],
+    skipped: tuple[type[Exception], ...],
+) -> list[_Number]:
+    """The records' values of ``key`` that ``convert`` takes; one it refuses with an error of
+    ``skipped`` (a missing or non-numeric metric) is left out rather than failing the point."""
+    out: list[_Number] = []
     for record in records:
         value = _metric(record, key)
         try:
-            out.append(float(value))
-        except (TypeError, ValueError):
+            out.append(convert(value))
+        except skipped:
             continue
     return out
+
+
+def _floats(records: Iterable[Mapping[str, Any]], key: str) -> list[float]:
+    return _numbers(records, key, float, (TypeError, ValueError))
 
 
 def _ints(records: Iterable[Mapping[str, Any]], key: str) -> list[int]:
-    out: list[int] = []
-    for record in records:
-        value = _metric(record, key)
-        try:
-            out.append(int(value))
-        except (TypeError, ValueError, OverflowError):
-            continue
-    return out
+    # an infinite float has no int, which int() says with OverflowError
+    return _numbers(records, key, int, (TypeError, ValueError, OverflowError))
 
 
 def _seconds(values_ms: list[float]) -> list[float]:

@@ -24,8 +24,9 @@ from pytest_infx.plugin.output.summary import (
     records_from,
 )
 from pytest_infx.plugin.run.fixtures import runnable
-from pytest_infx.plugin.run.kinds import ADAPTERS, fixed
-from pytest_infx.plugin.run.kinds.agentic import MeasuredAgenticPoint, ReusedAgenticPoint
+from pytest_infx.plugin.run.kinds import ADAPTERS, agentic, fixed
+from pytest_infx.plugin.run.kinds.agentic import MeasuredAgenticPoint
+from pytest_infx.plugin.run.kinds.base import ReusedRecord
 from pytest_infx.plugin.run.kinds.speedbench import ReusedCell, SpeedbenchItems
 from pytest_infx.plugin.stash import REF, REUSE
 from pytest_infx.prepare.preflight import Datasets
@@ -145,13 +146,16 @@ def test_each_kind_stands_in_for_its_reused_point_with_its_own_runnable(tmp_path
     request: Any = SimpleNamespace(node=None, getfixturevalue=lambda name: f"<{name}>")
     expected = {
         "speedbench": ReusedCell,
-        "agentic": ReusedAgenticPoint,
-        "fixed_seq_len": fixed.ReusedFixedSeqLenPoint,
+        "agentic": ReusedRecord,
+        "fixed_seq_len": ReusedRecord,
     }
+    attaches = {"agentic": agentic.attach, "fixed_seq_len": fixed.attach}
     for point in points:
         reuse = Reuse(tmp_path / "stored.json", SAMPLES[point.kind](id=point.id))
         made = ADAPTERS[point.kind].reused(point, reuse, cast(Any, None), request)
         assert isinstance(made, expected[point.kind])
+        if isinstance(made, ReusedRecord):
+            assert made.attach is attaches[point.kind], point.kind
 
 
 def test_each_kind_leaves_the_record_its_summary_reads(tmp_path: Path) -> None:
@@ -186,7 +190,8 @@ def test_a_reused_agentic_point_leaves_what_a_measured_one_leaves() -> None:
     }
     record = samples.point(requests__completed=3, requests__failed=1, throughput=throughput)
     node: Any = SimpleNamespace(user_properties=[])
-    ReusedAgenticPoint(Reuse(Path("stored.json"), record), SimpleNamespace(node=node)).run()  # type: ignore[arg-type]
+    reuse = Reuse(Path("stored.json"), record)
+    ReusedRecord(reuse, SimpleNamespace(node=node), agentic.attach).run()  # type: ignore[arg-type]
     assert node.user_properties == [
         ("completed", 3),
         ("failed", 1),
@@ -224,7 +229,7 @@ def test_a_reused_fixed_seq_len_point_leaves_what_a_measured_one_leaves() -> Non
     record = samples.fixed(requests__completed=39, requests__failed=1)
     node: Any = SimpleNamespace(user_properties=[])
     reuse = Reuse(Path("stored.json"), record)
-    fixed.ReusedFixedSeqLenPoint(reuse, SimpleNamespace(node=node)).run()  # type: ignore[arg-type]
+    ReusedRecord(reuse, SimpleNamespace(node=node), fixed.attach).run()  # type: ignore[arg-type]
     assert node.user_properties == [
         ("completed", 39),
         ("failed", 1),

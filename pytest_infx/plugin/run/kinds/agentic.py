@@ -20,6 +20,7 @@ import pytest
 
 import pytest_infx.plugin.collect.items as items
 from pytest_infx.plugin.output.summary import AGENTIC_PROPERTY
+from pytest_infx.plugin.run.kinds.base import StandsInWithRecord
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
     from pytest_infx.recipes.schema import Agentic
     from pytest_infx.results.identity import ConfigIdentity
     from pytest_infx.results.records import InferencexThroughput, PointRecord, Record
-    from pytest_infx.results.reuse import Reuse
 
 BUILTIN_TRACES = "builtin"
 
@@ -243,17 +243,6 @@ class MeasuredAgenticPoint:
         self.run_ctx.gate(self.request.node, record, self.point)
 
 
-@dataclass
-class ReusedAgenticPoint:
-    """Stands in for an AgentX point whose stored result is reused: its record feeds the table."""
-
-    reuse: Reuse
-    request: pytest.FixtureRequest
-
-    def run(self) -> None:
-        attach(self.request.node, self.reuse.record)
-
-
 def attach(node: pytest.Item, record: Record) -> None:
     """The junit properties and the point the end-of-run table is built from."""
     from pytest_infx.results.records import InferencexThroughput, PointRecord
@@ -280,10 +269,11 @@ def agentic_of(point: Point) -> Agentic:
     return agentic
 
 
-class AgenticItems:
+class AgenticItems(StandsInWithRecord):
     """An AgentX point: throughput of one TP and concurrency replaying agentic traces."""
 
     name = "agentic"
+    attach_record = staticmethod(attach)
 
     @property
     def function(self) -> Callable[..., None]:
@@ -293,14 +283,6 @@ class AgenticItems:
         self, point: Point, server: ServerHandle, run: Run, request: pytest.FixtureRequest
     ) -> Runnable:
         return MeasuredAgenticPoint(point, agentic_of(point), server, run, request)
-
-    def reused(
-        self, point: Point, reuse: Reuse, run: Run, request: pytest.FixtureRequest
-    ) -> Runnable:
-        return ReusedAgenticPoint(reuse, request)
-
-    def attach(self, node: pytest.Item, point: Point, record: Record) -> None:
-        attach(node, record)
 
     def data_sha256(self, point: Point, datasets: Datasets) -> str | None:
         return traces_sha256(point)

@@ -17,6 +17,7 @@ import pytest
 
 import pytest_infx.plugin.collect.items as items
 from pytest_infx.plugin.output.summary import FIXED_PROPERTY
+from pytest_infx.plugin.run.kinds.base import StandsInWithRecord
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
     from pytest_infx.recipes.points import Point
     from pytest_infx.recipes.schema import FixedSeqLen
     from pytest_infx.results.records import Record
-    from pytest_infx.results.reuse import Reuse
 
 
 @dataclass
@@ -140,15 +140,6 @@ class FixedSeqLenPoint:
         run.gate(self.request.node, record, point)
 
 
-@dataclass
-class ReusedFixedSeqLenPoint:
-    reuse: Reuse
-    request: pytest.FixtureRequest
-
-    def run(self) -> None:
-        attach(self.request.node, self.reuse.record)
-
-
 def attach(node: pytest.Item, record: Record) -> None:
     """The junit properties and the point the end-of-run table is built from."""
     from pytest_infx.results.records import FixedRecord
@@ -162,10 +153,11 @@ def attach(node: pytest.Item, record: Record) -> None:
     node.user_properties.append((FIXED_PROPERTY, record.as_json()))
 
 
-class FixedSeqLenItems:
+class FixedSeqLenItems(StandsInWithRecord):
     """A fixed-seq-len point: throughput and latency of one TP, ISL/OSL and concurrency."""
 
     name = "fixed_seq_len"
+    attach_record = staticmethod(attach)
 
     @property
     def function(self) -> Callable[..., None]:
@@ -177,14 +169,6 @@ class FixedSeqLenItems:
         from pytest_infx.fixedseq.record import block_of
 
         return FixedSeqLenPoint(point, block_of(point), server, run, request)
-
-    def reused(
-        self, point: Point, reuse: Reuse, run: Run, request: pytest.FixtureRequest
-    ) -> Runnable:
-        return ReusedFixedSeqLenPoint(reuse, request)
-
-    def attach(self, node: pytest.Item, point: Point, record: Record) -> None:
-        attach(node, record)
 
     def data_sha256(self, point: Point, datasets: Datasets) -> str | None:
         """The prompts follow from the tokenizer, the lengths and the seed, which the
