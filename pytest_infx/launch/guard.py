@@ -26,14 +26,24 @@ def _prctl(option: int, value: int) -> None:
         raise OSError(err, f"prctl({option}) failed: {os.strerror(err)}")
 
 
-def _stat(pid: int) -> tuple[str, int, int] | None:
-    """(state, ppid, pgrp) of a process, or None if it is gone."""
+def stat_fields(pid: int) -> list[bytes] | None:
+    """The fields of a process's ``/proc/<pid>/stat`` after its command name (the state
+    first), or None if it is gone. The name is skipped up to its last ``)``, as it may hold
+    spaces and parentheses. It lives here, not in :mod:`pytest_infx.launch.procfs`, because
+    this script runs without the package."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             raw = f.read()
     except OSError:
         return None
-    fields = raw[raw.rindex(b")") + 2 :].split()
+    return raw[raw.rindex(b")") + 2 :].split()
+
+
+def _stat(pid: int) -> tuple[str, int, int] | None:
+    """(state, ppid, pgrp) of a process, or None if it is gone."""
+    fields = stat_fields(pid)
+    if fields is None:
+        return None
     return fields[0].decode(), int(fields[1]), int(fields[2])
 
 

@@ -4,6 +4,8 @@ import contextlib
 import os
 from dataclasses import dataclass
 
+from pytest_infx.launch.guard import stat_fields
+
 
 @dataclass(frozen=True)
 class ProcStat:
@@ -24,12 +26,9 @@ class ProcStat:
 
 
 def proc_stat(pid: int) -> ProcStat | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            raw = f.read()
-    except OSError:
+    fields = stat_fields(pid)
+    if fields is None:
         return None
-    fields = raw[raw.rindex(b")") + 2 :].split()
     return ProcStat(
         pid=pid,
         state=fields[0].decode(),

@@ -74,10 +74,10 @@ def test_every_requirement_is_pinned(spec: toolenv.ToolEnvSpec) -> None:
 def test_server_command_and_env() -> None:
     engine = VllmCpuEngine(
         python=Path("e/bin/python"),
-        model_dir=Path("e/m"),
-        draft_dir=Path("e/d"),
         version="0.32.0",
         env_dir=Path("e"),
+        model_dir=Path("e/m"),
+        draft_dir=Path("e/d"),
     )
     assert vllm_cpu.server_command(engine) == [
         "e/bin/python",
