@@ -69,6 +69,7 @@ def sweep(db: str, results: Path, branch: str, gate: list[str], slowed: bool) ->
         *gate,
     ]
 
+    before = len(throughputs(db, branch))
     with (
         subprocess.Popen(
             argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
@@ -78,6 +79,8 @@ def sweep(db: str, results: Path, branch: str, gate: list[str], slowed: bool) ->
         output, _ = run.communicate()
     if run.returncode not in (0, 1):
         sys.exit(f"run on {branch} ended with status {run.returncode}:\n{output[-3000:]}")
+    if len(throughputs(db, branch)) == before:
+        sys.exit(f"run on {branch} stored no point, so it measured nothing:\n{output[-3000:]}")
     return Outcome(run.returncode, "beyond its tolerance" in output)
 
 
