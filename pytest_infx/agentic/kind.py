@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+from pytest_infx.agentic.runner import SCENARIO
 from pytest_infx.agentic.table import render_tables
+from pytest_infx.recipes.points import Point
 from pytest_infx.results.kind import RowFacts
 from pytest_infx.results.layout import Layout
 from pytest_infx.results.records import InferencexThroughput, Percentiles, PointRecord, Record
@@ -64,6 +67,32 @@ class AgenticBenchmark:
             if tpot is not None and tpot > 0:
                 found[f"{stat}_intvty"] = 1.0 / tpot
         return found | (point.median or {})
+
+    def client_settings(self, point: Point) -> dict[str, Any]:
+        """The settings of the aiperf replay InferenceX's AgentX scripts run for the point."""
+        block = point.agentic
+        if block is None:
+            raise TypeError(f"{point.id} is a {point.kind} point, not an AgentX point")
+        return {
+            "client": "aiperf",
+            "scenario": SCENARIO,
+            "endpoint": "/v1/chat/completions",
+            "endpoint_type": "chat",
+            "stream": True,
+            "use_server_token_count": True,
+            "num_dataset_entries": None if block.traces == "builtin" else block.num_dataset_entries,
+            "concurrency": point.concurrency,
+            "duration_s": block.duration,
+            "seed": block.seed,
+            "trajectory_start_ratio": block.trajectory_start_ratio,
+            "trace_idle_gap_cap_s": block.trace_idle_gap_cap,
+            "warmup_grace_period_s": block.warmup_grace_period,
+            "max_context_length": point.recipe.model.max_model_len,
+            "request_count": block.request_count,
+            "traces": block.traces,
+            "failed_request_threshold": block.failed_request_threshold,
+            "chat_template": block.chat_template,
+        }
 
     def figure(self, record: Record) -> str:
         measured = _point(record).throughput.output_tokens_per_s_per_gpu

@@ -12,7 +12,7 @@ Forced acceptance is TensorRT-LLM's environment variable, which counts draft tok
 TensorRT-LLM's ``/metrics`` is a queue of per-iteration stats that each read drains, not
 counters, and it holds them only with the LLM-API option ``enable_iter_perf_stats``: a
 SPEED-Bench cell's server gets that option, and the cell reads the queue throughout its pass
-(:mod:`pytest_infx.speedbench.drain`), AL = 1 + accepted / requests with drafts, summed over the
+(the cell's drain reader), AL = 1 + accepted / requests with drafts, summed over the
 iterations' ``specDecodingStats``. Other points' servers run as InferenceX's scripts start them,
 without it. No endpoint shows a templated prompt, so the rendered-prompt check is skipped.
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pytest_infx.baseline_tolerance import METRICS
 from pytest_infx.fixedseq.table import text_table
+from pytest_infx.recipes.points import Point
 from pytest_infx.results.kind import RowFacts
 from pytest_infx.results.layout import Layout
 from pytest_infx.results.records import FixedRecord, Record
@@ -46,6 +48,29 @@ class FixedSeqLenBenchmark:
 
     def metrics(self, record: Record) -> dict[str, float]:
         return {name: value for name, value in _fixed(record).figures.items() if name in METRICS}
+
+    def client_settings(self, point: Point) -> dict[str, Any]:
+        """The settings of InferenceX's ``benchmark_serving.py`` for the point."""
+        block = point.fixed_seq_len
+        if block is None:
+            raise TypeError(f"{point.id} is a {point.kind} point, not a fixed-seq-len point")
+        conc = point.concurrency
+        return {
+            "model": point.recipe.model.served_name,
+            "endpoint": "/v1/completions",
+            "stream": True,
+            "dataset": "random",
+            "input_len": point.isl,
+            "output_len": point.osl,
+            "random_range_ratio": block.random_range_ratio,
+            "num_prompts": block.prompts_per_concurrency * conc,
+            "max_concurrency": conc,
+            "request_rate": "inf",
+            "ignore_eos": True,
+            "num_warmups": block.warmups_per_concurrency * conc,
+            "seed": block.seed,
+            "chat_template": block.chat_template,
+        }
 
     def figure(self, record: Record) -> str:
         per_gpu = _fixed(record).figures.get("output_tput_per_gpu", 0.0)

@@ -12,15 +12,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from pytest_infx.agentic.runner import SCENARIO
 from pytest_infx.engines.base import FILES, ModelPaths, PlanError, ServerPlan
 from pytest_infx.engines.registry import EngineRegistry, installed, symbolic_paths
 from pytest_infx.engines.spec import SyntheticSetting
 from pytest_infx.golden.lookup import golden_al
 from pytest_infx.golden.store import GoldenStore
+from pytest_infx.kinds import KINDS
 from pytest_infx.launch.spec import server_name
 from pytest_infx.recipes.points import Cell, Point
-from pytest_infx.recipes.schema import FixedSeqLen
 from pytest_infx.secrets import shown_argv, shown_value
 
 
@@ -99,57 +98,8 @@ def server_key(point: Point, engines: EngineRegistry | None = None) -> str:
 
 
 def client_settings(point: Point) -> dict[str, Any]:
-    recipe = point.recipe
-    block = point.block
-    if isinstance(block, Cell):
-        bench = block.bench
-        return {
-            "endpoint": "/v1/chat/completions",
-            "stream": True,
-            "concurrency": bench.concurrency,
-            "max_tokens": bench.output_len,
-            "sampling": bench.sampling.model_dump(exclude_none=True),
-            "chat_template_kwargs": bench.thinking_modes[block.thinking],
-            "dataset": bench.dataset.model_dump(by_alias=True, exclude_none=True),
-        }
-    if isinstance(block, FixedSeqLen):
-        conc = point.concurrency
-        return {
-            "model": recipe.model.served_name,
-            "endpoint": "/v1/completions",
-            "stream": True,
-            "dataset": "random",
-            "input_len": point.isl,
-            "output_len": point.osl,
-            "random_range_ratio": block.random_range_ratio,
-            "num_prompts": block.prompts_per_concurrency * conc,
-            "max_concurrency": conc,
-            "request_rate": "inf",
-            "ignore_eos": True,
-            "num_warmups": block.warmups_per_concurrency * conc,
-            "seed": block.seed,
-            "chat_template": block.chat_template,
-        }
-    return {
-        "client": "aiperf",
-        "scenario": SCENARIO,
-        "endpoint": "/v1/chat/completions",
-        "endpoint_type": "chat",
-        "stream": True,
-        "use_server_token_count": True,
-        "num_dataset_entries": None if block.traces == "builtin" else block.num_dataset_entries,
-        "concurrency": point.concurrency,
-        "duration_s": block.duration,
-        "seed": block.seed,
-        "trajectory_start_ratio": block.trajectory_start_ratio,
-        "trace_idle_gap_cap_s": block.trace_idle_gap_cap,
-        "warmup_grace_period_s": block.warmup_grace_period,
-        "max_context_length": recipe.model.max_model_len,
-        "request_count": block.request_count,
-        "traces": block.traces,
-        "failed_request_threshold": block.failed_request_threshold,
-        "chat_template": block.chat_template,
-    }
+    """What the point's client sends, as its kind says."""
+    return KINDS[point.kind].client_settings(point)
 
 
 def golden_of(point: Point) -> str | None:

@@ -4,7 +4,8 @@ of it, and the run passes their :class:`Kinds` down, so no module below them ask
 a record is.
 
 A kind answers for its records: where a record's file lives, the history row's key parts and
-figures, the one-line figure a reused result is shown with, and its end-of-run table.
+figures, the one-line figure a reused result is shown with, and its end-of-run table; and for
+its points, what its client sends.
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from pytest_infx.recipes.points import Point
     from pytest_infx.results.layout import Layout
     from pytest_infx.results.records import Record
 
@@ -57,6 +59,11 @@ class BenchmarkKind(Protocol):
 
     def figure(self, record: Record) -> str:
         """The record's headline, as a reused result is shown (``AL 2.08``)."""
+        ...
+
+    def client_settings(self, point: Point) -> dict[str, Any]:
+        """What its client sends one of its points, in the client's own words: ``--infx-plan``
+        shows it and ``infx compare-scripts`` holds it against InferenceX's client."""
         ...
 
     @property

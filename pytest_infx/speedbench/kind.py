@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+from pytest_infx.recipes.points import Point
 from pytest_infx.results import verdict
 from pytest_infx.results.kind import RowFacts
 from pytest_infx.results.layout import Layout
@@ -66,6 +68,21 @@ class SpeedbenchBenchmark:
             # a cell whose reported pass failed its checks has no AL, whatever its other passes had
             median.pop("al", None)
         return found | median
+
+    def client_settings(self, point: Point) -> dict[str, Any]:
+        cell = point.cell
+        if cell is None:
+            raise TypeError(f"{point.id} is a {point.kind} point, not a SPEED-Bench cell")
+        bench = cell.bench
+        return {
+            "endpoint": "/v1/chat/completions",
+            "stream": True,
+            "concurrency": bench.concurrency,
+            "max_tokens": bench.output_len,
+            "sampling": bench.sampling.model_dump(exclude_none=True),
+            "chat_template_kwargs": bench.thinking_modes[cell.thinking],
+            "dataset": bench.dataset.model_dump(by_alias=True, exclude_none=True),
+        }
 
     def figure(self, record: Record) -> str:
         al = _cell(record).al

@@ -9,10 +9,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+from recipes.conftest import repository_points
 from results.samples import cell, fixed, point
 
 from core.test_imports import NAME, PACKAGE, module_graph
 from pytest_infx.kinds import KINDS
+from pytest_infx.recipes.points import Point
 from pytest_infx.results.records import AGENTIC, FIXED_SEQ_LEN, SPEEDBENCH
 
 KIND_PACKAGES = ("speedbench", "agentic", "fixedseq")
@@ -24,7 +27,6 @@ INTERNALS: dict[str, str] = {
     "plugin.run.kinds.agentic": ADAPTER,
     "plugin.run.kinds.fixed": ADAPTER,
     "plugin.run.kinds.speedbench": ADAPTER,
-    "prepare.plan": "the plan shows aiperf's scenario (agentic.runner.SCENARIO)",
     "prepare.preflight": "loads the SPEED-Bench datasets before the run: not yet the kind's",
 }
 NAMING = re.compile(
@@ -37,13 +39,11 @@ NAMES: dict[str, str] = {
     "cli/compare.py": "compare-configs maps InferenceX's scenario names to kinds",
     "cli/scripts.py": "the importer's matching and admission rules differ by kind",
     "engines/base.py": "a server label's suffix differs by kind",
-    "engines/trtllm.py": "a docstring names SPEED-Bench's drain module",
     "engines/vllm.py": "per-request counters are asked for SPEED-Bench cells",
     "history/ingest.py": "InferenceX's AgentX rows are stored under their benchmark",
     "lint/golden.py": "golden curves sit under a recipe's speedbench block",
     "lint/recipes.py": RECIPES,
     "prepare/catalog.py": "the catalog's concurrency column is an AgentX point's",
-    "prepare/plan.py": INTERNALS["prepare.plan"],
     "prepare/preflight.py": INTERNALS["prepare.preflight"],
     "recipes/checks.py": RECIPES,
     "recipes/loader.py": RECIPES,
@@ -99,3 +99,20 @@ def test_the_kind_packages_are_the_kinds_listed() -> None:
     assert imported == set(KIND_PACKAGES)
     assert all((PACKAGE / package / "kind.py").is_file() for package in KIND_PACKAGES)
     assert Path(__file__).name == "test_kinds.py"
+
+
+def test_each_kind_describes_the_client_of_its_own_points_only() -> None:
+    """The plan asks a point's kind what its client sends; a kind handed another kind's point
+    says so rather than reading a block it does not have."""
+    by_kind: dict[str, Point] = {}
+    for found in repository_points().values():
+        by_kind.setdefault(found.kind, found)
+    assert sorted(by_kind) == sorted(KINDS.names())
+    for kind in KINDS:
+        for name, sample in by_kind.items():
+            if name == kind.name:
+                assert kind.client_settings(sample)["stream"] is True
+            else:
+                refused = re.escape(f"{sample.id} is a {name} point, not")
+                with pytest.raises(TypeError, match=refused):
+                    kind.client_settings(sample)

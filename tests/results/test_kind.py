@@ -3,9 +3,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from pytest_infx.recipes.points import Point
 from pytest_infx.results.kind import BenchmarkKind, Kinds, RowFacts
 from pytest_infx.results.layout import Layout
 from pytest_infx.results.records import Record
@@ -29,6 +31,9 @@ class _Named:
 
     def figure(self, record: Record) -> str:
         return self.name
+
+    def client_settings(self, point: Point) -> dict[str, Any]:
+        return {"kind": self.name}
 
     @property
     def title(self) -> str:
