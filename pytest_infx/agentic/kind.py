@@ -10,6 +10,7 @@ from typing import Any
 from pytest_infx.agentic.runner import SCENARIO
 from pytest_infx.agentic.table import render_tables
 from pytest_infx.recipes.points import Point
+from pytest_infx.recipes.schema import Agentic
 from pytest_infx.results.kind import RowFacts
 from pytest_infx.results.layout import Layout
 from pytest_infx.results.records import InferencexThroughput, Percentiles, PointRecord, Record
@@ -70,9 +71,7 @@ class AgenticBenchmark:
 
     def client_settings(self, point: Point) -> dict[str, Any]:
         """The settings of the aiperf replay InferenceX's AgentX scripts run for the point."""
-        block = point.agentic
-        if block is None:
-            raise TypeError(f"{point.id} is a {point.kind} point, not an AgentX point")
+        block = point.block_as(Agentic, "an AgentX point")
         return {
             "client": "aiperf",
             "scenario": SCENARIO,

@@ -10,6 +10,7 @@ from typing import Any
 from pytest_infx.baseline_tolerance import METRICS
 from pytest_infx.fixedseq.table import text_table
 from pytest_infx.recipes.points import Point
+from pytest_infx.recipes.schema import FixedSeqLen
 from pytest_infx.results.kind import RowFacts
 from pytest_infx.results.layout import Layout
 from pytest_infx.results.records import FixedRecord, Record
@@ -51,9 +52,7 @@ class FixedSeqLenBenchmark:
 
     def client_settings(self, point: Point) -> dict[str, Any]:
         """The settings of InferenceX's ``benchmark_serving.py`` for the point."""
-        block = point.fixed_seq_len
-        if block is None:
-            raise TypeError(f"{point.id} is a {point.kind} point, not a fixed-seq-len point")
+        block = point.block_as(FixedSeqLen, "a fixed-seq-len point")
         conc = point.concurrency
         return {
             "model": point.recipe.model.served_name,

@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import ValidationError
 
@@ -37,6 +37,9 @@ class Cell:
     bench: Speedbench
     draft_length: int
     thinking: ThinkingMode
+
+
+_Block = TypeVar("_Block", Cell, Agentic, FixedSeqLen)
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,14 @@ class Point:
         block = _block_of(self.recipe, self.kind, self.draft_length, self.thinking)
         if block is None:
             raise ValueError(f"{self.id}: its recipe has no {self.kind} block")
+        return block
+
+    def block_as(self, kind: type[_Block], what: str) -> _Block:
+        """The point's settings when they are ``kind``'s: a point of another kind handed to a
+        kind's code is a programming error, which names both kinds."""
+        block = self.block
+        if not isinstance(block, kind):
+            raise TypeError(f"{self.id} is a {self.kind} point, not {what}")
         return block
 
     @property

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_infx.recipes.points import Point
+from pytest_infx.recipes.points import Cell, Point
 from pytest_infx.results import verdict
 from pytest_infx.results.kind import RowFacts
 from pytest_infx.results.layout import Layout
@@ -70,9 +70,7 @@ class SpeedbenchBenchmark:
         return found | median
 
     def client_settings(self, point: Point) -> dict[str, Any]:
-        cell = point.cell
-        if cell is None:
-            raise TypeError(f"{point.id} is a {point.kind} point, not a SPEED-Bench cell")
+        cell = point.block_as(Cell, "a SPEED-Bench cell")
         bench = cell.bench
         return {
             "endpoint": "/v1/chat/completions",
