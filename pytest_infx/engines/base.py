@@ -420,6 +420,8 @@ def speculation(point: Point) -> tuple[Speculative | None, int | None]:
     block = point.block
     if isinstance(block, Cell):
         return block.bench.speculative, block.draft_length
+    if isinstance(block, dict):
+        return None, None
     if block.speculative is not None:
         return block.speculative, block.speculative.draft_length
     return None, None

@@ -106,6 +106,8 @@ def golden_of(point: Point) -> str | None:
     block = point.block
     if isinstance(block, Cell):
         return block.bench.golden
+    if isinstance(block, dict):
+        return None
     return block.speculative.golden if block.speculative is not None else None
 
 

@@ -10,22 +10,26 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from pydantic import ValidationError
 
+from pytest_infx.recipes.blocks import KINDS_FIELD, BlockKind, PointSpec
 from pytest_infx.recipes.checks import recipe_errors
 from pytest_infx.recipes.errors import RecipeError, RecipeErrors
 from pytest_infx.recipes.extends import deep_merge
 from pytest_infx.recipes.loader import Override, RecipeSource
 from pytest_infx.recipes.owned import EngineRules
 from pytest_infx.recipes.schema import Agentic, FixedSeqLen, Recipe, Speedbench, ThinkingMode
+from pytest_infx.recipes.source import LinedDict
 from pytest_infx.recipes.validation import validation_errors
 
-Kind = Literal["speedbench", "agentic", "fixed_seq_len"]
+BuiltInKind = Literal["speedbench", "agentic", "fixed_seq_len"]
+Kind = str
+"""A point's kind: a built-in one, or the name of a kind another package provides."""
 FINGERPRINT_VERSION = 2
 
 
@@ -67,10 +71,11 @@ class Point:
         return f"{self.recipe_key}[{self.name}]"
 
     @property
-    def block(self) -> Cell | Agentic | FixedSeqLen:
+    def block(self) -> Cell | Agentic | FixedSeqLen | dict[str, Any]:
         """The settings of the point's kind: a SPEED-Bench cell, or the AgentX block (even
-        where the recipe has a ``speedbench`` block too). Expansion has checked that it exists;
-        a point whose recipe was replaced since may lack it."""
+        where the recipe has a ``speedbench`` block too), or the block under ``kinds`` of a
+        kind another package provides. Expansion has checked that it exists; a point whose
+        recipe was replaced since may lack it."""
         block = _block_of(self.recipe, self.kind, self.draft_length, self.thinking)
         if block is None:
             raise ValueError(f"{self.id}: its recipe has no {self.kind} block")
@@ -123,7 +128,9 @@ class Point:
 
 def _block_of(
     recipe: Recipe, kind: Kind, draft_length: int | None, thinking: ThinkingMode | None
-) -> Cell | Agentic | FixedSeqLen | None:
+) -> Cell | Agentic | FixedSeqLen | dict[str, Any] | None:
+    if kind in recipe.kinds:
+        return recipe.kinds[kind]
     if kind == "agentic":
         return recipe.agentic
     if kind == "fixed_seq_len":
@@ -157,9 +164,15 @@ class _Effective:
     serialised fingerprint material per server-relevant slice of them, so that a recipe of
     sixteen points dumps its configuration twice, not sixteen times."""
 
-    def __init__(self, source: RecipeSource, rules: EngineRules | None = None):
+    def __init__(
+        self,
+        source: RecipeSource,
+        rules: EngineRules | None = None,
+        kinds: Mapping[str, BlockKind] | None = None,
+    ):
         self.source = source
         self.rules = rules
+        self.kinds = kinds or {}
         self._cache: dict[tuple[int, ...], tuple[Recipe, dict[str, object]]] = {
             (): (source.recipe, source.recipe.model_dump(mode="json", by_alias=True))
         }
@@ -206,8 +219,9 @@ class _Effective:
         found = self._materials.get(key)
         if found is None:
             dumped = self.for_overrides(matched)[1]
+            own = self.kinds.get(kind)
             found = json.dumps(
-                _material(kind, tp, dumped, thinking),
+                _material(kind, tp, dumped, thinking, own),
                 sort_keys=True,
                 separators=(",", ":"),
             )
@@ -215,20 +229,30 @@ class _Effective:
         return found
 
 
+_BLOCKS_AND_PROSE = (
+    "speedbench",
+    "agentic",
+    "fixed-seq-len",
+    KINDS_FIELD,
+    "docs",
+    "tolerance",
+    "differences",
+)
+
+
 def _material(
     kind: Kind,
     tp: int,
     dumped: dict[str, Any],
     thinking: ThinkingMode | None,
+    own: BlockKind | None = None,
 ) -> dict[str, object]:
     """What affects a point's result: not gating settings, and not the other points (an agentic
     server is sized for its own point's concurrency, which the coordinates carry)."""
-    material = {
-        k: v
-        for k, v in dumped.items()
-        if k not in ("speedbench", "agentic", "fixed-seq-len", "docs", "tolerance", "differences")
-    }
-    if kind == "speedbench":
+    material = {k: v for k, v in dumped.items() if k not in _BLOCKS_AND_PROSE}
+    if own is not None:
+        material[KINDS_FIELD] = {kind: dict(own.material(dumped[KINDS_FIELD][kind]))}
+    elif kind == "speedbench":
         bench = dict(dumped["speedbench"])
         modes = bench.pop("thinking-modes")
         for name in ("draft-lengths", "golden", "tolerance"):
@@ -282,10 +306,12 @@ def _point(
     cell: tuple[int, ThinkingMode] | None,
     variant: str | None = None,
     lengths: tuple[int, int] | None = None,
+    provided: str | None = None,
 ) -> Point:
     """One point; ``cell`` (draft length, thinking mode) makes it a SPEED-Bench cell,
-    ``lengths`` (input, output) a fixed-seq-len point, neither an AgentX point."""
-    kind: Kind = (
+    ``lengths`` (input, output) a fixed-seq-len point, ``provided`` a point of that kind from
+    another package, none of them an AgentX point."""
+    kind: Kind = provided or (
         "speedbench" if cell is not None else "fixed_seq_len" if lengths is not None else "agentic"
     )
     draft_length, thinking = (None, None) if cell is None else cell
@@ -340,15 +366,20 @@ def _removed_block(source: RecipeSource, matched: tuple[int, ...], kind: Kind) -
     )
 
 
-def expand(source: RecipeSource, rules: EngineRules | None = None) -> list[Point]:
+def expand(
+    source: RecipeSource,
+    rules: EngineRules | None = None,
+    kinds: Mapping[str, BlockKind] | None = None,
+) -> list[Point]:
     """The points of one recipe, in a stable numeric order; with the engines' ``rules``, its
-    engine and engine args are checked against them (the overridden ones too)."""
+    engine and engine args are checked against them (the overridden ones too); ``kinds`` are
+    the kinds other packages provide, which read the recipe's blocks under ``kinds``."""
     recipe = source.recipe
     if rules is not None:
         errors = recipe_errors(source.raw, recipe, rules)
         if errors:
             raise RecipeErrors(errors)
-    eff = _Effective(source, rules)
+    eff = _Effective(source, rules, kinds)
     points: list[Point] = []
     if recipe.speedbench is not None:
         bench = recipe.speedbench
@@ -377,11 +408,52 @@ def expand(source: RecipeSource, rules: EngineRules | None = None) -> list[Point
             name = f"tp{tp}-isl{isl}-osl{osl}-c{conc}" + (f"-{arm}" if arm else "")
             lengths = (isl, osl)
             points.append(_point(source, eff, name, tp, conc, None, arm or None, lengths))
+    for name, block in recipe.kinds.items():
+        for spec in _provided_points(source, eff.kinds, name, block):
+            points.append(
+                _point(
+                    source,
+                    eff,
+                    spec.name,
+                    spec.tp,
+                    spec.concurrency,
+                    None,
+                    spec.variant,
+                    provided=name,
+                )
+            )
     dead = [o for o in source.overrides if o.index not in eff.used]
     if dead:
         coordinates = [p.coordinates() for p in points]
         raise RecipeErrors([unmatched_override(o, coordinates) for o in dead])
     return points
+
+
+def _provided_points(
+    source: RecipeSource, kinds: Mapping[str, BlockKind], name: str, block: Mapping[str, Any]
+) -> Sequence[PointSpec]:
+    """The points a provided kind makes of its block; an error at the block's line where the
+    kind is not installed or refuses its block."""
+    blocks = source.raw.get(KINDS_FIELD)
+    where = blocks.where(name) if isinstance(blocks, LinedDict) else source.location
+    field = f"{KINDS_FIELD}.{name}"
+    kind = kinds.get(name)
+    if kind is None:
+        known = ", ".join(sorted(kinds)) or "none"
+        raise RecipeErrors(
+            [
+                RecipeError(
+                    where,
+                    field,
+                    f"no installed package provides the kind {name!r} (provided kinds: {known})",
+                    "install the package that provides it, or list it in a pytest_infx_kinds hook",
+                )
+            ]
+        )
+    try:
+        return kind.points(block, source.recipe)
+    except ValueError as exc:
+        raise RecipeErrors([RecipeError(where, field, str(exc))]) from None
 
 
 def _order(value: Any) -> tuple[bool, Any]:
@@ -415,12 +487,16 @@ def unmatched_override(
     )
 
 
-def expand_all(sources: Iterable[RecipeSource], rules: EngineRules | None = None) -> list[Point]:
+def expand_all(
+    sources: Iterable[RecipeSource],
+    rules: EngineRules | None = None,
+    kinds: Mapping[str, BlockKind] | None = None,
+) -> list[Point]:
     problems: list[RecipeError] = []
     points: list[Point] = []
     for source in sources:
         try:
-            points.extend(expand(source, rules))
+            points.extend(expand(source, rules, kinds))
         except RecipeErrors as exc:
             problems.extend(exc.errors)
     if problems:

@@ -9,7 +9,7 @@ starts, instead of silently measuring the wrong configuration. Field names are k
 from __future__ import annotations
 
 import re
-from typing import Annotated, Final, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import (
     AfterValidator,
@@ -396,6 +396,9 @@ class Recipe(Strict):
     speedbench: Speedbench | None = None
     agentic: Agentic | None = None
     fixed_seq_len: FixedSeqLen | None = None
+    kinds: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """The blocks of kinds that other packages provide, by kind name: the kind reads its own
+    block (:mod:`pytest_infx.recipes.blocks`), since this schema cannot know its fields."""
     docs: str | None = None
     """Prose for the reader: where and why the recipe departs from the script it mirrors. It
     changes no result, so it is not part of any fingerprint."""
@@ -417,9 +420,11 @@ class Recipe(Strict):
 
     @model_validator(mode="after")
     def _has_benchmark(self) -> Recipe:
-        if self.speedbench is None and self.agentic is None and self.fixed_seq_len is None:
+        kinds = (self.speedbench, self.agentic, self.fixed_seq_len)
+        if all(block is None for block in kinds) and not self.kinds:
             raise ValueError(
                 "a recipe needs a 'speedbench', an 'agentic' or a 'fixed-seq-len' block"
+                " (or a block under 'kinds' for a kind another package provides)"
             )
         return self
 

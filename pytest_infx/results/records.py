@@ -17,9 +17,11 @@ from pydantic import (
     AfterValidator,
     BaseModel,
     ConfigDict,
+    Discriminator,
     Field,
     JsonValue,
     SerializerFunctionWrapHandler,
+    Tag,
     TypeAdapter,
     ValidationError,
     model_serializer,
@@ -214,7 +216,10 @@ class GpuTelemetry(_Model):
         )
 
 
-class _Result(_Model):
+class ResultRecord(_Model):
+    """What every kind's record has: its item, recipe, fingerprint, server, verdict and config
+    identity, which resume, the history and the report read without asking the kind."""
+
     version: Positive = 1
     """A file without it is version 1; the builders write ``RECORD_VERSION``."""
     id: Annotated[str, Field(min_length=1)]
@@ -255,7 +260,7 @@ class Repeated(_Model):
         return data
 
 
-class CellRecord(_Result, Repeated):
+class CellRecord(ResultRecord, Repeated):
     """A SPEED-Bench cell: its point, engine, server, dataset, client settings, requests, every
     AL estimate, the counters, the golden comparison and the verdict."""
 
@@ -363,7 +368,7 @@ class ErrorCount(_Model):
     count: Count
 
 
-class PointRecord(_Result, Repeated):
+class PointRecord(ResultRecord, Repeated):
     """An AgentX point: its identity, requests, throughput, latency, aiperf's run and errors,
     and the verdict of the failed-request gate."""
 
@@ -429,7 +434,7 @@ class FixedPrompts(_Model):
     mean_output_len: float
 
 
-class FixedRecord(_Result):
+class FixedRecord(ResultRecord):
     """A fixed-seq-len point: its identity, prompts, requests, and the figures of InferenceX's
     processed file (its names and units: tokens/s per GPU, seconds), beside the paths of the
     raw and processed files in InferenceX's shapes."""
@@ -466,8 +471,54 @@ class FixedRecord(_Result):
         return None if per_gpu is None or self.config is None else per_gpu * self.config.gpus
 
 
-Record = CellRecord | PointRecord | FixedRecord
-_RECORD: TypeAdapter[Record] = TypeAdapter(Annotated[Record, Field(discriminator="kind")])
+BUILT_IN: Final = frozenset({SPEEDBENCH, AGENTIC, FIXED_SEQ_LEN})
+"""The kinds whose records are typed here; every other kind writes a :class:`KindRecord`."""
+
+
+def _not_built_in(kind: str) -> str:
+    if kind in BUILT_IN:
+        raise ValueError(f"{kind!r} is a built-in kind, whose record has its own fields")
+    return kind
+
+
+class KindRecord(ResultRecord, Repeated):
+    """A point of a kind that another package provides (an evaluation, a test's kind): the
+    fields every record has, its coordinates, the figures the history keeps and the gate
+    judges (under :mod:`pytest_infx.baseline_tolerance`'s names), and what else the kind
+    keeps of it in ``details``. One shape for every such kind, so resume, the history and the
+    end-of-run table read its records as they read the built-in ones."""
+
+    kind: Annotated[str, Field(min_length=1), AfterValidator(_not_built_in)]
+    model: str
+    gpu: str
+    point: PointCoordinates
+    figures: dict[str, Figure]
+    details: dict[str, JsonValue] = Field(default_factory=dict)
+    data_sha256: str | None = None
+    """The digest of the data the point was measured on, which resume compares; None when
+    the fingerprint covers it."""
+
+    @property
+    def output_tokens_per_s(self) -> float | None:
+        per_gpu = self.figures.get("output_tput_per_gpu")
+        return None if per_gpu is None or self.config is None else per_gpu * self.config.gpus
+
+
+def _record_tag(data: object) -> str:
+    kind = data.get("kind") if isinstance(data, dict) else getattr(data, "kind", None)
+    return kind if kind in BUILT_IN else "other"
+
+
+Record = CellRecord | PointRecord | FixedRecord | KindRecord
+_RECORD: TypeAdapter[Record] = TypeAdapter(
+    Annotated[
+        Annotated[CellRecord, Tag(SPEEDBENCH)]
+        | Annotated[PointRecord, Tag(AGENTIC)]
+        | Annotated[FixedRecord, Tag(FIXED_SEQ_LEN)]
+        | Annotated[KindRecord, Tag("other")],
+        Discriminator(_record_tag),
+    ]
+)
 
 
 def parse_record(data: object) -> Record:

@@ -175,10 +175,11 @@ class ReusedCell:
 
     def run(self) -> None:
         __tracebackhide__ = True
+        from pytest_infx.results.records import CellRecord
         from pytest_infx.speedbench import curves
 
         stored = self.reuse.record
-        assert stored.kind == "speedbench" and stored.al is not None
+        assert isinstance(stored, CellRecord) and stored.al is not None
         header = curves.provenance(self.point, stored.dataset, stored.engine)
         drift, golden = gate(
             self.point,
