@@ -20,6 +20,7 @@ import pytest_infx.plugin.collect.files as collect
 import pytest_infx.plugin.collect.groups as groups
 import pytest_infx.plugin.collect.lint as lint
 import pytest_infx.plugin.declare as declare
+import pytest_infx.plugin.kinds as kinds
 import pytest_infx.plugin.markers as markers
 import pytest_infx.plugin.options as options
 import pytest_infx.plugin.output.reporter as reporter
@@ -63,6 +64,8 @@ def configure(config: pytest.Config) -> None:
     collect.widen_to_recipes(config)
     state = RunState.of(config)
     state.add_notes(markers.register(config))
+    for line in kinds.marker_lines(config):
+        config.addinivalue_line("markers", line)
     _use_engine_providers(config)
     # registered before pytest's own cleanups, so it runs after their closing gc.collect()
     config.add_cleanup(lambda: _give_back_gc(config))

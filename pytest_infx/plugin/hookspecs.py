@@ -32,6 +32,17 @@ def pytest_infx_lint_rules() -> Iterable[Rule] | None:
 
 
 @pytest.hookspec
+def pytest_infx_kinds() -> Iterable[object] | None:
+    """Kinds of benchmark to add to the built-in ones: objects that answer what
+    :data:`pytest_infx.plugin.kinds.FACES` lists (their recipe block's points and material,
+    their records' path, history row, figures and table, and how a point is measured and
+    reused). A recipe holds a kind's block under ``kinds.<name>``; its points are items marked
+    ``<name>`` that run ``recipe_point``, and write :class:`pytest_infx.results.records.KindRecord`
+    records. Something that is not a kind, or a name another kind has, is a usage error.
+    """
+
+
+@pytest.hookspec
 def pytest_infx_result(config: pytest.Config, path: Path, record: Mapping[str, Any]) -> None:
     """A SPEED-Bench cell's or AgentX point's result file has just been written, whole (the
     write is atomic), at ``path``; ``record`` is what the file holds, as plain JSON values of

@@ -9,7 +9,7 @@ or the adapters. The full point (with its recipe) is looked up only when an item
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,6 +19,7 @@ from pytest_infx.recipes.labels import server_label
 
 if TYPE_CHECKING:
     from pytest_infx.engines.registry import EngineRegistry
+    from pytest_infx.recipes.blocks import BlockKind
     from pytest_infx.recipes.loader import Stamp, Tree
 
 
@@ -47,7 +48,12 @@ class Catalog:
     stamps: dict[Path, Stamp] = field(default_factory=dict, compare=False, repr=False)
 
 
-def build(tree: Tree, engines: EngineRegistry, stale: Catalog | None = None) -> Catalog:
+def build(
+    tree: Tree,
+    engines: EngineRegistry,
+    stale: Catalog | None = None,
+    kinds: Mapping[str, BlockKind] | None = None,
+) -> Catalog:
     """The catalog of ``tree``; a file whose stamp (its and its bases' sizes and times) is the
     one ``stale`` was built from keeps its points without being expanded again.
 
@@ -75,7 +81,7 @@ def build(tree: Tree, engines: EngineRegistry, stale: Catalog | None = None) -> 
         refs = []
         servers: dict[tuple[int, str, int, int | None, int | None], str] = {}
         try:
-            for p in expand(source, rules):
+            for p in expand(source, rules, kinds):
                 conc = p.concurrency if p.kind == "agentic" else None
                 shared = (id(p.recipe), p.kind, p.tp, p.draft_length, conc)
                 server = servers.get(shared)
@@ -122,6 +128,7 @@ def cached_catalog(
     tree: Callable[[], Tree],
     engines: Callable[[], EngineRegistry],
     providers: str = "",
+    kinds: Mapping[str, BlockKind] | None = None,
 ) -> Catalog:
     """The catalog of ``root``; ``tree`` reads the tree and ``engines`` builds the registry
     only when the cache misses. Server keys come from the engine adapters, so a catalog made
@@ -132,6 +139,6 @@ def cached_catalog(
         folder,
         name,
         Catalog,
-        lambda stale: build(tree(), engines(), stale),
+        lambda stale: build(tree(), engines(), stale, kinds),
         lambda c: not c.errors,
     )

@@ -23,6 +23,7 @@ import pytest_infx.plugin.markers as markers
 import pytest_infx.plugin.options as options
 from pytest_infx.compat.pytest import fixture_manager, marker_matcher
 from pytest_infx.engines import extensions
+from pytest_infx.plugin.kinds import item_kinds, provided
 from pytest_infx.plugin.options import settings
 from pytest_infx.plugin.run.kinds import ADAPTERS
 from pytest_infx.plugin.stash import REF
@@ -63,10 +64,18 @@ def catalog(config: pytest.Config) -> Catalog:
             _cache_folder(config),
             lambda: tree(config),
             lambda: options.engines(config),
-            extensions.identity(options.engine_hooks(config)),
+            _providers(config),
+            provided(config).blocks,
         )
         state.catalog = found
     return found
+
+
+def _providers(config: pytest.Config) -> str:
+    """Who provides engines and kinds to this run: a catalog made with others is kept apart."""
+    engines = extensions.identity(options.engine_hooks(config))
+    kinds = provided(config).identity
+    return f"{engines}-{kinds}" if kinds else engines
 
 
 def server_label(config: pytest.Config, ref: PointRef) -> str:
@@ -94,7 +103,7 @@ def widen_to_recipes(config: pytest.Config) -> None:
     if config.args_source is not pytest.Config.ArgsSource.TESTPATHS:
         return
     markexpr = markers.markexpr(config)
-    if not markexpr or not _selects_recipes_only(markexpr):
+    if not markexpr or not _selects_recipes_only(markexpr, frozenset(item_kinds(config))):
         return
     recipes = settings(config).recipes
     root = config.rootpath
@@ -104,7 +113,7 @@ def widen_to_recipes(config: pytest.Config) -> None:
 
 
 @functools.lru_cache(maxsize=8)
-def recipe_marks_only(markexpr: str) -> frozenset[str]:
+def recipe_marks_only(markexpr: str, kinds: frozenset[str] = frozenset(ADAPTERS)) -> frozenset[str]:
     """The recipe markers ``-m markexpr`` names when every item it can select carries one of
     them, as pytest decides it for every combination of the other names it holds; empty when
     it can select some other item, or when it is too wide or too rich to decide cheaply
@@ -113,19 +122,19 @@ def recipe_marks_only(markexpr: str) -> frozenset[str]:
     if matches is None or "=" in markexpr:
         return frozenset()
     names = set(_MARK_NAME.findall(markexpr)) - {"and", "or", "not"}
-    kinds = frozenset(names & set(ADAPTERS))
-    others = sorted(names - kinds)
-    if not kinds or len(others) > MAX_OTHER_MARKS:
+    named = frozenset(names & kinds)
+    others = sorted(names - named)
+    if not named or len(others) > MAX_OTHER_MARKS:
         return frozenset()
     for size in range(len(others) + 1):
         if any(matches(chosen) for chosen in itertools.combinations(others, size)):
             return frozenset()
-    return kinds
+    return named
 
 
-def _selects_recipes_only(markexpr: str) -> bool:
+def _selects_recipes_only(markexpr: str, kinds: frozenset[str]) -> bool:
     matches = marker_matcher(markexpr)
-    return matches is not None and not matches(()) and any(matches((kind,)) for kind in ADAPTERS)
+    return matches is not None and not matches(()) and any(matches((kind,)) for kind in kinds)
 
 
 def in_recipe_folder(config: pytest.Config, path: Path) -> bool:
@@ -156,8 +165,9 @@ class RecipeFile(pytest.File):
             raise self.CollectError(error)
         fixtureinfo: dict[str, Any] = {}
         manager = fixture_manager(self.session)
+        kinds = item_kinds(self.config)
         for ref in found.points.get(self.path, ()):
-            kind = ADAPTERS[ref.kind]
+            kind = kinds[ref.kind]
             function = kind.function
             info = fixtureinfo.get(ref.kind)
             if info is None:
@@ -206,7 +216,8 @@ def _points(config: pytest.Config, path: Path) -> dict[str, Point]:
             sources = state.sources = {s.path: s for s in tree(config).sources}
         source = sources.get(path)
         try:
-            found = {p.id: p for p in expand(source)} if source is not None else {}
+            blocks = provided(config).blocks
+            found = {p.id: p for p in expand(source, kinds=blocks)} if source is not None else {}
         except RecipeErrors:
             found = {}
         by_file[path] = found

@@ -12,6 +12,12 @@ if TYPE_CHECKING:
     from pytest_infx.plugin.run.kinds.base import Runnable
 
 
+def recipe_point(infx_runnable: Runnable) -> None:
+    """One point of a kind another package provides: its kind measures it against the point's
+    server, or stands in for it with its stored result."""
+    infx_runnable.run()
+
+
 def speedbench_cell(infx_speedbench: Runnable) -> None:
     """One SPEED-Bench cell: measure AL against the point's server and check what was served."""
     infx_speedbench.run()

@@ -17,6 +17,7 @@ import pytest_infx.plugin.options as options
 import pytest_infx.plugin.stash as stash
 import pytest_infx.plugin.workers as workers
 from pytest_infx import hardware
+from pytest_infx.plugin.kinds import item_kinds, result_kinds
 from pytest_infx.plugin.state import RunState
 from pytest_infx.settings import Settings
 from pytest_infx.usage import UsageError
@@ -30,7 +31,8 @@ def ignore(collection_path: Path, config: pytest.Config) -> bool | None:
     select only items with a recipe marker (``-m speedbench``, the plan command's) imports
     only the test modules whose source can carry one of those markers."""
     markexpr = markers.markexpr(config)
-    recipe_marks = collect.recipe_marks_only(markexpr) if markexpr else frozenset()
+    kinds = frozenset(item_kinds(config))
+    recipe_marks = collect.recipe_marks_only(markexpr, kinds) if markexpr else frozenset()
     if recipe_marks:
         if collect.in_recipe_folder(config, collection_path):
             return None
@@ -143,7 +145,7 @@ def _prepare(session: pytest.Session, settings: Settings) -> None:
     if not settings.plan and not RunState.of(config).worker:
         from pytest_infx.plugin.run.history import History
 
-        History(settings, {}).check()
+        History(settings, {}, lambda: result_kinds(config)).check()
     RunState.of(config).session_items = list(session.items)
     datasets = preflight.Datasets(settings.dataset_dir)
     datasets.golden = preflight.GoldenTree.from_wire(workers.golden_tree(config))

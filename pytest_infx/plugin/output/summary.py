@@ -27,7 +27,10 @@ SPEEDBENCH = "speedbench"
 CELL_PROPERTY = "infx_cell"
 AGENTIC_PROPERTY = "infx_agentic"
 FIXED_PROPERTY = "infx_fixed_seq_len"
-RECORD_PROPERTIES = (CELL_PROPERTY, AGENTIC_PROPERTY, FIXED_PROPERTY)
+RECORD_PROPERTY = "infx_record"
+"""The property a point of a kind another package provides carries its record in (its
+``as_json()``), for the end-of-run tables."""
+RECORD_PROPERTIES = (CELL_PROPERTY, AGENTIC_PROPERTY, FIXED_PROPERTY, RECORD_PROPERTY)
 BASELINE_PROPERTY = "infx_baseline"
 """A point's baseline comparison, put on its item by plugin.run.session's gate."""
 
@@ -133,11 +136,7 @@ def records_from(properties: Iterable[tuple[str, object]]) -> list[Record]:
     """The records a report carries; a property that is not one (another plugin's, of the same
     name) is left out of the tables rather than failing the run's end. The record models load
     only for a report that carries one: a lint item's never does."""
-    carried = [
-        value
-        for key, value in properties
-        if key in (CELL_PROPERTY, AGENTIC_PROPERTY, FIXED_PROPERTY)
-    ]
+    carried = [value for key, value in properties if key in RECORD_PROPERTIES]
     if not carried:
         return []
     from pytest_infx.results.records import RecordError, parse_record
@@ -200,9 +199,9 @@ class SummaryPlugin:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        from pytest_infx.kinds import KINDS
+        from pytest_infx.plugin.kinds import result_kinds
 
-        for kind in KINDS:
+        for kind in result_kinds(self.config):
             records = self.summary.of(kind.name)
             tables = kind.table(records) if records else []
             if tables:

@@ -121,6 +121,14 @@ def infx_speedbench(request: pytest.FixtureRequest) -> Runnable:
 
 
 @pytest.fixture
+def infx_runnable(infx_point: Point, infx_run: Run, request: pytest.FixtureRequest) -> Runnable:
+    """The point of a kind another package provides, measured or reused as its kind says."""
+    from pytest_infx.plugin.kinds import item_kinds
+
+    return runnable(item_kinds(request.config)[infx_point.kind], infx_point, infx_run, request)
+
+
+@pytest.fixture
 def infx_agentic(infx_point: Point, infx_run: Run, request: pytest.FixtureRequest) -> Runnable:
     """The AgentX point; a fixture of its own so that its items ask for no golden snapshot."""
     return runnable(ADAPTERS["agentic"], infx_point, infx_run, request)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import socket
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from pytest_infx.history.gate import BaselineVerdict
     from pytest_infx.history.store import RunStamp, Store
     from pytest_infx.recipes.points import Point
+    from pytest_infx.results.kind import Kinds
     from pytest_infx.results.records import Record
     from pytest_infx.settings import Settings
 
@@ -98,6 +99,9 @@ class History:
 
     settings: Settings
     run_stamp: dict[str, object]
+    run_kinds: Callable[[], Kinds]
+    """The run's kinds, which a row is made by; asked only when one is, since the built-in
+    kinds import the recipe schema, which a cached collection never loads."""
     _store: Store | None = None
     _run: int | None = None
 
@@ -137,11 +141,10 @@ class History:
             from dataclasses import replace
 
             from pytest_infx.history.rows import row_of
-            from pytest_infx.kinds import KINDS
             from pytest_infx.results.verdict import Verdict as Word
 
             store, run = self.store()
-            row = row_of(record, KINDS)
+            row = row_of(record, self.run_kinds())
             if problems:
                 reason = "; ".join([*filter(None, [row.reason]), *problems])
                 row = replace(row, status=Word.FAIL, reason=reason)
@@ -167,10 +170,9 @@ class History:
         from pytest_infx.baseline_tolerance import merged, tolerances
         from pytest_infx.history.gate import compare
         from pytest_infx.history.rows import row_of
-        from pytest_infx.kinds import KINDS
 
         store, run = self.store()
-        row = row_of(record, KINDS)
+        row = row_of(record, self.run_kinds())
         limits = merged(
             self._run_limits,
             tolerances(

@@ -25,7 +25,6 @@ import pytest
 
 import pytest_infx.plugin.stash as stash
 from pytest_infx.plugin.output.reporter import REUSED_PROPERTY, property_of
-from pytest_infx.plugin.run.kinds import ADAPTERS
 from pytest_infx.plugin.stash import REUSE
 from pytest_infx.results.layout import Layout
 from pytest_infx.results.reuse import Reuse
@@ -65,7 +64,7 @@ def mark(items: Sequence[pytest.Item], layout: Layout, datasets: Datasets) -> No
     """Stash a :class:`Reuse` on each reusable item and a one-line reason, as a user property,
     on every judged item (the properties reach the controller's summary)."""
     import pytest_infx.plugin.collect.files as collect
-    from pytest_infx.kinds import KINDS
+    from pytest_infx.plugin.kinds import item_kinds, result_kinds
 
     for item in items:
         if item.stash.get(stash.PREFLIGHT, []):
@@ -73,12 +72,14 @@ def mark(items: Sequence[pytest.Item], layout: Layout, datasets: Datasets) -> No
         point = collect.point_of(item)
         if point is None:
             continue
-        path = KINDS[point.kind].result_path(layout, point.id)
-        verdict = judge(path, point, ADAPTERS[point.kind].data_sha256(point, datasets))
+        kinds = result_kinds(item.config)
+        path = kinds[point.kind].result_path(layout, point.id)
+        data = item_kinds(item.config)[point.kind].data_sha256(point, datasets)
+        verdict = judge(path, point, data)
         if isinstance(verdict, Reuse):
             item.stash[REUSE] = verdict
             item.stash[stash.NO_SERVER] = True
-            item.user_properties.append((REUSED_PROPERTY, verdict.reason(layout.root, KINDS)))
+            item.user_properties.append((REUSED_PROPERTY, verdict.reason(layout.root, kinds)))
         else:
             item.user_properties.append((RERUN_PROPERTY, verdict))
 

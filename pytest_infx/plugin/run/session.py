@@ -197,9 +197,12 @@ class Run:
     @property
     def history(self) -> History:
         if self._history is None:
+            from pytest_infx.plugin.kinds import result_kinds
             from pytest_infx.plugin.run.history import History, stamp
 
-            self._history = History(self.settings, stamp(self.config, self.settings))
+            self._history = History(
+                self.settings, stamp(self.config, self.settings), lambda: result_kinds(self.config)
+            )
         return self._history
 
     def identity(self, point: Point) -> ConfigIdentity:
@@ -225,9 +228,9 @@ class Run:
         if record.config is None:
             record = cast(R, record.model_copy(update={"config": self.identity(point)}))
         record = self._with_telemetry(record, point)
-        from pytest_infx.kinds import KINDS
+        from pytest_infx.plugin.kinds import result_kinds
 
-        path = write_result(self.layout, record, KINDS)
+        path = write_result(self.layout, record, result_kinds(self.config))
         self.config.hook.pytest_infx_result(config=self.config, path=path, record=record.as_json())
         judged = None if problems else self.history.judge(record, point)
         self._judged[point.id] = judged

@@ -6,6 +6,7 @@ import subprocess
 from dataclasses import replace
 from pathlib import Path
 
+from pytest_infx.kinds import KINDS
 from pytest_infx.plugin.run.history import new_stamp, run_stamp
 from pytest_infx.settings import HistorySettings, Roots, Settings, environment
 
@@ -75,7 +76,7 @@ def test_a_point_with_problems_or_a_failed_gate_is_stored_failed_with_why(tmp_pa
 
     url = f"sqlite:///{tmp_path / 'h.db'}"
     settings = replace(_settings(tmp_path), history=HistorySettings(url=url))
-    history = History(settings, new_stamp(settings))
+    history = History(settings, new_stamp(settings), lambda: KINDS)
     slower = Comparison("a", "r0", (Delta("tput_per_gpu", 100.0, 50.0, 0.05),))
     try:
         history.put(samples.point(id="exported", concurrency=1), problems=["aiperf exited with 1"])

@@ -1,0 +1,209 @@
+"""The kinds of this run: the built-in ones and those other packages provide, through an entry
+point in the ``pytest_infx_kinds`` group or a ``pytest_infx_kinds`` hook in a plugin or
+conftest.
+
+A provided kind is one object with three faces: what its recipe block means
+(:class:`~pytest_infx.recipes.blocks.BlockKind`), what its records are to the results, the
+history and the report (:class:`~pytest_infx.results.kind.BenchmarkKind`), and how its point is
+measured and reused (the run's :class:`~pytest_infx.plugin.run.kinds.ItemKind`, but for the
+item function, which is the generic :func:`~pytest_infx.plugin.collect.items.recipe_point`).
+Each face is handed to the layer that asks it, so that adding a kind changes no module.
+
+The built-in results kinds import the recipe schema, which a cached collection never loads,
+so they are imported only when a record is kept or shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Protocol, cast
+
+import pytest
+
+import pytest_infx.plugin.collect.items as items
+from pytest_infx.plugin.run.kinds import ADAPTERS, ItemKind, Runnable
+from pytest_infx.plugin.state import RunState
+from pytest_infx.providers import ExtensionPoint, HookImpl
+from pytest_infx.recipes.blocks import BlockKind
+from pytest_infx.results.kind import BenchmarkKind
+
+if TYPE_CHECKING:
+    from pytest_infx.launch import ServerHandle
+    from pytest_infx.plugin.run.session import Run
+    from pytest_infx.prepare.preflight import Datasets
+    from pytest_infx.recipes.points import Point
+    from pytest_infx.results.kind import Kinds
+    from pytest_infx.results.records import Record
+    from pytest_infx.results.reuse import Reuse
+
+GROUP = HOOK = "pytest_infx_kinds"
+FACES = (
+    "name",
+    "points",
+    "material",
+    "result_path",
+    "row",
+    "metrics",
+    "figure",
+    "client_settings",
+    "title",
+    "table",
+    "fresh",
+    "reused",
+    "attach",
+    "data_sha256",
+)
+"""What a provided kind answers: its block's points and material, its records' path, history
+row, metrics, headline, client settings and table, and its point's measurement, stand-in,
+item properties and data digest."""
+
+
+class KindProviderError(ValueError):
+    """A kind provider gave something unusable; the message names the provider."""
+
+
+KINDS_POINT = ExtensionPoint(
+    group=GROUP,
+    hook=HOOK,
+    returns="a list of kinds",
+    error=KindProviderError,
+    entry_point_provides=True,
+)
+
+
+class MeasuredKind(Protocol):
+    """The run's face of a provided kind: :class:`ItemKind` without the item function."""
+
+    @property
+    def name(self) -> str: ...
+
+    def fresh(
+        self, point: Point, server: ServerHandle, run: Run, request: pytest.FixtureRequest
+    ) -> Runnable: ...
+
+    def reused(
+        self, point: Point, reuse: Reuse, run: Run, request: pytest.FixtureRequest
+    ) -> Runnable: ...
+
+    def attach(self, node: pytest.Item, point: Point, record: Record) -> None: ...
+
+    def data_sha256(self, point: Point, datasets: Datasets) -> str | None: ...
+
+
+class ProvidedKind(BlockKind, BenchmarkKind, MeasuredKind, Protocol):
+    """What a provider offers: one object with every face of a kind."""
+
+
+@dataclass(frozen=True)
+class ProvidedItems:
+    """A provided kind as the run's :class:`ItemKind`: its items run the generic function."""
+
+    kind: MeasuredKind
+
+    @property
+    def name(self) -> str:
+        return self.kind.name
+
+    @property
+    def function(self) -> Callable[..., None]:
+        return items.recipe_point
+
+    def fresh(
+        self, point: Point, server: ServerHandle, run: Run, request: pytest.FixtureRequest
+    ) -> Runnable:
+        return self.kind.fresh(point, server, run, request)
+
+    def reused(
+        self, point: Point, reuse: Reuse, run: Run, request: pytest.FixtureRequest
+    ) -> Runnable:
+        return self.kind.reused(point, reuse, run, request)
+
+    def attach(self, node: pytest.Item, point: Point, record: Record) -> None:
+        self.kind.attach(node, point, record)
+
+    def data_sha256(self, point: Point, datasets: Datasets) -> str | None:
+        return self.kind.data_sha256(point, datasets)
+
+
+@dataclass(frozen=True)
+class Provided:
+    """The kinds other packages provide to this run, each as the three faces it has."""
+
+    blocks: Mapping[str, BlockKind]
+    results: tuple[BenchmarkKind, ...]
+    items: Mapping[str, ItemKind]
+    identity: str
+
+
+def hooks(config: pytest.Config) -> list[HookImpl]:
+    """This run's implementations of ``pytest_infx_kinds``."""
+    found: list[HookImpl] = list(config.pluginmanager.hook.pytest_infx_kinds.get_hookimpls())
+    return found
+
+
+def provided(config: pytest.Config) -> Provided:
+    """The provided kinds, read once per run; a provider that offers something that is not a
+    whole kind, or a name that is taken, is a usage error naming it."""
+    state = RunState.of(config)
+    if state.provided_kinds is None:
+        state.provided_kinds = _read(config)
+    found: Provided = state.provided_kinds
+    return found
+
+
+def _read(config: pytest.Config) -> Provided:
+    impls = hooks(config)
+    taken = set(ADAPTERS)
+    blocks: dict[str, BlockKind] = {}
+    results: list[BenchmarkKind] = []
+    item_kinds: dict[str, ItemKind] = dict(ADAPTERS)
+    try:
+        offers = KINDS_POINT.provided(impls)
+    except KindProviderError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    for offer in offers:
+        missing = [face for face in FACES if not hasattr(offer.value, face)]
+        if missing:
+            raise pytest.UsageError(
+                f"{offer.source}: offered {offer.value!r}, which is not a kind (it lacks "
+                f"{', '.join(missing)}); a kind answers {', '.join(FACES)}"
+            )
+        kind = cast("ProvidedKind", offer.value)
+        name: object = kind.name
+        if not isinstance(name, str) or not name.isidentifier() or name in taken:
+            raise pytest.UsageError(
+                f"{offer.source}: offered a kind named {name!r}, which "
+                + ("is taken" if name in taken else "is not a marker name")
+                + f"; the kinds of this run are {', '.join(sorted(taken))}"
+            )
+        assert isinstance(name, str)
+        taken.add(name)
+        blocks[name] = kind
+        results.append(kind)
+        item_kinds[name] = ProvidedItems(kind)
+    return Provided(
+        MappingProxyType(blocks),
+        tuple(results),
+        MappingProxyType(item_kinds),
+        KINDS_POINT.identity(impls),
+    )
+
+
+def item_kinds(config: pytest.Config) -> Mapping[str, ItemKind]:
+    """Every kind of this run, as the run measures and reuses its points, by name."""
+    return provided(config).items
+
+
+def result_kinds(config: pytest.Config) -> Kinds:
+    """Every kind of this run, as the results, the history and the report see its records."""
+    from pytest_infx.kinds import KINDS
+    from pytest_infx.results.kind import Kinds
+
+    return Kinds((*KINDS, *provided(config).results))
+
+
+def marker_lines(config: pytest.Config) -> list[str]:
+    """The marker of each provided kind, which its items carry like the built-in kinds'."""
+    return [f"{name}: a point of the {name} kind" for name in provided(config).blocks]
