@@ -69,7 +69,10 @@ def configure(config: pytest.Config) -> None:
     _use_engine_providers(config)
     # registered before pytest's own cleanups, so it runs after their closing gc.collect()
     config.add_cleanup(lambda: _give_back_gc(config))
-    config.pluginmanager.register(summary.SummaryPlugin(config, RecordTally()), "infx-summary")
+    config.pluginmanager.register(
+        summary.SummaryPlugin(config, RecordTally(), lambda: kinds.result_kinds(config)),
+        "infx-summary",
+    )
     config.pluginmanager.register(reporter.ReportPlugin(config), "infx-report")
     workerinput: dict[str, object] | None = getattr(config, "workerinput", None)
     if workerinput is None:

@@ -24,7 +24,6 @@ import pytest
 
 import pytest_infx.plugin.collect.items as items
 from pytest_infx.plugin.run.kinds import ADAPTERS, ItemKind, Runnable
-from pytest_infx.plugin.state import RunState
 from pytest_infx.providers import ExtensionPoint, HookImpl
 from pytest_infx.recipes.blocks import BlockKind
 from pytest_infx.results.kind import BenchmarkKind
@@ -128,7 +127,7 @@ class ProvidedItems:
 
 
 @dataclass(frozen=True)
-class Provided:
+class ProvidedKinds:
     """The kinds other packages provide to this run, each as the three faces it has."""
 
     blocks: Mapping[str, BlockKind]
@@ -143,17 +142,11 @@ def hooks(config: pytest.Config) -> list[HookImpl]:
     return found
 
 
-def provided(config: pytest.Config) -> Provided:
-    """The provided kinds, read once per run; a provider that offers something that is not a
-    whole kind, or a name that is taken, is a usage error naming it."""
-    state = RunState.of(config)
-    if state.provided_kinds is None:
-        state.provided_kinds = _read(config)
-    found: Provided = state.provided_kinds
-    return found
-
-
-def _read(config: pytest.Config) -> Provided:
+def provided(config: pytest.Config) -> ProvidedKinds:
+    """The provided kinds, read from their providers each time they are asked for (a few
+    times per item: calling a few hooks is cheaper than keeping a value on the session, which
+    the session's own modules would then have to import); a provider that offers something
+    that is not a whole kind, or a name that is taken, is a usage error naming it."""
     impls = hooks(config)
     taken = set(ADAPTERS)
     blocks: dict[str, BlockKind] = {}
@@ -183,7 +176,7 @@ def _read(config: pytest.Config) -> Provided:
         blocks[name] = kind
         results.append(kind)
         item_kinds[name] = ProvidedItems(kind)
-    return Provided(
+    return ProvidedKinds(
         MappingProxyType(blocks),
         tuple(results),
         MappingProxyType(item_kinds),

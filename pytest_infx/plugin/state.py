@@ -20,7 +20,6 @@ from pytest_infx.gcpause import Pause
 
 if TYPE_CHECKING:
     from pytest_infx.engines.registry import EngineRegistry
-    from pytest_infx.plugin.kinds import Provided
     from pytest_infx.prepare.catalog import Catalog
     from pytest_infx.recipes.loader import RecipeSource, Tree
     from pytest_infx.recipes.points import Point
@@ -91,8 +90,6 @@ class RunState:
     """Each server key's label, made on first use from the catalog (plugin.collect.files)."""
     sources: dict[Path, RecipeSource] | None = None
     """Recipe sources by path (plugin.collect.files)."""
-    provided_kinds: Provided | None = None
-    """The kinds other packages provide, read on first use (plugin.kinds)."""
     points: dict[Path, dict[str, Point]] = field(default_factory=dict)
     """Points by recipe file and id, loaded on demand (plugin.collect.files)."""
     session_items: list[pytest.Item] = field(default_factory=list)

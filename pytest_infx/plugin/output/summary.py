@@ -6,7 +6,7 @@ with and without xdist and never re-reads files another worker may still be writ
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,6 +19,7 @@ from pytest_infx.results.tally import RecordTally
 
 if TYPE_CHECKING:
     from pytest_infx.history.gate import BaselineVerdict
+    from pytest_infx.results.kind import Kinds
     from pytest_infx.results.records import CellRecord, Record
 from pytest_infx.settings import Environment, environment
 
@@ -163,8 +164,11 @@ def verdicts_from(properties: Iterable[tuple[str, object]]) -> list[BaselineVerd
 class SummaryPlugin:
     """Collects the cells of every report on the controller and gates the sweep as a whole."""
 
-    def __init__(self, config: pytest.Config, summary: RecordTally) -> None:
+    def __init__(
+        self, config: pytest.Config, summary: RecordTally, kinds: Callable[[], Kinds]
+    ) -> None:
         self.config = config
+        self.kinds = kinds
         self.summary = summary
         self.critical: str | None = None
         self.verdicts: list[BaselineVerdict] = []
@@ -199,9 +203,7 @@ class SummaryPlugin:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        from pytest_infx.plugin.kinds import result_kinds
-
-        for kind in result_kinds(self.config):
+        for kind in self.kinds():
             records = self.summary.of(kind.name)
             tables = kind.table(records) if records else []
             if tables:

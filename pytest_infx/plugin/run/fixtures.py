@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 import pytest_infx.plugin.collect.files as collect
+import pytest_infx.plugin.kinds as kinds
 import pytest_infx.plugin.options as options
 from pytest_infx.plugin.run.kinds import ADAPTERS, ItemKind, Runnable
 from pytest_infx.plugin.run.session import Run
@@ -33,7 +34,8 @@ def infx_run(pytestconfig: pytest.Config) -> Iterator[Run]:
     settings = options.settings(pytestconfig)
     folders = RunState.of(pytestconfig).folders
     assert folders is not None, "configure makes the run folders before any fixture"
-    run = Run(pytestconfig, settings, folders, Datasets(settings.dataset_dir))
+    datasets = Datasets(settings.dataset_dir)
+    run = Run(pytestconfig, settings, folders, datasets, lambda: kinds.result_kinds(pytestconfig))
     yield run
     run.close()
 
@@ -123,9 +125,8 @@ def infx_speedbench(request: pytest.FixtureRequest) -> Runnable:
 @pytest.fixture
 def infx_runnable(infx_point: Point, infx_run: Run, request: pytest.FixtureRequest) -> Runnable:
     """The point of a kind another package provides, measured or reused as its kind says."""
-    from pytest_infx.plugin.kinds import item_kinds
-
-    return runnable(item_kinds(request.config)[infx_point.kind], infx_point, infx_run, request)
+    found = kinds.item_kinds(request.config)[infx_point.kind]
+    return runnable(found, infx_point, infx_run, request)
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar, cast
 
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from pytest_infx.prepare.preflight import Datasets
     from pytest_infx.recipes.points import Point
     from pytest_infx.results.identity import ConfigIdentity
+    from pytest_infx.results.kind import Kinds
     from pytest_infx.results.records import Record
 
 R = TypeVar("R", bound="Record")
@@ -48,6 +49,9 @@ class Run:
     settings: Settings
     folders: Folders
     datasets: Datasets
+    kinds: Callable[[], Kinds]
+    """The run's kinds, built-in and provided, which a kept record is written and stored by
+    (:func:`pytest_infx.plugin.kinds.result_kinds`)."""
     _pool: ServerPool | None = None
     _embedded: EmbeddedEngine | None = None
     _progress: Tracker | None = None
@@ -197,12 +201,9 @@ class Run:
     @property
     def history(self) -> History:
         if self._history is None:
-            from pytest_infx.plugin.kinds import result_kinds
             from pytest_infx.plugin.run.history import History, stamp
 
-            self._history = History(
-                self.settings, stamp(self.config, self.settings), lambda: result_kinds(self.config)
-            )
+            self._history = History(self.settings, stamp(self.config, self.settings), self.kinds)
         return self._history
 
     def identity(self, point: Point) -> ConfigIdentity:
@@ -228,9 +229,7 @@ class Run:
         if record.config is None:
             record = cast(R, record.model_copy(update={"config": self.identity(point)}))
         record = self._with_telemetry(record, point)
-        from pytest_infx.plugin.kinds import result_kinds
-
-        path = write_result(self.layout, record, result_kinds(self.config))
+        path = write_result(self.layout, record, self.kinds())
         self.config.hook.pytest_infx_result(config=self.config, path=path, record=record.as_json())
         judged = None if problems else self.history.judge(record, point)
         self._judged[point.id] = judged
