@@ -68,8 +68,8 @@ KINDS_POINT = ExtensionPoint(
     hook=HOOK,
     returns="a list of kinds",
     error=KindProviderError,
-    entry_point_provides=True,
 )
+"""An entry point names one kind (``evals = my_evals:KIND``); a hook returns a list of them."""
 
 
 class MeasuredKind(Protocol):

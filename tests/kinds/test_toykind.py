@@ -6,8 +6,10 @@ no module of pytest-infx names it."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +74,25 @@ def test_a_kind_from_a_conftest_runs_its_points_end_to_end(sweep: Sweep) -> None
         [f"{lit(IDS[0])}: reused from toy/{lit(IDS[0])}.json: * output tok/s/GPU"]
     )
     assert len(sweep.record.read_text().splitlines()) == 1, "a reused point starts no server"
+
+
+def test_an_installed_package_provides_the_kind_through_its_entry_point(
+    sweep: Sweep, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same kind, from a separately installed distribution whose entry point in the
+    ``pytest_infx_kinds`` group names it: no conftest at all."""
+    _toy(sweep)
+    (sweep.root / "conftest.py").unlink()
+    site = sweep.root / "site"
+    shutil.move(sweep.root / "toykind", site / "toykind")
+    info = site / "infx_toy-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: infx-toy\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[pytest_infx_kinds]\ntoy = toykind:TOY\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), *sys.path]))
+    result = sweep.run("-m", "toy", "-k", "c1")
+    result.assert_outcomes(passed=1)
+    assert (sweep.results / "toy" / f"{IDS[0]}.json").is_file()
 
 
 def test_a_change_to_the_kind_s_block_changes_its_points_fingerprints(sweep: Sweep) -> None:

@@ -13,22 +13,12 @@ if TYPE_CHECKING:
 
 
 def recipe_point(infx_runnable: Runnable) -> None:
-    """One point of a kind another package provides: its kind measures it against the point's
-    server, or stands in for it with its stored result."""
+    """One point of any kind but SPEED-Bench's (an AgentX or fixed-seq-len point, a point of a
+    kind another package provides): its kind measures it against the point's server, or
+    stands in for it with its stored result."""
     infx_runnable.run()
 
 
 def speedbench_cell(infx_speedbench: Runnable) -> None:
     """One SPEED-Bench cell: measure AL against the point's server and check what was served."""
     infx_speedbench.run()
-
-
-def agentic_point(infx_agentic: Runnable) -> None:
-    """One AgentX point: replay agentic traces through aiperf and gate on request errors."""
-    infx_agentic.run()
-
-
-def fixed_seq_len_point(infx_fixed_seq_len: Runnable) -> None:
-    """One fixed-seq-len point: random prompts at a set input and output length, measured and
-    written as InferenceX's benchmark_serving.py and process_result.py do."""
-    infx_fixed_seq_len.run()

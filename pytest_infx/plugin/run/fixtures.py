@@ -124,20 +124,7 @@ def infx_speedbench(request: pytest.FixtureRequest) -> Runnable:
 
 @pytest.fixture
 def infx_runnable(infx_point: Point, infx_run: Run, request: pytest.FixtureRequest) -> Runnable:
-    """The point of a kind another package provides, measured or reused as its kind says."""
+    """The point of every kind but SPEED-Bench's, measured or reused as its kind says; it asks
+    for no golden snapshot, which only a SPEED-Bench cell is gated on (``infx_speedbench``)."""
     found = kinds.item_kinds(request.config)[infx_point.kind]
     return runnable(found, infx_point, infx_run, request)
-
-
-@pytest.fixture
-def infx_agentic(infx_point: Point, infx_run: Run, request: pytest.FixtureRequest) -> Runnable:
-    """The AgentX point; a fixture of its own so that its items ask for no golden snapshot."""
-    return runnable(ADAPTERS["agentic"], infx_point, infx_run, request)
-
-
-@pytest.fixture
-def infx_fixed_seq_len(
-    infx_point: Point, infx_run: Run, request: pytest.FixtureRequest
-) -> Runnable:
-    """The fixed-seq-len point; like the AgentX one, it asks for no golden snapshot."""
-    return runnable(ADAPTERS["fixed_seq_len"], infx_point, infx_run, request)

@@ -277,7 +277,7 @@ class AgenticItems(StandsInWithRecord):
 
     @property
     def function(self) -> Callable[..., None]:
-        return items.agentic_point
+        return items.recipe_point
 
     def fresh(
         self, point: Point, server: ServerHandle, run: Run, request: pytest.FixtureRequest

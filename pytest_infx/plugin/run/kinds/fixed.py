@@ -161,7 +161,7 @@ class FixedSeqLenItems(StandsInWithRecord):
 
     @property
     def function(self) -> Callable[..., None]:
-        return items.fixed_seq_len_point
+        return items.recipe_point
 
     def fresh(
         self, point: Point, server: ServerHandle, run: Run, request: pytest.FixtureRequest
