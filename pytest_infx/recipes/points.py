@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -27,7 +27,6 @@ from pytest_infx.recipes.schema import Agentic, FixedSeqLen, Recipe, Speedbench,
 from pytest_infx.recipes.source import LinedDict
 from pytest_infx.recipes.validation import validation_errors
 
-BuiltInKind = Literal["speedbench", "agentic", "fixed_seq_len"]
 Kind = str
 """A point's kind: a built-in one, or the name of a kind another package provides."""
 FINGERPRINT_VERSION = 2
@@ -372,8 +371,10 @@ def expand(
     kinds: Mapping[str, BlockKind] | None = None,
 ) -> list[Point]:
     """The points of one recipe, in a stable numeric order; with the engines' ``rules``, its
-    engine and engine args are checked against them (the overridden ones too); ``kinds`` are
-    the kinds other packages provide, which read the recipe's blocks under ``kinds``."""
+    engine and engine args are checked against them (the overridden ones too). ``kinds`` are
+    the kinds other packages provide, which read the recipe's blocks under ``kinds``: a block
+    of a kind not among them is an error. Without ``kinds`` (a command that reads the built-in
+    kinds only: ``infx recipes``, lint's changed keys) those blocks make no points."""
     recipe = source.recipe
     if rules is not None:
         errors = recipe_errors(source.raw, recipe, rules)
@@ -408,7 +409,8 @@ def expand(
             name = f"tp{tp}-isl{isl}-osl{osl}-c{conc}" + (f"-{arm}" if arm else "")
             lengths = (isl, osl)
             points.append(_point(source, eff, name, tp, conc, None, arm or None, lengths))
-    for name, block in recipe.kinds.items():
+    provided = recipe.kinds.items() if kinds is not None else ()
+    for name, block in provided:
         for spec in _provided_points(source, eff.kinds, name, block):
             points.append(
                 _point(

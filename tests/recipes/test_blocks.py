@@ -99,3 +99,12 @@ def test_a_recipe_of_a_provided_kind_alone_is_a_recipe(tmp_path: Path) -> None:
     data[KINDS_FIELD] = {"sizes": {"sizes": [4]}}
     points = expand(load_file(write(tmp_path / "r.yaml", data)), kinds=KINDS)
     assert [p.id for p in points] == ["a-b300[s4]"]
+
+
+def test_a_reader_of_the_built_in_kinds_alone_leaves_the_blocks_out(tmp_path: Path) -> None:
+    """``infx recipes`` and lint's changed keys pass no kinds: a block under ``kinds`` makes
+    no point there, and is no error."""
+    data = speedbench("a-b300", draft_lengths=(1,), modes=["thinking_off"])
+    data[KINDS_FIELD] = {"evals": {"sizes": [1]}}
+    points = expand(load_file(write(tmp_path / "r.yaml", data)))
+    assert [p.kind for p in points] == ["speedbench"]

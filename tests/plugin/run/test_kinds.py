@@ -93,8 +93,8 @@ def test_collection_takes_the_item_function_and_marker_from_the_kind(
     assert sorted(kinds.values()) == ["agentic", "fixed_seq_len", "speedbench", "speedbench"]
     functions = {
         "speedbench": _replaced,
-        "agentic": item_functions.agentic_point,
-        "fixed_seq_len": item_functions.fixed_seq_len_point,
+        "agentic": item_functions.recipe_point,
+        "fixed_seq_len": item_functions.recipe_point,
     }
     for name, item in found.items():
         function = cast(pytest.Function, item).obj
