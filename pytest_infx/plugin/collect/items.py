@@ -6,10 +6,14 @@ and the benchmark modules do the work, so that every stage can be tested without
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from pytest_infx.plugin.run.kinds.base import Runnable
+
+class Runnable(Protocol):
+    """What a recipe item runs: a measurement against its point's server, or the stored result
+    that stands for one."""
+
+    def run(self) -> None: ...
 
 
 def recipe_point(infx_runnable: Runnable) -> None:

@@ -191,7 +191,7 @@ def infx_speedbench(request):
 
 
 @pytest.fixture
-def infx_agentic(request):
+def infx_runnable(request):
     return Recorder(request)
 """
 

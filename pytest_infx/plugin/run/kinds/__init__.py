@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
+from pytest_infx.plugin.collect.items import Runnable
 from pytest_infx.plugin.run.kinds.agentic import AGENTIC
-from pytest_infx.plugin.run.kinds.base import ItemKind, Runnable
+from pytest_infx.plugin.run.kinds.base import ItemKind
 from pytest_infx.plugin.run.kinds.fixed import FIXED_SEQ_LEN
 from pytest_infx.plugin.run.kinds.speedbench import SPEEDBENCH
 

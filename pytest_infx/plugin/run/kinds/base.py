@@ -14,6 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+import pytest_infx.plugin.collect.items as items
+from pytest_infx.plugin.collect.items import Runnable
+
 if TYPE_CHECKING:
     import pytest
 
@@ -23,13 +26,6 @@ if TYPE_CHECKING:
     from pytest_infx.recipes.points import Point
     from pytest_infx.results.records import Record
     from pytest_infx.results.reuse import Reuse
-
-
-class Runnable(Protocol):
-    """What a recipe item runs: a measurement against its point's server, or the stored result
-    that stands for one."""
-
-    def run(self) -> None: ...
 
 
 class ItemKind(Protocol):
@@ -90,6 +86,12 @@ class StandsInWithRecord(ABC):
     @abstractmethod
     def attach_record(node: pytest.Item, record: Record) -> None:
         """Put the record on its item for junit and the end-of-run summary."""
+
+    @property
+    def function(self) -> Callable[..., None]:
+        """The generic item function: a kind whose items ask for no golden snapshot needs no
+        other."""
+        return items.recipe_point
 
     def reused(
         self, point: Point, reuse: Reuse, run: Run, request: pytest.FixtureRequest

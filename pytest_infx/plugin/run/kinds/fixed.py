@@ -15,16 +15,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-import pytest_infx.plugin.collect.items as items
 from pytest_infx.plugin.output.summary import FIXED_PROPERTY
 from pytest_infx.plugin.run.kinds.base import StandsInWithRecord
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from pytest_infx.fixedseq.prompts import RandomPrompts
     from pytest_infx.launch import ServerHandle
-    from pytest_infx.plugin.run.kinds.base import Runnable
+    from pytest_infx.plugin.collect.items import Runnable
     from pytest_infx.plugin.run.session import Run
     from pytest_infx.prepare.preflight import Datasets
     from pytest_infx.recipes.points import Point
@@ -158,10 +155,6 @@ class FixedSeqLenItems(StandsInWithRecord):
 
     name = "fixed_seq_len"
     attach_record = staticmethod(attach)
-
-    @property
-    def function(self) -> Callable[..., None]:
-        return items.recipe_point
 
     def fresh(
         self, point: Point, server: ServerHandle, run: Run, request: pytest.FixtureRequest

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from pytest_infx.golden.curve import Provenance
     from pytest_infx.golden.extension import GoldenDriftError
     from pytest_infx.launch import ServerHandle
-    from pytest_infx.plugin.run.kinds.base import Runnable
+    from pytest_infx.plugin.collect.items import Runnable
     from pytest_infx.plugin.run.session import Run
     from pytest_infx.prepare.preflight import Datasets
     from pytest_infx.recipes.points import Cell, Point
