@@ -36,6 +36,11 @@ class HookImpl(Protocol):
     def function(self) -> Callable[..., object]: ...
 
 
+class ProviderError(ValueError):
+    """A provider gave something unusable; the message names the provider. An area whose
+    callers tell its errors apart gives its own subclass of ``ValueError`` instead."""
+
+
 @dataclass(frozen=True)
 class ExtensionPoint:
     """One way in: the entry point ``group``, the pytest ``hook``, what a provider is to
@@ -49,7 +54,7 @@ class ExtensionPoint:
     group: str
     hook: str
     returns: str
-    error: type[ValueError]
+    error: type[ValueError] = ProviderError
     single: type | None = None
     entry_point_provides: bool = False
 

@@ -24,7 +24,7 @@ import pytest
 
 import pytest_infx.plugin.collect.items as items
 from pytest_infx.plugin.run.kinds import ADAPTERS, ItemKind, Runnable
-from pytest_infx.providers import ExtensionPoint, HookImpl
+from pytest_infx.providers import ExtensionPoint, HookImpl, ProviderError
 from pytest_infx.recipes.blocks import BlockKind
 from pytest_infx.results.kind import BenchmarkKind
 
@@ -59,16 +59,7 @@ row, metrics, headline, client settings and table, and its point's measurement, 
 item properties and data digest."""
 
 
-class KindProviderError(ValueError):
-    """A kind provider gave something unusable; the message names the provider."""
-
-
-KINDS_POINT = ExtensionPoint(
-    group=GROUP,
-    hook=HOOK,
-    returns="a list of kinds",
-    error=KindProviderError,
-)
+KINDS_POINT = ExtensionPoint(group=GROUP, hook=HOOK, returns="a list of kinds")
 """An entry point names one kind (``evals = my_evals:KIND``); a hook returns a list of them."""
 
 
@@ -154,7 +145,7 @@ def provided(config: pytest.Config) -> ProvidedKinds:
     item_kinds: dict[str, ItemKind] = dict(ADAPTERS)
     try:
         offers = KINDS_POINT.provided(impls)
-    except KindProviderError as exc:
+    except ProviderError as exc:
         raise pytest.UsageError(str(exc)) from None
     for offer in offers:
         missing = [face for face in FACES if not hasattr(offer.value, face)]
