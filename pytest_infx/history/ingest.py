@@ -157,6 +157,12 @@ def rows_of(path: Path, data: object, tally: Tally, kinds: Kinds) -> Iterator[Po
         except RecordError as exc:
             tally.refused.append(f"{path}: {exc}; fix or remove this file")
             return
+        if record.kind not in kinds:
+            tally.skipped.append(
+                f"{path}: a record of the kind {record.kind!r}, which another package provides"
+                " to pytest runs; its points are stored as they run"
+            )
+            return
         try:
             yield row_of(record, kinds)
         except ValueError as exc:

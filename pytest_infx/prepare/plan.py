@@ -20,6 +20,7 @@ from pytest_infx.golden.store import GoldenStore
 from pytest_infx.kinds import KINDS
 from pytest_infx.launch.spec import server_name
 from pytest_infx.recipes.points import Cell, Point
+from pytest_infx.results.kind import Kinds
 from pytest_infx.secrets import shown_argv, shown_value
 
 
@@ -97,9 +98,10 @@ def server_key(point: Point, engines: EngineRegistry | None = None) -> str:
         return f"unplannable:{point.id}"
 
 
-def client_settings(point: Point) -> dict[str, Any]:
-    """What the point's client sends, as its kind says."""
-    return KINDS[point.kind].client_settings(point)
+def client_settings(point: Point, kinds: Kinds = KINDS) -> dict[str, Any]:
+    """What the point's client sends, as its kind (one of ``kinds``: a run's include the kinds
+    other packages provide) says."""
+    return kinds[point.kind].client_settings(point)
 
 
 def golden_of(point: Point) -> str | None:
@@ -118,6 +120,7 @@ def render(
     *,
     server: str | None = None,
     engines: EngineRegistry | None = None,
+    kinds: Kinds = KINDS,
 ) -> list[str]:
     """The point's plan as ``--infx-plan`` prints it; with ``golden_root``, the argv and env
     hold the synthetic setting the launch adds. ``server`` is the server's one name as
@@ -148,7 +151,7 @@ def render(
     for name, text in sorted(plan.files.items()):
         lines.append(f"    file {FILES}/{name}:")
         lines += [f"      {line}" for line in text.splitlines()]
-    lines.append("  client: " + json.dumps(client_settings(point), sort_keys=True))
+    lines.append("  client: " + json.dumps(client_settings(point, kinds), sort_keys=True))
     for stated in point.recipe.differences:
         lines.append(
             f"  differs from InferenceX: {stated.name} InferenceX {stated.inferencex!r},"

@@ -351,3 +351,31 @@ def test_our_record_of_a_newer_version_is_skipped_while_a_broken_one_is_refused(
     [refused] = tally.refused
     assert refused.startswith(f"{broken}: 'requests.error_ratio': Input should be greater")
     assert store.count() == 0
+
+
+def test_a_record_of_a_kind_another_package_provides_is_skipped_by_name(
+    store: Store, tmp_path: Path
+) -> None:
+    """``infx db ingest`` knows the built-in kinds only; a provided kind's record is stored by
+    the pytest run that measured it, and an ingest says why it leaves the file alone."""
+    common = {name: FIXED[name] for name in ("version", "recipe", "fingerprint", "server")}
+    record = {
+        **common,
+        "kind": "evals",
+        "id": "e[c1]",
+        "verdict": "pass",
+        "reasons": [],
+        "config": CONFIG.model_dump(),
+        "model": "m",
+        "gpu": "cpu",
+        "point": {"tp": 1, "concurrency": 1},
+        "figures": {"output_tput_per_gpu": 3.5},
+    }
+    assert parse_record(record).kind == "evals"
+    (tmp_path / "e.json").write_text(json.dumps(record))
+    tally = ingest(store, files([tmp_path]), stamp("r"), KINDS)
+    assert tally.outcomes["added"] == 0 and not tally.refused
+    assert tally.skipped == [
+        f"{tmp_path / 'e.json'}: a record of the kind 'evals', which another package provides"
+        " to pytest runs; its points are stored as they run"
+    ]

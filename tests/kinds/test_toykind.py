@@ -95,6 +95,18 @@ def test_an_installed_package_provides_the_kind_through_its_entry_point(
     assert (sweep.results / "toy" / f"{IDS[0]}.json").is_file()
 
 
+def test_the_plan_shows_what_the_kind_s_client_sends(sweep: Sweep) -> None:
+    _toy(sweep)
+    result = sweep.run("-m", "toy", "--collect-only", "--infx-plan", "-k", "c2")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(
+        [
+            f"{lit(IDS[1])}  (fingerprint *, recipes/{KEY}.yaml:1)",
+            '  client: {"max_tokens": 8, "requests": 4, "stream": true}',
+        ]
+    )
+
+
 def test_a_change_to_the_kind_s_block_changes_its_points_fingerprints(sweep: Sweep) -> None:
     _toy(sweep)
     sweep.run("-m", "toy", "-k", "c1").assert_outcomes(passed=1)

@@ -175,6 +175,7 @@ def _plan_lines(session: pytest.Session, settings: Settings) -> list[str]:
 
     lines: list[str] = []
     servers = []
+    kinds = result_kinds(session.config)
     for item in session.items:
         point, ref = collect.point_of(item), collect.ref_of(item)
         if point is not None and ref is not None:
@@ -187,6 +188,7 @@ def _plan_lines(session: pytest.Session, settings: Settings) -> list[str]:
                     settings.golden,
                     server=name,
                     engines=options.engines(session.config),
+                    kinds=kinds,
                 )
             )
     lines.extend(plan.sharing(servers))
