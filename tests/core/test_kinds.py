@@ -46,7 +46,6 @@ NAMES: dict[str, str] = {
     "prepare/catalog.py": "the catalog's concurrency column is an AgentX point's",
     "prepare/preflight.py": INTERNALS["prepare.preflight"],
     "recipes/checks.py": RECIPES,
-    "recipes/loader.py": RECIPES,
     "recipes/points.py": RECIPES,
     "recipes/rules.py": RECIPES,
     "report/html.py": SECTIONS,

@@ -32,8 +32,6 @@ def pytest_infx_kinds():
     return [TOY]
 """
 
-pytest_plugins = ["e2e.conftest"]
-
 
 def _toy(sweep: Sweep, block: dict[str, Any] | None = None) -> Path:
     shutil.copytree(PACKAGE, sweep.root / "toykind", dirs_exist_ok=True)

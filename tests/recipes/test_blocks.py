@@ -108,3 +108,18 @@ def test_a_reader_of_the_built_in_kinds_alone_leaves_the_blocks_out(tmp_path: Pa
     data[KINDS_FIELD] = {"evals": {"sizes": [1]}}
     points = expand(load_file(write(tmp_path / "r.yaml", data)))
     assert [p.kind for p in points] == ["speedbench"]
+
+
+def test_an_override_picks_a_provided_kind_s_points_by_their_kind(tmp_path: Path) -> None:
+    data = speedbench("a-b300", draft_lengths=(1,), modes=["thinking_off"])
+    data[KINDS_FIELD] = {"sizes": {"sizes": [2, 4], "seed": 1}}
+    before = {
+        p.id: p.fingerprint
+        for p in expand(load_file(write(tmp_path / "r.yaml", data)), kinds=KINDS)
+    }
+    data["overrides"] = [{"when": {"kind": "sizes", "tp": 4}, KINDS_FIELD: {"sizes": {"seed": 2}}}]
+    points = expand(load_file(write(tmp_path / "r.yaml", data)), kinds=KINDS)
+    after = {p.id: p.fingerprint for p in points}
+    assert [p.block for p in points if p.kind == "sizes"] == [{"sizes": [2, 4], "seed": 2}] * 2
+    assert after["a-b300[k1-thinking_off]"] == before["a-b300[k1-thinking_off]"]
+    assert after["a-b300[s2]"] != before["a-b300[s2]"]

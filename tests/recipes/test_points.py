@@ -282,10 +282,23 @@ def test_override_on_kind_applies_to_one_benchmark_kind_only(tmp_path: Path) -> 
     assert "per-request-spec-decode-metrics" not in args["a-cpu[tp1-c2]"]
 
 
-def test_override_on_an_unknown_kind_is_an_error(tmp_path: Path) -> None:
+def test_override_on_an_unknown_kind_is_an_error_naming_the_kinds_the_points_have(
+    tmp_path: Path,
+) -> None:
     recipe = speedbench("a-cpu", draft_lengths=(1,), modes=["thinking_off"])
     recipe["overrides"] = [{"when": {"kind": "agentx"}, "tp": 2}]
-    with pytest.raises(RecipeError, match=r"overrides\[0\]\.when\.kind: cannot match .agentx."):
+    with pytest.raises(RecipeErrors) as caught:
+        points_of(tmp_path, recipe)
+    assert "overrides[0].when: matches no point of this recipe (when {kind: ['agentx']})" in str(
+        caught.value
+    )
+    assert "hint: the points have kind: speedbench; fix the values" in str(caught.value)
+
+
+def test_override_on_a_kind_that_is_no_name_is_refused_where_it_is_read(tmp_path: Path) -> None:
+    recipe = speedbench("a-cpu", draft_lengths=(1,), modes=["thinking_off"])
+    recipe["overrides"] = [{"when": {"kind": "agent x"}, "tp": 2}]
+    with pytest.raises(RecipeError, match=r"overrides\[0\]\.when\.kind: cannot match .agent x."):
         points_of(tmp_path, recipe)
 
 

@@ -1,0 +1,3 @@
+from __future__ import annotations
+
+from e2e.conftest import sweep as sweep
