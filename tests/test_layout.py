@@ -53,7 +53,9 @@ UNMIRRORED: dict[str, str] = {
     "plugin/run/kinds/agentic.py": KINDS,
     "plugin/run/kinds/speedbench.py": KINDS,
     "plugin/run/kinds/base.py": KINDS,
-    "plugin/run/kinds/fixed.py": KINDS,
+    "plugin/run/kinds/measured.py": KINDS,
+    "results/measure.py": "protocols only: the generic adapter measures fixed-seq-len and the toy"
+    " kind through them (tests/plugin/run/test_kinds.py, tests/kinds/test_toykind.py)",
     "plugin/markers.py": f"marker declarations: {E2E}test_host_suite.py",
     "plugin/output/reporter.py": f"the sweep report's pytest side: {E2E}test_report_files.py",
     "plugin/run/session.py": f"the session context: {E2E}test_sharing.py and test_resume.py",

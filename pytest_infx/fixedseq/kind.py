@@ -1,19 +1,26 @@
 """Fixed-seq-len as a kind of benchmark: where a point's record lives, its history row and
-figures, and its headline (:class:`~pytest_infx.results.kind.BenchmarkKind`)."""
+figures, and its headline (:class:`~pytest_infx.results.kind.BenchmarkKind`), and how a point
+is measured against its server (:class:`~pytest_infx.results.measure.Measures`), which the
+generic adapter runs."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_infx.baseline_tolerance import METRICS
+from pytest_infx.fixedseq import measure
 from pytest_infx.fixedseq.table import text_table
 from pytest_infx.recipes.points import Point
 from pytest_infx.recipes.schema import FixedSeqLen
 from pytest_infx.results.kind import RowFacts
 from pytest_infx.results.layout import Layout
 from pytest_infx.results.records import FixedRecord, Record
+
+if TYPE_CHECKING:
+    from pytest_infx.launch import ServerHandle
+    from pytest_infx.results.measure import MeasureContext
 
 BENCHMARK = "fixed-seq-len"
 """InferenceX's benchmark type of a fixed-seq-len row, which our rows share so that a
@@ -77,6 +84,18 @@ class FixedSeqLenBenchmark:
 
     def table(self, records: Sequence[Record]) -> list[str]:
         return text_table([_fixed(record) for record in records]) if records else []
+
+    def measure(self, point: Point, server: ServerHandle, context: MeasureContext) -> Record:
+        return measure.measure(point, server, context)
+
+    def properties(self, record: Record) -> list[tuple[str, object]]:
+        return measure.properties(record)
+
+    def data_sha256(self, point: Point) -> str | None:
+        """The prompts follow from the tokenizer, the lengths and the seed, which the
+        fingerprint covers but for the tokenizer's files: a stored result is judged by its
+        fingerprint alone."""
+        return None
 
 
 KIND = FixedSeqLenBenchmark()

@@ -35,10 +35,11 @@ def pytest_infx_lint_rules() -> Iterable[Rule] | None:
 def pytest_infx_kinds() -> Iterable[object] | None:
     """Kinds of benchmark to add to the built-in ones: objects that answer what
     :data:`pytest_infx.plugin.kinds.FACES` lists (their recipe block's points and material,
-    their records' path, history row, figures and table, and how a point is measured and
-    reused). A recipe holds a kind's block under ``kinds.<name>``; its points are items marked
-    ``<name>`` that run ``recipe_point``, and write :class:`pytest_infx.results.records.KindRecord`
-    records. Something that is not a kind, or a name another kind has, is a usage error.
+    their records' path, history row, figures and table, and how a point is measured against
+    its server). A recipe holds a kind's block under ``kinds.<name>``; its points are items
+    marked ``<name>`` that run ``recipe_point``, and write
+    :class:`pytest_infx.results.records.KindRecord` records. Something that is not a kind, or a
+    name another kind has, is a usage error.
     """
 
 

@@ -4,10 +4,11 @@ conftest.
 
 A provided kind is one object with three faces: what its recipe block means
 (:class:`~pytest_infx.recipes.blocks.BlockKind`), what its records are to the results, the
-history and the report (:class:`~pytest_infx.results.kind.BenchmarkKind`), and how its point is
-measured and reused (the run's :class:`~pytest_infx.plugin.run.kinds.ItemKind`, but for the
-item function, which is the generic :func:`~pytest_infx.plugin.collect.items.recipe_point`).
-Each face is handed to the layer that asks it, so that adding a kind changes no module.
+history and the report (:class:`~pytest_infx.results.kind.BenchmarkKind`), and how it measures
+a point against its server (:class:`~pytest_infx.results.measure.Measures`), which the generic
+adapter (:class:`~pytest_infx.plugin.run.kinds.measured.Measured`) runs as it runs
+fixed-seq-len's. Each face is handed to the layer that asks it, so that adding a kind changes no
+module, and a kind needs neither pytest nor the session.
 
 The built-in results kinds import the recipe schema, which a cached collection never loads,
 so they are imported only when a record is kept or shown.
@@ -22,20 +23,16 @@ from typing import TYPE_CHECKING, Protocol, cast
 
 import pytest
 
-import pytest_infx.plugin.collect.items as items
-from pytest_infx.plugin.run.kinds import ADAPTERS, ItemKind, Runnable
+from pytest_infx.plugin.output.summary import RECORD_PROPERTY
+from pytest_infx.plugin.run.kinds import ADAPTERS, ItemKind
+from pytest_infx.plugin.run.kinds.measured import Measured
 from pytest_infx.providers import ExtensionPoint, HookImpl, ProviderError
 from pytest_infx.recipes.blocks import BlockKind
 from pytest_infx.results.kind import BenchmarkKind
+from pytest_infx.results.measure import Measures
 
 if TYPE_CHECKING:
-    from pytest_infx.launch import ServerHandle
-    from pytest_infx.plugin.run.session import Run
-    from pytest_infx.prepare.preflight import Datasets
-    from pytest_infx.recipes.points import Point
     from pytest_infx.results.kind import Kinds
-    from pytest_infx.results.records import Record
-    from pytest_infx.results.reuse import Reuse
 
 GROUP = HOOK = "pytest_infx_kinds"
 FACES = (
@@ -49,72 +46,21 @@ FACES = (
     "client_settings",
     "title",
     "table",
-    "fresh",
-    "reused",
-    "attach",
+    "measure",
+    "properties",
     "data_sha256",
 )
 """What a provided kind answers: its block's points and material, its records' path, history
-row, metrics, headline, client settings and table, and its point's measurement, stand-in,
-item properties and data digest."""
+row, metrics, headline, client settings and table, and its point's measurement, item
+properties and data digest."""
 
 
 KINDS_POINT = ExtensionPoint(group=GROUP, hook=HOOK, returns="a list of kinds")
 """An entry point names one kind (``evals = my_evals:KIND``); a hook returns a list of them."""
 
 
-class MeasuredKind(Protocol):
-    """The run's face of a provided kind: :class:`ItemKind` without the item function."""
-
-    @property
-    def name(self) -> str: ...
-
-    def fresh(
-        self, point: Point, server: ServerHandle, run: Run, request: pytest.FixtureRequest
-    ) -> Runnable: ...
-
-    def reused(
-        self, point: Point, reuse: Reuse, run: Run, request: pytest.FixtureRequest
-    ) -> Runnable: ...
-
-    def attach(self, node: pytest.Item, point: Point, record: Record) -> None: ...
-
-    def data_sha256(self, point: Point, datasets: Datasets) -> str | None: ...
-
-
-class ProvidedKind(BlockKind, BenchmarkKind, MeasuredKind, Protocol):
+class ProvidedKind(BlockKind, BenchmarkKind, Measures, Protocol):
     """What a provider offers: one object with every face of a kind."""
-
-
-@dataclass(frozen=True)
-class ProvidedItems:
-    """A provided kind as the run's :class:`ItemKind`: its items run the generic function."""
-
-    kind: MeasuredKind
-
-    @property
-    def name(self) -> str:
-        return self.kind.name
-
-    @property
-    def function(self) -> Callable[..., None]:
-        return items.recipe_point
-
-    def fresh(
-        self, point: Point, server: ServerHandle, run: Run, request: pytest.FixtureRequest
-    ) -> Runnable:
-        return self.kind.fresh(point, server, run, request)
-
-    def reused(
-        self, point: Point, reuse: Reuse, run: Run, request: pytest.FixtureRequest
-    ) -> Runnable:
-        return self.kind.reused(point, reuse, run, request)
-
-    def attach(self, node: pytest.Item, point: Point, record: Record) -> None:
-        self.kind.attach(node, point, record)
-
-    def data_sha256(self, point: Point, datasets: Datasets) -> str | None:
-        return self.kind.data_sha256(point, datasets)
 
 
 @dataclass(frozen=True)
@@ -166,13 +112,18 @@ def provided(config: pytest.Config) -> ProvidedKinds:
         taken.add(name)
         blocks[name] = kind
         results.append(kind)
-        item_kinds[name] = ProvidedItems(kind)
+        item_kinds[name] = Measured(name, _loaded(kind), RECORD_PROPERTY)
     return ProvidedKinds(
         MappingProxyType(blocks),
         tuple(results),
         MappingProxyType(item_kinds),
         KINDS_POINT.identity(impls),
     )
+
+
+def _loaded(kind: ProvidedKind) -> Callable[[], Measures]:
+    """A provided kind is loaded already: its provider imported it."""
+    return lambda: kind
 
 
 def item_kinds(config: pytest.Config) -> Mapping[str, ItemKind]:

@@ -3,7 +3,8 @@ completions at each concurrency of its block and keeps their output rate.
 
 It is what a team adding a kind (an evaluation, say) writes: one package, offered to
 pytest-infx through the ``pytest_infx_kinds`` hook, using pytest-infx's public values only
-(the recipe's point, the run's server, ``KindRecord``). Nothing in ``pytest_infx`` names it.
+(the recipe's point, the run's server and measuring context, ``KindRecord``): it needs neither
+pytest nor the session. Nothing in ``pytest_infx`` names it.
 """
 
 from __future__ import annotations
@@ -13,13 +14,9 @@ import time
 import urllib.request
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pytest
-
-from pytest_infx.plugin.output.summary import RECORD_PROPERTY
 from pytest_infx.recipes.blocks import PointSpec
 from pytest_infx.results.kind import RowFacts
 from pytest_infx.results.records import (
@@ -31,12 +28,10 @@ from pytest_infx.results.records import (
 
 if TYPE_CHECKING:
     from pytest_infx.launch import ServerHandle
-    from pytest_infx.plugin.run.session import Run
-    from pytest_infx.prepare.preflight import Datasets
     from pytest_infx.recipes.points import Point
     from pytest_infx.recipes.schema import Recipe
     from pytest_infx.results.layout import Layout
-    from pytest_infx.results.reuse import Reuse
+    from pytest_infx.results.measure import MeasureContext
 
 NAME = "toy"
 FIELDS = {"concurrency", "requests", "max-tokens"}
@@ -85,66 +80,6 @@ def _stream(base_url: str, model: str, max_tokens: int) -> int:
     return tokens
 
 
-@dataclass
-class ToyPoint:
-    point: Point
-    server: ServerHandle
-    run_ctx: Run
-    request: pytest.FixtureRequest
-
-    def run(self) -> None:
-        __tracebackhide__ = True
-        point, run = self.point, self.run_ctx
-        _, requests, max_tokens = _block(point.recipe.kinds[NAME])
-        model = point.recipe.model.served_name
-        start = time.monotonic()
-        with run.measuring(self.server, point):
-            with ThreadPoolExecutor(point.concurrency) as pool:
-                counts = list(
-                    pool.map(
-                        lambda _: _stream(self.server.base_url, model, max_tokens),
-                        range(requests),
-                    )
-                )
-        duration = time.monotonic() - start
-        short = sum(1 for n in counts if n < max_tokens)
-        record = KindRecord(
-            kind=NAME,
-            id=point.id,
-            recipe=point.recipe_key,
-            fingerprint=point.fingerprint,
-            server=ServerInfo.of(self.server),
-            verdict="fail" if short else "pass",
-            reasons=[f"{short} of {requests} requests ended short"] if short else [],
-            model=point.recipe.model.served_name,
-            gpu=point.runner,
-            point=PointCoordinates(tp=point.tp, concurrency=point.concurrency),
-            figures={"output_tput_per_gpu": sum(counts) / duration / point.tp},
-            details={"requests": requests, "output_tokens": sum(counts)},
-        )
-        record = run.keep(record, point)
-        attach(self.request.node, record)
-        if short:
-            pytest.fail(f"{point.id}: {record.reasons[0]}", pytrace=False)
-        run.gate(self.request.node, record, point)
-
-
-def attach(node: pytest.Item, record: Record) -> None:
-    node.user_properties.append(
-        ("output_tput_per_gpu", _record(record).figures["output_tput_per_gpu"])
-    )
-    node.user_properties.append((RECORD_PROPERTY, record.as_json()))
-
-
-@dataclass
-class ReusedToy:
-    record: Record
-    node: pytest.Item
-
-    def run(self) -> None:
-        attach(self.node, self.record)
-
-
 class ToyKind:
     """Every face of the toy kind, as the ``pytest_infx_kinds`` hook offers it."""
 
@@ -180,20 +115,40 @@ class ToyKind:
     def table(self, records: Sequence[Record]) -> list[str]:
         return [f"{r.id}  {self.figure(r)}" for r in sorted(records, key=lambda r: r.id)]
 
-    def fresh(
-        self, point: Point, server: ServerHandle, run: Run, request: pytest.FixtureRequest
-    ) -> ToyPoint:
-        return ToyPoint(point, server, run, request)
+    def measure(self, point: Point, server: ServerHandle, context: MeasureContext) -> Record:
+        _, requests, max_tokens = _block(point.recipe.kinds[NAME])
+        model = point.recipe.model.served_name
 
-    def reused(
-        self, point: Point, reuse: Reuse, run: Run, request: pytest.FixtureRequest
-    ) -> ReusedToy:
-        return ReusedToy(reuse.record, request.node)
+        def one(_: int) -> int:
+            tokens = _stream(server.base_url, model, max_tokens)
+            context.request_done(tokens, ok=tokens == max_tokens)
+            return tokens
 
-    def attach(self, node: pytest.Item, point: Point, record: Record) -> None:
-        attach(node, record)
+        with context.measuring(server, point, requests):
+            start = time.monotonic()
+            with ThreadPoolExecutor(point.concurrency) as pool:
+                counts = list(pool.map(one, range(requests)))
+            duration = time.monotonic() - start
+        short = sum(1 for n in counts if n < max_tokens)
+        return KindRecord(
+            kind=NAME,
+            id=point.id,
+            recipe=point.recipe_key,
+            fingerprint=point.fingerprint,
+            server=ServerInfo.of(server),
+            verdict="fail" if short else "pass",
+            reasons=[f"{short} of {requests} requests ended short"] if short else [],
+            model=model,
+            gpu=point.runner,
+            point=PointCoordinates(tp=point.tp, concurrency=point.concurrency),
+            figures={"output_tput_per_gpu": sum(counts) / duration / point.tp},
+            details={"requests": requests, "output_tokens": sum(counts)},
+        )
 
-    def data_sha256(self, point: Point, datasets: Datasets) -> str | None:
+    def properties(self, record: Record) -> list[tuple[str, object]]:
+        return [("output_tput_per_gpu", _record(record).figures["output_tput_per_gpu"])]
+
+    def data_sha256(self, point: Point) -> str | None:
         return None
 
 

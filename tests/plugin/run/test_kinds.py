@@ -24,7 +24,7 @@ from pytest_infx.plugin.output.summary import (
     records_from,
 )
 from pytest_infx.plugin.run.fixtures import runnable
-from pytest_infx.plugin.run.kinds import ADAPTERS, agentic, fixed
+from pytest_infx.plugin.run.kinds import ADAPTERS, FIXED_SEQ_LEN, agentic
 from pytest_infx.plugin.run.kinds.agentic import MeasuredAgenticPoint
 from pytest_infx.plugin.run.kinds.base import ReusedRecord
 from pytest_infx.plugin.run.kinds.speedbench import ReusedCell, SpeedbenchItems
@@ -149,13 +149,13 @@ def test_each_kind_stands_in_for_its_reused_point_with_its_own_runnable(tmp_path
         "agentic": ReusedRecord,
         "fixed_seq_len": ReusedRecord,
     }
-    attaches = {"agentic": agentic.attach, "fixed_seq_len": fixed.attach}
+    attaches = {"agentic": agentic.attach, "fixed_seq_len": FIXED_SEQ_LEN.attach_record}
     for point in points:
         reuse = Reuse(tmp_path / "stored.json", SAMPLES[point.kind](id=point.id))
         made = ADAPTERS[point.kind].reused(point, reuse, cast(Any, None), request)
         assert isinstance(made, expected[point.kind])
         if isinstance(made, ReusedRecord):
-            assert made.attach is attaches[point.kind], point.kind
+            assert made.attach == attaches[point.kind], point.kind
 
 
 def test_each_kind_leaves_the_record_its_summary_reads(tmp_path: Path) -> None:
@@ -229,7 +229,8 @@ def test_a_reused_fixed_seq_len_point_leaves_what_a_measured_one_leaves() -> Non
     record = samples.fixed(requests__completed=39, requests__failed=1)
     node: Any = SimpleNamespace(user_properties=[])
     reuse = Reuse(Path("stored.json"), record)
-    ReusedRecord(reuse, SimpleNamespace(node=node), fixed.attach).run()  # type: ignore[arg-type]
+    attach = FIXED_SEQ_LEN.attach_record
+    ReusedRecord(reuse, SimpleNamespace(node=node), attach).run()  # type: ignore[arg-type]
     assert node.user_properties == [
         ("completed", 39),
         ("failed", 1),
@@ -240,69 +241,6 @@ def test_a_reused_fixed_seq_len_point_leaves_what_a_measured_one_leaves() -> Non
         (FIXED_PROPERTY, record.as_json()),
     ]
     assert reuse.figure(KINDS) == "40.0 output tok/s/GPU"
-
-
-@pytest.mark.parametrize("workers", [1, 8])
-def test_a_fixed_seq_len_point_pads_its_prompts_as_its_prompt_workers_say(
-    tmp_path: Path, workers: int
-) -> None:
-    from pytest_infx.fixedseq.prompts import HubTokenizer, random_prompts
-
-    tokenizer = Path(__file__).parents[2] / "fixedseq" / "data" / "smollm2"
-    data = recipe(KEY, record=tmp_path / "starts.jsonl")
-    data["fixed-seq-len"] = {
-        "points": [{"tp": 1, "isl": 1024, "osl": 32, "concurrency": [1]}],
-        "prompts-per-concurrency": 8,
-        "random-range-ratio": 0.0,
-        "seed": 42,
-        "prompt-workers": workers,
-    }
-    write_recipe(tmp_path / "recipes", data)
-    (point,) = [p for p in expand_all(load_tree(tmp_path / "recipes")) if p.fixed_seq_len]
-    assert point.fixed_seq_len is not None
-    run: Any = SimpleNamespace(model_dir=lambda _: tokenizer)
-    made = fixed.FixedSeqLenPoint(point, point.fixed_seq_len, cast(Any, None), run, _request(None))
-    expected = {
-        count: random_prompts(
-            HubTokenizer.load(tokenizer),
-            input_len=1024,
-            output_len=32,
-            num_prompts=8,
-            range_ratio=0.0,
-            seed=42,
-            workers=count,
-        ).sha256
-        for count in (1, 8)
-    }
-    assert expected[1] != expected[8]
-    assert made.prompts().sha256 == expected[workers]
-
-
-@pytest.mark.parametrize(
-    ("setting", "start"),
-    [
-        (True, "<|im_start|>system\n"),
-        ("deepseek-v4", "<\uff5cbegin\u2581of\u2581sentence\uff5c><\uff5cUser\uff5c>"),
-    ],
-)
-def test_a_fixed_seq_len_point_sends_its_prompts_in_the_chat_template_it_names(
-    tmp_path: Path, setting: object, start: str
-) -> None:
-    if setting is True:
-        pytest.importorskip("jinja2", reason="the chat template renders with the fixedseq extra")
-    tokenizer = Path(__file__).parents[2] / "fixedseq" / "data" / "smollm2"
-    data = recipe(KEY, record=tmp_path / "starts.jsonl")
-    data["fixed-seq-len"] = {
-        "points": [{"tp": 1, "isl": 256, "osl": 32, "concurrency": [1]}],
-        "prompts-per-concurrency": 2,
-        "chat-template": setting,
-    }
-    write_recipe(tmp_path / "recipes", data)
-    (point,) = [p for p in expand_all(load_tree(tmp_path / "recipes")) if p.fixed_seq_len]
-    assert point.fixed_seq_len is not None
-    run: Any = SimpleNamespace(model_dir=lambda _: tokenizer)
-    made = fixed.FixedSeqLenPoint(point, point.fixed_seq_len, cast(Any, None), run, _request(None))
-    assert all(r.prompt.startswith(start) for r in made.prompts().requests)
 
 
 class _Measuring:

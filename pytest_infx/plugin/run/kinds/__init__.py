@@ -1,5 +1,7 @@
-"""What a recipe item does when it runs, one module per kind of point (SPEED-Bench cell, AgentX
-point), and :data:`ADAPTERS`, the one place a point's ``kind`` is turned into that behaviour.
+"""What a recipe item does when it runs: a module each for SPEED-Bench cells and AgentX points,
+the one generic adapter for every kind that measures its points itself (fixed-seq-len, and the
+kinds other packages provide), and :data:`ADAPTERS`, the one place a built-in point's ``kind``
+is turned into that behaviour.
 
 These are the pytest side of the benchmark packages: they take the session context and a server
 from the fixtures and write results and junit properties. Keeping them out of ``speedbench/`` and
@@ -10,12 +12,28 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from pytest_infx.plugin.collect.items import Runnable
+from pytest_infx.plugin.output.summary import FIXED_PROPERTY
 from pytest_infx.plugin.run.kinds.agentic import AGENTIC
 from pytest_infx.plugin.run.kinds.base import ItemKind
-from pytest_infx.plugin.run.kinds.fixed import FIXED_SEQ_LEN
+from pytest_infx.plugin.run.kinds.measured import Measured
 from pytest_infx.plugin.run.kinds.speedbench import SPEEDBENCH
+
+if TYPE_CHECKING:
+    from pytest_infx.results.measure import Measures
+
+
+def _fixed_seq_len() -> Measures:
+    """The fixed-seq-len kind, imported when one of its points runs: its package imports the
+    recipe schema, which a cached collection never loads."""
+    from pytest_infx.fixedseq.kind import KIND
+
+    return KIND
+
+
+FIXED_SEQ_LEN = Measured("fixed_seq_len", _fixed_seq_len, FIXED_PROPERTY)
 
 _ALL: tuple[ItemKind, ...] = (SPEEDBENCH, AGENTIC, FIXED_SEQ_LEN)
 ADAPTERS: Mapping[str, ItemKind] = MappingProxyType({kind.name: kind for kind in _ALL})

@@ -82,9 +82,8 @@ class StandsInWithRecord(ABC):
     stored record (AgentX, fixed-seq-len): the stand-in and the item's properties both come
     from :meth:`attach_record`, so a reused point leaves what a measured one leaves."""
 
-    @staticmethod
     @abstractmethod
-    def attach_record(node: pytest.Item, record: Record) -> None:
+    def attach_record(self, node: pytest.Item, record: Record) -> None:
         """Put the record on its item for junit and the end-of-run summary."""
 
     @property

@@ -1,0 +1,114 @@
+"""The pytest side of every kind that measures its points through
+:class:`~pytest_infx.results.measure.Measures` (fixed-seq-len, and each kind another package
+provides): the kind returns a point's record, and this adapter keeps it, puts it on the item,
+fails the item on the record's own verdict and hands it to the baseline gate, or stands in for
+it with its stored record when ``--infx-resume`` reuses it.
+
+The kind is loaded on first use, so that collecting its items imports none of what measuring
+needs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pytest
+
+from pytest_infx.plugin.run.kinds.base import StandsInWithRecord
+
+if TYPE_CHECKING:
+    from pytest_infx.launch import ServerHandle
+    from pytest_infx.plugin.collect.items import Runnable
+    from pytest_infx.plugin.run.session import Run
+    from pytest_infx.prepare.preflight import Datasets
+    from pytest_infx.recipes.points import Point
+    from pytest_infx.results.identity import ConfigIdentity
+    from pytest_infx.results.layout import Layout
+    from pytest_infx.results.measure import Measures
+    from pytest_infx.results.records import Record
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """The run as a kind that measures a point sees it
+    (:class:`~pytest_infx.results.measure.MeasureContext`)."""
+
+    run: Run
+
+    @property
+    def layout(self) -> Layout:
+        return self.run.layout
+
+    @property
+    def default_repeats(self) -> int:
+        return self.run.settings.history.repeats
+
+    def identity(self, point: Point) -> ConfigIdentity:
+        return self.run.identity(point)
+
+    def model_dir(self, point: Point) -> str:
+        return self.run.model_dir(point)
+
+    @contextlib.contextmanager
+    def measuring(self, server: ServerHandle, point: Point, requests: int) -> Iterator[None]:
+        with (
+            self.run.measuring(server, point),
+            self.run.progress.doing("cell", point.id, total=requests),
+        ):
+            yield
+
+    def request_done(self, tokens: int | None, *, ok: bool) -> None:
+        self.run.progress.request_done(tokens, ok=ok)
+
+
+@dataclass
+class MeasuredPoint:
+    kind: Measured
+    point: Point
+    server: ServerHandle
+    run_ctx: Run
+    request: pytest.FixtureRequest
+
+    def run(self) -> None:
+        __tracebackhide__ = True
+        from pytest_infx.results.measure import PointFailed
+
+        point, run = self.point, self.run_ctx
+        try:
+            record = self.kind.measures().measure(point, self.server, RunContext(run))
+        except PointFailed as exc:
+            pytest.fail(str(exc), pytrace=False)
+        record = run.keep(record, point)
+        self.kind.attach_record(self.request.node, record)
+        if not record.passed:
+            pytest.fail(f"{point.id}: " + "; ".join(record.reasons), pytrace=False)
+        run.gate(self.request.node, record, point)
+
+
+@dataclass(frozen=True)
+class Measured(StandsInWithRecord):
+    """A kind measured through its :class:`~pytest_infx.results.measure.Measures`, which
+    ``load`` gives on first use; its record goes on the item under ``record_property``, where
+    the end-of-run table finds it."""
+
+    name: str
+    load: Callable[[], Measures]
+    record_property: str
+
+    def measures(self) -> Measures:
+        return self.load()
+
+    def attach_record(self, node: pytest.Item, record: Record) -> None:
+        node.user_properties.extend(self.measures().properties(record))
+        node.user_properties.append((self.record_property, record.as_json()))
+
+    def fresh(
+        self, point: Point, server: ServerHandle, run: Run, request: pytest.FixtureRequest
+    ) -> Runnable:
+        return MeasuredPoint(self, point, server, run, request)
+
+    def data_sha256(self, point: Point, datasets: Datasets) -> str | None:
+        return self.measures().data_sha256(point)
