@@ -16,6 +16,7 @@ so they are imported only when a record is kept or shown.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -79,11 +80,12 @@ def hooks(config: pytest.Config) -> list[HookImpl]:
     return found
 
 
+@functools.lru_cache(maxsize=4)
 def provided(config: pytest.Config) -> ProvidedKinds:
-    """The provided kinds, read from their providers each time they are asked for (a few
-    times per item: calling a few hooks is cheaper than keeping a value on the session, which
-    the session's own modules would then have to import); a provider that offers something
-    that is not a whole kind, or a name that is taken, is a usage error naming it."""
+    """The provided kinds, read once per run (collection asks for every file, and reading the
+    installed entry points costs milliseconds); kept here rather than on the session, whose
+    own modules would then have to import this one. A provider that offers something that is
+    not a whole kind, or a name that is taken, is a usage error naming it."""
     impls = hooks(config)
     taken = set(ADAPTERS)
     blocks: dict[str, BlockKind] = {}

@@ -31,8 +31,11 @@ def ignore(collection_path: Path, config: pytest.Config) -> bool | None:
     select only items with a recipe marker (``-m speedbench``, the plan command's) imports
     only the test modules whose source can carry one of those markers."""
     markexpr = markers.markexpr(config)
-    kinds = frozenset(item_kinds(config))
-    recipe_marks = collect.recipe_marks_only(markexpr, kinds) if markexpr else frozenset()
+    recipe_marks = (
+        collect.recipe_marks_only(markexpr, frozenset(item_kinds(config)))
+        if markexpr
+        else frozenset()
+    )
     if recipe_marks:
         if collect.in_recipe_folder(config, collection_path):
             return None
