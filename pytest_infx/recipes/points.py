@@ -128,12 +128,12 @@ class Point:
 def _block_of(
     recipe: Recipe, kind: Kind, draft_length: int | None, thinking: ThinkingMode | None
 ) -> Cell | Agentic | FixedSeqLen | dict[str, Any] | None:
-    if kind in recipe.kinds:
-        return recipe.kinds[kind]
     if kind == "agentic":
         return recipe.agentic
     if kind == "fixed_seq_len":
         return recipe.fixed_seq_len
+    if kind != "speedbench":
+        return recipe.kinds.get(kind)
     bench = recipe.speedbench
     if bench is None or draft_length is None or thinking is None:
         return None
