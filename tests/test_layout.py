@@ -50,7 +50,6 @@ UNMIRRORED: dict[str, str] = {
     "plugin/gc.py": f"garbage collector hooks: {E2E}test_host_suite.py",
     "plugin/hookspecs.py": f"hook specifications: {E2E}test_engine_providers.py",
     "plugin/collect/items.py": f"recipe item functions: {E2E}test_sweep.py",
-    "plugin/run/kinds/agentic.py": KINDS,
     "plugin/run/kinds/speedbench.py": KINDS,
     "plugin/run/kinds/base.py": KINDS,
     "plugin/run/kinds/measured.py": KINDS,

@@ -1,12 +1,15 @@
 """AgentX as a kind of benchmark: where a point's record lives, its history row and figures,
-and its headline (:class:`~pytest_infx.results.kind.BenchmarkKind`)."""
+and its headline (:class:`~pytest_infx.results.kind.BenchmarkKind`), and how a point is
+measured against its server (:class:`~pytest_infx.results.measure.Measures`), which the
+generic adapter runs."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from pytest_infx.agentic import measure
 from pytest_infx.agentic.runner import SCENARIO
 from pytest_infx.agentic.table import render_tables
 from pytest_infx.recipes.points import Point
@@ -14,6 +17,10 @@ from pytest_infx.recipes.schema import Agentic
 from pytest_infx.results.kind import RowFacts
 from pytest_infx.results.layout import Layout
 from pytest_infx.results.records import InferencexThroughput, Percentiles, PointRecord, Record
+
+if TYPE_CHECKING:
+    from pytest_infx.launch import ServerHandle
+    from pytest_infx.results.measure import MeasureContext, Measurement
 
 
 def _point(record: Record) -> PointRecord:
@@ -99,6 +106,16 @@ class AgenticBenchmark:
 
     def table(self, records: Sequence[Record]) -> list[str]:
         return render_tables(_point(record) for record in records).splitlines()
+
+    def measure(self, point: Point, server: ServerHandle, context: MeasureContext) -> Measurement:
+        return measure.measure(point, server, context, self.metrics)
+
+    def properties(self, record: Record) -> list[tuple[str, object]]:
+        return measure.properties(record)
+
+    def data_sha256(self, point: Point) -> str | None:
+        """The digest of the shipped traces the point replays; None for a hub corpus."""
+        return measure.traces_sha256(point)
 
 
 KIND = AgenticBenchmark()

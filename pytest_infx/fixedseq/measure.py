@@ -62,7 +62,7 @@ def measure(point: Point, server: ServerHandle, context: MeasureContext) -> Fixe
     )
     repeats = block.repeats or context.default_repeats
     outcomes = []
-    with context.measuring(server, point, len(requests) * repeats):
+    with context.measuring(server, point), context.counting(point, len(requests) * repeats):
         for _ in range(repeats):
             outcomes.append(
                 run_requests_sync(

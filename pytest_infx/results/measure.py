@@ -11,6 +11,7 @@ another package provides.
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -47,16 +48,37 @@ class MeasureContext(Protocol):
         """The served checkpoint's folder (its tokenizer)."""
         ...
 
-    def measuring(
-        self, server: ServerHandle, point: Point, requests: int
-    ) -> AbstractContextManager[None]:
-        """Hold the server while the point's ``requests`` are sent (items of one server
-        measure one at a time), and show their progress."""
+    def measuring(self, server: ServerHandle, point: Point) -> AbstractContextManager[None]:
+        """Hold the server while the point is measured: items of one server measure one at a
+        time."""
+        ...
+
+    def counting(self, point: Point, requests: int) -> AbstractContextManager[None]:
+        """Show the progress of the point's ``requests`` (see :meth:`request_done`)."""
         ...
 
     def request_done(self, tokens: int | None, *, ok: bool) -> None:
         """One request of the point finished, with its output tokens."""
         ...
+
+    def running(self, point: Point, duration_s: float, log: str) -> AbstractContextManager[None]:
+        """Show a run of ``duration_s`` seconds whose own output goes to ``log``."""
+        ...
+
+    def say(self, message: str) -> None:
+        """A line for the terminal, between the progress lines."""
+        ...
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """A measured point's record with what fails it beyond its own verdict: ``problems`` (its
+    result files unreadable, a tool's exit code) fail it in the history row too, and
+    ``failure`` is the item's message where the record's reasons do not say it."""
+
+    record: Record
+    problems: tuple[str, ...] = ()
+    failure: str | None = None
 
 
 class Measures(Protocol):
@@ -65,10 +87,12 @@ class Measures(Protocol):
     @property
     def name(self) -> str: ...
 
-    def measure(self, point: Point, server: ServerHandle, context: MeasureContext) -> Record:
+    def measure(
+        self, point: Point, server: ServerHandle, context: MeasureContext
+    ) -> Record | Measurement:
         """Measure the point against its server and return its record (its verdict and
-        reasons say whether it passed its own checks); :class:`PointFailed` when it cannot
-        be measured."""
+        reasons say whether it passed its own checks), or a :class:`Measurement` where more
+        fails it; :class:`PointFailed` when it cannot be measured."""
         ...
 
     def properties(self, record: Record) -> list[tuple[str, object]]:

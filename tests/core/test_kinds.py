@@ -24,7 +24,6 @@ RECIPES = "a recipe's blocks are the kinds' settings: the recipe schema is not y
 RECORDS = "the record types are one discriminated union here, not yet in their kind packages"
 SECTIONS = "its per-kind sections are not yet the kinds' (report section, sweep tables)"
 INTERNALS: dict[str, str] = {
-    "plugin.run.kinds.agentic": ADAPTER,
     "plugin.run.kinds.speedbench": ADAPTER,
     "prepare.preflight": "loads the SPEED-Bench datasets before the run: not yet the kind's",
 }

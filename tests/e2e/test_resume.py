@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from results.samples import POINT, with_fields
 
+from pytest_infx.agentic.measure import traces_sha256
 from pytest_infx.golden.io import loads_curve
-from pytest_infx.plugin.run.kinds.agentic import traces_sha256
 from pytest_infx.plugin.run.resume import judge
 from pytest_infx.recipes.loader import load_tree
 from pytest_infx.recipes.points import expand_all

@@ -124,7 +124,7 @@ class ToyKind:
             context.request_done(tokens, ok=tokens == max_tokens)
             return tokens
 
-        with context.measuring(server, point, requests):
+        with context.measuring(server, point), context.counting(point, requests):
             start = time.monotonic()
             with ThreadPoolExecutor(point.concurrency) as pool:
                 counts = list(pool.map(one, range(requests)))

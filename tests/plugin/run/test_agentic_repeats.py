@@ -16,12 +16,13 @@ from typing import Any, cast
 import pytest
 from results import samples
 
-import pytest_infx.agentic.runner as runner
+import pytest_infx.agentic.measure as measure
 from pytest_infx.agentic.results import AgenticResult, parse_export
 from pytest_infx.agentic.runner import AgenticRun
 from pytest_infx.history.rows import row_of
 from pytest_infx.kinds import KINDS
-from pytest_infx.plugin.run.kinds.agentic import MeasuredAgenticPoint
+from pytest_infx.plugin.run.kinds import AGENTIC
+from pytest_infx.plugin.run.kinds.measured import MeasuredPoint
 from pytest_infx.results.identity import ConfigIdentity
 from pytest_infx.results.records import PointRecord, Record
 
@@ -41,6 +42,9 @@ class _Run:
 
     def say(self, line: str) -> None:
         """Nothing to print here."""
+
+    def identity(self, point: object) -> ConfigIdentity:
+        return ConfigIdentity.model_validate(samples.CONFIG)
 
     @contextlib.contextmanager
     def measuring(self, server: object, point: object) -> Iterator[None]:
@@ -83,16 +87,17 @@ def _measure(
         artifact_dir=tmp_path / "a[tp1-c2]",
         traces=tmp_path,
     )
-    monkeypatch.setattr(runner, "run_aiperf", run_aiperf)
-    monkeypatch.setattr(MeasuredAgenticPoint, "aiperf_run", lambda self: base)
-    monkeypatch.setattr(MeasuredAgenticPoint, "aggregate", lambda self, run, result: (None, None))
-    monkeypatch.setattr(MeasuredAgenticPoint, "identity", lambda self: samples.identity())
+    agentic = SimpleNamespace(duration=10, failed_request_threshold=0.1, repeats=repeats)
+    monkeypatch.setattr(measure, "run_aiperf", run_aiperf)
+    monkeypatch.setattr(measure, "agentic_of", lambda point: agentic)
+    monkeypatch.setattr(measure, "aiperf_run", lambda point, server, context, shape: base)
+    monkeypatch.setattr(measure, "aggregate", lambda run, result, shape: (None, None))
+    monkeypatch.setattr(measure, "identity", lambda point, server: samples.identity())
     ctx = _Run(ini_repeats)
     node: Any = SimpleNamespace(user_properties=[])
-    agentic = SimpleNamespace(duration=10, failed_request_threshold=0.1, repeats=repeats)
-    point = MeasuredAgenticPoint(
+    point = MeasuredPoint(
+        AGENTIC,
         cast(Any, SimpleNamespace(id="a[tp1-c2]")),
-        cast(Any, agentic),
         cast(Any, None),
         cast(Any, ctx),
         cast(Any, SimpleNamespace(node=node)),

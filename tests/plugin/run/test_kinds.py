@@ -24,14 +24,15 @@ from pytest_infx.plugin.output.summary import (
     records_from,
 )
 from pytest_infx.plugin.run.fixtures import runnable
-from pytest_infx.plugin.run.kinds import ADAPTERS, FIXED_SEQ_LEN, agentic
-from pytest_infx.plugin.run.kinds.agentic import MeasuredAgenticPoint
+from pytest_infx.plugin.run.kinds import ADAPTERS, AGENTIC, FIXED_SEQ_LEN
 from pytest_infx.plugin.run.kinds.base import ReusedRecord
+from pytest_infx.plugin.run.kinds.measured import MeasuredPoint
 from pytest_infx.plugin.run.kinds.speedbench import ReusedCell, SpeedbenchItems
 from pytest_infx.plugin.stash import REF, REUSE
 from pytest_infx.prepare.preflight import Datasets
 from pytest_infx.recipes.loader import load_tree
 from pytest_infx.recipes.points import Point, expand_all
+from pytest_infx.results.identity import ConfigIdentity
 from pytest_infx.results.layout import Layout
 from pytest_infx.results.records import Record
 from pytest_infx.results.reuse import Reuse
@@ -149,7 +150,7 @@ def test_each_kind_stands_in_for_its_reused_point_with_its_own_runnable(tmp_path
         "agentic": ReusedRecord,
         "fixed_seq_len": ReusedRecord,
     }
-    attaches = {"agentic": agentic.attach, "fixed_seq_len": FIXED_SEQ_LEN.attach_record}
+    attaches = {"agentic": AGENTIC.attach_record, "fixed_seq_len": FIXED_SEQ_LEN.attach_record}
     for point in points:
         reuse = Reuse(tmp_path / "stored.json", SAMPLES[point.kind](id=point.id))
         made = ADAPTERS[point.kind].reused(point, reuse, cast(Any, None), request)
@@ -191,7 +192,8 @@ def test_a_reused_agentic_point_leaves_what_a_measured_one_leaves() -> None:
     record = samples.point(requests__completed=3, requests__failed=1, throughput=throughput)
     node: Any = SimpleNamespace(user_properties=[])
     reuse = Reuse(Path("stored.json"), record)
-    ReusedRecord(reuse, SimpleNamespace(node=node), agentic.attach).run()  # type: ignore[arg-type]
+    attach = AGENTIC.attach_record
+    ReusedRecord(reuse, SimpleNamespace(node=node), attach).run()  # type: ignore[arg-type]
     assert node.user_properties == [
         ("completed", 3),
         ("failed", 1),
@@ -251,8 +253,13 @@ class _Measuring:
         self.gated = False
         self.progress = SimpleNamespace(doing=lambda *args, **kwargs: contextlib.nullcontext())
 
+        self.settings = SimpleNamespace(history=SimpleNamespace(repeats=1))
+
     def say(self, line: str) -> None:
         """Nothing to print here."""
+
+    def identity(self, point: object) -> ConfigIdentity:
+        return ConfigIdentity.model_validate(samples.CONFIG)
 
     @contextlib.contextmanager
     def measuring(self, server: object, point: object) -> Iterator[None]:
@@ -269,7 +276,7 @@ class _Measuring:
 def test_a_measured_agentic_point_with_a_nan_figure_fails_and_its_record_is_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import pytest_infx.agentic.runner as runner
+    import pytest_infx.agentic.measure as measure
     from pytest_infx.agentic.results import parse_export
 
     data = Path(__file__).parents[2] / "agentic" / "data" / "profile_export_ok.json"
@@ -278,18 +285,21 @@ def test_a_measured_agentic_point_with_a_nan_figure_fails_and_its_record_is_kept
     path = tmp_path / "profile_export_aiperf.json"
     path.write_text(json.dumps(export), encoding="utf-8")
     measured = parse_export(path, gpus=1)
-    monkeypatch.setattr(runner, "run_aiperf", lambda run: measured)
+    agentic = SimpleNamespace(duration=10, failed_request_threshold=0.1, repeats=1)
+    monkeypatch.setattr(measure, "run_aiperf", lambda run: measured)
+    monkeypatch.setattr(measure, "agentic_of", lambda point: agentic)
     monkeypatch.setattr(
-        MeasuredAgenticPoint, "aiperf_run", lambda self: SimpleNamespace(artifact_dir=tmp_path)
+        measure,
+        "aiperf_run",
+        lambda point, server, context, shape: SimpleNamespace(artifact_dir=tmp_path),
     )
-    monkeypatch.setattr(MeasuredAgenticPoint, "aggregate", lambda self, run, result: (None, None))
-    monkeypatch.setattr(MeasuredAgenticPoint, "identity", lambda self: samples.identity())
+    monkeypatch.setattr(measure, "aggregate", lambda run, result, shape: (None, None))
+    monkeypatch.setattr(measure, "identity", lambda point, server: samples.identity())
     ctx = _Measuring()
     node: Any = SimpleNamespace(user_properties=[])
     point = cast(Any, SimpleNamespace(id="a[tp1-c2]"))
-    agentic = cast(Any, SimpleNamespace(duration=10, failed_request_threshold=0.1, repeats=1))
-    runnable = MeasuredAgenticPoint(
-        point, agentic, cast(Any, None), cast(Any, ctx), cast(Any, SimpleNamespace(node=node))
+    runnable = MeasuredPoint(
+        AGENTIC, point, cast(Any, None), cast(Any, ctx), cast(Any, SimpleNamespace(node=node))
     )
     with pytest.raises(pytest.fail.Exception) as caught:
         runnable.run()

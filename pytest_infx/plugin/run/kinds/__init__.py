@@ -1,7 +1,7 @@
-"""What a recipe item does when it runs: a module each for SPEED-Bench cells and AgentX points,
-the one generic adapter for every kind that measures its points itself (fixed-seq-len, and the
-kinds other packages provide), and :data:`ADAPTERS`, the one place a built-in point's ``kind``
-is turned into that behaviour.
+"""What a recipe item does when it runs: a module for SPEED-Bench cells, whose golden gate
+needs syrupy's snapshot, the one generic adapter for every kind that measures its points
+itself (AgentX, fixed-seq-len, and the kinds other packages provide), and :data:`ADAPTERS`,
+the one place a built-in point's ``kind`` is turned into that behaviour.
 
 These are the pytest side of the benchmark packages: they take the session context and a server
 from the fixtures and write results and junit properties. Keeping them out of ``speedbench/`` and
@@ -15,14 +15,20 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from pytest_infx.plugin.collect.items import Runnable
-from pytest_infx.plugin.output.summary import FIXED_PROPERTY
-from pytest_infx.plugin.run.kinds.agentic import AGENTIC
+from pytest_infx.plugin.output.summary import AGENTIC_PROPERTY, FIXED_PROPERTY
 from pytest_infx.plugin.run.kinds.base import ItemKind
 from pytest_infx.plugin.run.kinds.measured import Measured
 from pytest_infx.plugin.run.kinds.speedbench import SPEEDBENCH
 
 if TYPE_CHECKING:
     from pytest_infx.results.measure import Measures
+
+
+def _agentic() -> Measures:
+    """The AgentX kind, imported when one of its points runs (see :func:`_fixed_seq_len`)."""
+    from pytest_infx.agentic.kind import KIND
+
+    return KIND
 
 
 def _fixed_seq_len() -> Measures:
@@ -33,6 +39,7 @@ def _fixed_seq_len() -> Measures:
     return KIND
 
 
+AGENTIC = Measured("agentic", _agentic, AGENTIC_PROPERTY)
 FIXED_SEQ_LEN = Measured("fixed_seq_len", _fixed_seq_len, FIXED_PROPERTY)
 
 _ALL: tuple[ItemKind, ...] = (SPEEDBENCH, AGENTIC, FIXED_SEQ_LEN)

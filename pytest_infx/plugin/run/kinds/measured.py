@@ -10,8 +10,8 @@ needs.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -52,16 +52,20 @@ class RunContext:
     def model_dir(self, point: Point) -> str:
         return self.run.model_dir(point)
 
-    @contextlib.contextmanager
-    def measuring(self, server: ServerHandle, point: Point, requests: int) -> Iterator[None]:
-        with (
-            self.run.measuring(server, point),
-            self.run.progress.doing("cell", point.id, total=requests),
-        ):
-            yield
+    def measuring(self, server: ServerHandle, point: Point) -> AbstractContextManager[None]:
+        return self.run.measuring(server, point)
+
+    def counting(self, point: Point, requests: int) -> AbstractContextManager[None]:
+        return self.run.progress.doing("cell", point.id, total=requests)
 
     def request_done(self, tokens: int | None, *, ok: bool) -> None:
         self.run.progress.request_done(tokens, ok=ok)
+
+    def running(self, point: Point, duration_s: float, log: str) -> AbstractContextManager[None]:
+        return self.run.progress.doing("point", point.id, duration_s=duration_s, log=log)
+
+    def say(self, message: str) -> None:
+        self.run.say(message)
 
 
 @dataclass
@@ -74,17 +78,21 @@ class MeasuredPoint:
 
     def run(self) -> None:
         __tracebackhide__ = True
-        from pytest_infx.results.measure import PointFailed
+        from pytest_infx.results.measure import Measurement, PointFailed
 
         point, run = self.point, self.run_ctx
         try:
-            record = self.kind.measures().measure(point, self.server, RunContext(run))
+            found = self.kind.measures().measure(point, self.server, RunContext(run))
         except PointFailed as exc:
             pytest.fail(str(exc), pytrace=False)
-        record = run.keep(record, point)
+        measured = found if isinstance(found, Measurement) else Measurement(found)
+        record = run.keep(measured.record, point, problems=measured.problems)
         self.kind.attach_record(self.request.node, record)
-        if not record.passed:
-            pytest.fail(f"{point.id}: " + "; ".join(record.reasons), pytrace=False)
+        failure = measured.failure
+        if failure is None and (not record.passed or measured.problems):
+            failure = "; ".join(record.reasons if not record.passed else measured.problems)
+        if failure is not None:
+            pytest.fail(f"{point.id}: {failure}", pytrace=False)
         run.gate(self.request.node, record, point)
 
 
