@@ -19,7 +19,10 @@ from pytest_infx.recipes.points import Point
 from pytest_infx.results.records import AGENTIC, FIXED_SEQ_LEN, SPEEDBENCH
 
 KIND_PACKAGES = ("speedbench", "agentic", "fixedseq")
-ADAPTER = "the pytest adapter that measures a point: measuring is not yet a facet of the kind"
+ADAPTER = (
+    "SPEED-Bench's pytest adapter: its golden gate takes syrupy's snapshot, which no kind package"
+    " may import, so it does not measure through the generic one"
+)
 RECIPES = "a recipe's blocks are the kinds' settings: the recipe schema is not yet per kind"
 RECORDS = "the record types are one discriminated union here, not yet in their kind packages"
 SECTIONS = "its per-kind sections are not yet the kinds' (report section, sweep tables)"
