@@ -25,8 +25,7 @@ from pytest_infx.plugin.output.summary import (
 )
 from pytest_infx.plugin.run.fixtures import runnable
 from pytest_infx.plugin.run.kinds import ADAPTERS, AGENTIC, FIXED_SEQ_LEN
-from pytest_infx.plugin.run.kinds.base import ReusedRecord
-from pytest_infx.plugin.run.kinds.measured import MeasuredPoint
+from pytest_infx.plugin.run.kinds.measured import MeasuredPoint, ReusedRecord
 from pytest_infx.plugin.run.kinds.speedbench import ReusedCell, SpeedbenchItems
 from pytest_infx.plugin.stash import REF, REUSE
 from pytest_infx.prepare.preflight import Datasets

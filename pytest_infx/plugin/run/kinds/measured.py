@@ -1,8 +1,8 @@
 """The pytest side of every kind that measures its points through
-:class:`~pytest_infx.results.measure.Measures` (fixed-seq-len, and each kind another package
-provides): the kind returns a point's record, and this adapter keeps it, puts it on the item,
-fails the item on the record's own verdict and hands it to the baseline gate, or stands in for
-it with its stored record when ``--infx-resume`` reuses it.
+:class:`~pytest_infx.results.measure.Measures` (AgentX, fixed-seq-len, and each kind another
+package provides): the kind returns a point's record, and this adapter keeps it, puts it on the
+item, fails the item on the record's own verdict and hands it to the baseline gate, or stands in
+for it with its stored record when ``--infx-resume`` reuses it.
 
 The kind is loaded on first use, so that collecting its items imports none of what measuring
 needs.
@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_infx.plugin.run.kinds.base import StandsInWithRecord
+import pytest_infx.plugin.collect.items as items
+from pytest_infx.results.measure import Measurement, PointFailed
 
 if TYPE_CHECKING:
     from pytest_infx.launch import ServerHandle
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from pytest_infx.results.layout import Layout
     from pytest_infx.results.measure import Measures
     from pytest_infx.results.records import Record
+    from pytest_infx.results.reuse import Reuse
 
 
 @dataclass(frozen=True)
@@ -78,8 +80,6 @@ class MeasuredPoint:
 
     def run(self) -> None:
         __tracebackhide__ = True
-        from pytest_infx.results.measure import Measurement, PointFailed
-
         point, run = self.point, self.run_ctx
         try:
             found = self.kind.measures().measure(point, self.server, RunContext(run))
@@ -97,10 +97,24 @@ class MeasuredPoint:
 
 
 @dataclass(frozen=True)
-class Measured(StandsInWithRecord):
+class ReusedRecord:
+    """Stands in for a point whose stored result is reused: ``attach`` puts its record on the
+    item, as a measured point's would be, for junit and the end-of-run table."""
+
+    reuse: Reuse
+    request: pytest.FixtureRequest
+    attach: Callable[[pytest.Item, Record], None]
+
+    def run(self) -> None:
+        self.attach(self.request.node, self.reuse.record)
+
+
+@dataclass(frozen=True)
+class Measured:
     """A kind measured through its :class:`~pytest_infx.results.measure.Measures`, which
     ``load`` gives on first use; its record goes on the item under ``record_property``, where
-    the end-of-run table finds it."""
+    the end-of-run table finds it. A reused point needs nothing but its stored record, so the
+    stand-in and a measured point leave the same properties (:meth:`attach_record`)."""
 
     name: str
     load: Callable[[], Measures]
@@ -113,10 +127,24 @@ class Measured(StandsInWithRecord):
         node.user_properties.extend(self.measures().properties(record))
         node.user_properties.append((self.record_property, record.as_json()))
 
+    @property
+    def function(self) -> Callable[..., None]:
+        """The generic item function: a kind whose items ask for no golden snapshot needs no
+        other."""
+        return items.recipe_point
+
     def fresh(
         self, point: Point, server: ServerHandle, run: Run, request: pytest.FixtureRequest
     ) -> Runnable:
         return MeasuredPoint(self, point, server, run, request)
+
+    def reused(
+        self, point: Point, reuse: Reuse, run: Run, request: pytest.FixtureRequest
+    ) -> Runnable:
+        return ReusedRecord(reuse, request, self.attach_record)
+
+    def attach(self, node: pytest.Item, point: Point, record: Record) -> None:
+        self.attach_record(node, record)
 
     def data_sha256(self, point: Point, datasets: Datasets) -> str | None:
         return self.measures().data_sha256(point)
