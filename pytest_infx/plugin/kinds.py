@@ -66,12 +66,16 @@ class ProvidedKind(BlockKind, BenchmarkKind, Measures, Protocol):
 
 @dataclass(frozen=True)
 class ProvidedKinds:
-    """The kinds other packages provide to this run, each as the three faces it has."""
+    """The kinds other packages provide to this run, by name (each is its own recipe block's
+    reader and its records' kind), and every kind of the run as the run measures it."""
 
-    blocks: Mapping[str, BlockKind]
-    results: tuple[BenchmarkKind, ...]
+    blocks: Mapping[str, ProvidedKind]
     items: Mapping[str, ItemKind]
     identity: str
+
+    @property
+    def results(self) -> tuple[BenchmarkKind, ...]:
+        return tuple(self.blocks.values())
 
 
 def hooks(config: pytest.Config) -> list[HookImpl]:
@@ -88,8 +92,7 @@ def provided(config: pytest.Config) -> ProvidedKinds:
     not a whole kind, or a name that is taken, is a usage error naming it."""
     impls = hooks(config)
     taken = set(ADAPTERS)
-    blocks: dict[str, BlockKind] = {}
-    results: list[BenchmarkKind] = []
+    blocks: dict[str, ProvidedKind] = {}
     item_kinds: dict[str, ItemKind] = dict(ADAPTERS)
     try:
         offers = KINDS_POINT.provided(impls)
@@ -113,11 +116,9 @@ def provided(config: pytest.Config) -> ProvidedKinds:
         assert isinstance(name, str)
         taken.add(name)
         blocks[name] = kind
-        results.append(kind)
         item_kinds[name] = Measured(name, _loaded(kind), RECORD_PROPERTY)
     return ProvidedKinds(
         MappingProxyType(blocks),
-        tuple(results),
         MappingProxyType(item_kinds),
         KINDS_POINT.identity(impls),
     )
