@@ -216,6 +216,13 @@ class GpuTelemetry(_Model):
         )
 
 
+def _whole_rate(figures: dict[str, float], config: ConfigIdentity | None) -> float | None:
+    """The output rate of the whole server, from the per-GPU figure InferenceX's processed
+    files (and a provided kind's figures) hold."""
+    per_gpu = figures.get("output_tput_per_gpu")
+    return None if per_gpu is None or config is None else per_gpu * config.gpus
+
+
 class ResultRecord(_Model):
     """What every kind's record has: its item, recipe, fingerprint, server, verdict and config
     identity, which resume, the history and the report read without asking the kind."""
@@ -467,8 +474,7 @@ class FixedRecord(ResultRecord):
 
     @property
     def output_tokens_per_s(self) -> float | None:
-        per_gpu = self.figures.get("output_tput_per_gpu")
-        return None if per_gpu is None or self.config is None else per_gpu * self.config.gpus
+        return _whole_rate(self.figures, self.config)
 
 
 BUILT_IN: Final = frozenset({SPEEDBENCH, AGENTIC, FIXED_SEQ_LEN})
@@ -500,8 +506,7 @@ class KindRecord(ResultRecord, Repeated):
 
     @property
     def output_tokens_per_s(self) -> float | None:
-        per_gpu = self.figures.get("output_tput_per_gpu")
-        return None if per_gpu is None or self.config is None else per_gpu * self.config.gpus
+        return _whole_rate(self.figures, self.config)
 
 
 def _record_tag(data: object) -> str:
